@@ -1,0 +1,41 @@
+"""Settings read once from RB_* environment variables.
+
+Library code asks `config.get()`; nothing else reads os.environ.
+"""
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    debug: int = 0                 # RB_DEBUG: 1 pass timings, 2 kernel runs, 3 TIR, 4 LLVM IR / C
+    dump_dir: str = ""             # RB_DUMP_DIR: write each stage to files here
+    no_memory_plan: bool = False   # RB_NO_MEMORY_PLAN=1: disable storage reuse (bisection)
+    cache_dir: str = ""            # RB_CACHE_DIR: on-disk kernel cache ("" = ~/.cache/relay_backend)
+    no_disk_cache: bool = False    # RB_NO_DISK_CACHE=1
+
+
+def _read() -> Config:
+    env = os.environ
+    return Config(
+        debug=int(env.get("RB_DEBUG", "0") or 0),
+        dump_dir=env.get("RB_DUMP_DIR", ""),
+        no_memory_plan=env.get("RB_NO_MEMORY_PLAN", "") not in ("", "0"),
+        cache_dir=env.get("RB_CACHE_DIR", ""),
+        no_disk_cache=env.get("RB_NO_DISK_CACHE", "") not in ("", "0"),
+    )
+
+
+_CONFIG = _read()
+
+
+def get() -> Config:
+    """The process-wide settings (read from the environment at import)."""
+    return _CONFIG
+
+
+def reload() -> Config:
+    """Re-read the environment (tests that set RB_* variables call this)."""
+    global _CONFIG
+    _CONFIG = _read()
+    return _CONFIG

@@ -1,0 +1,40 @@
+"""The exception hierarchy: every error relay_backend raises on purpose is a RelayError.
+
+Messages name the expression, the types or values involved and, where known, the fix.
+"""
+
+
+class RelayError(Exception):
+    """Base class of every error raised on purpose by relay_backend."""
+
+
+class TypeInferenceError(RelayError):
+    """A program is ill-typed: an op's type relation or unification failed."""
+
+
+class OpNotImplemented(RelayError, NotImplementedError):
+    """An operator (or an attribute value of one) is not supported."""
+
+
+class OpDefinitionError(RelayError):
+    """An operator declaration is incomplete or duplicated (raised at import time)."""
+
+
+class InputError(RelayError, ValueError):
+    """Wrong inputs to an executor or a compiled function: names, shapes, dtypes, arity."""
+
+
+class SerializationError(RelayError):
+    """A saved artifact (params, executable, library) is corrupt, truncated or foreign."""
+
+
+class CompileError(RelayError):
+    """Lowering or native code generation failed."""
+
+
+class ExecutionError(RelayError):
+    """A program failed while running (e.g. no Match clause applied, a VM Fatal)."""
+
+
+class AttrsError(RelayError, ValueError):
+    """An operator attribute has an invalid value (raised when the attrs are constructed)."""

@@ -1,0 +1,11 @@
+"""Level 1: the Relay IR (expressions, types, modules, traversals, printing, structural equality)."""
+from .types import (Any, FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
+                    Type, TypeCall, TypeVar, scalar_type, type_to_str)
+from .attrs import Attrs, DictAttrs
+from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
+                   RefWrite, Tuple, TupleGetItem, TupleWrapper, Var, const, var)
+from .adt import (Clause, Constructor, Match, Pattern, PatternConstructor, PatternTuple,
+                  PatternVar, PatternWildcard, TypeData)
+from .module import IRModule
+from .functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit
+from .vars import all_vars, bound_vars, free_vars

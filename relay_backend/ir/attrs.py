@@ -1,0 +1,71 @@
+"""Operator attributes: each op's attrs are a frozen dataclass deriving from Attrs.
+
+Frozen + tuple-valued fields make attrs hashable, so structural hashing and the kernel cache
+can key on them. Validation lives in each class's __post_init__, using the helpers here.
+"""
+import dataclasses
+
+from ..errors import AttrsError, TypeInferenceError
+
+
+@dataclasses.dataclass(frozen=True)
+class Attrs:
+    """Base class for op attributes. Subclasses are frozen dataclasses with defaults."""
+
+    def keys(self):
+        return [f.name for f in dataclasses.fields(self)]
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def items(self):
+        return [(k, getattr(self, k)) for k in self.keys()]
+
+    def with_(self, **changes) -> "Attrs":
+        return dataclasses.replace(self, **changes)
+
+
+class DictAttrs(dict):
+    """Function attributes (e.g. {"Primitive": 1}); a dict whose keys can be read as fields."""
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __hash__(self):
+        return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+def attr_error(op_name: str, msg: str) -> TypeInferenceError:
+    return TypeInferenceError(f"{op_name}: {msg}")
+
+
+def check_choice(name: str, value, choices) -> None:
+    """Raise AttrsError unless value is one of choices."""
+    if value not in choices:
+        raise AttrsError(f"attribute {name}={value!r} must be one of {list(choices)}")
+
+
+def as_int_tuple(value, length: int = None, name: str = "value") -> tuple:
+    """Normalize an int or sequence of ints to a tuple of Python ints (broadcast a scalar)."""
+    if value is None:
+        return None
+    if isinstance(value, (int,)) or hasattr(value, "__index__") and not hasattr(value, "__len__"):
+        value = (int(value),) * (length or 1)
+    try:
+        out = tuple(int(v) for v in value)
+    except (TypeError, ValueError) as err:
+        raise AttrsError(f"attribute {name} must be an int or a sequence of ints, got {value!r}") from err
+    if length is not None and len(out) != length:
+        raise AttrsError(f"attribute {name} must have {length} values, got {out}")
+    return out

@@ -1,0 +1,291 @@
+"""Relay expressions: Var, GlobalVar, Constant, Op, Call, Function, Tuple, TupleGetItem, Let, If,
+and references (RefCreate, RefRead, RefWrite). ADTs live in ir/adt.py.
+
+Expressions are immutable and compared by identity; use ir.structural for structural equality.
+After InferType every expression carries `checked_type`.
+"""
+import numpy as np
+
+from ..runtime import ndarray as _nd
+from ..runtime.ndarray import NDArray
+from .attrs import DictAttrs
+from .types import TensorType, Type, type_to_str
+
+# Filled in by relay_backend.op at import: maps "add" -> function building the call. Keeps ir/ free
+# of an upward import while letting `x + y` build relay calls as in tvm.relay.
+_OPERATOR_HOOKS = {}
+
+
+class Expr:
+    """Base class of Relay expressions."""
+
+    _checked_type_ = None
+
+    @property
+    def checked_type(self) -> Type:
+        if self._checked_type_ is None:
+            raise ValueError("the type of this expression has not been inferred; run transform.InferType() first")
+        return self._checked_type_
+
+    def astext(self, show_meta_data: bool = False) -> str:
+        from .printer import astext
+        return astext(self, show_meta_data=show_meta_data)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+    def __repr__(self) -> str:
+        text = self.astext()
+        return text if len(text) < 400 else text[:400] + " ..."
+
+    # Arithmetic sugar, as tvm.relay.Expr offers.
+    def _binary(self, name, other, reverse=False):
+        if not isinstance(other, Expr):
+            other = const(other, dtype=_dtype_hint(self))
+        lhs, rhs = (other, self) if reverse else (self, other)
+        return _OPERATOR_HOOKS[name](lhs, rhs)
+
+    def __add__(self, other):
+        return self._binary("add", other)
+
+    def __radd__(self, other):
+        return self._binary("add", other, True)
+
+    def __sub__(self, other):
+        return self._binary("subtract", other)
+
+    def __rsub__(self, other):
+        return self._binary("subtract", other, True)
+
+    def __mul__(self, other):
+        return self._binary("multiply", other)
+
+    def __rmul__(self, other):
+        return self._binary("multiply", other, True)
+
+    def __truediv__(self, other):
+        return self._binary("divide", other)
+
+    def __rtruediv__(self, other):
+        return self._binary("divide", other, True)
+
+    def __neg__(self):
+        return _OPERATOR_HOOKS["negative"](self)
+
+    def __lt__(self, other):
+        return self._binary("less", other)
+
+    def __gt__(self, other):
+        return self._binary("greater", other)
+
+    def __le__(self, other):
+        return self._binary("less_equal", other)
+
+    def __ge__(self, other):
+        return self._binary("greater_equal", other)
+
+    __hash__ = object.__hash__
+
+    def astype(self, dtype: str):
+        return _OPERATOR_HOOKS["cast"](self, dtype)
+
+
+def _dtype_hint(expr: Expr) -> str:
+    """The dtype a Python scalar should take when combined with `expr` (float32 if unknown)."""
+    t = expr._checked_type_
+    if isinstance(t, TensorType):
+        return t.dtype
+    if isinstance(expr, Var) and isinstance(expr.type_annotation, TensorType):
+        return expr.type_annotation.dtype
+    if isinstance(expr, Constant):
+        return expr.data.dtype
+    return None
+
+
+class Var(Expr):
+    """A local variable. `name_hint` is for printing only; identity is the object."""
+
+    def __init__(self, name_hint: str, type_annotation: Type = None):
+        self.name_hint = name_hint
+        self.type_annotation = type_annotation
+
+    @property
+    def vid(self):
+        return self
+
+
+class GlobalVar(Expr):
+    """The name of a function in an IRModule."""
+
+    def __init__(self, name_hint: str, type_annot: Type = None):
+        self.name_hint = name_hint
+        self.type_annot = type_annot
+
+
+class Constant(Expr):
+    """A constant tensor; `data` is an NDArray."""
+
+    def __init__(self, data):
+        if not isinstance(data, NDArray):
+            data = _nd.array(np.asarray(data))
+        self.data = data
+
+
+class Op(Expr):
+    """A primitive operator. relay_backend.op.registry.OpDef subclasses this with its fields."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+class Call(Expr):
+    """`op(args...)` with optional attrs (a frozen Attrs dataclass) and explicit type args."""
+
+    def __init__(self, op: Expr, args, attrs=None, type_args=None):
+        self.op = op
+        self.args = tuple(args)
+        for a in self.args:
+            if not isinstance(a, Expr):
+                raise TypeError(f"call argument must be a relay expression, got {type(a).__name__}: {a!r}")
+        self.attrs = attrs
+        self.type_args = tuple(type_args or ())
+
+
+class Function(Expr):
+    """`fn (params) -> ret_type { body }` with optional type params and attrs."""
+
+    def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None):
+        self.params = tuple(params)
+        self.body = body
+        self.ret_type = ret_type
+        self.type_params = tuple(type_params or ())
+        self.attrs = DictAttrs(attrs or {})
+
+    def with_attr(self, key: str, value) -> "Function":
+        attrs = DictAttrs(self.attrs)
+        attrs[key] = value
+        return Function(self.params, self.body, self.ret_type, self.type_params, attrs)
+
+    @property
+    def is_primitive(self) -> bool:
+        return int(self.attrs.get("Primitive", 0)) == 1
+
+
+class Tuple(Expr):
+    def __init__(self, fields):
+        self.fields = tuple(fields)
+        for f in self.fields:
+            if not isinstance(f, Expr):
+                raise TypeError(f"tuple field must be a relay expression, got {type(f).__name__}")
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __getitem__(self, i):
+        return self.fields[i]
+
+
+class TupleGetItem(Expr):
+    def __init__(self, tuple_value: Expr, index: int):
+        self.tuple_value = tuple_value
+        self.index = int(index)
+
+
+class Let(Expr):
+    """`let var = value; body`."""
+
+    def __init__(self, variable: Var, value: Expr, body: Expr):
+        self.var = variable
+        self.value = value
+        self.body = body
+
+
+class If(Expr):
+    """`if (cond) { true_branch } else { false_branch }`; cond is a bool scalar tensor."""
+
+    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr):
+        self.cond = cond
+        self.true_branch = true_branch
+        self.false_branch = false_branch
+
+
+class RefCreate(Expr):
+    def __init__(self, value: Expr):
+        self.value = value
+
+
+class RefRead(Expr):
+    def __init__(self, ref: Expr):
+        self.ref = ref
+
+
+class RefWrite(Expr):
+    def __init__(self, ref: Expr, value: Expr):
+        self.ref = ref
+        self.value = value
+
+
+class TupleWrapper:
+    """A multi-output op's result (e.g. split): index it to get each field, as in tvm.relay."""
+
+    def __init__(self, tuple_value: Expr, size: int):
+        self.tuple_value = tuple_value
+        self.size = size
+
+    def astuple(self) -> Expr:
+        return self.tuple_value
+
+    def astext(self) -> str:
+        return self.tuple_value.astext()
+
+    def __getitem__(self, index):
+        if index >= len(self):
+            raise IndexError("tuple index out of range")
+        return TupleGetItem(self.tuple_value, index)
+
+    def __len__(self):
+        return self.size
+
+    def __iter__(self):
+        return (self[i] for i in range(self.size))
+
+
+def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32") -> Var:
+    """relay.var: a Var with a tensor type from `shape`/`dtype`, or an explicit type."""
+    if type_annotation is not None and shape is not None:
+        raise ValueError("var: give either type_annotation or shape, not both")
+    if isinstance(type_annotation, str):
+        type_annotation = TensorType((), type_annotation)
+    if shape is not None:
+        type_annotation = TensorType(shape, dtype)
+    return Var(name_hint, type_annotation)
+
+
+def const(value, dtype: str = None) -> Constant:
+    """relay.const: Python int -> int32, float -> float32, bool -> bool; numpy int64/float64
+    arrays become int32/float32 unless `dtype` is given (as in tvm.relay)."""
+    if isinstance(value, NDArray):
+        value = value.view_numpy()
+    if isinstance(value, (bool, np.bool_)) and dtype is None:
+        dtype = "bool"
+    elif isinstance(value, (int, np.integer)) and not isinstance(value, np.generic) and dtype is None:
+        dtype = "int32"
+    elif isinstance(value, float) and dtype is None:
+        dtype = "float32"
+    arr = np.array(value, dtype=dtype) if dtype is not None else np.asarray(value)
+    if dtype is None:
+        if arr.dtype == np.float64:
+            arr = arr.astype("float32")
+        elif arr.dtype == np.int64:
+            arr = arr.astype("int32")
+    return Constant(_nd.array(arr))
+
+
+def bind_type(expr: Expr, ty: Type) -> Expr:
+    """Attach an inferred type (used by InferType)."""
+    expr._checked_type_ = ty
+    return expr
+
+
+__all__ = ["Expr", "Var", "GlobalVar", "Constant", "Op", "Call", "Function", "Tuple", "TupleGetItem",
+           "Let", "If", "RefCreate", "RefRead", "RefWrite", "TupleWrapper", "var", "const", "type_to_str"]

@@ -1,0 +1,273 @@
+"""ExprVisitor and ExprMutator: memoized traversals that do not hit Python's recursion limit.
+
+`visit(e)` first walks e's dataflow sub-graph (call args, tuple fields, let values and bodies,
+if conditions) with an explicit stack in post-order, dispatching each node once. When the
+dispatched `visit_call` etc. then call `self.visit(child)`, the child is already memoized, so a
+10,000-op chain costs constant stack depth. Function bodies, If branches and Match clauses are
+entered by their own `visit`, so depth grows only with how deeply functions/branches nest.
+"""
+from .adt import (Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
+                  PatternWildcard)
+from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
+                   RefWrite, Tuple, TupleGetItem, Var)
+
+_DISPATCH = {
+    Var: "visit_var", GlobalVar: "visit_global_var", Constant: "visit_constant", Op: "visit_op",
+    Call: "visit_call", Function: "visit_function", Tuple: "visit_tuple",
+    TupleGetItem: "visit_tuple_getitem", Let: "visit_let", If: "visit_if",
+    RefCreate: "visit_ref_create", RefRead: "visit_ref_read", RefWrite: "visit_ref_write",
+    Match: "visit_match", Constructor: "visit_constructor",
+}
+
+
+def _method_name(expr) -> str:
+    for klass in type(expr).__mro__:
+        name = _DISPATCH.get(klass)
+        if name is not None:
+            return name
+    raise TypeError(f"not a relay expression: {type(expr).__name__}")
+
+
+def dataflow_children(expr: Expr) -> tuple:
+    """The sub-expressions a traversal pre-visits iteratively (not function bodies or branches)."""
+    if isinstance(expr, Call):
+        return (expr.op, *expr.args) if not isinstance(expr.op, Op) else expr.args
+    if isinstance(expr, Tuple):
+        return expr.fields
+    if isinstance(expr, TupleGetItem):
+        return (expr.tuple_value,)
+    if isinstance(expr, Let):
+        return (expr.value, expr.body)
+    if isinstance(expr, If):
+        return (expr.cond,)
+    if isinstance(expr, RefCreate):
+        return (expr.value,)
+    if isinstance(expr, RefRead):
+        return (expr.ref,)
+    if isinstance(expr, RefWrite):
+        return (expr.ref, expr.value)
+    if isinstance(expr, Match):
+        return (expr.data,)
+    return ()
+
+
+def post_order(expr: Expr, seen=None, children=dataflow_children):
+    """Yield the dataflow sub-graph of `expr` in post-order, each node once (iteratively)."""
+    seen = set() if seen is None else seen
+    stack = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in seen:
+            continue
+        if expanded:
+            seen.add(node)
+            yield node
+            continue
+        stack.append((node, True))
+        for child in reversed(children(node)):
+            if child not in seen:
+                stack.append((child, False))
+
+
+class ExprFunctor:
+    """Memoized dispatch on the expression's class; subclasses define visit_<kind>."""
+
+    def __init__(self):
+        self.memo_map = {}
+
+    def visit(self, expr: Expr):
+        memo = self.memo_map
+        if expr in memo:
+            return memo[expr]
+        for node in post_order(expr, seen=set(), children=self._previsit_children):
+            if node not in memo:
+                memo[node] = getattr(self, _method_name(node))(node)
+        return memo[expr]
+
+    def _previsit_children(self, expr):
+        return [c for c in dataflow_children(expr) if c not in self.memo_map]
+
+
+class ExprVisitor(ExprFunctor):
+    """Visits every sub-expression once; override visit_<kind> and call super() to descend."""
+
+    def visit_var(self, var):
+        pass
+
+    def visit_global_var(self, gv):
+        pass
+
+    def visit_constant(self, c):
+        pass
+
+    def visit_op(self, op):
+        pass
+
+    def visit_constructor(self, c):
+        pass
+
+    def visit_call(self, call):
+        self.visit(call.op)
+        for a in call.args:
+            self.visit(a)
+
+    def visit_function(self, fn):
+        for p in fn.params:
+            self.visit(p)
+        self.visit(fn.body)
+
+    def visit_tuple(self, tup):
+        for f in tup.fields:
+            self.visit(f)
+
+    def visit_tuple_getitem(self, tgi):
+        self.visit(tgi.tuple_value)
+
+    def visit_let(self, let):
+        self.visit(let.var)
+        self.visit(let.value)
+        self.visit(let.body)
+
+    def visit_if(self, ite):
+        self.visit(ite.cond)
+        self.visit(ite.true_branch)
+        self.visit(ite.false_branch)
+
+    def visit_ref_create(self, r):
+        self.visit(r.value)
+
+    def visit_ref_read(self, r):
+        self.visit(r.ref)
+
+    def visit_ref_write(self, r):
+        self.visit(r.ref)
+        self.visit(r.value)
+
+    def visit_match(self, m):
+        self.visit(m.data)
+        for clause in m.clauses:
+            self.visit_pattern(clause.lhs)
+            self.visit(clause.rhs)
+
+    def visit_pattern(self, pattern):
+        if isinstance(pattern, PatternVar):
+            self.visit(pattern.var)
+        elif isinstance(pattern, (PatternConstructor, PatternTuple)):
+            for p in pattern.patterns:
+                self.visit_pattern(p)
+
+
+class ExprMutator(ExprFunctor):
+    """Rebuilds an expression bottom-up; a node whose children are unchanged is returned as is."""
+
+    def visit_var(self, var):
+        return var
+
+    def visit_global_var(self, gv):
+        return gv
+
+    def visit_constant(self, c):
+        return c
+
+    def visit_op(self, op):
+        return op
+
+    def visit_constructor(self, c):
+        return c
+
+    def visit_call(self, call):
+        new_op = self.visit(call.op)
+        new_args = [self.visit(a) for a in call.args]
+        if new_op is call.op and all(n is o for n, o in zip(new_args, call.args)):
+            return call
+        return Call(new_op, new_args, call.attrs, call.type_args)
+
+    def visit_function(self, fn):
+        new_params = [self.visit(p) for p in fn.params]
+        new_body = self.visit(fn.body)
+        if new_body is fn.body and all(n is o for n, o in zip(new_params, fn.params)):
+            return fn
+        return Function(new_params, new_body, fn.ret_type, fn.type_params, fn.attrs)
+
+    def visit_tuple(self, tup):
+        fields = [self.visit(f) for f in tup.fields]
+        if all(n is o for n, o in zip(fields, tup.fields)):
+            return tup
+        return Tuple(fields)
+
+    def visit_tuple_getitem(self, tgi):
+        value = self.visit(tgi.tuple_value)
+        return tgi if value is tgi.tuple_value else TupleGetItem(value, tgi.index)
+
+    def visit_let(self, let):
+        var, value, body = self.visit(let.var), self.visit(let.value), self.visit(let.body)
+        if var is let.var and value is let.value and body is let.body:
+            return let
+        return Let(var, value, body)
+
+    def visit_if(self, ite):
+        c, t, f = self.visit(ite.cond), self.visit(ite.true_branch), self.visit(ite.false_branch)
+        if c is ite.cond and t is ite.true_branch and f is ite.false_branch:
+            return ite
+        return If(c, t, f)
+
+    def visit_ref_create(self, r):
+        v = self.visit(r.value)
+        return r if v is r.value else RefCreate(v)
+
+    def visit_ref_read(self, r):
+        v = self.visit(r.ref)
+        return r if v is r.ref else RefRead(v)
+
+    def visit_ref_write(self, r):
+        ref, v = self.visit(r.ref), self.visit(r.value)
+        return r if ref is r.ref and v is r.value else RefWrite(ref, v)
+
+    def visit_match(self, m):
+        data = self.visit(m.data)
+        clauses = [Clause(self.visit_pattern(c.lhs), self.visit(c.rhs)) for c in m.clauses]
+        if data is m.data and all(n.lhs is o.lhs and n.rhs is o.rhs for n, o in zip(clauses, m.clauses)):
+            return m
+        return Match(data, clauses, m.complete)
+
+    def visit_pattern(self, pattern):
+        if isinstance(pattern, PatternVar):
+            v = self.visit(pattern.var)
+            return pattern if v is pattern.var else PatternVar(v)
+        if isinstance(pattern, PatternConstructor):
+            subs = [self.visit_pattern(p) for p in pattern.patterns]
+            if all(n is o for n, o in zip(subs, pattern.patterns)):
+                return pattern
+            return PatternConstructor(pattern.constructor, subs)
+        if isinstance(pattern, PatternTuple):
+            subs = [self.visit_pattern(p) for p in pattern.patterns]
+            if all(n is o for n, o in zip(subs, pattern.patterns)):
+                return pattern
+            return PatternTuple(subs)
+        assert isinstance(pattern, PatternWildcard), pattern
+        return pattern
+
+
+def post_order_visit(expr: Expr, fvisit) -> None:
+    """Call fvisit(node) on every sub-expression of expr (bodies and branches too), children first."""
+    for node in all_nodes_post_order(expr):
+        fvisit(node)
+
+
+def all_nodes_post_order(expr: Expr):
+    """Every sub-expression, including function bodies, branches and clauses, in post-order."""
+
+    def children(e):
+        if isinstance(e, Function):
+            return (*e.params, e.body)
+        if isinstance(e, If):
+            return (e.cond, e.true_branch, e.false_branch)
+        if isinstance(e, Match):
+            return (e.data, *(c.rhs for c in e.clauses))
+        if isinstance(e, Let):
+            return (e.var, e.value, e.body)
+        if isinstance(e, Call):
+            return (e.op, *e.args)
+        return dataflow_children(e)
+
+    return post_order(expr, children=children)

@@ -1,0 +1,71 @@
+"""free_vars / bound_vars / all_vars (re-exported by relay_backend.analysis)."""
+from .adt import Match, pattern_vars
+from .expr import (Call, Function, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
+                   Var)
+
+
+def _walk_pre_order(expr):
+    """Every sub-expression in pre-order (the order a reader meets the variables)."""
+    seen, stack = set(), [expr]
+    while stack:
+        e = stack.pop()
+        if e in seen:
+            continue
+        seen.add(e)
+        yield e
+        if isinstance(e, Function):
+            kids = (*e.params, e.body)
+        elif isinstance(e, Let):
+            kids = (e.var, e.value, e.body)
+        elif isinstance(e, Call):
+            kids = (e.op, *e.args)
+        elif isinstance(e, Tuple):
+            kids = e.fields
+        elif isinstance(e, TupleGetItem):
+            kids = (e.tuple_value,)
+        elif isinstance(e, If):
+            kids = (e.cond, e.true_branch, e.false_branch)
+        elif isinstance(e, Match):
+            kids = (e.data, *(v for c in e.clauses for v in (*pattern_vars(c.lhs), c.rhs)))
+        elif isinstance(e, RefCreate):
+            kids = (e.value,)
+        elif isinstance(e, RefRead):
+            kids = (e.ref,)
+        elif isinstance(e, RefWrite):
+            kids = (e.ref, e.value)
+        else:
+            kids = ()
+        stack.extend(reversed(kids))
+
+
+def all_vars(expr) -> list:
+    """Every Var in expr, bound or free, in order of first appearance."""
+    return [e for e in _walk_pre_order(expr) if isinstance(e, Var)]
+
+
+def bound_vars(expr) -> list:
+    """Vars bound in expr (function params, let vars, pattern vars), in order of appearance."""
+    out, seen = [], set()
+    for e in _walk_pre_order(expr):
+        if isinstance(e, Function):
+            new = e.params
+        elif isinstance(e, Let):
+            new = (e.var,)
+        elif isinstance(e, Match):
+            new = [v for c in e.clauses for v in pattern_vars(c.lhs)]
+        else:
+            continue
+        for v in new:
+            if v not in seen:
+                seen.add(v)
+                out.append(v)
+    return out
+
+
+def free_vars(expr) -> list:
+    """Vars used in expr but not bound in it, in order of first use."""
+    bound = set(bound_vars(expr))
+    return [v for v in all_vars(expr) if v not in bound]
+
+
+__all__ = ["free_vars", "bound_vars", "all_vars"]

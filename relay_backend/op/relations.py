@@ -1,0 +1,115 @@
+"""Shared type relations: identity, broadcast, broadcast-compare and reduce. All handle Any dims.
+
+A relation maps the argument types (and attrs) to the output type or raises TypeInferenceError.
+Because it is plain Python over shapes, the VM also calls it on concrete shapes at run time.
+"""
+from ..errors import TypeInferenceError
+from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+
+
+def expect_tensor(t, what: str = "argument") -> TensorType:
+    if not isinstance(t, TensorType):
+        raise TypeInferenceError(f"expected a tensor for {what}, got {type_to_str(t)}")
+    return t
+
+
+def expect_tuple(t, what: str = "argument") -> TupleType:
+    if not isinstance(t, TupleType):
+        raise TypeInferenceError(f"expected a tuple of tensors for {what}, got {type_to_str(t)}")
+    for i, f in enumerate(t.fields):
+        expect_tensor(f, f"{what} field {i}")
+    return t
+
+
+def identity_rel(arg_types, attrs=None) -> TensorType:
+    """Output has the first input's type; every other input must match it (unary ops)."""
+    first = expect_tensor(arg_types[0], "argument 0")
+    for i, t in enumerate(arg_types[1:], start=1):
+        expect_tensor(t, f"argument {i}")
+        if t.dtype != first.dtype or len(t.shape) != len(first.shape):
+            raise TypeInferenceError(f"argument {i} has type {type_to_str(t)}, expected {type_to_str(first)}")
+    return first
+
+
+def broadcast_shape(lhs_shape, rhs_shape, lhs=None, rhs=None) -> tuple:
+    """numpy-style right-aligned broadcast of two shapes; Any meets n gives n (or Any if n == 1)."""
+    ndim = max(len(lhs_shape), len(rhs_shape))
+    a = (1,) * (ndim - len(lhs_shape)) + tuple(lhs_shape)
+    b = (1,) * (ndim - len(rhs_shape)) + tuple(rhs_shape)
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if is_any(x) and is_any(y):
+            out.append(Any())
+        elif is_any(x):
+            out.append(Any() if y == 1 else y)
+        elif is_any(y):
+            out.append(Any() if x == 1 else x)
+        elif x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            lt = type_to_str(lhs) if lhs is not None else str(tuple(lhs_shape))
+            rt = type_to_str(rhs) if rhs is not None else str(tuple(rhs_shape))
+            raise TypeInferenceError(
+                f"Incompatible broadcast type {lt} and {rt}: dimension {i} (from the right: "
+                f"{ndim - i}) is {x} vs {y}")
+    return tuple(out)
+
+
+def broadcast_rel(arg_types, attrs=None) -> TensorType:
+    """Binary broadcast: dtypes must match; output dtype is the inputs' dtype."""
+    lhs = expect_tensor(arg_types[0], "lhs")
+    rhs = expect_tensor(arg_types[1], "rhs")
+    if lhs.dtype != rhs.dtype:
+        raise TypeInferenceError(
+            f"data types {lhs.dtype} and {rhs.dtype} do not match in BroadcastRel "
+            f"(lhs: {type_to_str(lhs)}, rhs: {type_to_str(rhs)}); insert a cast")
+    return TensorType(broadcast_shape(lhs.shape, rhs.shape, lhs, rhs), lhs.dtype)
+
+
+def broadcast_comp_rel(arg_types, attrs=None) -> TensorType:
+    """Binary broadcast comparison: like broadcast_rel but the output is bool."""
+    return TensorType(broadcast_rel(arg_types, attrs).shape, "bool")
+
+
+def normalize_axes(axis, ndim: int, what: str = "axis") -> tuple:
+    """Turn None / int / sequence (negative allowed) into sorted unique non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise TypeInferenceError(f"{what} {a} is out of range for a tensor of rank {ndim}")
+        a = a + ndim if a < 0 else a
+        if a in out:
+            raise TypeInferenceError(f"{what} {a} is repeated in {axes}")
+        out.append(a)
+    return tuple(sorted(out))
+
+
+def reduce_axes(attrs, ndim: int) -> tuple:
+    """The axes a reduce op with (axis, exclude) attrs reduces over."""
+    axes = normalize_axes(attrs.axis, ndim)
+    if getattr(attrs, "exclude", False):
+        axes = tuple(i for i in range(ndim) if i not in axes)
+    return axes
+
+
+def reduce_shape(shape, axes, keepdims: bool) -> tuple:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def reduce_rel(arg_types, attrs) -> TensorType:
+    """Reduction over attrs.axis (None = all) with keepdims/exclude; dtype preserved."""
+    data = expect_tensor(arg_types[0], "data")
+    axes = reduce_axes(attrs, data.ndim)
+    return TensorType(reduce_shape(data.shape, axes, attrs.keepdims), data.dtype)
+
+
+def arg_reduce_rel(arg_types, attrs) -> TensorType:
+    """argmax/argmin: like reduce_rel but the output is int32 indices."""
+    return TensorType(reduce_rel(arg_types, attrs).shape, "int32")

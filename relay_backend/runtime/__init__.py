@@ -1,0 +1,5 @@
+"""Level 0 runtime: devices, NDArrays, containers."""
+from .device import Device, cpu, cuda, device
+from .ndarray import NDArray
+from .container import ADT, tuple_object
+from . import ndarray as nd

@@ -1,0 +1,28 @@
+"""Runtime containers: ADT (tuples have tag 0) as returned by the interpreter and the VM."""
+
+
+class ADT:
+    """An algebraic data type value: a constructor tag and its fields (tvm.runtime.container.ADT)."""
+
+    __slots__ = ("tag", "fields")
+
+    def __init__(self, tag: int, fields):
+        self.tag = int(tag)
+        self.fields = tuple(fields)
+
+    def __getitem__(self, i):
+        return self.fields[i]
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __iter__(self):
+        return iter(self.fields)
+
+    def __repr__(self) -> str:
+        return f"ADT(tag={self.tag}, fields={list(self.fields)!r})"
+
+
+def tuple_object(fields) -> ADT:
+    """A runtime tuple: an ADT with tag 0."""
+    return ADT(0, fields)

@@ -1,0 +1,93 @@
+"""NDArray: a dense tensor on a device, backed by an aligned, C-contiguous numpy buffer.
+
+Kernels take NDArrays in destination-passing style; `data_ptr` is what native code sees.
+"""
+import numpy as np
+
+from .device import Device, cpu
+
+ALIGNMENT = 64  # bytes; lets LLVM assume aligned vector loads
+
+
+def _aligned_empty(shape, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % ALIGNMENT
+    return raw[offset:offset + nbytes].view(dtype)[: int(np.prod(shape, dtype=np.int64))].reshape(shape)
+
+
+class NDArray:
+    """A tensor on a device (tvm.nd.NDArray). `numpy()` returns a copy."""
+
+    __slots__ = ("_array", "device")
+
+    def __init__(self, array: np.ndarray, device: Device):
+        self._array = array
+        self.device = device
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._array.shape)
+
+    @property
+    def dtype(self) -> str:
+        return dtype_name(self._array.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    @property
+    def data_ptr(self) -> int:
+        return self._array.ctypes.data
+
+    def numpy(self) -> np.ndarray:
+        return self._array.copy()
+
+    def asnumpy(self) -> np.ndarray:
+        return self.numpy()
+
+    def view_numpy(self) -> np.ndarray:
+        """The backing array itself (no copy); writes through. For runtimes, not users."""
+        return self._array
+
+    def copyfrom(self, source) -> "NDArray":
+        src = source.view_numpy() if isinstance(source, NDArray) else np.asarray(source)
+        if tuple(src.shape) != self.shape:
+            raise ValueError(f"copyfrom: shape {tuple(src.shape)} does not match {self.shape}")
+        if dtype_name(src.dtype) != self.dtype:
+            raise ValueError(f"copyfrom: dtype {dtype_name(src.dtype)} does not match {self.dtype}")
+        np.copyto(self._array, src)
+        return self
+
+    def copyto(self, target) -> "NDArray":
+        if isinstance(target, NDArray):
+            return target.copyfrom(self)
+        return array(self._array, device=target)
+
+    def __repr__(self) -> str:
+        return f"<NDArray {self.shape} {self.dtype} @{self.device}>\n{self._array!r}"
+
+    def __array__(self, dtype=None, copy=None):
+        return self._array if dtype is None else self._array.astype(dtype)
+
+
+def dtype_name(dtype) -> str:
+    """Relay's dtype spelling of a numpy dtype ("float32", "bool", ...)."""
+    return str(np.dtype(dtype))
+
+
+def array(arr, device: Device = None, dtype=None) -> NDArray:
+    """Copy `arr` (numpy array, list, scalar or NDArray) into a new aligned NDArray."""
+    if isinstance(arr, NDArray):
+        arr = arr.view_numpy()
+    src = np.asarray(arr, dtype=dtype)
+    out = _aligned_empty(src.shape, src.dtype)
+    np.copyto(out, src)
+    return NDArray(out, device or cpu(0))
+
+
+def empty(shape, dtype="float32", device: Device = None) -> NDArray:
+    """An uninitialized aligned NDArray."""
+    return NDArray(_aligned_empty(tuple(int(s) for s in shape), dtype), device or cpu(0))
