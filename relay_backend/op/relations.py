@@ -90,7 +90,9 @@ def normalize_axes(axis, ndim: int, what: str = "axis") -> tuple:
 
 
 def reduce_axes(attrs, ndim: int) -> tuple:
-    """The axes a reduce op with (axis, exclude) attrs reduces over."""
+    """The axes a reduce op with (axis, exclude) attrs reduces over (axis None: all, as in TVM)."""
+    if attrs.axis is None:
+        return tuple(range(ndim))
     axes = normalize_axes(attrs.axis, ndim)
     if getattr(attrs, "exclude", False):
         axes = tuple(i for i in range(ndim) if i not in axes)

@@ -21,7 +21,7 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def _erf_ref(x, attrs):
-    return _erf(x.astype("float64")).astype(x.dtype)
+    return np.asarray(_erf(x.astype("float64")), dtype="float64").astype(x.dtype)
 
 
 def _sigmoid_ref(x, attrs):
@@ -236,6 +236,12 @@ def where(condition, x, y):
     """relay.where: pick from x where condition is true, else from y (broadcasting)."""
     return WHERE(condition, x, y)
 
+
+__all__ = ["negative", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "abs", "floor", "ceil", "round",
+           "sign", "sin", "cos", "erf", "copy", "zeros_like", "ones_like", "logical_not", "add", "subtract",
+           "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "equal",
+           "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+           "clip", "cast", "where"]
 
 _expr._OPERATOR_HOOKS.update(add=add, subtract=subtract, multiply=multiply, divide=divide,
                              negative=negative, less=less, greater=greater, less_equal=less_equal,

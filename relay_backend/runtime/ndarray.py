@@ -11,7 +11,8 @@ ALIGNMENT = 64  # bytes; lets LLVM assume aligned vector loads
 
 def _aligned_empty(shape, dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
-    nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, 1)
+    # at least one element, so that size-0 shapes can still be viewed as `dtype`
+    nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, dtype.itemsize)
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     offset = (-raw.ctypes.data) % ALIGNMENT
     return raw[offset:offset + nbytes].view(dtype)[: int(np.prod(shape, dtype=np.int64))].reshape(shape)

@@ -1,0 +1,152 @@
+"""Tensor creation: full (a scalar input), zeros and ones (no inputs), arange (re-exported by
+op/transform.py). All are ELEMWISE; shapes and arange limits are static attrs.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from ..errors import AttrsError, TypeInferenceError
+from ..ir import expr as _expr
+from ..ir.attrs import Attrs, as_int_tuple
+from ..ir.types import TensorType, type_to_str
+from . import samples as S
+from .pattern import OpPattern
+from .registry import Sample, defop
+from .relations import expect_tensor
+from .static_args import static_ints, static_scalar
+
+
+@dataclasses.dataclass(frozen=True)
+class InitOpAttrs(Attrs):
+    """shape and dtype of a created tensor; dtype "" (full only) means the fill value's dtype."""
+    shape: tuple = ()
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        shape = as_int_tuple(self.shape, name="shape")
+        if any(d < 0 for d in shape):
+            raise AttrsError(f"shape {shape} has a negative dim")
+        object.__setattr__(self, "shape", shape)
+        if self.dtype:
+            try:
+                object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
+            except TypeError as err:
+                raise AttrsError(f"unknown dtype {self.dtype!r}") from err
+
+
+def _full_rel(arg_types, attrs):
+    fill = expect_tensor(arg_types[0], "full fill_value")
+    if fill.ndim != 0:
+        raise TypeInferenceError(f"full: fill_value must be a scalar (0-d tensor), got {type_to_str(fill)}; "
+                                 "use broadcast_to to expand a tensor")
+    return TensorType(attrs.shape, attrs.dtype or fill.dtype)
+
+
+def _init_rel(op_name):
+    def rel(arg_types, attrs):
+        if arg_types:
+            raise TypeInferenceError(f"{op_name} takes no inputs, got {len(arg_types)}")
+        if not attrs.dtype:
+            raise TypeInferenceError(f"{op_name}: dtype must be given")
+        return TensorType(attrs.shape, attrs.dtype)
+    return rel
+
+
+FULL = defop(
+    "full", inputs=("fill_value",), attrs=InitOpAttrs, rel=_full_rel, pattern=OpPattern.ELEMWISE, level=3,
+    ref=lambda v, a: np.full(a.shape, v, dtype=a.dtype or v.dtype),
+    samples=lambda rng: [Sample([S.rand(rng, ())], InitOpAttrs((2, 3))),
+                         Sample([np.array(7, "int32")], InitOpAttrs((4,), "")),
+                         Sample([np.array(2.5, "float32")], InitOpAttrs((2, 1, 2), "float64")),
+                         Sample([np.array(3, "int64")], InitOpAttrs((), "int32"))])
+ZEROS = defop(
+    "zeros", inputs=(), attrs=InitOpAttrs, rel=_init_rel("zeros"), pattern=OpPattern.ELEMWISE, level=3,
+    ref=lambda a: np.zeros(a.shape, a.dtype),
+    samples=lambda rng: [Sample([], InitOpAttrs((2, 3))), Sample([], InitOpAttrs((4,), "int32")),
+                         Sample([], InitOpAttrs((), "float64"))])
+ONES = defop(
+    "ones", inputs=(), attrs=InitOpAttrs, rel=_init_rel("ones"), pattern=OpPattern.ELEMWISE, level=3,
+    ref=lambda a: np.ones(a.shape, a.dtype),
+    samples=lambda rng: [Sample([], InitOpAttrs((3, 2))), Sample([], InitOpAttrs((5,), "int64")),
+                         Sample([], InitOpAttrs((1, 1), "float16"))])
+
+
+# --- arange ------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class ArangeAttrs(Attrs):
+    """Static start/stop/step, already converted to dtype's kind (int dtypes truncate, as TVM casts)."""
+    start: float = 0.0
+    stop: float = 0.0
+    step: float = 1.0
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        try:
+            dtype = np.dtype(self.dtype)
+        except TypeError as err:
+            raise AttrsError(f"arange: unknown dtype {self.dtype!r}") from err
+        object.__setattr__(self, "dtype", str(dtype))
+        conv = int if dtype.kind in "iu" else float
+        for name in ("start", "stop", "step"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
+                raise AttrsError(f"arange: {name} must be a finite number, got {value!r}")
+            object.__setattr__(self, name, conv(value))
+        if self.step == 0:
+            raise AttrsError("arange: step must not be 0")
+
+    @property
+    def length(self) -> int:
+        return max(0, math.ceil((self.stop - self.start) / self.step))
+
+
+def _arange_rel(arg_types, attrs):
+    if arg_types:
+        raise TypeInferenceError(f"arange takes no tensor inputs (its limits are attrs), got {len(arg_types)}")
+    return TensorType((attrs.length,), attrs.dtype)
+
+
+def _arange_ref(attrs):
+    return (attrs.start + attrs.step * np.arange(attrs.length, dtype="float64")).astype(attrs.dtype)
+
+
+ARANGE = defop(
+    "arange", inputs=(), attrs=ArangeAttrs, rel=_arange_rel, pattern=OpPattern.ELEMWISE, ref=_arange_ref, level=3,
+    samples=lambda rng: [Sample([], ArangeAttrs(0, 5, 1)), Sample([], ArangeAttrs(1.5, -2.0, -0.5)),
+                         Sample([], ArangeAttrs(2, 11, 3, "int32")), Sample([], ArangeAttrs(0, 0.95, 0.1, "float64")),
+                         Sample([], ArangeAttrs(3, 1, 1, "int64"))])
+
+
+# --- Python constructors with tvm.relay's names ---------------------------------------------------------------
+def full(fill_value, shape=(), dtype=""):
+    """relay.full: a tensor of `shape` filled with the scalar `fill_value` (an Expr or a number);
+    dtype "" keeps the fill value's dtype."""
+    if not isinstance(fill_value, _expr.Expr):
+        fill_value = _expr.const(fill_value, dtype or None)
+    return FULL(fill_value, attrs=InitOpAttrs(static_ints(shape, "full", "shape"), dtype))
+
+
+def zeros(shape, dtype="float32"):
+    """relay.zeros: a tensor of zeros."""
+    return ZEROS(attrs=InitOpAttrs(static_ints(shape, "zeros", "shape"), dtype))
+
+
+def ones(shape, dtype="float32"):
+    """relay.ones: a tensor of ones."""
+    return ONES(attrs=InitOpAttrs(static_ints(shape, "ones", "shape"), dtype))
+
+
+def arange(start, stop=None, step=None, dtype="float32"):
+    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). Limits must be
+    Python numbers or relay constants (dynamic arange is not supported yet)."""
+    start = static_scalar(start, "arange", "start")
+    if stop is None:
+        start, stop = 0, start
+    else:
+        stop = static_scalar(stop, "arange", "stop")
+    step = 1 if step is None else static_scalar(step, "arange", "step")
+    return ARANGE(attrs=ArangeAttrs(start, stop, step, dtype))
+
+
+__all__ = ["full", "zeros", "ones", "arange"]

@@ -1,0 +1,263 @@
+"""Slicing operators: split, strided_slice and take (re-exported by op/transform.py).
+
+All are INJECTIVE. Slice bounds follow numpy: negative indices count from the end and
+out-of-range bounds are clamped, so the relation and the reference agree on every shape.
+"""
+import dataclasses
+
+import numpy as np
+
+from ..errors import AttrsError, TypeInferenceError
+from ..ir import expr as _expr
+from ..ir.attrs import Attrs, as_int_tuple, check_choice
+from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+from . import samples as S
+from .pattern import OpPattern
+from .registry import Sample, defop
+from .relations import expect_tensor
+from .static_args import static_ints
+
+
+def _fail(op_name, msg, *types):
+    suffix = f" (input: {', '.join(type_to_str(t) for t in types)})" if types else ""
+    return TypeInferenceError(f"{op_name}: {msg}{suffix}")
+
+
+def _axis(op_name, axis, ndim, t):
+    if not -ndim <= axis < ndim:
+        raise _fail(op_name, f"axis {axis} is out of range for rank {ndim}; use -{ndim} <= axis < {ndim}", t)
+    return axis + ndim if axis < 0 else axis
+
+
+# --- split --------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class SplitAttrs(Attrs):
+    """indices_or_sections: an int (equal sections) or a strictly increasing tuple of split points."""
+    indices_or_sections: object = 1
+    axis: int = 0
+
+    def __post_init__(self):
+        ios = self.indices_or_sections
+        if isinstance(ios, (int, np.integer)):
+            ios = int(ios)
+            if ios < 1:
+                raise AttrsError(f"split: sections must be >= 1, got {ios}")
+        else:
+            ios = as_int_tuple(ios, name="indices_or_sections")
+            if any(b <= a for a, b in zip((0,) + ios, ios)):
+                raise AttrsError(f"split: indices {ios} must be positive and strictly increasing")
+        object.__setattr__(self, "indices_or_sections", ios)
+        object.__setattr__(self, "axis", int(self.axis))
+
+    @property
+    def num_outputs(self) -> int:
+        ios = self.indices_or_sections
+        return ios if isinstance(ios, int) else len(ios) + 1
+
+
+def _split_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "split data")
+    axis = _axis("split", attrs.axis, data.ndim, data)
+    dim, ios = data.shape[axis], attrs.indices_or_sections
+    if isinstance(ios, int):
+        if not is_any(dim) and dim % ios:
+            raise _fail("split", f"axis {axis} of size {dim} does not divide into {ios} equal sections", data)
+        sizes = [Any() if is_any(dim) else dim // ios] * ios
+    else:
+        if not is_any(dim) and ios[-1] >= dim:
+            raise _fail("split", f"index {ios[-1]} is not inside axis {axis} of size {dim}", data)
+        bounds = (0,) + ios
+        sizes = [b - a for a, b in zip(bounds, ios)] + [Any() if is_any(dim) else dim - ios[-1]]
+    fields = []
+    for size in sizes:
+        shape = list(data.shape)
+        shape[axis] = size
+        fields.append(TensorType(shape, data.dtype))
+    return TupleType(fields)
+
+
+SPLIT = defop(
+    "split", inputs=("data",), attrs=SplitAttrs, rel=_split_rel, pattern=OpPattern.INJECTIVE, level=3,
+    ref=lambda x, a: tuple(np.split(x, a.indices_or_sections if isinstance(a.indices_or_sections, int)
+                                    else list(a.indices_or_sections), axis=a.axis)),
+    samples=lambda rng: [Sample([S.rand(rng, (4, 3))], SplitAttrs(2)),
+                         Sample([S.rand(rng, (2, 6), "int32")], SplitAttrs((1, 4), axis=-1)),
+                         Sample([S.rand(rng, (3,), "float64")], SplitAttrs(1)),
+                         Sample([S.rand(rng, (2, 5, 2))], SplitAttrs((2,), axis=1))])
+
+
+# --- strided_slice ---------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class StridedSliceAttrs(Attrs):
+    begin: tuple = ()
+    end: tuple = ()
+    strides: tuple = None
+    axes: tuple = None
+    slice_mode: str = "end"
+
+    def __post_init__(self):
+        for name in ("begin", "end", "strides", "axes"):
+            object.__setattr__(self, name, as_int_tuple(getattr(self, name), name=name))
+        check_choice("slice_mode", self.slice_mode, ("end", "size"))
+        if self.strides is not None and 0 in self.strides:
+            raise AttrsError(f"strided_slice: strides {self.strides} contain 0")
+        if len(self.end) != len(self.begin):
+            raise AttrsError(f"strided_slice: begin {self.begin} and end {self.end} differ in length")
+        if self.axes is not None and len(self.axes) != len(self.begin):
+            raise AttrsError(f"strided_slice: axes {self.axes} and begin {self.begin} differ in length")
+        if self.strides is not None and len(self.strides) > len(self.begin):
+            raise AttrsError(f"strided_slice: more strides {self.strides} than begin values {self.begin}")
+
+
+def slice_specs(data: TensorType, attrs) -> dict:
+    """{axis: (begin, end, stride)} for every sliced axis; end is None for 'to the end'."""
+    axes = attrs.axes if attrs.axes is not None else tuple(range(len(attrs.begin)))
+    if len(axes) > data.ndim:
+        raise _fail("strided_slice", f"{len(axes)} begin values for a tensor of rank {data.ndim}", data)
+    strides = tuple(attrs.strides or ()) + (1,) * (len(axes) - len(attrs.strides or ()))
+    specs = {}
+    for a, b, e, s in zip(axes, attrs.begin, attrs.end, strides):
+        a = _axis("strided_slice", a, data.ndim, data)
+        if a in specs:
+            raise _fail("strided_slice", f"axis {a} is sliced twice (axes={attrs.axes})", data)
+        if attrs.slice_mode == "size":
+            dim = data.shape[a]
+            if b < 0 and not is_any(dim):
+                b += dim
+            e, s = (None if e < 0 else b + e), 1  # size -1 means "to the end"
+        specs[a] = (b, e, s)
+    return specs
+
+
+def _strided_slice_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "strided_slice data")
+    shape = list(data.shape)
+    for a, (b, e, s) in slice_specs(data, attrs).items():
+        if not is_any(shape[a]):
+            shape[a] = len(range(*slice(b, e, s).indices(shape[a])))
+    return TensorType(shape, data.dtype)
+
+
+def _strided_slice_ref(x, attrs):
+    index = [slice(None)] * x.ndim
+    for a, spec in slice_specs(TensorType(x.shape, x.dtype), attrs).items():
+        index[a] = slice(*spec)
+    return np.ascontiguousarray(x[tuple(index)])
+
+
+def _ss(begin, end, strides=None, axes=None, slice_mode="end"):
+    return StridedSliceAttrs(begin, end, strides, axes, slice_mode)
+
+
+STRIDED_SLICE = defop(
+    "strided_slice", inputs=("data",), attrs=StridedSliceAttrs, rel=_strided_slice_rel,
+    pattern=OpPattern.INJECTIVE, ref=_strided_slice_ref, level=4,
+    samples=lambda rng: [
+        Sample([S.rand(rng, (4, 5))], _ss((1, 0), (3, 5))),
+        Sample([S.rand(rng, (6, 4), "int32")], _ss((-1, 3), (-7, 0), (-2, -1))),
+        Sample([S.rand(rng, (3, 4, 5), "float64")], _ss((0,), (100,), (2,), axes=(2,))),
+        Sample([S.rand(rng, (3, 4))], _ss((1, -3), (2, -1), slice_mode="size")),
+        Sample([S.rand(rng, (5,))], _ss((-100,), (100,))),
+        Sample([S.rand(rng, (4, 3))], _ss((3,), (1,))),  # empty result
+    ])
+
+
+# --- take -------------------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TakeAttrs(Attrs):
+    axis: int = None  # None takes from the flattened data
+    batch_dims: int = 0
+    mode: str = "clip"
+
+    def __post_init__(self):
+        if self.axis is not None:
+            object.__setattr__(self, "axis", int(self.axis))
+        object.__setattr__(self, "batch_dims", int(self.batch_dims))
+        check_choice("mode", self.mode, ("clip", "wrap", "fast"))
+
+
+def _take_layout(data, indices, attrs):
+    """(axis, batch_dims) made non-negative and checked against both ranks."""
+    if not indices.dtype.startswith(("int", "uint")):
+        raise _fail("take", f"indices must be an integer tensor, got dtype {indices.dtype}", data, indices)
+    if attrs.axis is None:
+        if attrs.batch_dims:
+            raise _fail("take", "batch_dims needs an explicit axis", data, indices)
+        return None, 0
+    axis = _axis("take", attrs.axis, data.ndim, data)
+    bd = attrs.batch_dims + indices.ndim if attrs.batch_dims < 0 else attrs.batch_dims
+    if not 0 <= bd <= min(axis, indices.ndim):
+        raise _fail("take", f"batch_dims {attrs.batch_dims} must be in [0, min(axis={axis}, "
+                    f"indices rank={indices.ndim})]", data, indices)
+    for k in range(bd):
+        d, i = data.shape[k], indices.shape[k]
+        if not (is_any(d) or is_any(i)) and d != i:
+            raise _fail("take", f"batch dim {k} differs: data has {d}, indices have {i}", data, indices)
+    return axis, bd
+
+
+def _take_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "take data")
+    indices = expect_tensor(arg_types[1], "take indices")
+    axis, bd = _take_layout(data, indices, attrs)
+    if axis is None:
+        return TensorType(indices.shape, data.dtype)
+    return TensorType(data.shape[:axis] + indices.shape[bd:] + data.shape[axis + 1:], data.dtype)
+
+
+def _take_ref(x, idx, attrs):
+    axis, bd = _take_layout(TensorType(x.shape, x.dtype), TensorType(idx.shape, idx.dtype), attrs)
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    n = x.shape[axis]
+    idx = idx.astype("int64")
+    idx = np.mod(idx, n) if attrs.mode == "wrap" else np.clip(idx, 0, n - 1) if attrs.mode == "clip" else idx
+    if bd == 0:
+        return np.take(x, idx, axis=axis)
+    batch = x.shape[:bd]
+    parts = [np.take(x[b], idx[b], axis=axis - bd) for b in np.ndindex(*batch)]
+    out_tail = x.shape[bd:axis] + idx.shape[bd:] + x.shape[axis + 1:]
+    return np.stack(parts).reshape(batch + out_tail) if parts else np.empty(batch + out_tail, x.dtype)
+
+
+def _take_samples(rng):
+    def ids(shape, low, high, dtype="int32"):
+        return rng.integers(low, high, size=shape).astype(dtype)
+    return [Sample([S.rand(rng, (4, 3)), ids((2,), 0, 4)], TakeAttrs(0)),
+            Sample([S.rand(rng, (4, 3), "int32"), ids((2, 2), -5, 6, "int64")], TakeAttrs(1, mode="clip")),
+            Sample([S.rand(rng, (5,), "float64"), ids((3,), -7, 9)], TakeAttrs(0, mode="wrap")),
+            Sample([S.rand(rng, (2, 3)), ids((4,), 0, 6)], TakeAttrs(None, mode="fast")),
+            Sample([S.rand(rng, (2, 4, 3)), ids((2, 3), 0, 4)], TakeAttrs(1, batch_dims=1)),
+            Sample([S.rand(rng, (3, 4)), ids((), 0, 4)], TakeAttrs(-1))]
+
+
+TAKE = defop("take", inputs=("data", "indices"), attrs=TakeAttrs, rel=_take_rel, pattern=OpPattern.INJECTIVE,
+             ref=_take_ref, samples=_take_samples, level=3)
+
+
+# --- Python constructors with tvm.relay's names --------------------------------------------------------------
+def split(data, indices_or_sections, axis=0):
+    """relay.split: a TupleWrapper of `sections` equal parts, or parts cut at the given indices."""
+    if not isinstance(indices_or_sections, (int, np.integer)):
+        indices_or_sections = static_ints(indices_or_sections, "split", "indices_or_sections")
+    attrs = SplitAttrs(indices_or_sections, axis)
+    return _expr.TupleWrapper(SPLIT(data, attrs=attrs), attrs.num_outputs)
+
+
+def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
+    """relay.strided_slice: numpy-style data[begin:end:strides] on leading dims (or `axes`);
+    slice_mode="size" reads `end` as sizes (-1: to the end) and ignores strides."""
+    def ints(v, name):
+        return None if v is None else static_ints(v, "strided_slice", name)
+    begin, end = ints(begin, "begin"), ints(end, "end")
+    return STRIDED_SLICE(data, attrs=StridedSliceAttrs(begin, end, ints(strides, "strides"), ints(axes, "axes"),
+                                                       slice_mode))
+
+
+def take(data, indices, axis=None, batch_dims=0, mode="clip"):
+    """relay.take: gather along `axis` (flattened data when None); mode clip/wrap/fast handles
+    out-of-range indices (fast assumes they are in range)."""
+    return TAKE(data, indices, attrs=TakeAttrs(axis, batch_dims, mode))
+
+
+__all__ = ["split", "strided_slice", "take"]

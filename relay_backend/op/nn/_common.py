@@ -1,0 +1,172 @@
+"""Helpers shared by the nn operator files: attr normalization (padding, strides, layouts,
+dtypes), error messages that list the argument types, Any-aware output-size arithmetic, and the
+strided window view that the conv and pool references are built on.
+"""
+import numpy as np
+
+from ...errors import AttrsError, OpNotImplemented, TypeInferenceError
+from ...ir.attrs import as_int_tuple
+from ...ir.types import Any, TensorType, is_any, type_to_str
+from ..relations import expect_tensor
+
+
+# --- error messages ------------------------------------------------------------------------------
+def describe(**types) -> str:
+    """'data: Tensor[(1, 4), float32], weight: Tensor[(16, 8), float32]' for an error message."""
+    return ", ".join(f"{name}: {type_to_str(t)}" for name, t in types.items())
+
+
+def rel_error(op_name: str, msg: str, **types) -> TypeInferenceError:
+    """A TypeInferenceError naming the op, the problem and every argument's type."""
+    suffix = f" ({describe(**types)})" if types else ""
+    return TypeInferenceError(f"{op_name}: {msg}{suffix}")
+
+
+def tensor_arg(op_name: str, t, what: str) -> TensorType:
+    """expect_tensor with the op's name in the message."""
+    try:
+        return expect_tensor(t, what)
+    except TypeInferenceError as err:
+        raise TypeInferenceError(f"{op_name}: {err}") from None
+
+
+def expect_rank(op_name: str, t: TensorType, ranks, what: str, **types) -> None:
+    ranks = (ranks,) if isinstance(ranks, int) else tuple(ranks)
+    if t.ndim not in ranks:
+        want = " or ".join(str(r) for r in ranks)
+        raise rel_error(op_name, f"{what} must have rank {want}, got rank {t.ndim}", **(types or {what: t}))
+
+
+def same_dtype(op_name: str, **types) -> str:
+    """All tensors must share a dtype; returns it (the fix is an explicit cast)."""
+    dtypes = {t.dtype for t in types.values()}
+    if len(dtypes) != 1:
+        raise rel_error(op_name, f"inputs must have the same dtype, got {sorted(dtypes)}; insert a cast",
+                        **types)
+    return next(iter(dtypes))
+
+
+def norm_axis(op_name: str, axis: int, ndim: int, **types) -> int:
+    """A single axis in [-ndim, ndim) made non-negative."""
+    if not -ndim <= axis < ndim:
+        raise rel_error(op_name, f"axis {axis} is out of range for a tensor of rank {ndim}", **types)
+    return axis + ndim if axis < 0 else axis
+
+
+def dim_matches(a, b) -> bool:
+    """Two dims agree unless both are known and differ (Any matches anything)."""
+    return is_any(a) or is_any(b) or a == b
+
+
+def channel_vector(op_name: str, param: TensorType, channels, what: str, **types) -> None:
+    """`param` must be a 1-D vector of length `channels` (bias, gamma, alpha, ...)."""
+    if param.ndim != 1 or not dim_matches(param.shape[0], channels):
+        raise rel_error(op_name, f"{what} must have shape ({channels},) to match the data's channel "
+                                 f"axis, got {param.shape}", **types)
+
+
+# --- attr normalization ----------------------------------------------------------------------------
+def ints(value, length: int, name: str, minimum: int = 0) -> tuple:
+    """An int or sequence of `length` ints (a scalar is broadcast), each >= minimum."""
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    out = as_int_tuple(value, length, name)
+    if any(v < minimum for v in out):
+        raise AttrsError(f"attribute {name}={out} must be >= {minimum} in every position")
+    return out
+
+
+def padding4(value, name: str = "padding") -> tuple:
+    """Padding as 1, 2 or 4 ints -> (top, left, bottom, right), as TVM's get_pad_tuple2d."""
+    vals = as_int_tuple(value, None, name) if not isinstance(value, int) else (int(value),)
+    if len(vals) == 1:
+        vals = vals * 4
+    elif len(vals) == 2:
+        vals = (vals[0], vals[1], vals[0], vals[1])
+    elif len(vals) != 4:
+        raise AttrsError(f"attribute {name}={tuple(vals)} must have 1, 2 or 4 values "
+                         "(all sides; (height, width); or (top, left, bottom, right))")
+    if any(v < 0 for v in vals):
+        raise AttrsError(f"attribute {name}={tuple(vals)} must be non-negative")
+    return tuple(vals)
+
+
+def optional_int(value, name: str):
+    """None or a positive int (e.g. units, channels)."""
+    if value is None:
+        return None
+    try:
+        v = int(value)
+    except (TypeError, ValueError) as err:
+        raise AttrsError(f"attribute {name} must be an int or None, got {value!r}") from err
+    if v <= 0:
+        raise AttrsError(f"attribute {name}={v} must be positive")
+    return v
+
+
+def out_dtype(value) -> str:
+    """'' (same as the input) or a canonical numpy dtype name."""
+    if value is None or value == "":
+        return ""
+    try:
+        return str(np.dtype(value))
+    except TypeError as err:
+        raise AttrsError(f"attribute out_dtype={value!r} is not a dtype") from err
+
+
+def check_layout(op_name: str, name: str, value: str, supported) -> None:
+    """Layouts other than `supported` are not implemented (say so, and how to get there)."""
+    if value not in supported:
+        raise OpNotImplemented(
+            f"{op_name}: {name}={value!r} is not supported (supported: {list(supported)}); "
+            "insert a transpose to the supported layout before the op")
+
+
+# --- shape arithmetic -----------------------------------------------------------------------------
+def window_out_dim(size, kernel: int, stride: int, dilation: int, pad_before: int, pad_after: int,
+                   ceil_mode: bool = False):
+    """Output length of a sliding window; Any in gives Any out; None if no window fits.
+
+    ceil_mode counts a partial last window too, but (PyTorch/TVM rule) it must start inside the
+    input or its leading padding, never entirely in the trailing padding.
+    """
+    if is_any(size):
+        return Any()
+    span = (kernel - 1) * dilation + 1
+    total = size + pad_before + pad_after
+    if total < span:
+        return None
+    if not ceil_mode:
+        return (total - span) // stride + 1
+    out = -(-(total - span) // stride) + 1
+    if (out - 1) * stride >= size + pad_before:
+        out -= 1
+    return out
+
+
+def acc_dtype(dtype: str) -> str:
+    """Accumulation dtype of a reference: float16 accumulates in float32, others in themselves."""
+    return "float32" if dtype == "float16" else dtype
+
+
+def result_dtype(attr_out_dtype: str, data_dtype: str) -> str:
+    return attr_out_dtype or data_dtype
+
+
+# --- reference helpers -----------------------------------------------------------------------------
+def windows(x: np.ndarray, kernel, stride, dilation, out_hw) -> np.ndarray:
+    """A read-only strided view (N, C, OH, OW, KH, KW) of the windows of an already padded NCHW
+    array: view[n, c, i, j, p, q] = x[n, c, i*sh + p*dh, j*sw + q*dw]. No copy is made."""
+    n, c = x.shape[:2]
+    sn, sc, sh, sw = x.strides
+    shape = (n, c, out_hw[0], out_hw[1], kernel[0], kernel[1])
+    strides = (sn, sc, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1])
+    return np.lib.stride_tricks.as_strided(x, shape=shape, strides=strides, writeable=False)
+
+
+def pad_hw(x: np.ndarray, pads4, value=0) -> np.ndarray:
+    """Pad the last two axes of an NCHW array by (top, left, bottom, right) with `value`."""
+    top, left, bottom, right = pads4
+    if not any(pads4):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), mode="constant", constant_values=value)

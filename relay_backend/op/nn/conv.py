@@ -1,0 +1,142 @@
+"""nn.conv2d: 2-D convolution over NCHW data with an OIHW kernel, with strides, 1/2/4-int
+padding, dilation and groups (grouped and depthwise). OUT_ELEMWISE_FUSABLE.
+
+The numpy reference pads once, takes a strided window view (no copy) and contracts it with the
+kernel by tensordot (BLAS), so a 1x64x56x56 3x3 convolution runs in milliseconds.
+"""
+import dataclasses
+
+import numpy as np
+
+from ...ir.attrs import Attrs
+from ...ir.types import TensorType, is_any
+from .. import samples as S
+from ..pattern import OpPattern
+from ..registry import Sample, defop
+from . import _common as C
+
+OP = "nn.conv2d"
+
+
+@dataclasses.dataclass(frozen=True)
+class Conv2DAttrs(Attrs):
+    strides: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    dilation: tuple = (1, 1)
+    groups: int = 1
+    channels: int = None
+    kernel_size: tuple = None
+    data_layout: str = "NCHW"
+    kernel_layout: str = "OIHW"
+    out_layout: str = ""
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        set_("strides", C.ints(self.strides, 2, "strides", minimum=1))
+        set_("padding", C.padding4(self.padding))
+        set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
+        set_("groups", C.ints(self.groups, 1, "groups", minimum=1)[0])
+        set_("channels", C.optional_int(self.channels, "channels"))
+        if self.kernel_size is not None:
+            set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
+        set_("out_dtype", C.out_dtype(self.out_dtype))
+        C.check_layout(OP, "data_layout", self.data_layout, ("NCHW",))
+        C.check_layout(OP, "kernel_layout", self.kernel_layout, ("OIHW",))
+        C.check_layout(OP, "out_layout", self.out_layout, ("", "NCHW"))
+
+
+def _conv2d_rel(arg_types, attrs) -> TensorType:
+    """data (N, C, H, W), weight (O, C/groups, KH, KW) -> (N, O, OH, OW);
+    OH = (H + pad_top + pad_bottom - ((KH - 1) * dilation_h + 1)) // stride_h + 1."""
+    data = C.tensor_arg(OP, arg_types[0], "data")
+    weight = C.tensor_arg(OP, arg_types[1], "weight")
+    types = dict(data=data, weight=weight)
+    C.same_dtype(OP, **types)
+    C.expect_rank(OP, data, 4, "data (NCHW)", **types)
+    C.expect_rank(OP, weight, 4, "weight (OIHW)", **types)
+    n, c, h, w = data.shape
+    o, i, kh, kw = weight.shape
+    g = attrs.groups
+    if not is_any(c) and c % g:
+        raise C.rel_error(OP, f"groups={g} does not divide the {c} input channels", **types)
+    if not is_any(o) and o % g:
+        raise C.rel_error(OP, f"groups={g} does not divide the {o} output channels of the weight", **types)
+    if not (is_any(c) or is_any(i)) and i * g != c:
+        raise C.rel_error(OP, f"data has {c} input channels but weight expects {i * g} "
+                              f"({i} per group x groups={g})", **types)
+    if attrs.channels is not None and not C.dim_matches(o, attrs.channels):
+        raise C.rel_error(OP, f"channels={attrs.channels} but weight has {o} output channels", **types)
+    if attrs.kernel_size is not None and not (C.dim_matches(kh, attrs.kernel_size[0])
+                                              and C.dim_matches(kw, attrs.kernel_size[1])):
+        raise C.rel_error(OP, f"kernel_size={attrs.kernel_size} but weight has kernel ({kh}, {kw})", **types)
+    out_hw = []
+    for axis, (size, k) in enumerate(((h, kh), (w, kw))):
+        if is_any(k):
+            out_hw.append(k)
+            continue
+        out = C.window_out_dim(size, k, attrs.strides[axis], attrs.dilation[axis],
+                               attrs.padding[axis], attrs.padding[axis + 2])
+        if out is None:
+            raise C.rel_error(OP, f"the dilated kernel ({(k - 1) * attrs.dilation[axis] + 1}) is larger than "
+                                  f"the padded input ({size + attrs.padding[axis] + attrs.padding[axis + 2]}) "
+                                  f"along {'HW'[axis]}; add padding or use a smaller kernel", **types)
+        out_hw.append(out)
+    return TensorType((n, o) + tuple(out_hw), C.result_dtype(attrs.out_dtype, data.dtype))
+
+
+def _conv2d_ref(data, weight, attrs):
+    dtype = C.result_dtype(attrs.out_dtype, str(data.dtype))
+    acc = C.acc_dtype(dtype)
+    x = C.pad_hw(data.astype(acc, copy=False), attrs.padding)
+    w = weight.astype(acc, copy=False)
+    n, c = data.shape[:2]
+    o, i, kh, kw = w.shape
+    oh = C.window_out_dim(data.shape[2], kh, attrs.strides[0], attrs.dilation[0],
+                          attrs.padding[0], attrs.padding[2])
+    ow = C.window_out_dim(data.shape[3], kw, attrs.strides[1], attrs.dilation[1],
+                          attrs.padding[1], attrs.padding[3])
+    win = C.windows(x, (kh, kw), attrs.strides, attrs.dilation, (oh, ow))  # N, C, OH, OW, KH, KW
+    g = attrs.groups
+    if g == 1:
+        out = np.tensordot(win, w, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2)
+    else:
+        win = win.reshape(n, g, c // g, oh, ow, kh, kw)
+        wg = w.reshape(g, o // g, i, kh, kw)
+        out = np.einsum("ngchwpq,gocpq->ngohw", win, wg, optimize=True).reshape(n, o, oh, ow)
+    return np.ascontiguousarray(out).astype(dtype, copy=False)
+
+
+def _conv2d_samples(rng):
+    A = Conv2DAttrs
+    return [
+        Sample([S.rand(rng, (1, 3, 6, 6)), S.rand(rng, (4, 3, 3, 3))], A(padding=(1, 1))),
+        Sample([S.rand(rng, (2, 2, 7, 8)), S.rand(rng, (3, 2, 3, 2))],
+               A(strides=(2, 1), padding=(1, 0, 2, 1)), "strided, asymmetric 4-int padding"),
+        Sample([S.rand(rng, (1, 2, 9, 9)), S.rand(rng, (2, 2, 3, 3))], A(dilation=(2, 2), padding=2),
+               "dilated"),
+        Sample([S.rand(rng, (1, 4, 5, 5)), S.rand(rng, (6, 2, 3, 3))], A(groups=2, channels=6,
+                                                                        kernel_size=(3, 3))),
+        Sample([S.rand(rng, (1, 3, 6, 5)), S.rand(rng, (6, 1, 3, 3))], A(groups=3, padding=1),
+               "depthwise, channel multiplier 2"),
+        Sample([S.rand(rng, (1, 3, 4, 4), "float64"), S.rand(rng, (2, 3, 1, 1), "float64")], A()),
+        Sample([S.rand(rng, (1, 2, 5, 5), "float16"), S.rand(rng, (2, 2, 3, 3), "float16")], A(padding=1)),
+        Sample([S.rand(rng, (1, 3, 5, 5), "int8", -100, 100), S.rand(rng, (4, 3, 3, 3), "int8", -100, 100)],
+               A(out_dtype="int32"), "int8 inputs accumulate in int32"),
+    ]
+
+
+CONV2D = defop(OP, inputs=("data", "weight"), attrs=Conv2DAttrs, rel=_conv2d_rel,
+               pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_conv2d_ref, samples=_conv2d_samples, level=2,
+               doc="out[n, o, y, x] = sum_{c, p, q} pad(data)[n, g(o)*C/G + c, y*sh + p*dh, x*sw + q*dw]"
+                   " * weight[o, c, p, q]")
+
+
+def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
+           kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype=""):
+    """relay.nn.conv2d: 2-D convolution (NCHW data, OIHW kernel)."""
+    return CONV2D(data, weight, attrs=Conv2DAttrs(strides, padding, dilation, groups, channels, kernel_size,
+                                                  data_layout, kernel_layout, out_layout, out_dtype))
+
+
+__all__ = ["conv2d", "Conv2DAttrs"]

@@ -1,0 +1,216 @@
+"""Matrix products: nn.dense (x @ W^T), nn.matmul (optionally transposed operands) and
+nn.batch_matmul (batched, with a batch of 1 broadcasting). All are OUT_ELEMWISE_FUSABLE: a
+following bias_add/relu can fuse into their output loop.
+"""
+import dataclasses
+
+import numpy as np
+
+from ...ir.attrs import Attrs
+from ...ir.types import Any, TensorType, is_any
+from .. import samples as S
+from ..pattern import OpPattern
+from ..registry import Sample, defop
+from . import _common as C
+
+
+def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
+    """a @ b accumulated in acc_dtype(dtype), returned as `dtype` (int8 inputs -> int32 math)."""
+    acc = C.acc_dtype(dtype)
+    return np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False)).astype(dtype, copy=False)
+
+
+# --- nn.dense ------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DenseAttrs(Attrs):
+    units: int = None
+    out_dtype: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "units", C.optional_int(self.units, "units"))
+        object.__setattr__(self, "out_dtype", C.out_dtype(self.out_dtype))
+
+
+def _dense_rel(arg_types, attrs) -> TensorType:
+    """data (..., in), weight (units, in) -> (..., units)."""
+    op = "nn.dense"
+    data = C.tensor_arg(op, arg_types[0], "data")
+    weight = C.tensor_arg(op, arg_types[1], "weight")
+    types = dict(data=data, weight=weight)
+    C.same_dtype(op, **types)
+    if data.ndim < 1:
+        raise C.rel_error(op, "data must have rank >= 1", **types)
+    C.expect_rank(op, weight, 2, "weight", **types)
+    if not C.dim_matches(data.shape[-1], weight.shape[1]):
+        raise C.rel_error(op, f"input has {data.shape[-1]} features but weight expects {weight.shape[1]}",
+                          **types)
+    units = weight.shape[0]
+    if attrs.units is not None and not C.dim_matches(units, attrs.units):
+        raise C.rel_error(op, f"units={attrs.units} but weight has {units} rows", **types)
+    return TensorType(data.shape[:-1] + (units,), C.result_dtype(attrs.out_dtype, data.dtype))
+
+
+def _dense_ref(data, weight, attrs):
+    return _product(data, weight.T, C.result_dtype(attrs.out_dtype, str(data.dtype)))
+
+
+def _dense_samples(rng):
+    return [Sample([S.rand(rng, (2, 8)), S.rand(rng, (16, 8))], DenseAttrs()),
+            Sample([S.rand(rng, (3, 2, 5)), S.rand(rng, (4, 5))], DenseAttrs(units=4)),
+            Sample([S.rand(rng, (1, 6), "float64"), S.rand(rng, (3, 6), "float64")], DenseAttrs()),
+            Sample([S.rand(rng, (2, 16), "float16"), S.rand(rng, (4, 16), "float16")], DenseAttrs()),
+            Sample([S.rand(rng, (3, 10), "int8", -100, 100), S.rand(rng, (5, 10), "int8", -100, 100)],
+                   DenseAttrs(out_dtype="int32"), "int8 inputs accumulate in int32")]
+
+
+DENSE = defop("nn.dense", inputs=("data", "weight"), attrs=DenseAttrs, rel=_dense_rel,
+              pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_dense_ref, samples=_dense_samples, level=1,
+              doc="out[..., u] = sum_k data[..., k] * weight[u, k]")
+
+
+def dense(data, weight, units=None, out_dtype=""):
+    """relay.nn.dense: data @ weight^T, weight of shape (units, in_features)."""
+    return DENSE(data, weight, attrs=DenseAttrs(units, out_dtype))
+
+
+# --- nn.matmul -----------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class MatmulAttrs(Attrs):
+    units: int = None
+    out_dtype: str = ""
+    transpose_a: bool = False
+    transpose_b: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "units", C.optional_int(self.units, "units"))
+        object.__setattr__(self, "out_dtype", C.out_dtype(self.out_dtype))
+        object.__setattr__(self, "transpose_a", bool(self.transpose_a))
+        object.__setattr__(self, "transpose_b", bool(self.transpose_b))
+
+
+def _matmul_rel(arg_types, attrs) -> TensorType:
+    """a (..., M, K) [(..., K, M) if transpose_a], b (K, N) [(N, K) if transpose_b] -> (..., M, N)."""
+    op = "nn.matmul"
+    a = C.tensor_arg(op, arg_types[0], "tensor_a")
+    b = C.tensor_arg(op, arg_types[1], "tensor_b")
+    types = dict(tensor_a=a, tensor_b=b)
+    C.same_dtype(op, **types)
+    C.expect_rank(op, b, 2, "tensor_b", **types)
+    if a.ndim < (2 if attrs.transpose_a else 1):
+        raise C.rel_error(op, f"tensor_a has rank {a.ndim}, too small (transpose_a={attrs.transpose_a})", **types)
+    if attrs.transpose_a:
+        reduce_a, out_prefix = a.shape[-2], a.shape[:-2] + (a.shape[-1],)
+    else:
+        reduce_a, out_prefix = a.shape[-1], a.shape[:-1]
+    reduce_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else (b.shape[0], b.shape[1])
+    if not C.dim_matches(reduce_a, reduce_b):
+        raise C.rel_error(op, f"reduction dims differ: tensor_a has {reduce_a}, tensor_b has {reduce_b} "
+                              f"(transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b})", **types)
+    if attrs.units is not None and not C.dim_matches(n, attrs.units):
+        raise C.rel_error(op, f"units={attrs.units} but tensor_b gives {n} output columns", **types)
+    return TensorType(out_prefix + (n,), C.result_dtype(attrs.out_dtype, a.dtype))
+
+
+def _matmul_ref(a, b, attrs):
+    if attrs.transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if attrs.transpose_b:
+        b = b.T
+    return _product(a, b, C.result_dtype(attrs.out_dtype, str(a.dtype)))
+
+
+def _matmul_samples(rng):
+    return [Sample([S.rand(rng, (3, 5)), S.rand(rng, (5, 4))], MatmulAttrs()),
+            Sample([S.rand(rng, (5, 3)), S.rand(rng, (5, 4))], MatmulAttrs(transpose_a=True)),
+            Sample([S.rand(rng, (2, 5, 3), "float64"), S.rand(rng, (4, 5), "float64")],
+                   MatmulAttrs(transpose_a=True, transpose_b=True)),
+            Sample([S.rand(rng, (2, 3, 6)), S.rand(rng, (6, 2))], MatmulAttrs(units=2))]
+
+
+MATMUL = defop("nn.matmul", inputs=("tensor_a", "tensor_b"), attrs=MatmulAttrs, rel=_matmul_rel,
+               pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_matmul_ref, samples=_matmul_samples, level=1,
+               doc="out = op_a(a) @ op_b(b), op_x transposing when transpose_x")
+
+
+def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
+    """relay.nn.matmul; as in TVM, the (False, True) case is emitted as nn.dense."""
+    if not transpose_a and transpose_b:
+        return dense(tensor_a, tensor_b, units, out_dtype)
+    return MATMUL(tensor_a, tensor_b, attrs=MatmulAttrs(units, out_dtype, transpose_a, transpose_b))
+
+
+# --- nn.batch_matmul -----------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class BatchMatmulAttrs(Attrs):
+    out_dtype: str = ""
+    transpose_a: bool = False
+    transpose_b: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "out_dtype", C.out_dtype(self.out_dtype))
+        object.__setattr__(self, "transpose_a", bool(self.transpose_a))
+        object.__setattr__(self, "transpose_b", bool(self.transpose_b))
+
+
+def _batch_dim(op, ba, bb, types):
+    """Batch dims broadcast when one is 1; Any meets n gives n (or Any when n is 1)."""
+    if is_any(ba) and is_any(bb):
+        return Any()
+    if is_any(ba) or is_any(bb):
+        known = bb if is_any(ba) else ba
+        return Any() if known == 1 else known
+    if ba == bb or bb == 1:
+        return ba
+    if ba == 1:
+        return bb
+    raise C.rel_error(op, f"batch dimensions {ba} and {bb} differ and neither is 1", **types)
+
+
+def _batch_matmul_rel(arg_types, attrs) -> TensorType:
+    """a (B, M, K) [(B, K, M) if transpose_a], b (B, K, N) [(B, N, K) if transpose_b] -> (B, M, N)."""
+    op = "nn.batch_matmul"
+    a = C.tensor_arg(op, arg_types[0], "tensor_a")
+    b = C.tensor_arg(op, arg_types[1], "tensor_b")
+    types = dict(tensor_a=a, tensor_b=b)
+    C.same_dtype(op, **types)
+    C.expect_rank(op, a, 3, "tensor_a", **types)
+    C.expect_rank(op, b, 3, "tensor_b", **types)
+    m, ka = (a.shape[2], a.shape[1]) if attrs.transpose_a else (a.shape[1], a.shape[2])
+    n, kb = (b.shape[1], b.shape[2]) if attrs.transpose_b else (b.shape[2], b.shape[1])
+    if not C.dim_matches(ka, kb):
+        raise C.rel_error(op, f"reduction dims differ: tensor_a has {ka}, tensor_b has {kb} "
+                              f"(transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b})", **types)
+    batch = _batch_dim(op, a.shape[0], b.shape[0], types)
+    return TensorType((batch, m, n), C.result_dtype(attrs.out_dtype, a.dtype))
+
+
+def _batch_matmul_ref(a, b, attrs):
+    if attrs.transpose_a:
+        a = np.swapaxes(a, 1, 2)
+    if attrs.transpose_b:
+        b = np.swapaxes(b, 1, 2)
+    return _product(a, b, C.result_dtype(attrs.out_dtype, str(a.dtype)))  # matmul broadcasts batch 1
+
+
+def _batch_matmul_samples(rng):
+    return [Sample([S.rand(rng, (2, 3, 5)), S.rand(rng, (2, 4, 5))], BatchMatmulAttrs()),
+            Sample([S.rand(rng, (1, 3, 5)), S.rand(rng, (3, 5, 4))], BatchMatmulAttrs(transpose_b=False),
+                   "batch 1 broadcasts"),
+            Sample([S.rand(rng, (2, 5, 3), "float64"), S.rand(rng, (1, 4, 5), "float64")],
+                   BatchMatmulAttrs(transpose_a=True, transpose_b=True)),
+            Sample([S.rand(rng, (2, 4, 8), "int8", -50, 50), S.rand(rng, (2, 3, 8), "int8", -50, 50)],
+                   BatchMatmulAttrs(out_dtype="int32"))]
+
+
+BATCH_MATMUL = defop("nn.batch_matmul", inputs=("tensor_a", "tensor_b"), attrs=BatchMatmulAttrs,
+                     rel=_batch_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_batch_matmul_ref,
+                     samples=_batch_matmul_samples, level=10,
+                     doc="out[b] = op_a(a[b or 0]) @ op_b(b[b or 0])")
+
+
+def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True):
+    """relay.nn.batch_matmul: batched product; by default tensor_b is (B, N, K) (transposed)."""
+    return BATCH_MATMUL(tensor_a, tensor_b, attrs=BatchMatmulAttrs(out_dtype, transpose_a, transpose_b))
+
+
+__all__ = ["dense", "matmul", "batch_matmul", "DenseAttrs", "MatmulAttrs", "BatchMatmulAttrs"]

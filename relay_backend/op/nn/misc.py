@@ -1,0 +1,194 @@
+"""Shape-level and bookkeeping nn operators: nn.bias_add (BROADCAST), nn.batch_flatten and
+nn.pad (INJECTIVE), nn.dropout (OPAQUE; identity at inference, returning (data, mask) as TVM).
+"""
+import dataclasses
+
+import numpy as np
+
+from ...errors import AttrsError
+from ...ir.attrs import Attrs, check_choice
+from ...ir.expr import Expr, TupleWrapper, const
+from ...ir.types import Any, TensorType, TupleType, is_any
+from .. import samples as S
+from ..pattern import OpPattern
+from ..registry import Sample, defop
+from . import _common as C
+
+
+# --- nn.bias_add ---------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class BiasAddAttrs(Attrs):
+    axis: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "axis", int(self.axis))
+
+
+def _bias_add_rel(arg_types, attrs) -> TensorType:
+    """(data, bias of shape (data.shape[axis],)) -> data type."""
+    op = "nn.bias_add"
+    data = C.tensor_arg(op, arg_types[0], "data")
+    bias = C.tensor_arg(op, arg_types[1], "bias")
+    types = dict(data=data, bias=bias)
+    ax = C.norm_axis(op, attrs.axis, data.ndim, **types)
+    C.same_dtype(op, **types)
+    C.channel_vector(op, bias, data.shape[ax], "bias", **types)
+    return data
+
+
+def _bias_add_ref(x, bias, attrs):
+    shape = [1] * x.ndim
+    shape[attrs.axis % x.ndim] = bias.shape[0]
+    return (x + bias.reshape(shape)).astype(x.dtype)
+
+
+BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel=_bias_add_rel,
+                 pattern=OpPattern.BROADCAST, ref=_bias_add_ref, level=1,
+                 samples=lambda rng: [
+                     Sample([S.rand(rng, (2, 3, 2, 2)), S.rand(rng, (3,))], BiasAddAttrs()),
+                     Sample([S.rand(rng, (4, 5), "float64"), S.rand(rng, (5,), "float64")], BiasAddAttrs(-1)),
+                     Sample([S.rand(rng, (1, 2, 2, 6), "float16"), S.rand(rng, (6,), "float16")], BiasAddAttrs(3)),
+                     Sample([S.rand(rng, (3, 4), "int32", -9, 9), S.rand(rng, (4,), "int32", -9, 9)],
+                            BiasAddAttrs())],
+                 doc="out = data + bias broadcast along axis")
+
+
+def bias_add(data, bias, axis=1):
+    """relay.nn.bias_add: add a 1-D bias along `axis`."""
+    return BIAS_ADD(data, bias, attrs=BiasAddAttrs(axis))
+
+
+# --- nn.batch_flatten ----------------------------------------------------------------------------
+def _batch_flatten_rel(arg_types, attrs=None) -> TensorType:
+    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any."""
+    op = "nn.batch_flatten"
+    data = C.tensor_arg(op, arg_types[0], "data")
+    if data.ndim < 1:
+        raise C.rel_error(op, "data must have rank >= 1 (a batch axis)", data=data)
+    rest = data.shape[1:]
+    flat = Any() if any(is_any(d) for d in rest) else int(np.prod(rest, dtype=np.int64))
+    return TensorType((data.shape[0], flat), data.dtype)
+
+
+BATCH_FLATTEN = defop("nn.batch_flatten", inputs=("data",), rel=_batch_flatten_rel, pattern=OpPattern.INJECTIVE,
+                      ref=lambda x, a: x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))),
+                      level=1,
+                      samples=lambda rng: [Sample([S.rand(rng, (2, 3, 4, 5))]),
+                                           Sample([S.rand(rng, (3, 7), "float64")]),
+                                           Sample([S.rand(rng, (1, 2, 3), "int32", -5, 5)]),
+                                           Sample([S.rand(rng, (4,), "float16")])],
+                      doc="out[n, i] = data[n].flat[i]")
+
+
+def batch_flatten(data):
+    """relay.nn.batch_flatten: keep the first axis, flatten the rest."""
+    return BATCH_FLATTEN(data)
+
+
+# --- nn.pad --------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PadAttrs(Attrs):
+    pad_width: tuple = ()
+    pad_mode: str = "constant"
+
+    def __post_init__(self):
+        try:
+            widths = tuple((int(b), int(a)) for b, a in self.pad_width)
+        except (TypeError, ValueError) as err:
+            raise AttrsError(f"attribute pad_width={self.pad_width!r} must be a sequence of (before, after) "
+                             "int pairs, one per axis") from err
+        if any(b < 0 or a < 0 for b, a in widths):
+            raise AttrsError(f"attribute pad_width={widths} must be non-negative (use strided_slice to crop)")
+        object.__setattr__(self, "pad_width", widths)
+        check_choice("pad_mode", self.pad_mode, ("constant", "edge", "reflect"))
+
+
+def _pad_rel(arg_types, attrs) -> TensorType:
+    """(data, scalar pad_value) -> data padded by pad_width (Any stays Any)."""
+    op = "nn.pad"
+    data = C.tensor_arg(op, arg_types[0], "data")
+    value = C.tensor_arg(op, arg_types[1], "pad_value")
+    types = dict(data=data, pad_value=value)
+    if value.ndim != 0:
+        raise C.rel_error(op, f"pad_value must be a scalar, got shape {value.shape}", **types)
+    if len(attrs.pad_width) != data.ndim:
+        raise C.rel_error(op, f"pad_width has {len(attrs.pad_width)} (before, after) pairs but data has rank "
+                              f"{data.ndim}; give one pair per axis", **types)
+    out = []
+    for axis, (d, (before, after)) in enumerate(zip(data.shape, attrs.pad_width)):
+        if is_any(d):
+            out.append(Any())
+            continue
+        if attrs.pad_mode == "reflect" and max(before, after) >= max(d, 1):
+            raise C.rel_error(op, f"reflect padding of ({before}, {after}) on axis {axis} needs the axis to be "
+                                  f"longer than the padding, but it has {d} elements", **types)
+        if attrs.pad_mode == "edge" and d == 0 and before + after:
+            raise C.rel_error(op, f"edge padding on axis {axis} needs a non-empty axis", **types)
+        out.append(d + before + after)
+    return TensorType(out, data.dtype)
+
+
+def _pad_ref(x, value, attrs):
+    if attrs.pad_mode == "constant":
+        return np.pad(x, attrs.pad_width, mode="constant", constant_values=np.asarray(value).astype(x.dtype))
+    return np.pad(x, attrs.pad_width, mode=attrs.pad_mode)
+
+
+def _pad_samples(rng):
+    A = PadAttrs
+    return [Sample([S.rand(rng, (2, 3)), np.array(0, "float32")], A(((1, 2), (0, 3)))),
+            Sample([S.rand(rng, (1, 2, 3, 3)), np.array(-1.5, "float32")], A(((0, 0), (0, 0), (1, 1), (2, 0)))),
+            Sample([S.rand(rng, (3, 4), "int32", -9, 9), np.array(7, "int32")], A(((2, 0), (1, 1)))),
+            Sample([S.rand(rng, (4, 3), "float64"), np.array(0, "float64")], A(((1, 2), (2, 1)), "edge")),
+            Sample([S.rand(rng, (4, 5)), np.array(0, "float32")], A(((3, 2), (1, 4)), "reflect")),
+            Sample([S.rand(rng, (5,), "float16"), np.array(2, "float16")], A(((2, 2),)))]
+
+
+PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel, pattern=OpPattern.INJECTIVE,
+            ref=_pad_ref, samples=_pad_samples, level=2,
+            doc="out = data surrounded by pad_width cells: pad_value, the edge value, or a reflection")
+
+
+def pad(data, pad_width, pad_value=0, pad_mode="constant"):
+    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr."""
+    if not isinstance(pad_value, Expr):
+        pad_value = const(pad_value)
+    return PAD(data, pad_value, attrs=PadAttrs(pad_width, pad_mode))
+
+
+# --- nn.dropout ----------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DropoutAttrs(Attrs):
+    rate: float = 0.5
+
+    def __post_init__(self):
+        object.__setattr__(self, "rate", float(self.rate))
+        if not 0.0 <= self.rate < 1.0:
+            raise AttrsError(f"attribute rate={self.rate} must be in [0, 1)")
+
+
+def _dropout_rel(arg_types, attrs) -> TupleType:
+    """data -> (data type, mask of the data type)."""
+    data = C.tensor_arg("nn.dropout", arg_types[0], "data")
+    return TupleType([data, data])
+
+
+DROPOUT = defop("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=_dropout_rel, pattern=OpPattern.OPAQUE,
+                ref=lambda x, a: (x.copy(), np.ones_like(x)), level=1,
+                samples=lambda rng: [Sample([S.rand(rng, (2, 5))], DropoutAttrs()),
+                                     Sample([S.rand(rng, (3, 2, 2), "float64")], DropoutAttrs(0.1))],
+                doc="inference: out = data, mask = 1 (SimplifyInference removes it)")
+
+
+def dropout_raw(data, rate=0.5):
+    """relay.nn.dropout_raw: the (output, mask) TupleWrapper."""
+    return TupleWrapper(DROPOUT(data, attrs=DropoutAttrs(rate)), 2)
+
+
+def dropout(data, rate=0.5):
+    """relay.nn.dropout: field 0 of the (output, mask) pair."""
+    return dropout_raw(data, rate)[0]
+
+
+__all__ = ["bias_add", "batch_flatten", "pad", "dropout", "dropout_raw", "BiasAddAttrs", "PadAttrs",
+           "DropoutAttrs"]

@@ -1,0 +1,201 @@
+"""Normalization operators: nn.batch_norm (inference form, using the moving statistics; a
+3-output tuple as in TVM), nn.layer_norm and nn.lrn (local response normalization). All OPAQUE:
+SimplifyInference rewrites batch_norm/layer_norm into elementwise arithmetic before fusion.
+"""
+import dataclasses
+
+import numpy as np
+
+from ...errors import AttrsError
+from ...ir.attrs import Attrs
+from ...ir.expr import TupleWrapper
+from ...ir.types import TensorType, TupleType
+from .. import samples as S
+from ..pattern import OpPattern
+from ..registry import Sample, defop
+from . import _common as C
+
+
+def _along(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    """A 1-D per-channel vector reshaped to broadcast along `axis` of a rank-`ndim` tensor."""
+    shape = [1] * ndim
+    shape[axis] = vec.shape[0]
+    return vec.astype("float64").reshape(shape)
+
+
+def _check_params(op, data, axis, params: dict) -> int:
+    """Every per-channel parameter must be a (C,) vector of data's dtype, C = data.shape[axis]."""
+    types = dict(data=data, **params)
+    ax = C.norm_axis(op, axis, data.ndim, **types)
+    C.same_dtype(op, **types)
+    for name, t in params.items():
+        C.channel_vector(op, t, data.shape[ax], name, **types)
+    return ax
+
+
+# --- nn.batch_norm -------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class BatchNormAttrs(Attrs):
+    axis: int = 1
+    epsilon: float = 1e-5
+    center: bool = True
+    scale: bool = True
+
+    def __post_init__(self):
+        object.__setattr__(self, "axis", int(self.axis))
+        object.__setattr__(self, "epsilon", float(self.epsilon))
+        if self.epsilon < 0:
+            raise AttrsError(f"attribute epsilon={self.epsilon} must be non-negative")
+
+
+_BN_PARAMS = ("gamma", "beta", "moving_mean", "moving_var")
+
+
+def _batch_norm_rel(arg_types, attrs) -> TupleType:
+    """(data, gamma, beta, mean, var) -> (data type, (C,), (C,)) with C = data.shape[axis]."""
+    op = "nn.batch_norm"
+    data = C.tensor_arg(op, arg_types[0], "data")
+    params = {n: C.tensor_arg(op, t, n) for n, t in zip(_BN_PARAMS, arg_types[1:])}
+    ax = _check_params(op, data, attrs.axis, params)
+    vec = TensorType((data.shape[ax],), data.dtype)
+    return TupleType([data, vec, vec])
+
+
+def _batch_norm_ref(x, gamma, beta, mean, var, attrs):
+    ax = attrs.axis % x.ndim
+    out = (x.astype("float64") - _along(mean, ax, x.ndim)) / np.sqrt(_along(var, ax, x.ndim) + attrs.epsilon)
+    if attrs.scale:
+        out = out * _along(gamma, ax, x.ndim)
+    if attrs.center:
+        out = out + _along(beta, ax, x.ndim)
+    return out.astype(x.dtype), mean.copy(), var.copy()
+
+
+def _bn_inputs(rng, shape, axis, dtype="float32"):
+    c = shape[axis]
+    return [S.rand(rng, shape, dtype), S.rand(rng, (c,), dtype, 0.5, 1.5), S.rand(rng, (c,), dtype),
+            S.rand(rng, (c,), dtype), S.rand(rng, (c,), dtype, 0.1, 2.0)]
+
+
+def _batch_norm_samples(rng):
+    A = BatchNormAttrs
+    return [Sample(_bn_inputs(rng, (2, 3, 4, 4), 1), A()),
+            Sample(_bn_inputs(rng, (2, 5), 1), A(epsilon=1e-3)),
+            Sample(_bn_inputs(rng, (1, 4, 3, 2), 3, "float64"), A(axis=-1, center=False)),
+            Sample(_bn_inputs(rng, (2, 3, 5), 1, "float16"), A(scale=False))]
+
+
+BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNormAttrs, rel=_batch_norm_rel,
+                   pattern=OpPattern.OPAQUE, ref=_batch_norm_ref, samples=_batch_norm_samples, level=1,
+                   doc="out = (data - mean) / sqrt(var + eps) * gamma + beta; also returns mean, var")
+
+
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
+    """relay.nn.batch_norm: a TupleWrapper of (normalized data, moving_mean, moving_var)."""
+    call = BATCH_NORM(data, gamma, beta, moving_mean, moving_var,
+                      attrs=BatchNormAttrs(axis, epsilon, center, scale))
+    return TupleWrapper(call, 3)
+
+
+# --- nn.layer_norm -------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class LayerNormAttrs(BatchNormAttrs):
+    axis: int = -1
+
+
+def _layer_norm_rel(arg_types, attrs) -> TensorType:
+    """(data, gamma, beta) -> data type; gamma, beta of shape (data.shape[axis],)."""
+    op = "nn.layer_norm"
+    data = C.tensor_arg(op, arg_types[0], "data")
+    params = {n: C.tensor_arg(op, t, n) for n, t in zip(("gamma", "beta"), arg_types[1:])}
+    _check_params(op, data, attrs.axis, params)
+    return data
+
+
+def _layer_norm_ref(x, gamma, beta, attrs):
+    ax = attrs.axis % x.ndim
+    x64 = x.astype("float64")
+    mean = x64.mean(axis=ax, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=ax, keepdims=True)
+    out = (x64 - mean) / np.sqrt(var + attrs.epsilon)
+    if attrs.scale:
+        out = out * _along(gamma, ax, x.ndim)
+    if attrs.center:
+        out = out + _along(beta, ax, x.ndim)
+    return out.astype(x.dtype)
+
+
+def _layer_norm_samples(rng):
+    def inputs(shape, axis, dtype="float32"):
+        c = shape[axis]
+        return [S.rand(rng, shape, dtype), S.rand(rng, (c,), dtype, 0.5, 1.5), S.rand(rng, (c,), dtype)]
+    A = LayerNormAttrs
+    return [Sample(inputs((2, 3, 8), -1), A()),
+            Sample(inputs((4, 6), 1, "float64"), A(axis=1, epsilon=1e-6)),
+            Sample(inputs((2, 5, 3), 1), A(axis=1, center=False, scale=False)),
+            Sample(inputs((3, 16), -1, "float16"), A())]
+
+
+LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=LayerNormAttrs, rel=_layer_norm_rel,
+                   pattern=OpPattern.OPAQUE, ref=_layer_norm_ref, samples=_layer_norm_samples, level=1,
+                   doc="out = (data - mean_axis) / sqrt(var_axis + eps) * gamma + beta")
+
+
+def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
+    """relay.nn.layer_norm: normalize over one axis with the data's own mean and variance."""
+    return LAYER_NORM(data, gamma, beta, attrs=LayerNormAttrs(axis, epsilon, center, scale))
+
+
+# --- nn.lrn --------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class LRNAttrs(Attrs):
+    size: int = 5
+    axis: int = 1
+    bias: float = 2.0
+    alpha: float = 0.00001
+    beta: float = 0.75
+
+    def __post_init__(self):
+        object.__setattr__(self, "size", C.ints(self.size, 1, "size", minimum=1)[0])
+        object.__setattr__(self, "axis", int(self.axis))
+        for name in ("bias", "alpha", "beta"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+
+def _lrn_rel(arg_types, attrs) -> TensorType:
+    """Same type as data; axis must be in range."""
+    data = C.tensor_arg("nn.lrn", arg_types[0], "data")
+    C.norm_axis("nn.lrn", attrs.axis, data.ndim, data=data)
+    return data
+
+
+def _lrn_ref(x, attrs):
+    """TVM semantics: out = x / (bias + alpha / size * sum of x^2 over the channel window)^beta,
+    the window for channel i being [i - size // 2, i - size // 2 + size) clipped to the axis."""
+    ax = attrs.axis % x.ndim
+    sq = np.moveaxis(x.astype("float64") ** 2, ax, -1)
+    c = sq.shape[-1]
+    csum = np.concatenate([np.zeros(sq.shape[:-1] + (1,)), sq.cumsum(-1)], axis=-1)
+    lo = np.clip(np.arange(c) - attrs.size // 2, 0, c)
+    hi = np.clip(np.arange(c) - attrs.size // 2 + attrs.size, 0, c)
+    window = np.moveaxis(csum[..., hi] - csum[..., lo], -1, ax)
+    return (x / (attrs.bias + attrs.alpha / attrs.size * window) ** attrs.beta).astype(x.dtype)
+
+
+def _lrn_samples(rng):
+    return [Sample([S.rand(rng, (1, 7, 3, 3))], LRNAttrs()),
+            Sample([S.rand(rng, (2, 4, 5), "float64")], LRNAttrs(size=3, axis=1, bias=1.0, alpha=0.5, beta=0.5)),
+            Sample([S.rand(rng, (2, 3, 6))], LRNAttrs(size=4, axis=-1, bias=1.5, alpha=0.2, beta=0.75),
+                   "even size: window [i-2, i+2)")]
+
+
+LRN = defop("nn.lrn", inputs=("data",), attrs=LRNAttrs, rel=_lrn_rel, pattern=OpPattern.OPAQUE, ref=_lrn_ref,
+            samples=_lrn_samples, level=2, doc="out = data / (bias + alpha/size * window_sum(data^2))^beta")
+
+
+def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
+    """relay.nn.lrn: local response normalization across `axis` (alpha is divided by size)."""
+    return LRN(data, attrs=LRNAttrs(size, axis, bias, alpha, beta))
+
+
+__all__ = ["batch_norm", "layer_norm", "lrn", "BatchNormAttrs", "LayerNormAttrs", "LRNAttrs"]

@@ -1,0 +1,288 @@
+"""2-D pooling over NCHW data: nn.max_pool2d, nn.avg_pool2d (sliding windows with padding,
+dilation and ceil_mode), nn.global_max_pool2d / nn.global_avg_pool2d, and nn.adaptive_avg_pool2d
+(PyTorch-style bins). All OUT_ELEMWISE_FUSABLE.
+
+References: windows come from one strided view of the padded input; the avg divisor is the
+same window sum taken over a 0/1 mask of the cells that count (input only, or input + padding
+when count_include_pad), so partial ceil_mode windows divide by what they really cover.
+"""
+import dataclasses
+
+import numpy as np
+
+from ...errors import AttrsError
+from ...ir.attrs import Attrs
+from ...ir.types import TensorType
+from .. import samples as S
+from ..pattern import OpPattern
+from ..registry import Sample, defop
+from . import _common as C
+
+
+@dataclasses.dataclass(frozen=True)
+class MaxPool2DAttrs(Attrs):
+    pool_size: tuple = (1, 1)
+    strides: tuple = (1, 1)
+    dilation: tuple = (1, 1)
+    padding: tuple = (0, 0, 0, 0)
+    layout: str = "NCHW"
+    out_layout: str = ""
+    ceil_mode: bool = False
+
+    def __post_init__(self):
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
+        set_("pool_size", C.ints(self.pool_size, 2, "pool_size", minimum=1))
+        set_("strides", C.ints(self.strides, 2, "strides", minimum=1))
+        set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
+        set_("padding", C.padding4(self.padding))
+        set_("ceil_mode", bool(self.ceil_mode))
+        _check_layouts(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class AvgPool2DAttrs(MaxPool2DAttrs):
+    count_include_pad: bool = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "count_include_pad", bool(self.count_include_pad))
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalPool2DAttrs(Attrs):
+    layout: str = "NCHW"
+    out_layout: str = ""
+
+    def __post_init__(self):
+        _check_layouts(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class AdaptivePool2DAttrs(Attrs):
+    output_size: tuple = None
+    layout: str = "NCHW"
+    out_layout: str = ""
+
+    def __post_init__(self):
+        size = self.output_size
+        if size is not None:
+            size = (size,) if isinstance(size, int) or size is None else tuple(size)
+            size = size * 2 if len(size) == 1 else size
+            if len(size) != 2 or any(s is not None and (int(s) != s or s < 1) for s in size):
+                raise AttrsError(f"attribute output_size={self.output_size!r} must be None, one positive "
+                                   "int or two (each may be None to keep that input dim)")
+            size = tuple(None if s is None else int(s) for s in size)
+        object.__setattr__(self, "output_size", size)
+        _check_layouts(self)
+
+
+def _check_layouts(attrs) -> None:
+    what = f"{type(attrs).__name__}"
+    C.check_layout(what, "layout", attrs.layout, ("NCHW",))
+    C.check_layout(what, "out_layout", attrs.out_layout, ("", "NCHW"))
+
+
+def _data(op, arg_types) -> TensorType:
+    data = C.tensor_arg(op, arg_types[0], "data")
+    C.expect_rank(op, data, 4, "data (NCHW)", data=data)
+    return data
+
+
+# --- sliding-window pools ---------------------------------------------------------------------------
+def _pool_out_hw(op, data, attrs):
+    out = []
+    for axis in (0, 1):
+        size = data.shape[2 + axis]
+        o = C.window_out_dim(size, attrs.pool_size[axis], attrs.strides[axis], attrs.dilation[axis],
+                             attrs.padding[axis], attrs.padding[axis + 2], attrs.ceil_mode)
+        if o is None:
+            raise C.rel_error(op, f"pool_size={attrs.pool_size} (dilation={attrs.dilation}) does not fit the "
+                                  f"padded input along {'HW'[axis]}; add padding or use a smaller pool",
+                              data=data)
+        out.append(o)
+    return tuple(out)
+
+
+def _make_pool_rel(op):
+    def rel(arg_types, attrs) -> TensorType:
+        """(N, C, H, W) -> (N, C, OH, OW), OH as for conv2d (ceil division when ceil_mode)."""
+        data = _data(op, arg_types)
+        return TensorType(data.shape[:2] + _pool_out_hw(op, data, attrs), data.dtype)
+    return rel
+
+
+def _padded_windows(x, attrs, fill):
+    """(windows view (N, C, OH, OW, KH, KW), out_hw, pads) over x padded with `fill`, including the
+    extra bottom/right cells a ceil_mode partial window reaches."""
+    h, w = x.shape[2:]
+    oh, ow = (C.window_out_dim(s, attrs.pool_size[a], attrs.strides[a], attrs.dilation[a],
+                               attrs.padding[a], attrs.padding[a + 2], attrs.ceil_mode)
+              for a, s in ((0, h), (1, w)))
+    top, left, bottom, right = attrs.padding
+    need_h = (oh - 1) * attrs.strides[0] + (attrs.pool_size[0] - 1) * attrs.dilation[0] + 1
+    need_w = (ow - 1) * attrs.strides[1] + (attrs.pool_size[1] - 1) * attrs.dilation[1] + 1
+    pads = (top, left, max(bottom, need_h - h - top), max(right, need_w - w - left))
+    xp = C.pad_hw(x, pads, fill)
+    return C.windows(xp, attrs.pool_size, attrs.strides, attrs.dilation, (oh, ow)), (oh, ow), pads
+
+
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _max_pool_ref(x, attrs):
+    win, _, _ = _padded_windows(x, attrs, _lowest(x.dtype))
+    return win.max(axis=(4, 5))
+
+
+def _avg_pool_ref(x, attrs):
+    acc = "float64" if x.dtype.kind == "f" else "int64"
+    win, (oh, ow), pads = _padded_windows(x.astype(acc), attrs, 0)
+    total = win.sum(axis=(4, 5))
+    # Mask of the cells a window may count, in the same padded frame.
+    h, w = x.shape[2:]
+    mask = np.zeros((1, 1, h + pads[0] + pads[2], w + pads[1] + pads[3]), acc)
+    if attrs.count_include_pad:
+        mask[..., :h + attrs.padding[0] + attrs.padding[2], :w + attrs.padding[1] + attrs.padding[3]] = 1
+    else:
+        mask[..., pads[0]:pads[0] + h, pads[1]:pads[1] + w] = 1
+    count = C.windows(mask, attrs.pool_size, attrs.strides, attrs.dilation, (oh, ow)).sum(axis=(4, 5))
+    count = np.maximum(count, 1)
+    out = total / count if x.dtype.kind == "f" else total // count
+    return out.astype(x.dtype)
+
+
+def _pool_samples(attrs_cls):
+    def gen(rng):
+        A = attrs_cls
+        extra = dict(count_include_pad=True) if attrs_cls is AvgPool2DAttrs else {}
+        return [
+            Sample([S.rand(rng, (1, 2, 6, 6))], A(pool_size=(2, 2), strides=(2, 2))),
+            Sample([S.rand(rng, (2, 3, 7, 8))], A(pool_size=3, strides=2, padding=1)),
+            Sample([S.rand(rng, (1, 2, 7, 7))], A(pool_size=(3, 2), strides=(2, 2), ceil_mode=True),
+                   "ceil_mode partial windows"),
+            Sample([S.rand(rng, (1, 1, 6, 7), "float64")], A(pool_size=3, strides=2, padding=(1, 0, 1, 1),
+                                                            ceil_mode=True, **extra)),
+            Sample([S.rand(rng, (1, 2, 8, 8), "float16")], A(pool_size=2, strides=1, dilation=2, **extra)),
+            Sample([S.rand(rng, (1, 2, 5, 5))], A(pool_size=3, strides=1, padding=1, **extra)),
+        ]
+    return gen
+
+
+MAX_POOL2D = defop("nn.max_pool2d", inputs=("data",), attrs=MaxPool2DAttrs, rel=_make_pool_rel("nn.max_pool2d"),
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_max_pool_ref,
+                   samples=_pool_samples(MaxPool2DAttrs), level=2,
+                   doc="out[n, c, y, x] = max_{p, q} pad(data, -inf)[n, c, y*sh + p*dh, x*sw + q*dw]")
+AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs, rel=_make_pool_rel("nn.avg_pool2d"),
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_avg_pool_ref,
+                   samples=_pool_samples(AvgPool2DAttrs), level=2,
+                   doc="out = window sum / number of counted cells (input only unless count_include_pad)")
+
+
+def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
+               out_layout="", ceil_mode=False):
+    """relay.nn.max_pool2d: windowed maximum (padding counts as -inf)."""
+    return MAX_POOL2D(data, attrs=MaxPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
+                                                 ceil_mode))
+
+
+def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
+               out_layout="", ceil_mode=False, count_include_pad=False):
+    """relay.nn.avg_pool2d: windowed mean."""
+    return AVG_POOL2D(data, attrs=AvgPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
+                                                 ceil_mode, count_include_pad))
+
+
+# --- global pools ----------------------------------------------------------------------------------
+def _make_global_rel(op):
+    def rel(arg_types, attrs) -> TensorType:
+        """(N, C, H, W) -> (N, C, 1, 1)."""
+        data = _data(op, arg_types)
+        return TensorType(data.shape[:2] + (1, 1), data.dtype)
+    return rel
+
+
+def _global_avg_ref(x, attrs):
+    return x.mean(axis=(2, 3), keepdims=True, dtype=C.acc_dtype(str(x.dtype))).astype(x.dtype)
+
+
+def _global_samples(rng):
+    return [Sample([S.rand(rng, (1, 3, 4, 5))], GlobalPool2DAttrs()),
+            Sample([S.rand(rng, (2, 2, 7, 7), "float64")], GlobalPool2DAttrs()),
+            Sample([S.rand(rng, (1, 4, 3, 3), "float16")], GlobalPool2DAttrs())]
+
+
+GLOBAL_MAX_POOL2D = defop("nn.global_max_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
+                          rel=_make_global_rel("nn.global_max_pool2d"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                          ref=lambda x, a: x.max(axis=(2, 3), keepdims=True), samples=_global_samples, level=2)
+GLOBAL_AVG_POOL2D = defop("nn.global_avg_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
+                          rel=_make_global_rel("nn.global_avg_pool2d"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                          ref=_global_avg_ref, samples=_global_samples, level=2)
+
+
+def global_max_pool2d(data, layout="NCHW", out_layout=""):
+    """relay.nn.global_max_pool2d: maximum over H and W, keeping them as size 1."""
+    return GLOBAL_MAX_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
+
+
+def global_avg_pool2d(data, layout="NCHW", out_layout=""):
+    """relay.nn.global_avg_pool2d: mean over H and W, keeping them as size 1."""
+    return GLOBAL_AVG_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
+
+
+# --- adaptive average pool ----------------------------------------------------------------------------
+def _adaptive_out_hw(data_hw, output_size):
+    if output_size is None:
+        return tuple(data_hw)
+    return tuple(d if s is None else s for d, s in zip(data_hw, output_size))
+
+
+def _adaptive_rel(arg_types, attrs) -> TensorType:
+    """(N, C, H, W) -> (N, C, OH, OW); output_size None keeps H, W."""
+    data = _data("nn.adaptive_avg_pool2d", arg_types)
+    return TensorType(data.shape[:2] + _adaptive_out_hw(data.shape[2:], attrs.output_size), data.dtype)
+
+
+def _bins(size: int, out: int):
+    """PyTorch's adaptive bins: bin i covers [floor(i*size/out), ceil((i+1)*size/out))."""
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _adaptive_avg_ref(x, attrs):
+    h, w = x.shape[2:]
+    oh, ow = _adaptive_out_hw((h, w), attrs.output_size)
+    # Summed-area table with a zero first row/column: any box sum is four lookups.
+    sat = np.zeros(x.shape[:2] + (h + 1, w + 1), "float64")
+    sat[:, :, 1:, 1:] = x.astype("float64").cumsum(2).cumsum(3)
+    hs, he = _bins(h, oh)
+    ws, we = _bins(w, ow)
+    box = (sat[:, :, he][:, :, :, we] - sat[:, :, hs][:, :, :, we]
+           - sat[:, :, he][:, :, :, ws] + sat[:, :, hs][:, :, :, ws])
+    area = (he - hs)[:, None] * (we - ws)[None, :]
+    return (box / area).astype(x.dtype)
+
+
+def _adaptive_samples(rng):
+    A = AdaptivePool2DAttrs
+    return [Sample([S.rand(rng, (1, 2, 7, 7))], A(output_size=(3, 3)), "uneven, overlapping bins"),
+            Sample([S.rand(rng, (2, 3, 8, 6))], A(output_size=(4, 6))),
+            Sample([S.rand(rng, (1, 2, 5, 9), "float64")], A(output_size=1)),
+            Sample([S.rand(rng, (1, 1, 3, 4))], A(output_size=(6, None)), "upsampling bins; None keeps W"),
+            Sample([S.rand(rng, (1, 2, 4, 4), "float16")], A())]
+
+
+ADAPTIVE_AVG_POOL2D = defop("nn.adaptive_avg_pool2d", inputs=("data",), attrs=AdaptivePool2DAttrs,
+                            rel=_adaptive_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_adaptive_avg_ref,
+                            samples=_adaptive_samples, level=10,
+                            doc="out[.., i, j] = mean(data[.., floor(i*H/OH):ceil((i+1)*H/OH), same for W])")
+
+
+def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
+    """relay.nn.adaptive_avg_pool2d: average into an output_size grid of (possibly overlapping) bins."""
+    return ADAPTIVE_AVG_POOL2D(data, attrs=AdaptivePool2DAttrs(output_size, layout, out_layout))
+
+
+__all__ = ["max_pool2d", "avg_pool2d", "global_max_pool2d", "global_avg_pool2d", "adaptive_avg_pool2d",
+           "MaxPool2DAttrs", "AvgPool2DAttrs", "GlobalPool2DAttrs", "AdaptivePool2DAttrs"]

@@ -1,0 +1,76 @@
+"""nn.softmax and nn.log_softmax along one axis. OPAQUE, as in TVM: they reduce and then map, so
+the fuser treats them as their own kernels. References subtract the max for stability."""
+import dataclasses
+
+import numpy as np
+
+from ...ir.attrs import Attrs
+from ...ir.types import TensorType
+from .. import samples as S
+from ..pattern import OpPattern
+from ..registry import Sample, defop
+from . import _common as C
+
+
+@dataclasses.dataclass(frozen=True)
+class SoftmaxAttrs(Attrs):
+    axis: int = -1
+
+    def __post_init__(self):
+        object.__setattr__(self, "axis", int(self.axis))
+
+
+def _make_rel(op):
+    def rel(arg_types, attrs) -> TensorType:
+        """Same type as data; the axis must exist and the dtype must be a float."""
+        data = C.tensor_arg(op, arg_types[0], "data")
+        C.norm_axis(op, attrs.axis, data.ndim, data=data)
+        if np.dtype(data.dtype).kind != "f":
+            raise C.rel_error(op, f"expects a floating-point tensor, got {data.dtype}; cast first", data=data)
+        return data
+    return rel
+
+
+def _shifted(x, axis):
+    x64 = x.astype("float64")
+    return x64 - x64.max(axis=axis, keepdims=True)
+
+
+def _softmax_ref(x, attrs):
+    e = np.exp(_shifted(x, attrs.axis))
+    return (e / e.sum(axis=attrs.axis, keepdims=True)).astype(x.dtype)
+
+
+def _log_softmax_ref(x, attrs):
+    s = _shifted(x, attrs.axis)
+    return (s - np.log(np.exp(s).sum(axis=attrs.axis, keepdims=True))).astype(x.dtype)
+
+
+def _samples(rng):
+    A = SoftmaxAttrs
+    return [Sample([S.rand(rng, (2, 10), low=-5, high=5)], A()),
+            Sample([S.rand(rng, (2, 3, 4))], A(axis=1)),
+            Sample([S.rand(rng, (3, 5), "float64", -30, 30)], A(axis=0), "large logits"),
+            Sample([S.rand(rng, (4, 8), "float16")], A(axis=-1)),
+            Sample([S.rand(rng, (7,))], A(axis=0))]
+
+
+SOFTMAX = defop("nn.softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=_make_rel("nn.softmax"),
+                pattern=OpPattern.OPAQUE, ref=_softmax_ref, samples=_samples, level=1,
+                doc="out = exp(x - max) / sum(exp(x - max)) along axis")
+LOG_SOFTMAX = defop("nn.log_softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=_make_rel("nn.log_softmax"),
+                    pattern=OpPattern.OPAQUE, ref=_log_softmax_ref, samples=_samples, level=1,
+                    doc="out = (x - max) - log(sum(exp(x - max))) along axis")
+
+
+def softmax(data, axis=-1):
+    """relay.nn.softmax along `axis`."""
+    return SOFTMAX(data, attrs=SoftmaxAttrs(axis))
+
+
+def log_softmax(data, axis=-1):
+    """relay.nn.log_softmax along `axis`."""
+    return LOG_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
+
+
+__all__ = ["softmax", "log_softmax", "SoftmaxAttrs"]

@@ -1,0 +1,284 @@
+"""Reduction operators: sum, mean, max, min, prod, all, any, argmax, argmin, variance; std,
+mean_variance, mean_std and logsumexp are constructors composed from them.
+
+All are COMM_REDUCE and share relations.reduce_rel / arg_reduce_rel. `axis` is normalized to a
+tuple or None; as in TVM, None or an empty list means "every axis" (and then `exclude` is ignored).
+"""
+import builtins
+import dataclasses
+
+import numpy as np
+
+from ..errors import AttrsError, TypeInferenceError
+from ..ir import expr as _expr
+from ..ir.attrs import Attrs, as_int_tuple
+from ..ir.types import type_to_str
+from . import samples as S
+from .pattern import OpPattern
+from .registry import Sample, defop
+from .relations import arg_reduce_rel, broadcast_shape, expect_tensor, reduce_axes, reduce_rel, reduce_shape
+
+
+# --- attrs ----------------------------------------------------------------------------------------
+def _norm_axis(axis):
+    """None / int / sequence -> None or a tuple of ints; an empty sequence means all axes (None)."""
+    if axis is None:
+        return None
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    if builtins.any(isinstance(a, (bool, float, np.floating)) for a in items):
+        raise AttrsError(f"attribute axis must be an int or a sequence of ints, got {axis!r}")
+    out = as_int_tuple(axis, name="axis")
+    return out if out else None
+
+
+@dataclasses.dataclass(frozen=True)
+class ReduceAttrs(Attrs):
+    axis: tuple = None
+    keepdims: bool = False
+    exclude: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "axis", _norm_axis(self.axis))
+        object.__setattr__(self, "keepdims", bool(self.keepdims))
+        object.__setattr__(self, "exclude", bool(self.exclude))
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgReduceAttrs(ReduceAttrs):
+    select_last_index: bool = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "select_last_index", bool(self.select_last_index))
+
+
+@dataclasses.dataclass(frozen=True)
+class VarianceAttrs(ReduceAttrs):
+    unbiased: bool = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        object.__setattr__(self, "unbiased", bool(self.unbiased))
+
+
+# --- samples --------------------------------------------------------------------------------------
+_SHAPES = ((5,), (2, 3), (3, 1, 4), (2, 3, 2, 2))
+
+
+def _random_axis(rng, ndim):
+    """None, one axis or a few distinct axes, some given as negative numbers."""
+    kind = rng.integers(0, 3)
+    if kind == 0 or ndim == 0:
+        return None
+    count = 1 if kind == 1 else int(rng.integers(1, ndim + 1))
+    axes = rng.choice(ndim, size=count, replace=False)
+    signed = [int(a) - ndim if rng.random() < 0.5 else int(a) for a in axes]
+    return signed[0] if count == 1 else tuple(signed)
+
+
+def _reduce_samples(attrs_cls, dtypes, low=-2.0, high=2.0, **extra):
+    """Samples over several ranks and dtypes with random axes, keepdims and exclude."""
+    def gen(rng):
+        out = [Sample([S.rand(rng, (), dtypes[0], low, high)], attrs_cls(**extra), "0-d"),
+               Sample([S.rand(rng, (2, 3), dtypes[0], low, high)], attrs_cls(axis=(), **extra), "axis=[]")]
+        for i, shape in enumerate(_SHAPES):
+            for j, dtype in enumerate(dtypes):
+                axis = _random_axis(rng, len(shape))
+                keep, excl = bool((i + j) % 2), bool(i == 3 and axis is not None)
+                out.append(Sample([S.rand(rng, shape, dtype, low, high)],
+                                  attrs_cls(axis=axis, keepdims=keep, exclude=excl, **extra)))
+        return out
+    return gen
+
+
+# --- sum, mean, max, min, prod, all, any --------------------------------------------------------------
+def _acc_dtype(dtype):
+    """Accumulate floats in float64 (a reference should be more exact than the code it checks)."""
+    return "float64" if np.dtype(dtype).kind == "f" else dtype
+
+
+def _np_reduce(fn, accumulate=False):
+    def ref(x, attrs):
+        axes = reduce_axes(attrs, x.ndim)
+        kw = {"dtype": _acc_dtype(x.dtype)} if accumulate else {}
+        return np.asarray(fn(x, axis=axes, keepdims=attrs.keepdims, **kw)).astype(x.dtype)
+    return ref
+
+
+def _mean_ref(x, attrs):
+    axes = reduce_axes(attrs, x.ndim)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    total = np.sum(x, axis=axes, keepdims=attrs.keepdims, dtype="float64")
+    return np.asarray(total / count).astype(x.dtype)  # ints: truncates toward zero, like TVM's divide
+
+
+def _bool_reduce_rel(arg_types, attrs):
+    data = expect_tensor(arg_types[0], "data")
+    if data.dtype != "bool":
+        raise TypeInferenceError(f"all/any: data must be a bool tensor, got {type_to_str(data)}; "
+                                 "compare with a value first (e.g. not_equal(x, 0))")
+    return reduce_rel(arg_types, attrs)
+
+
+_NUM = ("float32", "int32", "float64")
+_FLOAT = ("float32", "float64")
+
+# name, reference, sample dtypes, sample value range, support level
+REDUCE_OPS = [
+    ("sum", _np_reduce(np.sum, accumulate=True), _NUM, (-2.0, 2.0), 4),
+    ("mean", _mean_ref, _FLOAT, (-2.0, 2.0), 4),
+    ("max", _np_reduce(np.max), _NUM, (-9.0, 9.0), 4),
+    ("min", _np_reduce(np.min), _NUM, (-9.0, 9.0), 4),
+    ("prod", _np_reduce(np.prod, accumulate=True), _NUM, (0.5, 1.5), 4),
+]
+for _name, _ref, _dtypes, (_lo, _hi), _level in REDUCE_OPS:
+    defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=reduce_rel, pattern=OpPattern.COMM_REDUCE,
+          ref=_ref, samples=_reduce_samples(ReduceAttrs, _dtypes, _lo, _hi), level=_level)
+
+for _name, _fn in (("all", np.all), ("any", np.any)):
+    defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=_bool_reduce_rel, pattern=OpPattern.COMM_REDUCE,
+          ref=_np_reduce(_fn), samples=_reduce_samples(ReduceAttrs, ("bool",)), level=4)
+
+
+# --- argmax, argmin ---------------------------------------------------------------------------------
+def _arg_reduce_ref(find):
+    """Index of the extreme value, flattened (row-major) over the reduced axes, as int32."""
+    def ref(x, attrs):
+        axes = reduce_axes(attrs, x.ndim)
+        kept = [a for a in range(x.ndim) if a not in axes]
+        moved = np.transpose(x, kept + list(axes))
+        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        if attrs.select_last_index:
+            idx = flat.shape[-1] - 1 - find(flat[..., ::-1], axis=-1)
+        else:
+            idx = find(flat, axis=-1)
+        return np.asarray(idx).reshape(reduce_shape(x.shape, axes, attrs.keepdims)).astype("int32")
+    return ref
+
+
+def _arg_samples(rng):
+    out = _reduce_samples(ArgReduceAttrs, ("float32", "float64"))(rng)
+    for last in (False, True):  # small ints make ties, which select_last_index decides
+        out.append(Sample([S.rand(rng, (3, 4), "int32", 0, 2)], ArgReduceAttrs(axis=1, select_last_index=last)))
+        out.append(Sample([S.rand(rng, (2, 3, 2), "int32", 0, 1)],
+                          ArgReduceAttrs(axis=(0, 2), keepdims=True, select_last_index=last)))
+    return out
+
+
+ARGMAX = defop("argmax", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
+               pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmax), samples=_arg_samples, level=4)
+ARGMIN = defop("argmin", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
+               pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmin), samples=_arg_samples, level=4)
+
+
+# --- variance (data, mean) ----------------------------------------------------------------------------
+def _variance_rel(arg_types, attrs):
+    """variance takes the data and its mean (keepdims shape, broadcastable to data)."""
+    data = expect_tensor(arg_types[0], "data")
+    mean_t = expect_tensor(arg_types[1], "mean")
+    if mean_t.dtype != data.dtype:
+        raise TypeInferenceError(f"variance: mean has dtype {mean_t.dtype} but data has {data.dtype} "
+                                 f"(data: {type_to_str(data)}, mean: {type_to_str(mean_t)})")
+    if len(broadcast_shape(data.shape, mean_t.shape, data, mean_t)) != data.ndim:
+        raise TypeInferenceError(f"variance: mean {type_to_str(mean_t)} has a higher rank than data "
+                                 f"{type_to_str(data)}; compute it with keepdims=True")
+    return reduce_rel([data], attrs)
+
+
+def _variance_ref(x, m, attrs):
+    axes = reduce_axes(attrs, x.ndim)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    d = x.astype("float64") - m.astype("float64")
+    total = np.sum(d * d, axis=axes, keepdims=attrs.keepdims)
+    return np.asarray(total / builtins.max(count - int(attrs.unbiased), 1)).astype(x.dtype)
+
+
+def _variance_samples(rng):
+    out = []
+    for sample in _reduce_samples(VarianceAttrs, _FLOAT)(rng):
+        x, attrs = sample.inputs[0], sample.attrs.with_(unbiased=bool(rng.integers(0, 2)))
+        axes = reduce_axes(attrs, x.ndim)
+        if int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) < 2:
+            attrs = attrs.with_(unbiased=False)
+        out.append(Sample([x, np.mean(x, axis=axes, keepdims=True).astype(x.dtype)], attrs))
+    return out
+
+
+VARIANCE = defop("variance", inputs=("data", "mean"), attrs=VarianceAttrs, rel=_variance_rel,
+                 pattern=OpPattern.COMM_REDUCE, ref=_variance_ref, samples=_variance_samples, level=4)
+
+
+# --- Python constructors with tvm.relay's names ---------------------------------------------------------
+def _reduce_ctor(op_name):
+    from .registry import get
+    op = get(op_name)
+
+    def ctor(data, axis=None, keepdims=False, exclude=False):
+        return op(data, attrs=ReduceAttrs(axis, keepdims, exclude))
+    ctor.__name__ = op_name
+    ctor.__doc__ = f"relay.{op_name}: reduce `data` with {op_name} over `axis` (None = all axes)."
+    return ctor
+
+
+sum, mean, max, min, prod, all, any = (_reduce_ctor(n) for n in  # noqa: A001
+                                       ("sum", "mean", "max", "min", "prod", "all", "any"))
+
+
+def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
+    """relay.argmax: int32 index of the maximum over `axis` (flattened over several axes)."""
+    return ARGMAX(data, attrs=ArgReduceAttrs(axis, keepdims, exclude, select_last_index))
+
+
+def argmin(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
+    """relay.argmin: int32 index of the minimum over `axis` (flattened over several axes)."""
+    return ARGMIN(data, attrs=ArgReduceAttrs(axis, keepdims, exclude, select_last_index))
+
+
+def _variance_call(data, axis, keepdims, exclude, unbiased):
+    m = mean(data, axis, keepdims=True, exclude=exclude)
+    return m, VARIANCE(data, m, attrs=VarianceAttrs(axis, keepdims, exclude, unbiased))
+
+
+def _mean_and_variance(data, axis, keepdims, exclude, unbiased):
+    """(mean, variance) exprs; the mean is recomputed without keepdims only when it must be."""
+    m, v = _variance_call(data, axis, keepdims, exclude, unbiased)
+    return (m if keepdims else mean(data, axis, keepdims=False, exclude=exclude)), v
+
+
+def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """relay.variance: mean squared deviation over `axis` (divided by N-1 when `unbiased`)."""
+    return _variance_call(data, axis, keepdims, exclude, unbiased)[1]
+
+
+def std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """relay.std: square root of variance()."""
+    from .tensor import sqrt
+    return sqrt(variance(data, axis, keepdims, exclude, unbiased))
+
+
+def mean_variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """relay.mean_variance: a 2-tuple (mean, variance) sharing one mean computation."""
+    m, v = _mean_and_variance(data, axis, keepdims, exclude, unbiased)
+    return _expr.TupleWrapper(_expr.Tuple([m, v]), 2)
+
+
+def mean_std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
+    """relay.mean_std: a 2-tuple (mean, std)."""
+    from .tensor import sqrt
+    m, v = _mean_and_variance(data, axis, keepdims, exclude, unbiased)
+    return _expr.TupleWrapper(_expr.Tuple([m, sqrt(v)]), 2)
+
+
+def logsumexp(data, axis=None, keepdims=False):
+    """relay.logsumexp: log(sum(exp(x))) computed stably as max + log(sum(exp(x - max)))."""
+    from .tensor import exp, log
+    peak = max(data, axis, keepdims=True)
+    out = log(sum(exp(data - peak), axis, keepdims=True)) + peak
+    if keepdims:
+        return out
+    from .transform import squeeze
+    return squeeze(out, axis=axis)
+
+
+__all__ = ["sum", "mean", "max", "min", "prod", "all", "any", "argmax", "argmin", "variance", "std",
+           "mean_variance", "mean_std", "logsumexp"]
