@@ -1,0 +1,103 @@
+"""Binding parameters by name: turn chosen function parameters into Constants.
+
+`bind_params_by_name(func, params)` is what `build(..., params=...)` and
+`create_executor(..., params=...)` use: each parameter of `func` whose name_hint is a key of
+`params` is replaced by a Constant and dropped from the parameter list (TVM's BindParamsByName).
+Keys matching no parameter are ignored, as in TVM. `BindParams(params)` does it on a module's main.
+"""
+import numpy as np
+
+from ..errors import InputError, RelayError
+from ..ir.expr import Constant, Function
+from ..ir.functor import ExprMutator
+from ..ir.module import IRModule
+from ..ir.types import TensorType, is_any, type_to_str
+from ..runtime import ndarray as _nd
+from ..runtime.ndarray import NDArray
+from .pass_infra import module_pass
+
+
+def _as_numpy(name: str, value) -> np.ndarray:
+    """The numpy view of a params value (NDArray, numpy array or anything np.asarray accepts)."""
+    if isinstance(value, NDArray):
+        return value.view_numpy()
+    if isinstance(value, Constant):
+        return value.data.view_numpy()
+    try:
+        return np.asarray(value)
+    except Exception as err:  # noqa: BLE001 - report any conversion failure as an input error
+        raise InputError(f"bind_params_by_name: value for parameter {name!r} is not array-like "
+                         f"({type(value).__name__}): {err}") from err
+
+
+def _check_matches(param, arr: np.ndarray) -> None:
+    """Raise InputError when `arr` disagrees with the parameter's tensor annotation."""
+    ann = param.type_annotation
+    if ann is None:
+        return
+    if not isinstance(ann, TensorType):
+        raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} has non-tensor type "
+                         f"{type_to_str(ann)} and cannot be bound to an array")
+    given = type_to_str(TensorType(arr.shape, arr.dtype))
+    shape_ok = len(ann.shape) == arr.ndim and all(
+        is_any(d) or d == s for d, s in zip(ann.shape, arr.shape))
+    if not shape_ok:
+        raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} expects shape "
+                         f"{type_to_str(ann)}, but the given value is {given}; pass an array of that shape")
+    if str(arr.dtype) != ann.dtype:
+        raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} expects dtype {ann.dtype} "
+                         f"({type_to_str(ann)}), but the given value is {given}; "
+                         f"convert it with .astype({ann.dtype!r})")
+
+
+class _Substitute(ExprMutator):
+    """Replace each var in `mapping` by its value everywhere in an expression."""
+
+    def __init__(self, mapping):
+        super().__init__()
+        self.memo_map.update(mapping)
+
+
+def bind_params_by_name(func: Function, params) -> Function:
+    """Bind `params` ({name: array}) to the same-named parameters of `func` as Constants."""
+    if not isinstance(func, Function):
+        raise RelayError(f"bind_params_by_name expects a relay Function, got {type(func).__name__}")
+    if not params:
+        return func
+    by_name = {}
+    for p in func.params:
+        if p.name_hint in params:
+            if p.name_hint in by_name:
+                raise RelayError(f"Multiple args in the function have name {p.name_hint}: "
+                                 f"rename one of the parameters before binding it by name")
+            by_name[p.name_hint] = p
+    if not by_name:
+        return func
+    mapping = {}
+    for name, p in by_name.items():
+        arr = _as_numpy(name, params[name])
+        _check_matches(p, arr)
+        mapping[p] = Constant(_nd.array(arr))  # nd.array copies
+    new_params = [p for p in func.params if p not in mapping]
+    body = _Substitute(mapping).visit(func.body)
+    return Function(new_params, body, func.ret_type, func.type_params, func.attrs)
+
+
+def BindParams(params):  # noqa: N802 - tvm.relay naming
+    """Module pass: bind `params` by name into the module's `main` (other functions untouched)."""
+
+    def transform(mod: IRModule, ctx) -> IRModule:
+        if "main" not in mod:
+            return mod
+        main = mod["main"]
+        bound = bind_params_by_name(main, params)
+        if bound is main:
+            return mod
+        new_mod = mod.copy()
+        new_mod[mod.get_global_var("main")] = bound
+        return new_mod
+
+    return module_pass(transform, opt_level=0, name="BindParams")
+
+
+__all__ = ["bind_params_by_name", "BindParams"]

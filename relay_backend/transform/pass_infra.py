@@ -1,0 +1,401 @@
+"""Pass infrastructure (tvm.transform): PassInfo, Pass, module/function passes, Sequential,
+PassContext and pass instruments (PassTiming, PrintIRBefore, PrintIRAfter).
+
+A pass maps an IRModule to an IRModule. Gating follows TVM: inside a `Sequential`, a contained
+pass runs when its opt_level <= PassContext.current().opt_level or its name is in required_pass,
+and never when its name is in disabled_pass. Calling a pass directly (`InferType()(mod)`) runs it
+whatever its opt_level (an explicit call is a request), but a disabled pass is still skipped so
+`disabled_pass=[...]` works for bisection however the pass is invoked.
+"""
+import sys
+import threading
+import time
+
+from .. import config
+from ..errors import RelayError
+from ..ir.expr import Function
+from ..ir.module import IRModule
+
+
+class PassInfo:
+    """The metadata of a pass: its name, opt_level and the names of passes it requires."""
+
+    def __init__(self, opt_level: int, name: str, required=()):
+        self.opt_level = int(opt_level)
+        self.name = str(name)
+        self.required = tuple(required or ())
+
+    def __repr__(self) -> str:
+        return (f"PassInfo(name={self.name!r}, opt_level={self.opt_level}, "
+                f"required={list(self.required)})")
+
+
+# --------------------------------------------------------------------------------------------
+# Instruments
+# --------------------------------------------------------------------------------------------
+class PassInstrument:
+    """Hooks called around every pass run under a PassContext (tvm.instrument.PassInstrument)."""
+
+    def enter_pass_ctx(self):
+        pass
+
+    def exit_pass_ctx(self):
+        pass
+
+    def should_run(self, mod, info) -> bool:
+        return True
+
+    def run_before_pass(self, mod, info):
+        pass
+
+    def run_after_pass(self, mod, info):
+        pass
+
+
+class PassTiming(PassInstrument):
+    """Collects the wall time of every pass run (nested passes indented); `render()` is a table."""
+
+    def __init__(self):
+        self.records = []   # (depth, name, seconds), in completion order
+        self._starts = []
+
+    def enter_pass_ctx(self):
+        self.records, self._starts = [], []
+
+    def run_before_pass(self, mod, info):
+        self._starts.append((info.name, time.perf_counter()))
+
+    def run_after_pass(self, mod, info):
+        name, start = self._starts.pop()
+        self.records.append((len(self._starts), name, time.perf_counter() - start))
+
+    def render(self) -> str:
+        """One row per pass run in start order: name (indented by nesting) and milliseconds."""
+        rows = _start_order(self.records)
+        width = max([len("pass")] + [2 * d + len(n) for d, n, _ in rows])
+        lines = [f"{'pass':<{width}}  {'time (ms)':>10}", "-" * (width + 12)]
+        for depth, name, secs in rows:
+            lines.append(f"{'  ' * depth + name:<{width}}  {secs * 1e3:>10.3f}")
+        total = sum(s for d, _, s in rows if d == 0)
+        lines.append("-" * (width + 12))
+        lines.append(f"{'total':<{width}}  {total * 1e3:>10.3f}")
+        return "\n".join(lines)
+
+
+def _start_order(records):
+    """Records arrive children-first (completion order); reorder so each parent precedes its
+    children, as a reader expects."""
+    out, pending = [], []   # pending: list of (depth, [rows]) groups awaiting their parent
+    for depth, name, secs in records:
+        children = []
+        while pending and pending[-1][0] > depth:
+            children = pending.pop()[1] + children
+        pending.append((depth, [(depth, name, secs)] + children))
+    for _, rows in pending:
+        out.extend(rows)
+    return out
+
+
+class _PrintIR(PassInstrument):
+    def __init__(self, names, when: str, file=None):
+        self.names = {names} if isinstance(names, str) else set(names)
+        self.when = when
+        self.file = file
+
+    def _print(self, mod, info):
+        if info.name in self.names:
+            print(f"# IR {self.when} {info.name}", file=self.file or sys.stdout)
+            print(_module_text(mod), file=self.file or sys.stdout)
+
+
+class PrintIRBefore(_PrintIR):
+    """Print the module before each run of the pass(es) named `name` (a name or a list)."""
+
+    def __init__(self, name, file=None):
+        super().__init__(name, "before", file)
+
+    def run_before_pass(self, mod, info):
+        self._print(mod, info)
+
+
+class PrintIRAfter(_PrintIR):
+    """Print the module after each run of the pass(es) named `name` (a name or a list)."""
+
+    def __init__(self, name, file=None):
+        super().__init__(name, "after", file)
+
+    def run_after_pass(self, mod, info):
+        self._print(mod, info)
+
+
+def _module_text(mod) -> str:
+    try:
+        return mod.astext()
+    except Exception as err:  # noqa: BLE001 - printing is diagnostics; never fail the pass on it
+        return f"<module: {len(mod.functions)} function(s); astext failed: {err}>"
+
+
+# --------------------------------------------------------------------------------------------
+# PassContext
+# --------------------------------------------------------------------------------------------
+class PassContext:
+    """The settings passes run under (tvm.transform.PassContext); use it as a context manager.
+
+    opt_level: passes with a higher opt_level are skipped by Sequential.
+    required_pass / disabled_pass: pass names always run / never run.
+    config: free-form options read by passes (e.g. {"relay.FuseOps.max_depth": 10}).
+    instruments: PassInstrument objects called around every pass run.
+    """
+
+    _local = threading.local()
+
+    def __init__(self, opt_level=2, required_pass=None, disabled_pass=None, config=None,
+                 instruments=None):
+        if not isinstance(opt_level, int) or isinstance(opt_level, bool):
+            raise RelayError(f"PassContext: opt_level must be an int, got {opt_level!r}")
+        self.opt_level = opt_level
+        self.required_pass = _names("required_pass", required_pass)
+        self.disabled_pass = _names("disabled_pass", disabled_pass)
+        if config is not None and not isinstance(config, dict):
+            raise RelayError(f"PassContext: config must be a dict, got {type(config).__name__}")
+        self.config = dict(config or {})
+        self.instruments = list(instruments or ())
+        for inst in self.instruments:
+            if not isinstance(inst, PassInstrument):
+                raise RelayError(f"PassContext: {inst!r} is not a PassInstrument "
+                                 f"(use PassTiming(), PrintIRBefore(name), PrintIRAfter(name))")
+        self._depth = 0   # nesting of running passes, for debug output
+
+    @staticmethod
+    def _stack() -> list:
+        stack = getattr(PassContext._local, "stack", None)
+        if stack is None:
+            stack = PassContext._local.stack = [PassContext()]
+        return stack
+
+    @staticmethod
+    def current() -> "PassContext":
+        """The innermost entered context, or the default one (opt_level=2)."""
+        return PassContext._stack()[-1]
+
+    def __enter__(self) -> "PassContext":
+        for inst in self.instruments:
+            inst.enter_pass_ctx()
+        PassContext._stack().append(self)
+        return self
+
+    def __exit__(self, *exc):
+        stack = PassContext._stack()
+        if stack[-1] is self:
+            stack.pop()
+        for inst in self.instruments:
+            inst.exit_pass_ctx()
+        return False
+
+    def pass_enabled(self, info: PassInfo) -> bool:
+        """TVM's rule: disabled wins, then required, then opt_level."""
+        if info.name in self.disabled_pass:
+            return False
+        if info.name in self.required_pass:
+            return True
+        return info.opt_level <= self.opt_level
+
+    def __repr__(self) -> str:
+        return (f"PassContext(opt_level={self.opt_level}, required_pass={sorted(self.required_pass)}, "
+                f"disabled_pass={sorted(self.disabled_pass)})")
+
+
+def _names(what: str, names) -> frozenset:
+    if names is None:
+        return frozenset()
+    if isinstance(names, str):
+        names = [names]
+    for n in names:
+        if not isinstance(n, str):
+            raise RelayError(f"PassContext: {what} must hold pass names (str), got {n!r}")
+    return frozenset(names)
+
+
+# --------------------------------------------------------------------------------------------
+# Passes
+# --------------------------------------------------------------------------------------------
+# Pass factories by name, used to run a pass's `required` list (e.g. "InferType").
+_PASS_FACTORIES = {}
+
+
+def register_pass_factory(name: str, factory) -> None:
+    """Make `name` resolvable in a pass's `required` list (factory() builds the pass)."""
+    _PASS_FACTORIES[name] = factory
+
+
+class Pass:
+    """Base of all passes: `pass_obj(mod)` returns the transformed module."""
+
+    def __init__(self, info: PassInfo):
+        self.info = info
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def __call__(self, mod: IRModule) -> IRModule:
+        if not isinstance(mod, IRModule):
+            raise RelayError(f"pass {self.info.name}: expected an IRModule, got {type(mod).__name__} "
+                             f"(wrap an expression with IRModule.from_expr)")
+        ctx = PassContext.current()
+        if self.info.name in ctx.disabled_pass:
+            return mod
+        return _run_instrumented(self, mod, ctx)
+
+    def _run(self, mod: IRModule, ctx: PassContext) -> IRModule:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.info.name!r}, opt_level={self.info.opt_level})"
+
+
+def _run_instrumented(p: Pass, mod: IRModule, ctx: PassContext) -> IRModule:
+    """Run one pass with the context's instruments and RB_DEBUG timing output."""
+    info = p.info
+    if not all(inst.should_run(mod, info) for inst in ctx.instruments):
+        return mod
+    for inst in ctx.instruments:
+        inst.run_before_pass(mod, info)
+    debug = config.get().debug >= 1
+    start = time.perf_counter()
+    ctx._depth += 1
+    try:
+        new_mod = p._run(mod, ctx)
+    finally:
+        ctx._depth -= 1
+    if not isinstance(new_mod, IRModule):
+        raise RelayError(f"pass {info.name} returned {type(new_mod).__name__}, expected an IRModule")
+    if debug:
+        ms = (time.perf_counter() - start) * 1e3
+        print(f"[pass] {'  ' * ctx._depth}{info.name}: {ms:.3f} ms", file=sys.stderr)
+    for inst in ctx.instruments:
+        inst.run_after_pass(new_mod, info)
+    return new_mod
+
+
+class ModulePass(Pass):
+    """A pass given as `pass_func(mod, ctx) -> IRModule`."""
+
+    def __init__(self, pass_func, info: PassInfo):
+        super().__init__(info)
+        self.pass_func = pass_func
+
+    def _run(self, mod, ctx):
+        return self.pass_func(mod, ctx)
+
+
+def _skip_function(func: Function) -> bool:
+    """Functions a function pass leaves alone (as TVM): fused primitives, external, opted out."""
+    attrs = func.attrs
+    return (int(attrs.get("Primitive", 0)) == 1 or attrs.get("Compiler") is not None
+            or int(attrs.get("SkipOptimization", 0)) == 1)
+
+
+class FunctionPass(Pass):
+    """A pass given as `pass_func(func, mod, ctx) -> Function`, applied to every global function
+    except primitive (Primitive=1), external (Compiler) and SkipOptimization ones."""
+
+    def __init__(self, pass_func, info: PassInfo):
+        super().__init__(info)
+        self.pass_func = pass_func
+
+    def _run(self, mod, ctx):
+        new_mod = mod.copy()
+        for gv, func in list(mod.functions.items()):
+            if not isinstance(func, Function) or _skip_function(func):
+                continue
+            new_func = self.pass_func(func, new_mod, ctx)
+            if not isinstance(new_func, Function):
+                raise RelayError(f"function pass {self.info.name} returned {type(new_func).__name__} "
+                                 f"for @{gv.name_hint}, expected a relay Function")
+            new_mod[gv] = new_func
+        return new_mod
+
+
+class Sequential(Pass):
+    """Runs `passes` in order, gating each by the current PassContext (opt_level, required and
+    disabled names) and running the passes each one lists in `required` first."""
+
+    def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
+        super().__init__(PassInfo(opt_level, name, required or ()))
+        self.passes = list(passes or ())
+        for p in self.passes:
+            if not isinstance(p, Pass):
+                raise RelayError(f"Sequential {name!r}: {p!r} is not a Pass")
+
+    def _run(self, mod, ctx):
+        for p in self.passes:
+            if not ctx.pass_enabled(p.info):
+                continue
+            for req in p.info.required:
+                factory = _PASS_FACTORIES.get(req)
+                if factory is None:
+                    raise RelayError(f"pass {p.info.name} requires {req!r}, which is not a known pass "
+                                     f"(known: {sorted(_PASS_FACTORIES)})")
+                mod = factory()(mod)
+            mod = p(mod)
+        return mod
+
+    def __repr__(self) -> str:
+        head = f"Sequential(name={self.info.name!r}, opt_level={self.info.opt_level})"
+        body = "".join(f"\n  {line}" for p in self.passes for line in repr(p).splitlines())
+        return head + (" [" + body + "\n]" if self.passes else " []")
+
+
+# --------------------------------------------------------------------------------------------
+# Decorators
+# --------------------------------------------------------------------------------------------
+def _make_decorator(kind: str, pass_cls, method: str, pass_func, opt_level, name, required):
+    if opt_level is None:
+        raise RelayError(f"{kind}: please provide opt_level, e.g. @{kind}(opt_level=1)")
+
+    def create(target):
+        pass_name = name or target.__name__
+        info = PassInfo(opt_level, pass_name, required or ())
+        if isinstance(target, type):
+            return _wrap_class(target, pass_cls, method, info)
+        if not callable(target):
+            raise RelayError(f"{kind}: expected a function or a class, got {type(target).__name__}")
+        return pass_cls(target, info)
+
+    return create(pass_func) if pass_func is not None else create
+
+
+def _wrap_class(klass, pass_cls, method: str, info: PassInfo):
+    """A class whose instances are passes calling the user's `method` (TVM's class decorator)."""
+    if not callable(getattr(klass, method, None)):
+        raise RelayError(f"class {klass.__name__} used as a pass must define {method}()")
+
+    class PyPass(pass_cls):
+        def __init__(self, *args, **kwargs):
+            inst = klass(*args, **kwargs)
+            super().__init__(getattr(inst, method), info)
+            self._inst = inst
+
+        def __getattr__(self, attr):
+            # Only called for attributes the pass itself lacks: forward to the user's object.
+            if attr == "_inst":
+                raise AttributeError(attr)
+            return getattr(self._inst, attr)
+
+    PyPass.__name__ = PyPass.__qualname__ = klass.__name__
+    PyPass.__doc__ = klass.__doc__
+    return PyPass
+
+
+def module_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Make a module pass from `f(mod, ctx) -> IRModule` or a class with `transform_module`."""
+    return _make_decorator("module_pass", ModulePass, "transform_module", pass_func, opt_level,
+                           name, required)
+
+
+def function_pass(pass_func=None, opt_level=None, name=None, required=None):
+    """Make a function pass from `f(func, mod, ctx) -> Function` or a class with
+    `transform_function`; it is applied to each non-primitive global function."""
+    return _make_decorator("function_pass", FunctionPass, "transform_function", pass_func,
+                           opt_level, name, required)
