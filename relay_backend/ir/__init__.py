@@ -9,3 +9,7 @@ from .adt import (Clause, Constructor, Match, Pattern, PatternConstructor, Patte
 from .module import IRModule
 from .functor import ExprFunctor, ExprMutator, ExprVisitor, post_order_visit
 from .vars import all_vars, bound_vars, free_vars
+from .structural import assert_structural_equal, structural_equal, structural_hash
+from .scope_builder import ScopeBuilder
+from .well_formed import check_well_formed, well_formed
+from .printer import astext, module_astext
