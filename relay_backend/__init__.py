@@ -1,0 +1,33 @@
+"""relay_backend: a Python reproduction of the backend of a Relay-style deep-learning compiler.
+
+The public names follow tvm.relay, so Relay programs port by changing imports:
+
+    import relay_backend as relay
+    x = relay.var("x", shape=(1, 3, 32, 32))
+    ...
+    relay.create_executor("debug", mod=mod).evaluate()(data)
+"""
+__version__ = "0.1.0"
+
+from . import errors
+from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,
+                     SerializationError, TypeInferenceError)
+from .runtime import Device, cpu, cuda, device
+from .runtime import ndarray as nd
+from . import ir
+from .ir import (Any, Call, Clause, Constant, Constructor, Expr, FuncType, Function, GlobalTypeVar,
+                 GlobalVar, If, IncompleteType, IRModule, Let, Match, PatternConstructor,
+                 PatternTuple, PatternVar, PatternWildcard, RefCreate, RefRead, RefType, RefWrite,
+                 ScopeBuilder, TensorType, Tuple, TupleGetItem, TupleType, TupleWrapper, Type,
+                 TypeCall, TypeData, TypeVar, Var, const, scalar_type, var)
+from .ir import ExprFunctor, ExprMutator, ExprVisitor
+from .ir.structural import assert_structural_equal, structural_equal, structural_hash
+from . import op
+from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
+from .op import nn
+from . import transform, analysis
+from .build_module import create_executor
+from .prelude import Prelude
+from . import build_module, prelude
+
+# `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m benchmarks` runs every suite and prints medians and ratios."""

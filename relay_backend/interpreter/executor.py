@@ -1,0 +1,162 @@
+"""The Executor base class shared by every executor (debug interpreter, graph, vm, aot).
+
+It owns what is common to all of them and follows tvm.relay.backend.interpreter.Executor:
+`evaluate(expr=None, binds=None)`, keyword-argument conversion (positional first, then
+keywords), conversion of Python arguments to runtime values, and checking those values against
+the function's parameter types *before* anything runs, so a wrong input names the parameter.
+"""
+import numpy as np
+
+from ..errors import InputError, RelayError
+from ..ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
+from ..ir.types import type_to_str
+from ..ir.vars import free_vars
+from ..runtime import ndarray as _nd
+from ..runtime.container import ADT
+from ..runtime.ndarray import NDArray
+from .primitive import type_mismatch
+from .values import Closure, ConstructorValue, RecClosure, RefValue
+
+
+def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
+    """Order `args` and `kwargs` by `func`'s parameters (TVM's _convert_args).
+
+    With no keywords the positional args are returned unchanged; arity is checked by
+    check_arguments. A parameter given both ways, an unknown keyword, or a wrong count is an
+    InputError naming the parameters.
+    """
+    if not kwargs:
+        return tuple(args)
+    if not isinstance(func, Function):
+        raise InputError(f"can only supply keyword parameters for a relay.Function, found {func!r}")
+    names = [p.name_hint for p in func.params]
+    unknown = sorted(set(kwargs) - set(names))
+    if unknown:
+        raise InputError(f"{name}: unknown keyword argument(s) {unknown}; the parameters are {names}")
+    cargs = list(args)
+    for i, pname in enumerate(names):
+        if i < len(args):
+            if pname in kwargs:
+                raise InputError(f"duplicate argument supplied in both positional args (at position: {i}), "
+                                 f"and keyword argument (with name: {pname})")
+        elif pname in kwargs:
+            cargs.append(kwargs[pname])
+    if len(cargs) != len(names):
+        _arity_error(name, names, len(cargs))
+    return tuple(cargs)
+
+
+def _arity_error(name, names, provided):
+    word = "insufficient" if provided < len(names) else "too many"
+    raise InputError(f"{word} arguments, expected {len(names)}, provided {provided} "
+                     f"({name} takes ({', '.join(names)}))")
+
+
+def to_value(arg, device=None):
+    """A Python argument as a runtime value (TVM's _arg_to_ast, without the detour via AST).
+
+    numpy arrays and numpy scalars keep their dtype; Python bool/int/float become bool/int32/
+    float32 and lists become tensors as relay.const does; tuples and tuple ADTs become tuples;
+    NDArrays, constructor values, refs and closures pass through.
+    """
+    if isinstance(arg, NDArray):
+        return arg if device is None or arg.device == device else _nd.array(arg, device=device)
+    if isinstance(arg, (np.ndarray, np.generic)):
+        return _nd.array(np.asarray(arg), device=device)
+    if isinstance(arg, Constant):
+        return arg.data
+    if isinstance(arg, ADT):
+        return ADT(arg.tag, [to_value(f, device) for f in arg.fields])
+    if isinstance(arg, tuple):
+        return ADT(0, [to_value(f, device) for f in arg])
+    if isinstance(arg, (ConstructorValue, RefValue, Closure, RecClosure)):
+        return arg
+    if isinstance(getattr(arg, "closure", None), (Closure, RecClosure)):  # a ClosureCallable
+        return arg.closure
+    if isinstance(arg, (bool, int, float, list)):
+        return _nd.array(const(arg).data, device=device)
+    raise InputError(f"cannot pass a {type(arg).__name__} to a relay function: use a numpy array, "
+                     f"an NDArray, a Python scalar or a tuple of these")
+
+
+def to_ast(arg) -> Expr:
+    """A Python/runtime value as a relay expression (TVM's _arg_to_ast), for `binds`."""
+    if isinstance(arg, Expr):
+        return arg
+    if isinstance(arg, (ADT, tuple)) and not (isinstance(arg, ADT) and arg.tag != 0):
+        return Tuple([to_ast(f) for f in arg])
+    if isinstance(arg, RefValue):
+        return RefCreate(to_ast(arg.value))
+    if isinstance(arg, ConstructorValue):
+        if arg.constructor is None:
+            raise InputError(f"cannot rebuild a constructor value with tag {arg.tag}: its constructor is unknown")
+        return Call(arg.constructor, [to_ast(f) for f in arg.fields])
+    if isinstance(arg, (Closure, RecClosure)):
+        raise InputError("a closure cannot be bound as an expression; pass it as a call argument instead")
+    return Constant(to_value(arg))
+
+
+def param_type(param):
+    """The best known type of a parameter: inferred if available, else its annotation."""
+    return getattr(param, "_checked_type_", None) or param.type_annotation
+
+
+def check_arguments(func: Function, values, name: str = "main") -> None:
+    """InputError unless `values` fit `func`'s parameters in number, shape and dtype."""
+    names = [p.name_hint for p in func.params]
+    if len(values) != len(names):
+        _arity_error(name, names, len(values))
+    for param, value in zip(func.params, values):
+        ty = param_type(param)
+        if ty is None:
+            continue
+        why = type_mismatch(value, ty)
+        if why:
+            raise InputError(f"{name}: parameter '{param.name_hint}' expects {type_to_str(ty)}, "
+                             f"{why.replace('expected ' + type_to_str(ty) + ', ', '')}")
+
+
+class Executor:
+    """Base of all executors: subclasses implement `_make_executor(expr=None)` -> callable."""
+
+    mod = None
+
+    def _make_executor(self, expr=None):
+        raise NotImplementedError
+
+    def _convert_args(self, expr, args, kwargs) -> tuple:
+        """TVM-compatible keyword conversion against a Function (or a GlobalVar of self.mod)."""
+        func = expr
+        if isinstance(expr, GlobalVar):
+            func = self.mod[expr.name_hint]
+        return convert_args(func, args, kwargs)
+
+    def evaluate(self, expr=None, binds=None):
+        """With no expr: a callable running `main`. With a Function or GlobalVar: a callable
+        running it. With any other expression: its value, computed now. `binds` maps Vars to
+        values that are let-bound around `expr` first."""
+        if binds:
+            scope = expr
+            for bvar, bval in reversed(list(binds.items())):
+                scope = Let(bvar, to_ast(bval), scope)
+            expr = scope
+        if expr is None:
+            return self._make_executor()
+        if isinstance(expr, GlobalVar):
+            return self._make_executor(expr)
+        if isinstance(expr, Function):
+            fv = free_vars(expr)
+            if fv:
+                raise InputError(f"cannot evaluate a function with free variables "
+                                 f"{['%' + v.name_hint for v in fv]}: bind them with binds= or make them parameters")
+            return self._make_executor(expr)
+        if not isinstance(expr, Expr):
+            raise RelayError(f"evaluate expects a relay expression, got {type(expr).__name__}")
+        fv = free_vars(expr)
+        if fv:
+            raise InputError(f"cannot evaluate an expression with free variables "
+                             f"{['%' + v.name_hint for v in fv]}: bind them with binds= or wrap it in a Function")
+        return self._make_executor(Function([], expr))()
+
+
+__all__ = ["Executor", "convert_args", "to_value", "to_ast", "check_arguments", "param_type"]

@@ -1,0 +1,95 @@
+"""Running one operator call in the interpreter: the op's numpy reference, nothing compiled.
+
+Arguments go in as read-only numpy arrays (a tuple-typed argument as a list), the result comes
+back as NDArrays (a tuple result as an ADT), and is checked against the call's inferred type: a
+reference that disagrees with its own type relation is a bug in the op declaration, and saying so
+here is far cheaper than debugging a wrong answer three executors later.
+"""
+import numpy as np
+
+from ..errors import ExecutionError, RelayError
+from ..ir.types import Any, TensorType, TupleType, type_to_str
+from ..runtime import ndarray as _nd
+from ..runtime.container import ADT
+from ..runtime.ndarray import NDArray
+from .values import describe
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def to_numpy_arg(value, op_name: str, index: int):
+    """An op argument as the reference sees it: ndarray, or a (nested) list for a tuple."""
+    if isinstance(value, NDArray):
+        return _readonly(value.view_numpy())
+    if isinstance(value, ADT) and value.tag == 0:
+        return [to_numpy_arg(f, op_name, index) for f in value.fields]
+    raise ExecutionError(
+        f"{op_name}: argument {index} must be a tensor or a tuple of tensors, got {describe(value)}")
+
+
+def from_numpy_result(result, device):
+    """Wrap a reference's result: ndarray/scalar -> NDArray, tuple/list -> ADT(0, ...)."""
+    if isinstance(result, (tuple, list)):
+        return ADT(0, [from_numpy_result(r, device) for r in result])
+    if isinstance(result, NDArray):
+        return result
+    return _nd.array(np.asarray(result), device=device)
+
+
+def _shape_matches(actual: tuple, expected: tuple) -> bool:
+    if len(actual) != len(expected):
+        return False
+    return all(isinstance(e, Any) or int(e) == a for a, e in zip(actual, expected))
+
+
+def type_mismatch(value, ty) -> str:
+    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked)."""
+    if isinstance(ty, TensorType):
+        if not isinstance(value, NDArray):
+            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        if not _shape_matches(value.shape, ty.shape) or value.dtype != ty.dtype:
+            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        return ""
+    if isinstance(ty, TupleType):
+        if not isinstance(value, ADT) or value.tag != 0 or len(value) != len(ty.fields):
+            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        for i, (v, t) in enumerate(zip(value.fields, ty.fields)):
+            why = type_mismatch(v, t)
+            if why:
+                return f"field {i}: {why}"
+    return ""
+
+
+def invoke_op(op, args, attrs, out_type, device):
+    """Run `op`'s numpy reference on runtime values `args`; check against `out_type` if known."""
+    if len(args) != op.num_inputs:
+        raise ExecutionError(f"{op.name} takes {op.num_inputs} argument(s) {list(op.input_names)}, "
+                             f"got {len(args)}")
+    if attrs is None and op.attrs_type is not None:
+        attrs = op.attrs_type()
+    np_args = [to_numpy_arg(a, op.name, i) for i, a in enumerate(args)]
+    try:
+        result = op.ref(*np_args, attrs)
+    except RelayError:
+        raise
+    except Exception as err:  # a reference crashing on well-typed input is an op bug: say which op
+        shapes = ", ".join(describe(a) for a in args)
+        raise ExecutionError(f"{op.name}: the numpy reference failed on ({shapes}) with attrs {attrs!r}: "
+                             f"{type(err).__name__}: {err}") from err
+    value = from_numpy_result(result, device)
+    if out_type is not None:
+        why = type_mismatch(value, out_type)
+        if why:
+            shapes = ", ".join(describe(a) for a in args)
+            raise ExecutionError(
+                f"{op.name}: the numpy reference disagrees with the op's type relation: {why} "
+                f"(inputs: {shapes}; attrs: {attrs!r}). This is a bug in the declaration of "
+                f"{op.name}: fix its rel or its ref so they agree.")
+    return value
+
+
+__all__ = ["invoke_op", "to_numpy_arg", "from_numpy_result", "type_mismatch"]
