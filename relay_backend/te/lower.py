@@ -1,0 +1,321 @@
+"""Lowering te -> tir: turn a Schedule into a PrimFunc whose loop nests honor it.
+
+Per stage, in producer-before-consumer order:
+* inlined stages disappear: their expression is substituted into every consumer;
+* a root stage becomes one loop per leaf axis; root axes are recovered from the leaves
+  through the split/fuse relations, and each split that may not divide evenly adds a guard
+  (placed at the innermost loop it mentions) so the results stay exact;
+* a reduction becomes an init nest (data loops only) then an update nest, sharing the
+  leading data loops; tuple reductions update every output from one combine step;
+* a compute_at stage is built inside its consumer's loop, over the region one iteration of
+  that loop reads (te/bound.py), into a buffer allocated there and indexed relative to the
+  region; other intermediates not in `args` are allocated at the top of the function.
+The result is simplified and verified.
+"""
+from collections import defaultdict
+
+from ..errors import CompileError
+from ..tir import expr as E
+from ..tir import stmt as S
+from ..tir.buffer import Buffer
+from ..tir.functor import rewrite, substitute, walk
+from ..tir.prim_func import PrimFunc
+from ..tir.simplify import simplify
+from ..tir.verify import verify
+from .bound import infer_region
+from .schedule import Fuse, Schedule, Split
+from .tensor import ComputeOp, PlaceholderOp, Tensor
+
+
+def lower(sch, args, name="main", simple_mode=False):
+    """The PrimFunc computing `sch`'s outputs; `args` (Tensors: inputs, then outputs) become
+    its buffer parameters in that order. `simple_mode` is accepted for tvm compatibility."""
+    if not isinstance(sch, Schedule):
+        raise CompileError(f"lower: expects a te Schedule (te.create_schedule), got {sch!r}")
+    return _Lowering(sch, list(args), name).run()
+
+
+def _vars_in(e):
+    return {id(n) for n in walk(e) if isinstance(n, E.Var)}
+
+
+class _Lowering:
+    def __init__(self, sch, args, name):
+        self.sch = sch
+        self.name = name
+        self.buffers = {}       # id(tensor) -> Buffer
+        self.offsets = {}       # id(tensor) -> [lo per dim] for region-allocated buffers
+        self.params = []
+        self.bodies = {}        # id(op) -> body exprs with inlined producers substituted
+        self._names = set()
+        for t in args:
+            if not isinstance(t, Tensor):
+                raise CompileError(f"lower {name}: args must be te Tensors, got {t!r}")
+            if id(t) in self.buffers:
+                raise CompileError(f"lower {name}: tensor {t.name} appears twice in args")
+            buf = Buffer(self._unique(t.name), t.shape, t.dtype)
+            self.buffers[id(t)] = buf
+            self.params.append(buf)
+
+    def _unique(self, base):
+        base = base or "buf"
+        name, k = base, 0
+        while name in self._names:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        return name
+
+    # -- driver -----------------------------------------------------------------------------
+    def run(self):
+        stages = self.sch.stages
+        for st in stages:
+            op = st.op
+            if isinstance(op, PlaceholderOp):
+                if id(op.outputs[0]) not in self.buffers:
+                    raise CompileError(f"lower {self.name}: input {op.name} is read but not in "
+                                       "args; pass every placeholder in args")
+                continue
+            if st.attach_type == "inline":
+                if any(id(t) in self.buffers for t in op.outputs):
+                    raise CompileError(f"lower {self.name}: {op.name} is inlined, so it cannot be "
+                                       "an argument")
+            elif op in self.sch.outputs and id(op.outputs[0]) not in self.buffers:
+                raise CompileError(f"lower {self.name}: output {op.name} is not in args; pass "
+                                   "the outputs after the inputs")
+            self.bodies[id(op)] = [self._inline(b) for b in op.body]
+        self._check_attachments()
+        root_temps = []
+        for st in stages:
+            if isinstance(st.op, ComputeOp) and st.attach_type == "root":
+                for t in st.op.outputs:
+                    if id(t) not in self.buffers:
+                        buf = Buffer(self._unique(t.name), t.shape, t.dtype, scope="global")
+                        self.buffers[id(t)] = buf
+                        root_temps.append(buf)
+        body = S.seq(*[self._build(st, None) for st in stages
+                       if isinstance(st.op, ComputeOp) and st.attach_type == "root"])
+        for buf in reversed(root_temps):
+            body = S.Allocate(buf, body, "global")
+        func = PrimFunc(self.params, body, self.name,
+                        {"global_symbol": self.name, "tir.noalias": True})
+        return verify(simplify(func))
+
+    def _inline(self, expr):
+        def fn(n):
+            if isinstance(n, E.ProducerLoad):
+                op = n.producer.op
+                st = self.sch.stage_map.get(op)
+                if st is not None and st.attach_type == "inline":
+                    return substitute(self.bodies[id(op)][0],
+                                      {iv.var: i for iv, i in zip(op.axis, n.indices)})
+            return None
+        return rewrite(expr, fn)
+
+    def _check_attachments(self):
+        for st in self.sch.stages:
+            if st.attach_type != "scope":
+                continue
+            parent = st.attach_stage
+            if parent.attach_type == "inline":
+                raise CompileError(f"compute_at: {st.op.name} is attached to {parent.op.name}, "
+                                   "which is inlined")
+            ids = {id(t) for t in st.op.outputs}
+            for other in self.sch.stages:
+                if other is parent or other is st or id(other.op) not in self.bodies:
+                    continue
+                if other.attach_type == "inline":
+                    continue
+                if any(isinstance(n, E.ProducerLoad) and id(n.producer) in ids
+                       for b in self.bodies[id(other.op)] for n in walk(b)):
+                    raise CompileError(f"compute_at: {st.op.name} is computed inside "
+                                       f"{parent.op.name} but {other.op.name} reads it too; "
+                                       "keep it at the root")
+
+    # -- one stage --------------------------------------------------------------------------
+    def _axes(self, st, region):
+        """Extents of every iter var, values of the root vars, and split guards."""
+        op = st.op
+        ext, mins = {}, {}
+        for d, iv in enumerate(op.axis):
+            lo, extent = (region[d][0], region[d][1]) if region else (E.IntImm("int32", 0),
+                                                                       iv.dom.extent)
+            ext[id(iv)], mins[id(iv)] = extent, lo
+        for iv in op.reduce_axis:
+            ext[id(iv)], mins[id(iv)] = iv.dom.extent, iv.dom.min
+        factors = {}
+        for rel in st.relations:
+            if isinstance(rel, Split):
+                extent = ext[id(rel.parent)]
+                if rel.factor is not None:
+                    f = rel.factor
+                    ext[id(rel.outer)] = simplify((extent + f - 1) // f)
+                else:
+                    f = simplify((extent + rel.nparts - 1) // rel.nparts)
+                    ext[id(rel.outer)] = rel.nparts
+                ext[id(rel.inner)] = f
+                factors[id(rel)] = f
+            else:
+                ext[id(rel.fused)] = simplify(ext[id(rel.outer)] * ext[id(rel.inner)])
+        val = {id(iv): iv.var for iv in st.leaf_iter_vars}
+        guards = []
+        for rel in reversed(st.relations):
+            if isinstance(rel, Split):
+                f = factors[id(rel)]
+                val[id(rel.parent)] = val[id(rel.outer)] * f + val[id(rel.inner)]
+                exact = simplify(ext[id(rel.parent)] % f)
+                if not (isinstance(exact, E.IntImm) and exact.value == 0):
+                    guards.append(val[id(rel.parent)] < ext[id(rel.parent)])
+            elif isinstance(rel, Fuse):
+                inner_ext = ext[id(rel.inner)]
+                val[id(rel.outer)] = val[id(rel.fused)] // inner_ext
+                val[id(rel.inner)] = val[id(rel.fused)] % inner_ext
+        roots = list(op.axis) + list(op.reduce_axis)
+        root_val = {iv.var: simplify(mins[id(iv)] + val[id(iv)]) for iv in roots}
+        if region:
+            for d, iv in enumerate(op.axis):
+                if region[d][2]:
+                    actual = root_val[iv.var]
+                    guards += [actual >= 0, actual < st.op.outputs[0].shape[d]]
+        return ext, root_val, guards
+
+    def _to_buffers(self, expr):
+        def fn(n):
+            if isinstance(n, E.ProducerLoad):
+                t = n.producer
+                if id(t) not in self.buffers:
+                    raise CompileError(f"lower {self.name}: {t.name} is read but has no buffer")
+                offs = self.offsets.get(id(t))
+                idx = n.indices if offs is None else [i - lo for i, lo in zip(n.indices, offs)]
+                return E.BufferLoad(self.buffers[id(t)], idx)
+            return None
+        return rewrite(expr, fn)
+
+    def _store_index(self, t, op, root_val):
+        idx = [root_val[iv.var] for iv in op.axis]
+        offs = self.offsets.get(id(t))
+        return idx if offs is None else [i - lo for i, lo in zip(idx, offs)]
+
+    def _build(self, st, region):
+        op = st.op
+        ext, root_val, guards = self._axes(st, region)
+        body = [substitute(b, root_val) for b in self.bodies[id(op)]]
+        leaves = st.leaf_iter_vars
+        hooks = self._hooks(st, body, leaves, ext)
+        if not op.is_reduction:
+            main = S.seq(*[S.BufferStore(self.buffers[id(t)], self._to_buffers(b),
+                                         self._store_index(t, op, root_val))
+                           for t, b in zip(op.outputs, body)])
+            return self._nest(st, leaves, main, guards, hooks, ext)
+        red = body[0]
+        p = next((k for k, iv in enumerate(leaves) if iv.iter_type == "reduce"), len(leaves))
+        common, rest = leaves[:p], leaves[p:]
+        init_loops = [iv for iv in rest if iv.iter_type != "reduce"]
+        outs = [(self.buffers[id(t)], self._store_index(t, op, root_val)) for t in op.outputs]
+        init = S.seq(*[S.BufferStore(b, ident, idx)
+                       for (b, idx), ident in zip(outs, red.combiner.identity_element)])
+        update = self._update(red, outs)
+        common_ids = {id(iv.var) for iv in common}
+        init_ids = common_ids | {id(iv.var) for iv in init_loops}
+        g_common, g_init, g_update = [], [], []
+        for g in guards:
+            used = _vars_in(g)
+            if used & {id(iv.var) for iv in leaves} <= common_ids:
+                g_common.append(g)
+            else:
+                if used & {id(iv.var) for iv in leaves} <= init_ids:
+                    g_init.append(g)
+                g_update.append(g)
+        init_nest = self._fresh_loops(st, init_loops, init, g_init, ext)
+        inner = S.seq(init_nest, self._nest(st, rest, update, g_update, hooks, ext))
+        return self._nest(st, common, inner, g_common, hooks, ext)
+
+    def _fresh_loops(self, st, loops, body, guards, ext):
+        """The nest of `loops` over `body` with fresh loop Vars, so that no Var is the loop
+        variable of two different loops (the init and update nests share data axes)."""
+        fresh = [E.IterVar(None, E.Var(iv.var.name, "int32"), iv.iter_type) for iv in loops]
+        vmap = {iv.var: nv.var for iv, nv in zip(loops, fresh)}
+        ext = dict(ext)
+        for iv, nv in zip(loops, fresh):
+            ext[id(nv)] = ext[id(iv)]
+            if id(iv) in st.iter_attrs:
+                st.iter_attrs[id(nv)] = st.iter_attrs[id(iv)]
+        return self._nest(st, fresh, substitute(body, vmap), [substitute(g, vmap) for g in guards],
+                          {}, ext)
+
+    def _update(self, red, outs):
+        comb = red.combiner
+        source = [self._to_buffers(s) for s in red.source]
+        loads = [E.BufferLoad(b, idx) for b, idx in outs]
+        vmap = {}
+        for x, y, ld, src in zip(comb.lhs, comb.rhs, loads, source):
+            vmap[x], vmap[y] = ld, src
+        results = [substitute(r, vmap) for r in comb.result]
+        if len(results) == 1:
+            stmt = S.BufferStore(outs[0][0], results[0], outs[0][1])
+        else:
+            temps = [E.Var(f"{b.name}_v{k}", b.dtype) for k, (b, _) in enumerate(outs)]
+            stmt = S.seq(*[S.BufferStore(b, tmp, idx) for (b, idx), tmp in zip(outs, temps)])
+            for tmp, r in reversed(list(zip(temps, results))):
+                stmt = S.LetStmt(tmp, r, stmt)
+        cond = self._to_buffers(red.condition)
+        if not (isinstance(cond, E.IntImm) and cond.value):
+            stmt = S.IfThenElse(cond, stmt)
+        return stmt
+
+    def _nest(self, st, loops, inner, guards, hooks, ext):
+        pos = {id(iv.var): k for k, iv in enumerate(loops)}
+        by_level = defaultdict(list)
+        for g in guards:
+            ks = [pos[v] for v in _vars_in(g) if v in pos]
+            by_level[max(ks) if ks else -1].append(g)
+        stmt = inner
+        for k in reversed(range(len(loops))):
+            iv = loops[k]
+            if by_level[k]:
+                stmt = S.IfThenElse(E.all(*by_level[k]), stmt)
+            entries = hooks.get(id(iv))
+            if entries:        # attached producers first, their buffers live over the body
+                stmt = S.seq(*[h for h, _ in entries], stmt)
+                for _, bufs in reversed(entries):
+                    for buf in reversed(bufs):
+                        stmt = S.Allocate(buf, stmt, buf.scope)
+            attrs = st.iter_attrs.get(id(iv), {})
+            stmt = S.For(iv.var, 0, ext[id(iv)], attrs.get("kind", "serial"), stmt,
+                         attrs.get("thread"))
+        if by_level[-1]:
+            stmt = S.IfThenElse(E.all(*by_level[-1]), stmt)
+        return stmt
+
+    def _hooks(self, st, body, leaves, ext):
+        """Build the stages computed at one of `st`'s loops:
+        {id(leaf ivar): [(stmt, buffers to allocate around that loop's body)]}."""
+        hooks = defaultdict(list)
+        for child in self.sch.stages:
+            if child.attach_type != "scope" or child.attach_stage is not st:
+                continue
+            k = next((i for i, iv in enumerate(leaves) if iv is child.attach_ivar), None)
+            if k is None:
+                raise CompileError(f"compute_at: {child.op.name} is attached to an axis that is "
+                                   f"no longer a leaf of {st.op.name} (split or fused after "
+                                   "compute_at)")
+            inner = {}
+            for iv in leaves[k + 1:]:
+                e = simplify(ext[id(iv)])
+                inner[id(iv.var)] = (0, e.value - 1) if isinstance(e, E.IntImm) else (0, None)
+            outs = child.op.outputs
+            region = infer_region(outs, body, inner, outs[0].shape)
+            if region is None:
+                raise CompileError(f"compute_at: {st.op.name} does not read {child.op.name}; "
+                                   "attach a stage to one of its consumers")
+            shape = [r[1] for r in region]
+            const_shape = all(isinstance(s, E.IntImm) for s in shape)
+            scope = child.scope if const_shape else "global"
+            bufs = []
+            for t in outs:
+                buf = Buffer(self._unique(t.name), shape, t.dtype, scope=scope)
+                self.buffers[id(t)] = buf
+                self.offsets[id(t)] = [r[0] for r in region]
+                bufs.append(buf)
+            hooks[id(child.attach_ivar)].append((self._build(child, region), bufs))
+        return hooks

@@ -1,0 +1,115 @@
+"""Generic, iterative traversals of tir nodes driven by each class's `_fields`.
+
+`walk` visits every node pre-order; `rewrite` rebuilds a tree bottom-up through a callback;
+`substitute` replaces Vars. All use explicit stacks, so a 10,000-deep expression is fine.
+"""
+from .expr import PrimExpr, Var
+from .stmt import Stmt
+
+_NODE_TYPES = (PrimExpr, Stmt)
+
+
+def _is_node(x):
+    return isinstance(x, _NODE_TYPES)
+
+
+def children(node):
+    """The direct child nodes of `node`, in `_fields` order."""
+    out = []
+    for name in node._fields:
+        value = getattr(node, name)
+        if isinstance(value, tuple):
+            out.extend(v for v in value if _is_node(v))
+        elif _is_node(value):
+            out.append(value)
+    return out
+
+
+def walk(node):
+    """Yield `node` and every node below it, pre-order (shared nodes once)."""
+    seen = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def _all_slots(cls):
+    slots = []
+    for klass in reversed(cls.__mro__):
+        for s in klass.__dict__.get("__slots__", ()):
+            if s not in slots:
+                slots.append(s)
+    return slots
+
+
+_SLOTS = {}
+
+
+def copy_with(node, **changes):
+    """A shallow copy of `node` with some fields replaced (no validation re-run)."""
+    cls = type(node)
+    slots = _SLOTS.get(cls)
+    if slots is None:
+        slots = _SLOTS[cls] = _all_slots(cls)
+    new = object.__new__(cls)
+    for s in slots:
+        if hasattr(node, s):
+            object.__setattr__(new, s, changes.get(s, getattr(node, s)))
+    for k, v in changes.items():
+        if k not in slots:
+            raise AttributeError(f"{cls.__name__} has no field {k}")
+    return new
+
+
+def rewrite(node, fn, memo=None):
+    """Rebuild `node` bottom-up: children first, then `fn(rebuilt)` (None keeps it).
+
+    Shared subtrees are rewritten once (memo by id).
+    """
+    memo = {} if memo is None else memo
+    stack = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in memo:
+            continue
+        if not ready:
+            stack.append((n, True))
+            stack.extend((c, False) for c in children(n) if id(c) not in memo)
+            continue
+        changes = {}
+        for name in n._fields:
+            value = getattr(n, name)
+            if isinstance(value, tuple):
+                new = tuple(memo[id(v)] if _is_node(v) else v for v in value)
+                if any(a is not b for a, b in zip(new, value)):
+                    changes[name] = new
+            elif _is_node(value):
+                if memo[id(value)] is not value:
+                    changes[name] = memo[id(value)]
+        rebuilt = copy_with(n, **changes) if changes else n
+        out = fn(rebuilt)
+        memo[id(n)] = rebuilt if out is None else out
+    return memo[id(node)]
+
+
+def substitute(node, vmap):
+    """Replace Vars by the expressions in `vmap` (keyed by Var or by id(Var))."""
+    if not vmap:
+        return node
+    by_id = {(id(k) if isinstance(k, Var) else k): v for k, v in vmap.items()}
+
+    def fn(n):
+        if isinstance(n, Var):
+            return by_id.get(id(n))
+        return None
+    return rewrite(node, fn)
+
+
+def uses_var(node, pred) -> bool:
+    """Whether some Var below `node` satisfies `pred`."""
+    return any(isinstance(n, Var) and pred(n) for n in walk(node))

@@ -1,0 +1,201 @@
+"""Schedule primitives: every schedule must keep the numbers (tir interpreter vs numpy,
+float32 within 1e-5) and shape the loop nest as asked (checked on the printed PrimFunc)."""
+import numpy as np
+import pytest
+
+from relay_backend import te
+from relay_backend.errors import CompileError
+from te_helpers import rand, run_lowered
+
+TOL = dict(rtol=1e-5, atol=1e-5)
+
+
+def _matmul(n=10, m=7, K=9):
+    A = te.placeholder((n, K), name="A")
+    B = te.placeholder((K, m), name="B")
+    k = te.reduce_axis((0, K), "k")
+    C = te.compute((n, m), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="C")
+    return A, B, C, rand(n, K), rand(K, m, seed=1)
+
+
+def _loops(func):
+    return [line.strip() for line in func.script().splitlines() if line.strip().startswith("for")]
+
+
+@pytest.mark.parametrize("factor", [2, 3, 4, 10, 16])
+def test_split_any_factor(factor):
+    A = te.placeholder((10,), name="A")
+    B = te.compute((10,), lambda i: A[i] * 3.0, name="B")
+    s = te.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=factor)
+    a = rand(10)
+    (b,), func = run_lowered(s, [A, B], [a])
+    np.testing.assert_allclose(b, a * 3, **TOL)
+    assert ("if" in func.script()) == (10 % factor != 0)    # guard only when not dividing
+
+
+def test_split_nparts_and_nested_split_of_reduction():
+    A, B, C, a, b = _matmul()
+    s = te.create_schedule(C)
+    i, j = C.op.axis
+    (k,) = C.op.reduce_axis
+    io, ii = s[C].split(i, nparts=3)
+    ko, ki = s[C].split(k, factor=4)
+    kio, kii = s[C].split(ki, factor=3)    # 4 is not a multiple of 3: nested guard
+    s[C].reorder(io, ko, j, ii, kio, kii)
+    (c,), func = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)
+
+
+def test_reorder_reduce_outer_keeps_init_before_update():
+    A, B, C, a, b = _matmul()
+    s = te.create_schedule(C)
+    i, j = C.op.axis
+    (k,) = C.op.reduce_axis
+    s[C].reorder(k, i, j)
+    (c,), func = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)
+    assert _loops(func)[:3] == ["for i in range(0, 10):", "for j in range(0, 7):",
+                                "for k in range(0, 9):"]
+
+
+def test_tile_with_non_dividing_factors():
+    A, B, C, a, b = _matmul(n=10, m=7)
+    s = te.create_schedule(C)
+    xo, yo, xi, yi = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 3)
+    (c,), func = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)
+    assert _loops(func)[:4] == ["for i.outer in range(0, 3):", "for j.outer in range(0, 3):",
+                                "for i.inner in range(0, 4):", "for j.inner in range(0, 3):"]
+
+
+def test_fuse_then_split_and_annotations():
+    A = te.placeholder((6, 5), name="A")
+    B = te.compute((6, 5), lambda i, j: A[i, j] + 1.0, name="B")
+    s = te.create_schedule(B)
+    fused = s[B].fuse(*B.op.axis)
+    fo, fi = s[B].split(fused, factor=8)
+    s[B].parallel(fo)
+    s[B].vectorize(fi)
+    a = rand(6, 5)
+    (b,), func = run_lowered(s, [A, B], [a])
+    np.testing.assert_allclose(b, a + 1, **TOL)
+    assert _loops(func) == ["for i.j.fused.outer in parallel(0, 4):",
+                            "for i.j.fused.inner in vectorized(0, 8):"]
+
+
+def test_unroll_and_bind():
+    A = te.placeholder((12,), name="A")
+    B = te.compute((12,), lambda i: A[i] - 1.0, name="B")
+    s = te.create_schedule(B)
+    bx, tx = s[B].split(B.op.axis[0], factor=4)
+    s[B].bind(bx, te.thread_axis("blockIdx.x"))
+    s[B].bind(tx, te.thread_axis("threadIdx.x"))
+    a = rand(12)
+    (b,), func = run_lowered(s, [A, B], [a])
+    np.testing.assert_allclose(b, a - 1, **TOL)
+    text = func.script()
+    assert "thread('blockIdx.x', 0, 3)" in text and "thread('threadIdx.x', 0, 4)" in text
+    s2 = te.create_schedule(B)
+    s2[B].unroll(s2[B].split(B.op.axis[0], factor=3)[1])
+    assert "unrolled(0, 3)" in te.lower(s2, [A, B]).script()
+
+
+def test_compute_inline_chain():
+    A = te.placeholder((4, 6), name="A")
+    B = te.compute((4, 6), lambda i, j: A[i, j] * 2.0, name="B")
+    C = te.compute((4, 6), lambda i, j: te.exp(B[i, j]) + 1.0, name="C")
+    D = te.compute((6, 4), lambda i, j: C[j, i] - B[j, i], name="D")
+    s = te.create_schedule(D)
+    s[B].compute_inline()
+    s[C].compute_inline()
+    a = rand(4, 6)
+    (d,), func = run_lowered(s, [A, D], [a])
+    np.testing.assert_allclose(d, (np.exp(2 * a) + 1 - 2 * a).T, **TOL)
+    text = func.script()
+    assert "allocate" not in text and len(_loops(func)) == 2
+
+
+def test_root_intermediate_is_allocated():
+    A = te.placeholder((5,), name="A")
+    B = te.compute((5,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((5,), lambda i: B[i] + B[4 - i], name="C")
+    a = rand(5)
+    (c,), func = run_lowered(te.create_schedule(C), [A, C], [a])
+    np.testing.assert_allclose(c, 2 * a + 2 * a[::-1], **TOL)
+    assert "B = allocate((5), 'float32', scope='global')" in func.script()
+
+
+def test_compute_at_computes_only_the_needed_region():
+    A = te.placeholder((10, 8), name="A")
+    B = te.compute((10, 8), lambda i, j: A[i, j] + 1.0, name="B")
+    C = te.compute((10, 8), lambda i, j: B[i, j] * B[i, j], name="C")
+    s = te.create_schedule(C)
+    io, ii = s[C].split(C.op.axis[0], factor=4)     # 10 = 4 + 4 + 2: the last block is partial
+    s[B].compute_at(s[C], io)
+    a = rand(10, 8)
+    (c,), func = run_lowered(s, [A, C], [a])
+    np.testing.assert_allclose(c, (a + 1) ** 2, **TOL)
+    text = func.script()
+    assert "B = allocate((4, 8), 'float32', scope='global')" in text
+    assert text.index("for i.outer") < text.index("allocate") < text.index("for i.inner")
+
+
+def test_compute_at_stencil_region():
+    A = te.placeholder((12,), name="A")
+    B = te.compute((12,), lambda i: A[i] * 2.0, name="B")
+    C = te.compute((10,), lambda i: B[i] + B[i + 2], name="C")
+    s = te.create_schedule(C)
+    xo, xi = s[C].split(C.op.axis[0], factor=5)
+    s[B].compute_at(s[C], xo)
+    a = rand(12)
+    (c,), func = run_lowered(s, [A, C], [a])
+    np.testing.assert_allclose(c, 2 * a[:10] + 2 * a[2:], **TOL)
+    assert "allocate((7)" in func.script()      # 5 outputs need 7 inputs
+
+
+def test_cache_write_accumulates_locally():
+    A, B, C, a, b = _matmul(n=8, m=6, K=5)
+    s = te.create_schedule(C)
+    CL = s.cache_write(C, "local")
+    xo, yo, xi, yi = s[C].tile(C.op.axis[0], C.op.axis[1], 4, 3)
+    s[CL].compute_at(s[C], yo)
+    (k,) = s[CL].op.reduce_axis
+    s[CL].reorder(k, *CL.op.axis)
+    (c,), func = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)
+    assert "C.local = allocate((4, 3), 'float32', scope='local')" in func.script()
+
+
+def test_schedule_errors():
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    k = te.reduce_axis((0, 8), "k")
+    R = te.compute((1,), lambda i: te.sum(A[k], axis=k), name="R")
+    s = te.create_schedule([B, R])
+    i = B.op.axis[0]
+    s[B].split(i, factor=2)
+    with pytest.raises(CompileError, match="not a current leaf axis"):
+        s[B].split(i, factor=2)
+    with pytest.raises(CompileError, match="reduction or has several outputs"):
+        s[R].compute_inline()
+    with pytest.raises(CompileError, match="placeholder"):
+        s[A].split(A.op.shape and i, factor=2)
+    with pytest.raises(CompileError, match="exactly one of factor= or nparts="):
+        s[R].split(k, factor=2, nparts=2)
+    with pytest.raises(CompileError, match="output of the schedule"):
+        s[B].compute_inline()
+
+
+def test_long_inline_chain_has_no_recursion_limit():
+    A = te.placeholder((3,), name="A")
+    t, chain = A, []
+    for k in range(400):
+        t = te.compute((3,), lambda i, t=t: t[i] + 1.0, name=f"T{k}")
+        chain.append(t)
+    s = te.create_schedule(t)
+    for c in chain[:-1]:
+        s[c].compute_inline()
+    a = rand(3)
+    (out,), _ = run_lowered(s, [A, t], [a])
+    np.testing.assert_allclose(out, a + 400, rtol=1e-5)
