@@ -3,3 +3,4 @@ from .device import Device, cpu, cuda, device
 from .ndarray import NDArray
 from .container import ADT, tuple_object
 from . import ndarray as nd
+from .module import Module, load_module

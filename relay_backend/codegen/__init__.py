@@ -1,0 +1,47 @@
+"""codegen: tir PrimFuncs -> native code (level 2; imports tir/ and level 0 only).
+
+`build(prim_funcs, target="llvm")` compiles one PrimFunc, a list, or a dict name -> PrimFunc
+for the host CPU and returns a runtime Module (like tvm.build). The LLVM backend lives in
+llvm.py (IR), llvm_expr.py / llvm_stmt.py (lowering), llvm_math.py (intrinsics) and
+llvm_target.py (target machine, pipeline, JIT, object files, linking).
+"""
+from .. import tir
+from ..errors import CompileError
+from ..runtime.module import Module
+from .llvm import build_llvm, codegen_llvm
+
+
+def _as_list(prim_funcs) -> list:
+    if isinstance(prim_funcs, tir.PrimFunc):
+        return [prim_funcs]
+    if isinstance(prim_funcs, dict):
+        out = []
+        for name, func in prim_funcs.items():
+            if not isinstance(func, tir.PrimFunc):
+                raise CompileError(f"build: value for {name!r} is a {type(func).__name__}, "
+                                   f"expected a tir.PrimFunc")
+            if func.attrs.get("global_symbol", func.name) != name:
+                func = tir.PrimFunc(func.params, func.body, name,
+                                    {**func.attrs, "global_symbol": name})
+            out.append(func)
+        return out
+    if isinstance(prim_funcs, (list, tuple)):
+        return list(prim_funcs)
+    raise CompileError(f"build: expected a PrimFunc, a list of them or a dict name -> PrimFunc, "
+                       f"got {type(prim_funcs).__name__}")
+
+
+def build(prim_funcs, target="llvm", name=None) -> Module:
+    """Compile PrimFuncs for `target` ("llvm", optionally with options such as
+    "llvm -mcpu=native", which all mean the host CPU) into a runtime Module."""
+    kind = str(target or "llvm").split()[0]
+    if kind not in ("llvm", "cpu"):
+        raise CompileError(f"build: target {target!r} is not supported by codegen.build; "
+                           f"use 'llvm' (the host CPU)")
+    funcs = _as_list(prim_funcs)
+    if not funcs:
+        raise CompileError("build: no PrimFuncs to compile")
+    return build_llvm(funcs)
+
+
+__all__ = ["build", "build_llvm", "codegen_llvm"]

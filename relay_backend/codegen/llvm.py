@@ -1,0 +1,182 @@
+"""PrimFunc -> LLVM IR -> a runtime Module (JIT-compiled for the host CPU).
+
+For every PrimFunc `f` (name = attrs["global_symbol"] or f.name) the module holds
+
+    void rb_f(void** args, int64_t* shape_vars)       exported entry (runtime/module.py)
+    internal void rb_f_compute(ptr noalias align 64 %A, ..., <shape vars>)
+
+The native symbol is prefixed so a kernel named `exp` cannot shadow libm's `exp`;
+`FunctionInfo.symbol` records it.
+
+The entry unpacks the argument array and calls the compute function, whose buffer
+parameters are `noalias` and 64-byte aligned (NDArrays are), so LLVM vectorizes without
+runtime alias checks; after -O3 inlining the entry is one function. Shape variables arrive
+in `FunctionInfo.shape_vars` order as int64 and are narrowed to their tir dtype.
+"""
+import re
+
+from llvmlite import ir
+
+from .. import config, tir
+from ..errors import CompileError
+from ..runtime.module import FunctionInfo, Module, ParamInfo
+from . import llvm_target
+from .llvm_expr import I64, PTR, llvm_type
+from .llvm_math import MathLib
+from .llvm_stmt import ALIGN, FunctionEmitter
+
+SYMBOL_PREFIX = "rb_"          # native symbol = prefix + function name
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LOOP_ID = re.compile(r'^(!\d+) = !\{ !"rb\.loop\.\d+"', re.MULTILINE)
+_DIM_OPS = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.FloorDiv: "//", tir.FloorMod: "%",
+            tir.Min: "min", tir.Max: "max"}
+
+
+class ModuleCodegen:
+    """One llvmlite module being filled with PrimFuncs; owns shared helpers and metadata."""
+
+    def __init__(self, name: str = "rb_kernels", has_openmp: bool = True):
+        self.module = ir.Module(name)
+        self.math = MathLib(self.module)
+        self.has_openmp = has_openmp
+        self._names = set()
+        self._loops = 0
+
+    def declare(self, name, ret, args) -> ir.Function:
+        return self.math.declare(name, ret, args)
+
+    def fresh_name(self, base: str) -> str:
+        name, k = base, 0
+        while name in self._names or name in self.module.globals:
+            k += 1
+            name = f"{base}_{k}"
+        self._names.add(name)
+        return name
+
+    def loop_metadata(self, props):
+        """A loop-ID node carrying `props` [(name, value)]; made self-referential in `text()`."""
+        mds = []
+        for key, value in props:
+            ops = [ir.MetaDataString(self.module, key)]
+            if value is not None:
+                ops.append(ir.Constant(ir.IntType(1), int(bool(value))))
+            mds.append(self.module.add_metadata(ops))
+        self._loops += 1
+        tag = ir.MetaDataString(self.module, f"rb.loop.{self._loops}")
+        return self.module.add_metadata([tag] + mds)
+
+    def text(self) -> str:
+        """The module as LLVM IR text, with loop IDs turned into distinct self-references."""
+        return _LOOP_ID.sub(lambda m: f"{m.group(1)} = distinct !{{ {m.group(1)}", str(self.module))
+
+    # ------------------------------------------------------------------ functions
+    def add(self, func: "tir.PrimFunc") -> FunctionInfo:
+        """Emit `func` (entry + compute function); returns its boundary signature."""
+        if not isinstance(func, tir.PrimFunc):
+            raise CompileError(f"build: expected a tir.PrimFunc, got {type(func).__name__}")
+        symbol = str(func.attrs.get("global_symbol", func.name))
+        if not _IDENT.match(symbol):
+            raise CompileError(f"build: function name {symbol!r} is not a C identifier; rename "
+                               f"the PrimFunc (letters, digits, underscores)")
+        if symbol in self._names:
+            raise CompileError(f"build: two functions are named {symbol!r}")
+        self._names.add(symbol)
+        shape_vars = func.shape_vars
+        info = signature(func, symbol, shape_vars)
+        symbol = info.symbol            # prefixed, so "exp" cannot shadow libm's exp
+
+        params = func.params
+        compute_ty = ir.FunctionType(ir.VoidType(), [PTR] * len(params) +
+                                     [llvm_type(v.dtype) for v in shape_vars])
+        compute = ir.Function(self.module, compute_ty, name=self.fresh_name(symbol + "_compute"))
+        compute.linkage = "internal"
+        compute.attributes.add("nounwind")
+        seen = set()
+        for arg, buf in zip(compute.args, params):
+            if id(buf.data) in seen:
+                raise CompileError(f"build {symbol}: parameter {buf.name} shares its data with "
+                                   f"another parameter")
+            seen.add(id(buf.data))
+            for attr in ("noalias",):
+                arg.add_attribute(attr)
+            arg.attributes.align = ALIGN
+        emitter = FunctionEmitter(
+            self, compute,
+            {id(v): a for v, a in zip(shape_vars, compute.args[len(params):])},
+            {id(buf.data): a for buf, a in zip(params, compute.args)})
+        emitter.stmt(func.body)
+        emitter.finish()
+
+        entry = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, PTR]), name=symbol)
+        entry.attributes.add("nounwind")
+        b = ir.IRBuilder(entry.append_basic_block("entry"))
+        args, shapes = entry.args
+        vals = [b.load(b.gep(args, [ir.Constant(I64, i)], source_etype=PTR), typ=PTR)
+                for i in range(len(params))]
+        for j, v in enumerate(shape_vars):
+            raw = b.load(b.gep(shapes, [ir.Constant(I64, j)], source_etype=I64), typ=I64)
+            ty = llvm_type(v.dtype)
+            vals.append(raw if ty == I64 else b.trunc(raw, ty))
+        b.call(compute, vals)
+        b.ret_void()
+        return info
+
+
+def signature(func, symbol: str, shape_vars) -> FunctionInfo:
+    """The boundary signature of `func`: buffer shapes with dims as ints / var names / exprs."""
+    names, used = {}, set()
+    for v in shape_vars:
+        name, k = v.name, 0
+        while name in used:
+            k += 1
+            name = f"{v.name}_{k}"
+        used.add(name)
+        names[id(v)] = name
+
+    def dim(e):
+        if isinstance(e, tir.IntImm):
+            return int(e.value)
+        if isinstance(e, tir.Var):
+            return names[id(e)]
+        op = _DIM_OPS.get(type(e))
+        if op is None:
+            raise CompileError(f"build {symbol}: buffer dimension `{e}` is not an int, a shape "
+                               f"variable or +,-,*,//,%,min,max of them")
+        return (op, dim(e.a), dim(e.b))
+    params = tuple(ParamInfo(buf.name, tuple(dim(d) for d in buf.shape), buf.dtype)
+                   for buf in func.params)
+    return FunctionInfo(symbol, params,
+                        tuple(names[id(v)] for v in shape_vars), SYMBOL_PREFIX + symbol,
+                        int(func.attrs.get("num_outputs", 0)))
+
+
+def codegen_llvm(funcs, has_openmp=None):
+    """Lower PrimFuncs into one LLVM IR text; returns (ir_text, [FunctionInfo])."""
+    if has_openmp is None:
+        has_openmp = bool(llvm_target.libgomp_path())
+    mcg = ModuleCodegen(has_openmp=has_openmp)
+    infos = [mcg.add(f) for f in funcs]
+    return mcg.text(), infos
+
+
+def build_llvm(funcs) -> Module:
+    """Compile PrimFuncs for the host CPU and return a runtime Module of their entries."""
+    funcs = list(funcs)
+    has_openmp = bool(llvm_target.libgomp_path())
+    text, infos = codegen_llvm(funcs, has_openmp)
+    what = ", ".join(i.name for i in infos)
+    mod = llvm_target.parse(text, what)
+    tm = llvm_target.target_machine(True)
+    llvm_target.optimize(mod, tm)
+    optimized = str(mod)
+    if config.get().debug >= 4:
+        print(f"[relay_backend] LLVM IR for {what}:\n{optimized}")
+    engine = llvm_target.jit(mod, tm)
+    addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
+    libs = ("m", "gomp") if has_openmp else ("m",)
+
+    def exporter(path):
+        llvm_target.link_shared(llvm_target.emit_object(optimized), path, libs)
+    return Module(infos, addresses, handle=engine,
+                  sources={"ll": optimized, "asm": lambda: llvm_target.emit_assembly(optimized)},
+                  exporter=exporter, type_key="llvm")

@@ -1,0 +1,288 @@
+"""tir expressions -> LLVM values (one basic block per expression), and dtype -> LLVM type.
+
+`ExprEmitter` is the expression half of a function's code generator (llvm_stmt.py adds
+statements). Evaluation uses an explicit stack, so arbitrarily deep expressions (long fused
+elementwise chains) never hit Python's recursion limit; shared subexpressions are emitted
+once per expression. Semantics follow tir/expr.py and numpy: Div truncates on integers,
+FloorDiv/FloorMod round toward -inf, Min/Max propagate NaN, `!=` is true for NaN.
+"""
+from llvmlite import ir
+
+from .. import tir
+from ..errors import CompileError
+
+I1, I8, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
+PTR = ir.PointerType()
+
+_FLOAT_TYPES = {"float16": ir.HalfType(), "float32": ir.FloatType(), "float64": ir.DoubleType()}
+
+
+def llvm_type(dtype: str) -> ir.Type:
+    """The register type of a tir dtype (bool is i1)."""
+    if dtype == "bool":
+        return I1
+    if dtype in _FLOAT_TYPES:
+        return _FLOAT_TYPES[dtype]
+    if dtype == "handle":
+        return PTR
+    if dtype.startswith("int") or dtype.startswith("uint"):
+        bits = int(dtype[3:] if dtype.startswith("int") else dtype[4:])
+        if bits in (8, 16, 32, 64):
+            return ir.IntType(bits)
+    raise CompileError(f"llvm codegen: unsupported dtype {dtype!r}; supported: bool, "
+                       f"int8/16/32/64, uint8/16/32/64, float16, float32, float64")
+
+
+def mem_type(dtype: str) -> ir.Type:
+    """The in-memory element type (bool is stored as one byte, like numpy)."""
+    return I8 if dtype == "bool" else llvm_type(dtype)
+
+
+def itemsize(dtype: str) -> int:
+    t = mem_type(dtype)
+    return t.width // 8 if isinstance(t, ir.IntType) else {"float16": 2, "float32": 4,
+                                                            "float64": 8}[dtype]
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in _FLOAT_TYPES
+
+
+def is_unsigned(dtype: str) -> bool:
+    return dtype.startswith("uint") or dtype == "bool"
+
+
+_ICMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">="}
+
+
+def _children(node) -> list:
+    """Sub-expressions evaluated before `node` (Let is handled specially by the emitter)."""
+    if isinstance(node, tir.BinaryOp):
+        return [node.a, node.b]
+    if isinstance(node, tir.Not):
+        return [node.a]
+    if isinstance(node, tir.Select):
+        return [node.condition, node.true_value, node.false_value]
+    if isinstance(node, tir.Cast):
+        return [node.value]
+    if isinstance(node, tir.Call):
+        return list(node.args)
+    if isinstance(node, tir.BufferLoad):
+        return list(node.indices)
+    return []
+
+
+class ExprEmitter:
+    """Lowers tir expressions with `self.builder`; needs `self.vars` (id(Var) -> value),
+    `self.buffers` (id(buffer.data) -> pointer) and `self.math` (a MathLib)."""
+
+    builder: ir.IRBuilder
+    thread_id = None           # set inside an outlined parallel body
+    num_threads = None
+
+    def expr(self, root):
+        """Emit `root` and return its LLVM value."""
+        memo = {}
+        stack = [(root, 0)]
+        while stack:
+            node, state = stack.pop()
+            key = id(node)
+            if key in memo:
+                continue
+            if isinstance(node, tir.Let):
+                if state == 0:
+                    stack.append((node, 1))
+                    stack.append((node.value, 0))
+                elif state == 1:
+                    self.vars[id(node.var)] = memo[id(node.value)]
+                    stack.append((node, 2))
+                    stack.append((node.body, 0))
+                else:
+                    memo[key] = memo[id(node.body)]
+                continue
+            kids = _children(node)
+            if state == 0 and kids:
+                stack.append((node, 1))
+                stack.extend((k, 0) for k in reversed(kids) if id(k) not in memo)
+                continue
+            memo[key] = self._lower(node, [memo[id(k)] for k in kids])
+        return memo[id(root)]
+
+    # ------------------------------------------------------------------ leaves and nodes
+    def _lower(self, node, vals):
+        b = self.builder
+        if isinstance(node, tir.IntImm):
+            return ir.Constant(llvm_type(node.dtype), int(node.value))
+        if isinstance(node, tir.FloatImm):
+            return ir.Constant(llvm_type(node.dtype), node.value)
+        if isinstance(node, tir.Var):
+            val = self.vars.get(id(node))
+            if val is None:
+                raise CompileError(f"llvm codegen: variable {node.name} ({node.dtype}) is used "
+                                   f"but not bound here (not a shape var, loop var or Let)")
+            return val
+        if isinstance(node, tir.CmpOp):
+            return self._compare(node, *vals)
+        if isinstance(node, tir.And):
+            return b.and_(*vals)
+        if isinstance(node, tir.Or):
+            return b.or_(*vals)
+        if isinstance(node, tir.Not):
+            return b.xor(vals[0], ir.Constant(I1, 1))
+        if isinstance(node, tir.BinaryOp):
+            return self._arith(node, *vals)
+        if isinstance(node, tir.Select):
+            return b.select(*vals)
+        if isinstance(node, tir.Cast):
+            return self.cast(vals[0], node.value.dtype, node.dtype)
+        if isinstance(node, tir.Call):
+            return self._call(node, vals)
+        if isinstance(node, tir.BufferLoad):
+            return self.load(node.buffer, vals)
+        raise CompileError(f"llvm codegen: cannot lower {type(node).__name__} `{node}` "
+                           f"(te-level nodes must be lowered to tir first)")
+
+    def _call(self, node, vals):
+        if node.op_name == "omp_get_thread_num":
+            return self.thread_id if self.thread_id is not None else ir.Constant(ir.IntType(32), 0)
+        if node.op_name == "omp_get_num_threads":
+            return self.num_threads if self.num_threads is not None else ir.Constant(ir.IntType(32), 1)
+        return self.math.call(self.builder, node.op_name, vals, node.dtype)
+
+    def _compare(self, node, a, b_):
+        b, dt = self.builder, node.a.dtype
+        op = _ICMP[type(node)]
+        if is_float(dt):
+            if op == "!=":
+                return b.fcmp_unordered("!=", a, b_)
+            return b.fcmp_ordered(op, a, b_)
+        if is_unsigned(dt):
+            return b.icmp_unsigned(op, a, b_)
+        return b.icmp_signed(op, a, b_)
+
+    def _arith(self, node, a, c):
+        b, dt = self.builder, node.dtype
+        kind = type(node)
+        if is_float(dt):
+            if kind is tir.Add:
+                return b.fadd(a, c)
+            if kind is tir.Sub:
+                return b.fsub(a, c)
+            if kind is tir.Mul:
+                return b.fmul(a, c)
+            if kind is tir.Div:
+                return b.fdiv(a, c)
+            if kind is tir.Mod:
+                return b.frem(a, c)
+            if kind in (tir.FloorDiv, tir.FloorMod):
+                q = self.math.intrinsic(b, "floor", b.fdiv(a, c))
+                return q if kind is tir.FloorDiv else b.fsub(a, b.fmul(q, c))
+            if kind in (tir.Min, tir.Max):
+                return self.math.intrinsic(b, "minimum" if kind is tir.Min else "maximum", a, c)
+        if dt == "bool":
+            raise CompileError(f"llvm codegen: arithmetic `{node}` on bool values; cast to int32")
+        signed = not is_unsigned(dt)
+        flags = ["nsw"] if signed else []
+        if kind is tir.Add:
+            return b.add(a, c, flags=flags)
+        if kind is tir.Sub:
+            return b.sub(a, c, flags=flags)
+        if kind is tir.Mul:
+            return b.mul(a, c, flags=flags)
+        if kind is tir.Div:
+            return b.sdiv(a, c) if signed else b.udiv(a, c)
+        if kind is tir.Mod:
+            return b.srem(a, c) if signed else b.urem(a, c)
+        if kind in (tir.Min, tir.Max):
+            op = "<" if kind is tir.Min else ">"
+            cmp = b.icmp_signed(op, a, c) if signed else b.icmp_unsigned(op, a, c)
+            return b.select(cmp, a, c)
+        if kind in (tir.FloorDiv, tir.FloorMod):
+            if not signed:
+                return b.udiv(a, c) if kind is tir.FloorDiv else b.urem(a, c)
+            zero = ir.Constant(a.type, 0)
+            rem = b.srem(a, c)
+            # the C remainder has the dividend's sign; fix up when it differs from the divisor's
+            fix = b.and_(b.icmp_signed("!=", rem, zero),
+                         b.icmp_signed("!=", b.icmp_signed("<", rem, zero),
+                                       b.icmp_signed("<", c, zero)))
+            if kind is tir.FloorMod:
+                return b.select(fix, b.add(rem, c), rem)
+            quo = b.sdiv(a, c)
+            return b.select(fix, b.sub(quo, ir.Constant(a.type, 1)), quo)
+        raise CompileError(f"llvm codegen: unsupported operator {kind.__name__} on {dt}")
+
+    # ------------------------------------------------------------------ conversions
+    def cast(self, v, src: str, dst: str):
+        """Convert an LLVM value of dtype `src` to dtype `dst` (numpy/C semantics)."""
+        b = self.builder
+        if src == dst:
+            return v
+        st, dt_ = llvm_type(src), llvm_type(dst)
+        if dst == "bool":
+            if is_float(src):
+                return b.fcmp_unordered("!=", v, ir.Constant(st, 0.0))
+            return b.icmp_unsigned("!=", v, ir.Constant(st, 0))
+        if is_float(src) and is_float(dst):
+            return b.fpext(v, dt_) if _fbits(dst) > _fbits(src) else b.fptrunc(v, dt_)
+        if is_float(src):
+            return b.fptoui(v, dt_) if is_unsigned(dst) else b.fptosi(v, dt_)
+        if is_float(dst):
+            return b.uitofp(v, dt_) if is_unsigned(src) else b.sitofp(v, dt_)
+        if dt_.width == st.width:
+            return v
+        if dt_.width < st.width:
+            return b.trunc(v, dt_)
+        return b.zext(v, dt_) if is_unsigned(src) else b.sext(v, dt_)
+
+    def to_index(self, v, dtype: str):
+        """An index value widened to i64."""
+        return self.cast(v, dtype, "int64")
+
+    # ------------------------------------------------------------------ memory
+    def element_ptr(self, buffer, index_vals):
+        """Address of buffer[indices]: row-major (or explicit-stride) offset in int64."""
+        base = self.buffers.get(id(buffer.data))
+        if base is None:
+            raise CompileError(f"llvm codegen: buffer {buffer.name} is used but not a parameter "
+                               f"or an enclosing Allocate")
+        if len(index_vals) != buffer.ndim:
+            raise CompileError(f"llvm codegen: buffer {buffer.name} has rank {buffer.ndim} but "
+                               f"is indexed with {len(index_vals)} indices")
+        b = self.builder
+        offset = None
+        for idx, stride in zip(index_vals, self._strides(buffer)):
+            idx = b.sext(idx, I64) if idx.type.width < 64 else idx
+            term = idx if stride is None else b.mul(idx, stride, flags=["nsw"])
+            offset = term if offset is None else b.add(offset, term, flags=["nsw"])
+        if offset is None:
+            return base
+        return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
+
+    def _strides(self, buffer):
+        """Per-dimension stride values (None = 1), as i64 LLVM values."""
+        if buffer.strides is not None:
+            return [self.to_index(self.expr(s), s.dtype) for s in buffer.strides]
+        out, acc = [], None
+        for dim in reversed(buffer.shape):
+            out.append(acc)
+            d = self.to_index(self.expr(dim), dim.dtype)
+            acc = d if acc is None else self.builder.mul(acc, d, flags=["nsw"])
+        return list(reversed(out))
+
+    def load(self, buffer, index_vals):
+        ptr = self.element_ptr(buffer, index_vals)
+        val = self.builder.load(ptr, typ=mem_type(buffer.dtype), align=itemsize(buffer.dtype))
+        if buffer.dtype == "bool":
+            return self.builder.icmp_unsigned("!=", val, ir.Constant(I8, 0))
+        return val
+
+    def store(self, buffer, index_vals, value):
+        ptr = self.element_ptr(buffer, index_vals)
+        if buffer.dtype == "bool":
+            value = self.builder.zext(value, I8)
+        self.builder.store(value, ptr, align=itemsize(buffer.dtype))
+
+
+def _fbits(dtype: str) -> int:
+    return {"float16": 16, "float32": 32, "float64": 64}[dtype]

@@ -1,0 +1,253 @@
+"""tir statements -> LLVM basic blocks: loops (serial, vectorized, unrolled, parallel),
+branches, lets and temporary allocations, for one LLVM function.
+
+Parallel loops are outlined: the body becomes `void body(i32 tid, i32 nthreads, lo, extent,
+ptr counter, captured values...)` (buffer pointers `noalias`), called by a trampoline
+`void tramp(ptr ctx)` that unpacks a context struct; the parent fills the struct and calls
+libgomp's `GOMP_parallel(tramp, ctx, 0, 0)` (all cores; OMP_NUM_THREADS limits it). Each
+thread runs a static block of half the iterations, then claims the rest in chunks from an
+atomic counter, so one thread on a busy core does not stall the loop. Without libgomp (or
+inside another parallel loop) the loop runs serially.
+Vectorized / unrolled loops carry `llvm.loop` metadata that forces LLVM's loop vectorizer /
+unroller (buffers are noalias and 64-byte aligned, so it needs no runtime checks).
+"""
+from llvmlite import ir
+
+from .. import tir
+from ..errors import CompileError
+from .llvm_expr import I64, PTR, ExprEmitter, itemsize, llvm_type, mem_type
+
+I32 = ir.IntType(32)
+STACK_LIMIT = 64 * 1024        # bytes; bigger (or symbolic) temporaries go to the heap
+ALIGN = 64
+
+
+class FunctionEmitter(ExprEmitter):
+    """Emits the body of one LLVM function from tir statements."""
+
+    def __init__(self, mcg, fn: ir.Function, vars_=None, buffers=None, in_parallel=False):
+        self.mcg = mcg                    # the ModuleCodegen (module, math, loop metadata)
+        self.math = mcg.math
+        self.fn = fn
+        self.vars = dict(vars_ or {})
+        self.buffers = dict(buffers or {})
+        self.in_parallel = in_parallel
+        self.entry = fn.append_basic_block("entry")
+        start = fn.append_basic_block("start")
+        self.alloca_builder = ir.IRBuilder(self.entry)
+        self.builder = ir.IRBuilder(start)
+
+    def finish(self):
+        """Close the function (entry block falls through to the code)."""
+        self.alloca_builder.branch(self.fn.basic_blocks[1])
+        if not self.builder.block.is_terminated:
+            self.builder.ret_void()
+
+    # ------------------------------------------------------------------ statements
+    def stmt(self, node):
+        # iterate through SeqStmt / LetStmt chains instead of recursing on them
+        work = [node]
+        while work:
+            s = work.pop()
+            if s is None:
+                continue
+            if isinstance(s, tir.SeqStmt):
+                work.extend(reversed(s.seq))
+            elif isinstance(s, tir.LetStmt):
+                self.vars[id(s.var)] = self.cast(self.expr(s.value), s.value.dtype, s.var.dtype)
+                work.append(s.body)
+            elif isinstance(s, tir.BufferStore):
+                idx = [self.expr(i) for i in s.indices]
+                self.store(s.buffer, idx, self.expr(s.value))
+            elif isinstance(s, tir.For):
+                self._for(s)
+            elif isinstance(s, tir.IfThenElse):
+                self._if(s)
+            elif isinstance(s, tir.Allocate):
+                self._allocate(s)
+            elif isinstance(s, tir.Evaluate):
+                if not isinstance(s.value, (tir.IntImm, tir.FloatImm)):
+                    self.expr(s.value)
+            else:
+                raise CompileError(f"llvm codegen: unsupported statement {type(s).__name__}")
+
+    def _if(self, s):
+        cond = self.expr(s.condition)
+        if s.else_case is None:
+            with self.builder.if_then(cond):
+                self.stmt(s.then_case)
+        else:
+            with self.builder.if_else(cond) as (then, other):
+                with then:
+                    self.stmt(s.then_case)
+                with other:
+                    self.stmt(s.else_case)
+
+    # ------------------------------------------------------------------ loops
+    def _for(self, s):
+        if s.kind == "parallel" and not self.in_parallel and self.mcg.has_openmp:
+            self._parallel_for(s)
+            return
+        lo = self.cast(self.expr(s.min), s.min.dtype, s.loop_var.dtype)
+        ext = self.cast(self.expr(s.extent), s.extent.dtype, s.loop_var.dtype)
+        self.loop(s.loop_var, lo, ext, lambda: self.stmt(s.body), self._loop_md(s))
+
+    def loop(self, var, lo, ext, emit_body, metadata=None):
+        """for var in [lo, lo + ext): emit_body(), as a guarded, rotated loop."""
+        b = self.builder
+        ty = llvm_type(var.dtype)
+        end = b.add(lo, ext, flags=["nsw"])
+        pre = b.block
+        body = b.append_basic_block(f"for_{var.name}")
+        done = b.append_basic_block(f"for_{var.name}_end")
+        b.cbranch(b.icmp_signed("<", lo, end), body, done)
+        b.position_at_end(body)
+        phi = b.phi(ty, name=var.name)
+        phi.add_incoming(lo, pre)
+        self.vars[id(var)] = phi
+        emit_body()
+        nxt = b.add(phi, ir.Constant(ty, 1), flags=["nsw"])
+        br = b.cbranch(b.icmp_signed("<", nxt, end), body, done)
+        phi.add_incoming(nxt, b.block)
+        if metadata is not None:
+            br.set_metadata("llvm.loop", metadata)
+        b.position_at_end(done)
+
+    def _loop_md(self, s):
+        if s.kind == "vectorized":
+            return self.mcg.loop_metadata([("llvm.loop.vectorize.enable", True)])
+        if s.kind == "unrolled":
+            full = isinstance(s.extent, tir.IntImm)
+            return self.mcg.loop_metadata([("llvm.loop.unroll.full" if full
+                                            else "llvm.loop.unroll.enable", None)])
+        return None
+
+    # ------------------------------------------------------------------ parallel loops
+    def _parallel_for(self, s):
+        b, mcg = self.builder, self.mcg
+        ity = llvm_type(s.loop_var.dtype)
+        lo = self.cast(self.expr(s.min), s.min.dtype, s.loop_var.dtype)
+        ext = self.cast(self.expr(s.extent), s.extent.dtype, s.loop_var.dtype)
+        var_caps, buf_caps = self._captures(s.body)
+        cap_vals = [self.vars[k] for k in var_caps] + [self.buffers[k] for k in buf_caps]
+        name = mcg.fresh_name(f"{self.fn.name}_par_{s.loop_var.name}")
+
+        # body: void body(i32 tid, i32 nthreads, lo, ext, ptr counter, captures...)
+        fixed = [I32, I32, ity, ity, PTR]
+        body_fn = ir.Function(mcg.module, ir.FunctionType(
+            ir.VoidType(), fixed + [v.type for v in cap_vals]), name=name)
+        body_fn.linkage = "internal"
+        args = body_fn.args
+        nfix, nvar = len(fixed), len(var_caps)
+        for arg in args[nfix + nvar:]:
+            arg.add_attribute("noalias")
+            arg.attributes.align = ALIGN
+        inner = FunctionEmitter(mcg, body_fn,
+                                {k: a for k, a in zip(var_caps, args[nfix:])},
+                                {k: a for k, a in zip(buf_caps, args[nfix + nvar:])},
+                                in_parallel=True)
+        inner.thread_id, inner.num_threads = args[0], args[1]
+        inner._chunk_loop(s, *args[:5])
+        inner.finish()
+
+        # trampoline: void tramp(ptr ctx) { body(omp_get_thread_num(), ..., ctx fields) }
+        ctx_ty = ir.LiteralStructType([ity, ity, ity] + [v.type for v in cap_vals])
+        tramp = ir.Function(mcg.module, ir.FunctionType(ir.VoidType(), [PTR]), name=name + "_tramp")
+        tramp.linkage = "internal"
+        tb = ir.IRBuilder(tramp.append_basic_block("entry"))
+        tid = tb.call(mcg.declare("omp_get_thread_num", I32, []), [])
+        nthr = tb.call(mcg.declare("omp_get_num_threads", I32, []), [])
+        field = lambda k: tb.gep(tramp.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],  # noqa: E731
+                                 source_etype=ctx_ty)
+        loaded = [tb.load(field(k), typ=t) for k, t in enumerate(ctx_ty.elements) if k != 2]
+        tb.call(body_fn, [tid, nthr] + loaded[:2] + [field(2)] + loaded[2:])
+        tb.ret_void()
+
+        # parent: fill the context (field 2 is the shared chunk counter) and fork
+        ctx = self.alloca_builder.alloca(ctx_ty, name=name + "_ctx")
+        for k, v in enumerate([lo, ext, ir.Constant(ity, 0)] + cap_vals):
+            b.store(v, b.gep(ctx, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+        gomp = mcg.declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
+        b.call(gomp, [tramp, ctx, ir.Constant(I32, 0), ir.Constant(I32, 0)])
+
+    def _chunk_loop(self, s, tid, nthr, lo, ext, counter):
+        """This thread's share of [0, ext): first a static block (tid-th of half the
+        iterations), then chunks claimed from the shared counter until none are left, so a
+        thread whose core is busy elsewhere does not hold everyone up."""
+        b = self.builder
+        ty = llvm_type(s.loop_var.dtype)
+        tid = self.cast(tid, "int32", s.loop_var.dtype)
+        nthr = self.cast(nthr, "int32", s.loop_var.dtype)
+        c = lambda v: ir.Constant(ty, v)  # noqa: E731
+        per = b.sdiv(ext, b.mul(nthr, c(2)))
+        first = b.mul(tid, per)
+        dyn_start = b.mul(per, nthr)
+        grain = b.sdiv(b.sub(ext, dyn_start), b.mul(nthr, c(4)))
+        grain = b.select(b.icmp_signed("<", grain, c(1)), c(1), grain)
+        first_end = b.add(first, per)
+        pre = b.block
+        chunk = b.append_basic_block("chunk")
+        done = b.append_basic_block("chunks_done")
+        b.branch(chunk)
+        b.position_at_end(chunk)
+        begin = b.phi(ty, name="chunk_begin")
+        end = b.phi(ty, name="chunk_end")
+        begin.add_incoming(first, pre)
+        end.add_incoming(first_end, pre)
+        self.loop(s.loop_var, b.add(lo, begin), b.sub(end, begin), lambda: self.stmt(s.body))
+        claimed = b.atomic_rmw("add", counter, grain, "monotonic")
+        nbegin = b.add(dyn_start, claimed)
+        nend = b.add(nbegin, grain)
+        nend = b.select(b.icmp_signed("<", nend, ext), nend, ext)
+        begin.add_incoming(nbegin, b.block)
+        end.add_incoming(nend, b.block)
+        b.cbranch(b.icmp_signed("<", nbegin, ext), chunk, done)
+        b.position_at_end(done)
+
+    def _captures(self, body):
+        """Keys of the variables and buffers bound here that `body` uses (in a stable order)."""
+        var_ids, buf_ids = set(), set()
+
+        def note_buffer(buf):
+            buf_ids.add(id(buf.data))
+            for e in list(buf.shape) + list(buf.strides or ()):
+                var_ids.update(id(n) for n in tir.walk(e) if isinstance(n, tir.Var))
+        for node in tir.walk(body):
+            if isinstance(node, tir.Var):
+                var_ids.add(id(node))
+            elif isinstance(node, (tir.BufferLoad, tir.BufferStore)):
+                note_buffer(node.buffer)
+            elif isinstance(node, tir.Allocate):
+                for e in node.buffer.shape:
+                    var_ids.update(id(n) for n in tir.walk(e) if isinstance(n, tir.Var))
+        return ([k for k in self.vars if k in var_ids],
+                [k for k in self.buffers if k in buf_ids])
+
+    # ------------------------------------------------------------------ allocation
+    def _allocate(self, s):
+        buf = s.buffer
+        elem = mem_type(buf.dtype)
+        numel = 1
+        const = all(isinstance(d, tir.IntImm) for d in buf.shape)
+        if const:
+            for d in buf.shape:
+                numel *= int(d.value)
+        if const and numel * itemsize(buf.dtype) <= STACK_LIMIT:
+            ptr = self.alloca_builder.alloca(ir.ArrayType(elem, max(numel, 1)), name=buf.name)
+            ptr.align = ALIGN
+            ptr.type = PTR      # llvmlite types allocas as typed pointers; loads index it as ptr
+            self.buffers[id(buf.data)] = ptr
+            self.stmt(s.body)
+            return
+        b = self.builder
+        size = ir.Constant(I64, 1)
+        for d in buf.shape:
+            size = b.mul(size, self.cast(self.expr(d), d.dtype, "int64"))
+        nbytes = b.mul(size, ir.Constant(I64, itemsize(buf.dtype)))
+        nbytes = b.and_(b.add(nbytes, ir.Constant(I64, ALIGN)), ir.Constant(I64, -ALIGN))
+        alloc = self.mcg.declare("aligned_alloc", PTR, [I64, I64])
+        alloc.return_value.add_attribute("noalias")
+        ptr = b.call(alloc, [ir.Constant(I64, ALIGN), nbytes], name=buf.name)
+        self.buffers[id(buf.data)] = ptr
+        self.stmt(s.body)
+        self.builder.call(self.mcg.declare("free", ir.VoidType(), [PTR]), [ptr])

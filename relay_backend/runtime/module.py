@@ -1,0 +1,365 @@
+"""Module: a set of named native functions, checked at the boundary, exportable as a .so.
+
+Native calling convention (what codegen emits, what this file calls):
+
+    void <symbol>(void** args, int64_t* shape_vars)
+
+`args[i]` is the data pointer of buffer parameter i (inputs then outputs, 64-byte aligned,
+C-contiguous); `shape_vars[j]` is the value of the function's j-th symbolic shape variable,
+bound here from the arguments' shapes. Functions are called destination-passing style:
+`mod["f"](a, b, out)`. Count, device, dtype, rank, shape (symbolic dims bound consistently
+across buffers) and alignment are checked before the native call, so a wrong call raises
+InputError instead of crashing.
+
+An exported library is an ordinary ELF shared object followed by a trailer that describes
+the function signatures:  <.so bytes> <json> <u64 json length> <sha256 of the rest> <MAGIC>.
+`load_module` validates magic, version and checksum *before* dlopen, so a corrupt or foreign
+file raises SerializationError and never runs code. No pickle.
+"""
+import ctypes
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import config
+from ..errors import InputError, RelayError, SerializationError
+from .ndarray import ALIGNMENT, NDArray
+
+MAGIC = b"RBLIB\x00v1"          # 8 bytes, ends every exported library
+FORMAT_VERSION = 1
+_ELF_MAGIC = b"\x7fELF"
+_TRAILER_FIXED = 8 + 32 + len(MAGIC)
+
+# ---------------------------------------------------------------- signatures
+
+# A dim is an int, a symbolic variable name, or [op, lhs, rhs] with op in _DIM_OPS.
+_DIM_OPS = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "//": lambda a, b: a // b, "%": lambda a, b: a % b, "min": min, "max": max,
+}
+
+
+def eval_dim(dim, env: dict):
+    """Value of a dim under `env` (var name -> int); None when a variable is still unbound."""
+    if isinstance(dim, bool):
+        raise SerializationError(f"bad shape dim {dim!r}")
+    if isinstance(dim, int):
+        return dim
+    if isinstance(dim, str):
+        return env.get(dim)
+    if isinstance(dim, (list, tuple)) and len(dim) == 3 and dim[0] in _DIM_OPS:
+        lhs, rhs = eval_dim(dim[1], env), eval_dim(dim[2], env)
+        return None if lhs is None or rhs is None else _DIM_OPS[dim[0]](lhs, rhs)
+    raise SerializationError(f"bad shape dim {dim!r}: expected int, name or [op, a, b]")
+
+
+def dim_str(dim) -> str:
+    if isinstance(dim, (list, tuple)):
+        return f"({dim_str(dim[1])} {dim[0]} {dim_str(dim[2])})"
+    return str(dim)
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One buffer parameter: its name, shape (ints / var names / dim expressions) and dtype."""
+
+    name: str
+    shape: tuple
+    dtype: str
+
+    def describe(self) -> str:
+        return f"{self.name}: Tensor[({', '.join(dim_str(d) for d in self.shape)}), {self.dtype}]"
+
+
+@dataclass(frozen=True)
+class FunctionInfo:
+    """The signature of one native function: buffer params in call order, shape vars in order."""
+
+    name: str
+    params: tuple
+    shape_vars: tuple = ()
+    symbol: str = ""
+    num_outputs: int = 0           # trailing params written by the function (0 = unknown)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "symbol": self.symbol or self.name,
+                "shape_vars": list(self.shape_vars), "num_outputs": self.num_outputs,
+                "params": [{"name": p.name, "shape": list(p.shape), "dtype": p.dtype}
+                           for p in self.params]}
+
+    @staticmethod
+    def from_json(obj: dict) -> "FunctionInfo":
+        try:
+            params = tuple(ParamInfo(str(p["name"]), tuple(_dim_from_json(d) for d in p["shape"]),
+                                     str(p["dtype"])) for p in obj["params"])
+            return FunctionInfo(str(obj["name"]), params, tuple(str(v) for v in obj["shape_vars"]),
+                                str(obj["symbol"]), int(obj.get("num_outputs", 0)))
+        except (KeyError, TypeError, ValueError) as err:
+            raise SerializationError(f"malformed function signature {obj!r}: {err}") from err
+
+
+def _dim_from_json(d):
+    if isinstance(d, list):
+        return (d[0], _dim_from_json(d[1]), _dim_from_json(d[2]))
+    eval_dim(d, {})  # validates the form
+    return d
+
+
+# ---------------------------------------------------------------- functions
+
+_NATIVE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class Function:
+    """A native function with its signature; calling it checks the arguments first."""
+
+    def __init__(self, info: FunctionInfo, address: int, owner: "Module"):
+        self.info = info
+        self._owner = owner          # keeps the JIT engine / shared library alive
+        self._native = _NATIVE_TYPE(address)
+        self._nargs = len(info.params)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def _role(self, i: int) -> str:
+        n_out = self.info.num_outputs
+        if n_out and i >= self._nargs - n_out:
+            return f"output {i - (self._nargs - n_out)}"
+        return f"argument {i}"
+
+    def check_args(self, args) -> list:
+        """Validate `args` against the signature; returns the shape-variable values."""
+        info = self.info
+        if len(args) != self._nargs:
+            sig = ", ".join(p.describe() for p in info.params)
+            raise InputError(f"{info.name}: expected {self._nargs} arguments "
+                             f"(inputs then outputs: {sig}), got {len(args)}")
+        env = {}
+        for i, (arg, p) in enumerate(zip(args, info.params)):
+            where = f"{info.name}: {self._role(i)} ({p.name})"
+            if not isinstance(arg, NDArray):
+                raise InputError(f"{where}: expected an NDArray, got {type(arg).__name__}; "
+                                 f"wrap it with relay_backend.nd.array(...)")
+            if arg.device.device_type != 1:
+                raise InputError(f"{where}: is on {arg.device}, but this module runs on cpu")
+            if arg.dtype != p.dtype:
+                raise InputError(f"{where}: dtype {arg.dtype} does not match the expected "
+                                 f"{p.describe()}")
+            shape = arg.shape
+            if len(shape) != len(p.shape):
+                raise InputError(f"{where}: shape {shape} has rank {len(shape)}, expected "
+                                 f"{p.describe()}")
+            for dim in p.shape:                      # bind plain variables first
+                if isinstance(dim, str) and dim not in env:
+                    env[dim] = shape[p.shape.index(dim)]
+            for axis, (dim, got) in enumerate(zip(p.shape, shape)):
+                want = eval_dim(dim, env)
+                if want is not None and want != got:
+                    bound = ", ".join(f"{v}={env[v]}" for v in sorted(env))
+                    raise InputError(f"{where}: shape {shape} does not match {p.describe()} "
+                                     f"at axis {axis}: expected {want}, got {got}"
+                                     f"{f' (bound {bound})' if bound else ''}")
+            if arg.data_ptr % ALIGNMENT:
+                raise InputError(f"{where}: data is not {ALIGNMENT}-byte aligned; "
+                                 f"copy it with relay_backend.nd.array(...)")
+        missing = [v for v in info.shape_vars if v not in env]
+        if missing:
+            raise InputError(f"{info.name}: shape variables {missing} are not determined by "
+                             f"any argument's shape")
+        return [env[v] for v in info.shape_vars]
+
+    def __call__(self, *args):
+        shape_values = self.check_args(args)
+        ptrs = (ctypes.c_void_p * max(self._nargs, 1))(*[a.data_ptr for a in args])
+        shapes = (ctypes.c_int64 * max(len(shape_values), 1))(*shape_values)
+        if config.get().debug >= 2:                 # RB_DEBUG=2: one line per kernel run
+            start = time.perf_counter()
+            self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
+            print(f"[relay_backend] kernel {self.info.name}: "
+                  f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+            return
+        self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
+
+    def __repr__(self) -> str:
+        return f"<Function {self.info.name}({', '.join(p.describe() for p in self.info.params)})>"
+
+
+@dataclass
+class BenchmarkResult:
+    """Timings in seconds of `repeat` runs, each the mean over `number` calls."""
+
+    results: list = field(default_factory=list)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.results))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.results))
+
+    def __repr__(self) -> str:
+        return f"BenchmarkResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms)"
+
+
+# ---------------------------------------------------------------- modules
+
+class Module:
+    """Named native functions (tvm.runtime.Module): `mod["f"](*arrays)`, export, sources.
+
+    Built by codegen (a JIT engine plus callbacks that emit sources and object code) or by
+    `load_module` (a shared library). `handle` keeps the native code alive.
+    """
+
+    def __init__(self, infos, addresses: dict, handle=None, sources=None, exporter=None,
+                 type_key: str = "llvm"):
+        self.type_key = type_key
+        self._handle = handle
+        self._sources = dict(sources or {})        # fmt -> str or a callable producing it
+        self._exporter = exporter                  # callable(path) writing a plain .so
+        self._infos = {info.name: info for info in infos}
+        self._functions = {name: Function(info, addresses[name], self)
+                           for name, info in self._infos.items()}
+
+    # -- lookup
+    @property
+    def function_names(self) -> list:
+        return list(self._functions)
+
+    def function_info(self, name: str) -> FunctionInfo:
+        return self.get_function(name).info
+
+    def get_function(self, name: str, query_imports: bool = False) -> Function:
+        if name not in self._functions:
+            raise RelayError(f"module has no function {name!r}; it has {sorted(self._functions)}")
+        return self._functions[name]
+
+    def __getitem__(self, name: str) -> Function:
+        return self.get_function(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._functions
+
+    @property
+    def entry_name(self) -> str:
+        return next(iter(self._functions), "")
+
+    # -- sources
+    def get_source(self, fmt: str = "ll") -> str:
+        """Optimized LLVM IR ("ll"/"llvm"), assembly ("asm"/"s"); "" for a loaded library."""
+        key = {"llvm": "ll", "s": "asm", "": "ll"}.get(fmt, fmt)
+        if key not in ("ll", "asm"):
+            raise RelayError(f"get_source: unknown format {fmt!r}; use 'll' or 'asm'")
+        src = self._sources.get(key, "")
+        if callable(src):
+            src = self._sources[key] = src()
+        return src
+
+    # -- timing
+    def time_evaluator(self, name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0):
+        """A callable running `name` number x repeat times, returning a BenchmarkResult."""
+        func = self.get_function(name)
+
+        def evaluate(*args):
+            func(*args)                              # warm up (and check arguments)
+            results = []
+            for _ in range(repeat):
+                start = time.perf_counter()
+                for _ in range(number):
+                    func(*args)
+                results.append((time.perf_counter() - start) / number)
+            return BenchmarkResult(results)
+        return evaluate
+
+    # -- export
+    def export_library(self, path: str, fcompile=None, **kwargs) -> str:
+        """Write a shared library loadable by `load_module(path)` (and by dlopen)."""
+        path = os.fspath(path)
+        if self._exporter is None:
+            raise SerializationError(f"this {self.type_key} module cannot be exported")
+        self._exporter(path)
+        with open(path, "rb") as f:
+            body = f.read()
+        meta = json.dumps({"format": "relay_backend.lib", "version": FORMAT_VERSION,
+                           "functions": [i.to_json() for i in self._infos.values()]}).encode()
+        payload = body + meta + struct.pack("<Q", len(meta))
+        with open(path, "wb") as f:
+            f.write(payload + hashlib.sha256(payload).digest() + MAGIC)
+        return path
+
+    def __repr__(self) -> str:
+        return f"<Module {self.type_key}: {', '.join(self._functions)}>"
+
+
+def _read_library(path: str):
+    """Validate an exported library and return (body bytes, metadata dict)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as err:
+        raise SerializationError(f"load_module: cannot read {path!r}: {err}") from err
+    if len(data) < _TRAILER_FIXED or not data.endswith(MAGIC):
+        if data.endswith(MAGIC[:5]) or MAGIC[:5] in data[-_TRAILER_FIXED:]:
+            raise SerializationError(f"load_module: {path!r} was written by an unsupported "
+                                     f"version of relay_backend (expected {MAGIC!r})")
+        raise SerializationError(f"load_module: {path!r} is not a relay_backend library "
+                                 f"(missing trailer magic {MAGIC!r}); export it with "
+                                 f"Module.export_library")
+    payload, digest = data[:-40], data[-40:-8]
+    if hashlib.sha256(payload).digest() != digest:
+        raise SerializationError(f"load_module: {path!r} is corrupt (checksum mismatch)")
+    (meta_len,) = struct.unpack("<Q", payload[-8:])
+    if meta_len > len(payload) - 8:
+        raise SerializationError(f"load_module: {path!r} is corrupt (bad metadata length)")
+    body, meta_bytes = payload[:-8 - meta_len], payload[-8 - meta_len:-8]
+    if not body.startswith(_ELF_MAGIC):
+        raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
+    try:
+        meta = json.loads(meta_bytes.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SerializationError(f"load_module: {path!r} has unreadable metadata: {err}") from err
+    if not isinstance(meta, dict) or meta.get("format") != "relay_backend.lib":
+        raise SerializationError(f"load_module: {path!r} metadata is not relay_backend.lib")
+    if meta.get("version") != FORMAT_VERSION:
+        raise SerializationError(f"load_module: {path!r} has format version "
+                                 f"{meta.get('version')!r}; this build reads {FORMAT_VERSION}")
+    return body, meta
+
+
+def load_module(path: str) -> Module:
+    """Load a library written by `Module.export_library` (tvm.runtime.load_module)."""
+    path = os.fspath(path)
+    body, meta = _read_library(path)
+    infos = [FunctionInfo.from_json(f) for f in meta.get("functions", [])]
+    # dlopen a private copy of exactly the verified bytes: no race with the file changing,
+    # and no stale handle when a path is overwritten and loaded again in this process
+    fd, private = tempfile.mkstemp(prefix="rb_lib_", suffix=".so")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(body)
+        lib = ctypes.CDLL(private)
+    except OSError as err:
+        raise SerializationError(f"load_module: dlopen({path!r}) failed: {err}") from err
+    finally:
+        os.unlink(private)
+    addresses = {}
+    for info in infos:
+        try:
+            addresses[info.name] = ctypes.cast(getattr(lib, info.symbol), ctypes.c_void_p).value
+        except AttributeError as err:
+            raise SerializationError(f"load_module: {path!r} lacks symbol {info.symbol!r} "
+                                     f"for function {info.name!r}") from err
+
+    def re_export(dest):
+        with open(dest, "wb") as f:
+            f.write(body)
+    return Module(infos, addresses, handle=lib, exporter=re_export, type_key="library")
