@@ -1,5 +1,6 @@
 """Tensor creation: full (a scalar input), zeros and ones (no inputs), arange (re-exported by
-op/transform.py). All are ELEMWISE; shapes and arange limits are static attrs.
+op/transform.py). All are ELEMWISE; shapes and arange limits are static attrs, so their te
+computes (compute_common.shaped_compute) have static shapes.
 """
 import dataclasses
 import math
@@ -10,7 +11,9 @@ from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, as_int_tuple
 from ..ir.types import TensorType, type_to_str
+from .. import tir
 from . import samples as S
+from .compute_common import cast as _te_cast, shaped_compute
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
@@ -56,6 +59,7 @@ def _init_rel(op_name):
 FULL = defop(
     "full", inputs=("fill_value",), attrs=InitOpAttrs, rel=_full_rel, pattern=OpPattern.ELEMWISE, level=3,
     ref=lambda v, a: np.full(a.shape, v, dtype=a.dtype or v.dtype),
+    compute=shaped_compute("full", lambda attrs, dtype, i, inputs: _te_cast(inputs[0][()], dtype)),
     samples=lambda rng: [Sample([S.rand(rng, ())], InitOpAttrs((2, 3))),
                          Sample([np.array(7, "int32")], InitOpAttrs((4,), "")),
                          Sample([np.array(2.5, "float32")], InitOpAttrs((2, 1, 2), "float64")),
@@ -63,11 +67,13 @@ FULL = defop(
 ZEROS = defop(
     "zeros", inputs=(), attrs=InitOpAttrs, rel=_init_rel("zeros"), pattern=OpPattern.ELEMWISE, level=3,
     ref=lambda a: np.zeros(a.shape, a.dtype),
+    compute=shaped_compute("zeros", lambda attrs, dtype, i, inputs: tir.const(0, dtype)),
     samples=lambda rng: [Sample([], InitOpAttrs((2, 3))), Sample([], InitOpAttrs((4,), "int32")),
                          Sample([], InitOpAttrs((), "float64"))])
 ONES = defop(
     "ones", inputs=(), attrs=InitOpAttrs, rel=_init_rel("ones"), pattern=OpPattern.ELEMWISE, level=3,
     ref=lambda a: np.ones(a.shape, a.dtype),
+    compute=shaped_compute("ones", lambda attrs, dtype, i, inputs: tir.const(1, dtype)),
     samples=lambda rng: [Sample([], InitOpAttrs((3, 2))), Sample([], InitOpAttrs((5,), "int64")),
                          Sample([], InitOpAttrs((1, 1), "float16"))])
 
@@ -111,8 +117,17 @@ def _arange_ref(attrs):
     return (attrs.start + attrs.step * np.arange(attrs.length, dtype="float64")).astype(attrs.dtype)
 
 
+def _te_arange(attrs, dtype, indices, inputs):
+    """start + step * i in float64, then converted to dtype (ints truncate), like the reference."""
+    (i,) = indices
+    start, step = tir.const(float(attrs.start), "float64"), tir.const(float(attrs.step), "float64")
+    value = start + step * i.astype("float64")
+    return _te_cast(value, dtype)
+
+
 ARANGE = defop(
     "arange", inputs=(), attrs=ArangeAttrs, rel=_arange_rel, pattern=OpPattern.ELEMWISE, ref=_arange_ref, level=3,
+    compute=shaped_compute("arange", _te_arange),
     samples=lambda rng: [Sample([], ArangeAttrs(0, 5, 1)), Sample([], ArangeAttrs(1.5, -2.0, -0.5)),
                          Sample([], ArangeAttrs(2, 11, 3, "int32")), Sample([], ArangeAttrs(0, 0.95, 0.1, "float64")),
                          Sample([], ArangeAttrs(3, 1, 1, "int64"))])

@@ -11,6 +11,7 @@ from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, as_int_tuple, check_choice
 from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+from . import index_math as IM
 from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
@@ -55,19 +56,23 @@ class SplitAttrs(Attrs):
         return ios if isinstance(ios, int) else len(ios) + 1
 
 
+def _split_sizes(data, attrs, dims=None):
+    """(axis, section sizes); `dims` gives the compute's input dims (symbolic ones as PrimExprs)."""
+    axis = _axis("split", attrs.axis, data.ndim, data)
+    dim, ios = (data.shape if dims is None else dims)[axis], attrs.indices_or_sections
+    if isinstance(ios, int):
+        if IM.is_static(dim) and dim % ios:
+            raise _fail("split", f"axis {axis} of size {dim} does not divide into {ios} equal sections", data)
+        return axis, [Any() if is_any(dim) else dim // ios] * ios
+    if IM.is_static(dim) and ios[-1] >= dim:
+        raise _fail("split", f"index {ios[-1]} is not inside axis {axis} of size {dim}", data)
+    bounds = (0,) + ios
+    return axis, [b - a for a, b in zip(bounds, ios)] + [Any() if is_any(dim) else dim - ios[-1]]
+
+
 def _split_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "split data")
-    axis = _axis("split", attrs.axis, data.ndim, data)
-    dim, ios = data.shape[axis], attrs.indices_or_sections
-    if isinstance(ios, int):
-        if not is_any(dim) and dim % ios:
-            raise _fail("split", f"axis {axis} of size {dim} does not divide into {ios} equal sections", data)
-        sizes = [Any() if is_any(dim) else dim // ios] * ios
-    else:
-        if not is_any(dim) and ios[-1] >= dim:
-            raise _fail("split", f"index {ios[-1]} is not inside axis {axis} of size {dim}", data)
-        bounds = (0,) + ios
-        sizes = [b - a for a, b in zip(bounds, ios)] + [Any() if is_any(dim) else dim - ios[-1]]
+    axis, sizes = _split_sizes(data, attrs)
     fields = []
     for size in sizes:
         shape = list(data.shape)
@@ -76,8 +81,23 @@ def _split_rel(arg_types, attrs):
     return TupleType(fields)
 
 
+def _split_compute(attrs, inputs, out_type):
+    """One stage per section, each reading its slice at a fixed offset along the axis."""
+    x = inputs[0]
+    dims = IM.te_dims(x)
+    axis, sizes = _split_sizes(IM.probe_type(x), attrs, dims)
+    outs, begin = [], 0
+    for k, size in enumerate(sizes):
+        shape = dims[:axis] + (size,) + dims[axis + 1:]
+        outs.append(IM.compute(SPLIT, shape, lambda *i, b=begin: x[i[:axis] + (i[axis] + b,) + i[axis + 1:]],
+                               suffix=f"_{k}"))
+        begin = begin + size
+    return outs
+
+
 SPLIT = defop(
     "split", inputs=("data",), attrs=SplitAttrs, rel=_split_rel, pattern=OpPattern.INJECTIVE, level=3,
+    compute=_split_compute,
     ref=lambda x, a: tuple(np.split(x, a.indices_or_sections if isinstance(a.indices_or_sections, int)
                                     else list(a.indices_or_sections), axis=a.axis)),
     samples=lambda rng: [Sample([S.rand(rng, (4, 3))], SplitAttrs(2)),
@@ -124,7 +144,8 @@ def slice_specs(data: TensorType, attrs) -> dict:
             dim = data.shape[a]
             if b < 0 and not is_any(dim):
                 b += dim
-            e, s = (None if e < 0 else b + e), 1  # size -1 means "to the end"
+            # size -1 means "to the end"; so does a negative begin (dynamic dim) whose size reaches it
+            e, s = (None if e < 0 or (b < 0 and b + e >= 0) else b + e), 1
         specs[a] = (b, e, s)
     return specs
 
@@ -136,6 +157,17 @@ def _strided_slice_rel(arg_types, attrs):
         if not is_any(shape[a]):
             shape[a] = len(range(*slice(b, e, s).indices(shape[a])))
     return TensorType(shape, data.dtype)
+
+
+def _strided_slice_compute(attrs, inputs, out_type):
+    """Output index i along a sliced axis reads begin + i * stride (begin and length normalized
+    the way numpy's slice.indices does, symbolically for a dynamic dim)."""
+    x = inputs[0]
+    shape, start, step = list(IM.te_dims(x)), [0] * x.ndim, [1] * x.ndim
+    for a, (b, e, s) in slice_specs(IM.probe_type(x), attrs).items():
+        start[a], shape[a] = IM.slice_range(b, e, s, shape[a])
+        step[a] = s
+    return [IM.compute(STRIDED_SLICE, shape, lambda *i: x[tuple(b + j * s for j, b, s in zip(i, start, step))])]
 
 
 def _strided_slice_ref(x, attrs):
@@ -151,7 +183,7 @@ def _ss(begin, end, strides=None, axes=None, slice_mode="end"):
 
 STRIDED_SLICE = defop(
     "strided_slice", inputs=("data",), attrs=StridedSliceAttrs, rel=_strided_slice_rel,
-    pattern=OpPattern.INJECTIVE, ref=_strided_slice_ref, level=4,
+    pattern=OpPattern.INJECTIVE, ref=_strided_slice_ref, level=4, compute=_strided_slice_compute,
     samples=lambda rng: [
         Sample([S.rand(rng, (4, 5))], _ss((1, 0), (3, 5))),
         Sample([S.rand(rng, (6, 4), "int32")], _ss((-1, 3), (-7, 0), (-2, -1))),
@@ -231,8 +263,30 @@ def _take_samples(rng):
             Sample([S.rand(rng, (3, 4)), ids((), 0, 4)], TakeAttrs(-1))]
 
 
+def _take_compute(attrs, inputs, out_type):
+    """Each output element loads one index, makes it valid by `mode` (clip clamps, wrap takes it
+    modulo the axis size, fast trusts it) and loads the data element it names."""
+    x, idx = inputs
+    axis, bd = _take_layout(IM.probe_type(x), IM.probe_type(idx), attrs)
+    dims, idims = IM.te_dims(x), IM.te_dims(idx)
+
+    def valid(j, n):
+        n = IM.dim_expr(n).astype(j.dtype)
+        j = IM.clamp(j, 0, n - 1) if attrs.mode == "clip" else j % n if attrs.mode == "wrap" else j
+        return j.astype("int32")
+    if axis is None:
+        n = IM.prod_dims(dims)
+        return [IM.compute(TAKE, idims, lambda *i: x[tuple(IM.unravel(valid(idx[i], n), dims))])]
+    k = len(idims) - bd  # output dims taken from the indices
+
+    def body(*i):
+        j = valid(idx[i[:bd] + i[axis:axis + k]], dims[axis])
+        return x[i[:axis] + (j,) + i[axis + k:]]
+    return [IM.compute(TAKE, dims[:axis] + idims[bd:] + dims[axis + 1:], body)]
+
+
 TAKE = defop("take", inputs=("data", "indices"), attrs=TakeAttrs, rel=_take_rel, pattern=OpPattern.INJECTIVE,
-             ref=_take_ref, samples=_take_samples, level=3)
+             ref=_take_ref, samples=_take_samples, level=3, compute=_take_compute)
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------

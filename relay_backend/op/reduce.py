@@ -3,6 +3,8 @@ mean_variance, mean_std and logsumexp are constructors composed from them.
 
 All are COMM_REDUCE and share relations.reduce_rel / arg_reduce_rel. `axis` is normalized to a
 tuple or None; as in TVM, None or an empty list means "every axis" (and then `exclude` is ignored).
+te computes: one comm_reduce stage (sum/max/min/prod/all/any); mean and variance add an
+"elemwise" divide stage; argmax/argmin are one (index, value) tuple reduction returning the index.
 """
 import builtins
 import dataclasses
@@ -13,6 +15,8 @@ from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, as_int_tuple
 from ..ir.types import type_to_str
+from .. import te
+from . import compute_common as C
 from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
@@ -123,21 +127,29 @@ def _bool_reduce_rel(arg_types, attrs):
 _NUM = ("float32", "int32", "float64")
 _FLOAT = ("float32", "float64")
 
-# name, reference, sample dtypes, sample value range, support level
-REDUCE_OPS = [
-    ("sum", _np_reduce(np.sum, accumulate=True), _NUM, (-2.0, 2.0), 4),
-    ("mean", _mean_ref, _FLOAT, (-2.0, 2.0), 4),
-    ("max", _np_reduce(np.max), _NUM, (-9.0, 9.0), 4),
-    ("min", _np_reduce(np.min), _NUM, (-9.0, 9.0), 4),
-    ("prod", _np_reduce(np.prod, accumulate=True), _NUM, (0.5, 1.5), 4),
-]
-for _name, _ref, _dtypes, (_lo, _hi), _level in REDUCE_OPS:
-    defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=reduce_rel, pattern=OpPattern.COMM_REDUCE,
-          ref=_ref, samples=_reduce_samples(ReduceAttrs, _dtypes, _lo, _hi), level=_level)
+def _mean_compute(attrs, inputs, out_type):
+    """A sum stage (comm_reduce) then an elementwise divide by the reduced element count."""
+    total = C.reduce_compute("mean", te.sum)(attrs, inputs, out_type)[0]
+    count = C.ReduceParts(inputs[0], attrs).count
+    return [C.divide_by_count("mean", total, count, C.out_dtype(out_type))]
 
-for _name, _fn in (("all", np.all), ("any", np.any)):
+
+# name, reference, te compute, sample dtypes, sample value range, support level
+REDUCE_OPS = [
+    ("sum", _np_reduce(np.sum, accumulate=True), C.reduce_compute("sum", te.sum), _NUM, (-2.0, 2.0), 4),
+    ("mean", _mean_ref, _mean_compute, _FLOAT, (-2.0, 2.0), 4),
+    ("max", _np_reduce(np.max), C.reduce_compute("max", te.max), _NUM, (-9.0, 9.0), 4),
+    ("min", _np_reduce(np.min), C.reduce_compute("min", te.min), _NUM, (-9.0, 9.0), 4),
+    ("prod", _np_reduce(np.prod, accumulate=True), C.reduce_compute("prod", C.prod), _NUM, (0.5, 1.5), 4),
+]
+for _name, _ref, _compute, _dtypes, (_lo, _hi), _level in REDUCE_OPS:
+    defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=reduce_rel, pattern=OpPattern.COMM_REDUCE,
+          ref=_ref, samples=_reduce_samples(ReduceAttrs, _dtypes, _lo, _hi), level=_level, compute=_compute)
+
+for _name, _fn, _reducer in (("all", np.all, C.all_reducer), ("any", np.any, C.any_reducer)):
     defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=_bool_reduce_rel, pattern=OpPattern.COMM_REDUCE,
-          ref=_np_reduce(_fn), samples=_reduce_samples(ReduceAttrs, ("bool",)), level=4)
+          ref=_np_reduce(_fn), samples=_reduce_samples(ReduceAttrs, ("bool",)), level=4,
+          compute=C.reduce_compute(_name, _reducer))
 
 
 # --- argmax, argmin ---------------------------------------------------------------------------------
@@ -165,10 +177,26 @@ def _arg_samples(rng):
     return out
 
 
+def _arg_reduce_compute(op_name, find_max):
+    """One tuple reduction over (flat index, value); the op's result is its index output."""
+    def compute(attrs, inputs, out_type):
+        data = inputs[0]
+        parts = C.ReduceParts(data, attrs)
+        reducer = C.arg_reducer(find_max, attrs.select_last_index, data.dtype)
+
+        def body(*i):
+            return reducer((parts.flat_reduce_index(), data[parts.index(i)]), axis=parts.raxes)
+        index, _ = te.compute(parts.out_shape, body, name=C.stage_name(op_name), tag=C.op_tag(op_name))
+        return [index]
+    return compute
+
+
 ARGMAX = defop("argmax", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
-               pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmax), samples=_arg_samples, level=4)
+               pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmax), samples=_arg_samples, level=4,
+               compute=_arg_reduce_compute("argmax", True))
 ARGMIN = defop("argmin", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
-               pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmin), samples=_arg_samples, level=4)
+               pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmin), samples=_arg_samples, level=4,
+               compute=_arg_reduce_compute("argmin", False))
 
 
 # --- variance (data, mean) ----------------------------------------------------------------------------
@@ -204,8 +232,24 @@ def _variance_samples(rng):
     return out
 
 
+def _variance_compute(attrs, inputs, out_type):
+    """sum((x - mean)^2) over the axes (mean broadcast against x), then / max(N - unbiased, 1)."""
+    data, mean_t = inputs
+    parts = C.ReduceParts(data, attrs)
+
+    def body(*i):
+        idx = parts.index(i)
+        d = data[idx] - mean_t[C.broadcast_index(mean_t, idx, data.shape)]
+        return te.sum(d * d, axis=parts.raxes)
+    total = te.compute(parts.out_shape, body, name=C.stage_name("variance"), tag=C.op_tag("variance"))
+    count = parts.count - int(attrs.unbiased)
+    count = te.max(count, 1) if attrs.unbiased else count
+    return [C.divide_by_count("variance", total, count, C.out_dtype(out_type))]
+
+
 VARIANCE = defop("variance", inputs=("data", "mean"), attrs=VarianceAttrs, rel=_variance_rel,
-                 pattern=OpPattern.COMM_REDUCE, ref=_variance_ref, samples=_variance_samples, level=4)
+                 pattern=OpPattern.COMM_REDUCE, ref=_variance_ref, samples=_variance_samples, level=4,
+                 compute=_variance_compute)
 
 
 # --- Python constructors with tvm.relay's names ---------------------------------------------------------

@@ -1,12 +1,15 @@
-"""Shape operators: reshape, transpose, expand_dims, squeeze, broadcast_to, tile, repeat, reverse,
-concatenate and stack. Slicing ops (split, strided_slice, take) live in op/indexing.py and tensor
-creation (full, zeros, ones, arange) in op/creation.py; both are re-exported here.
+"""Shape operators: transpose, expand_dims, squeeze, broadcast_to, tile, repeat, reverse,
+concatenate and stack. Reshape (op/reshape.py), the slicing ops split, strided_slice and take
+(op/indexing.py) and tensor creation (full, zeros, ones, arange; op/creation.py) live in their
+own files and are re-exported here.
+
+Each op's te compute is injective: every output element is one load from an index computed
+from the output index (op/index_math.py), so schedules can inline it into its consumers.
 
 Every relation is plain Python over shapes that may hold Any, so the VM reuses it as the shape
 function; an output dim that cannot be known before run time is Any.
 """
 import dataclasses
-import math
 
 import numpy as np
 
@@ -15,8 +18,10 @@ from ..ir import expr as _expr
 from ..ir.attrs import Attrs, as_int_tuple
 from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
 from . import samples as S
+from . import index_math as IM
 from .pattern import OpPattern
 from .registry import Sample, defop
+from .reshape import RESHAPE, ReshapeAttrs, reshape_shape  # noqa: F401  (reshape's block lives there)
 from .relations import expect_tensor, expect_tuple, normalize_axes
 from .static_args import static_ints
 
@@ -35,129 +40,7 @@ def _axis(op_name: str, axis: int, ndim: int, t=None) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-def _prod(dims):
-    """Product of dims, or Any if one of them is Any."""
-    return Any() if any(is_any(d) for d in dims) else math.prod(dims)
-
-
-# --- reshape ----------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class ReshapeAttrs(Attrs):
-    """newshape with Relay's codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two dims,
-    -4 split one dim into the next two values (one may be -1). allowzero makes 0 a literal 0."""
-    newshape: tuple = ()
-    allowzero: bool = False
-
-    def __post_init__(self):
-        ns = as_int_tuple(self.newshape, name="newshape")
-        object.__setattr__(self, "newshape", ns)
-        object.__setattr__(self, "allowzero", bool(self.allowzero))
-        i, inferred = 0, 0
-        while i < len(ns):
-            v = ns[i]
-            if v < -4:
-                raise AttrsError(f"reshape: newshape {ns} has invalid code {v}; use a size >= 0 or -1..-4")
-            if v == -4:
-                pair = ns[i + 1:i + 3]
-                if len(pair) != 2 or any(p == 0 or p < -1 for p in pair) or pair == (-1, -1):
-                    raise AttrsError(f"reshape: -4 in newshape {ns} must be followed by two sizes "
-                                     "(positive, at most one of them -1)")
-                i += 3
-                continue
-            inferred += v == -1
-            i += 1
-        if inferred > 1:
-            raise AttrsError(f"reshape: newshape {ns} has more than one -1; only one dim can be inferred")
-
-
-def reshape_shape(data: TensorType, attrs: ReshapeAttrs) -> tuple:
-    """The output shape of reshape (Any where it depends on an Any input dim)."""
-    ishape, ns, out = data.shape, attrs.newshape, []
-    used_in, used_out, infer_at, src, i = set(), set(), None, 0, 0
-
-    def copy_dim(k):
-        if k >= len(ishape):
-            raise _fail("reshape", f"newshape {ns} refers to input dim {k}, but the input has rank "
-                        f"{len(ishape)}", data)
-        used_in.add(k)
-        used_out.add(len(out))
-        return ishape[k]
-
-    while i < len(ns):
-        v = ns[i]
-        if v > 0 or (v == 0 and attrs.allowzero):
-            out.append(v)
-            src += 1
-        elif v == 0:
-            out.append(copy_dim(src))
-            src += 1
-        elif v == -1:
-            infer_at = len(out)
-            out.append(None)
-            src += 1
-        elif v == -2:
-            while src < len(ishape):
-                out.append(copy_dim(src))
-                src += 1
-        elif v == -3:
-            a, b = copy_dim(src), copy_dim(src + 1)  # both record the same output slot
-            out.append(_prod((a, b)))
-            src += 2
-        else:  # -4: split one input dim into ns[i+1] * ns[i+2]
-            d = copy_dim(src)
-            a, b = ns[i + 1], ns[i + 2]
-            if -1 in (a, b):
-                known = b if a == -1 else a
-                if not is_any(d) and d % known:
-                    raise _fail("reshape", f"-4 cannot split dim {src} of size {d} by {known}", data)
-                rest = Any() if is_any(d) else d // known
-                a, b = (rest, b) if a == -1 else (a, rest)
-            elif not is_any(d) and a * b != d:
-                raise _fail("reshape", f"-4 splits dim {src} of size {d} into {a} x {b} = {a * b}", data)
-            used_out.update((len(out), len(out) + 1))
-            out.extend((a, b))
-            src += 1
-            i += 2
-        i += 1
-
-    if infer_at is not None:
-        old = [d for k, d in enumerate(ishape) if k not in used_in]
-        new = [d for k, d in enumerate(out) if k not in used_out and k != infer_at]
-        old_size, new_size = _prod(old), _prod(new)
-        if is_any(old_size) or is_any(new_size):
-            out[infer_at] = Any()
-        elif new_size == 0 or old_size % new_size:
-            raise _fail("reshape", f"cannot infer the -1 in newshape {ns}: {old_size} elements do not "
-                        f"divide into {new_size}", data)
-        else:
-            out[infer_at] = old_size // new_size
-    total_in, total_out = _prod(ishape), _prod(out)
-    if not is_any(total_in) and not is_any(total_out) and total_in != total_out:
-        raise TypeInferenceError(f"reshape: cannot reshape {type_to_str(data)} to {shape_to_str(ns)}: "
-                                 f"{total_in} elements vs {total_out}")
-    return tuple(out)
-
-
-def _reshape_rel(arg_types, attrs):
-    data = expect_tensor(arg_types[0], "reshape data")
-    return TensorType(reshape_shape(data, attrs), data.dtype)
-
-
-def _reshape_ref(x, attrs):
-    return x.reshape(reshape_shape(TensorType(x.shape, x.dtype), attrs))
-
-
-def _reshape_samples(rng):
-    cases = [((2, 3, 4), (6, 4)), ((2, 3, 4), (-1,)), ((2, 3, 4), (4, 0, 2)), ((2, 3, 4), (0, -1)),
-             ((2, 3, 4), (-2,)), ((2, 3, 4), (2, -2)), ((2, 3, 4), (-3, 4)), ((2, 3, 4, 5), (-3, -3)),
-             ((2, 3, 4), (-4, 1, 2, -2)), ((6, 4), (-4, -1, 3, 0)), ((2, 3), (3, 2)), ((), (1, 1)),
-             ((5,), (5, 1))]
-    return [Sample([S.rand(rng, shape, ("float32", "int32", "float64")[k % 3])], ReshapeAttrs(ns))
-            for k, (shape, ns) in enumerate(cases)]
-
-
-RESHAPE = defop("reshape", inputs=("data",), attrs=ReshapeAttrs, rel=_reshape_rel, pattern=OpPattern.INJECTIVE,
-                ref=_reshape_ref, samples=_reshape_samples, level=3)
+_prod = IM.prod_dims
 
 
 # --- transpose ----------------------------------------------------------------------------------------
@@ -183,8 +66,16 @@ def _transpose_rel(arg_types, attrs):
     return TensorType(tuple(data.shape[a] for a in _transpose_axes(data, attrs)), data.dtype)
 
 
+def _transpose_compute(attrs, inputs, out_type):
+    x = inputs[0]
+    perm, dims = _transpose_axes(IM.probe_type(x), attrs), IM.te_dims(x)
+    inverse = [perm.index(k) for k in range(len(perm))]
+    return [IM.compute(TRANSPOSE, [dims[a] for a in perm], lambda *i: x[tuple(i[k] for k in inverse)])]
+
+
 TRANSPOSE = defop(
     "transpose", inputs=("data",), attrs=TransposeAttrs, rel=_transpose_rel, pattern=OpPattern.INJECTIVE,
+    compute=_transpose_compute,
     ref=lambda x, a: np.transpose(x, _transpose_axes(TensorType(x.shape, x.dtype), a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], TransposeAttrs()),
                          Sample([S.rand(rng, (2, 3, 4), "int32")], TransposeAttrs((1, 0, 2))),
@@ -219,8 +110,16 @@ def _expand_dims_rel(arg_types, attrs):
     return TensorType(_expand_dims_shape(data.shape, attrs, data), data.dtype)
 
 
+def _expand_dims_compute(attrs, inputs, out_type):
+    x = inputs[0]
+    oshape = _expand_dims_shape(IM.te_dims(x), attrs, IM.probe_type(x))
+    axis = attrs.axis % (x.ndim + 1)  # the relation has checked the range
+    return [IM.compute(EXPAND_DIMS, oshape, lambda *i: x[i[:axis] + i[axis + attrs.num_newaxis:]])]
+
+
 EXPAND_DIMS = defop(
     "expand_dims", inputs=("data",), attrs=ExpandDimsAttrs, rel=_expand_dims_rel, pattern=OpPattern.INJECTIVE,
+    compute=_expand_dims_compute,
     ref=lambda x, a: x.reshape(_expand_dims_shape(x.shape, a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], ExpandDimsAttrs(1)),
                          Sample([S.rand(rng, (2, 3), "int32")], ExpandDimsAttrs(-1, 2)),
@@ -236,9 +135,10 @@ class SqueezeAttrs(Attrs):
         object.__setattr__(self, "axis", as_int_tuple(self.axis, name="axis"))
 
 
-def _squeeze_shape(data: TensorType, attrs) -> tuple:
+def _squeeze_axes(data: TensorType, attrs) -> tuple:
+    """The axes squeeze removes (axis None: every static dim of size 1)."""
     if attrs.axis is None:
-        return tuple(d for d in data.shape if is_any(d) or d != 1)
+        return tuple(k for k, d in enumerate(data.shape) if not is_any(d) and d == 1)
     try:
         axes = normalize_axes(attrs.axis, data.ndim)
     except TypeInferenceError as err:
@@ -246,7 +146,25 @@ def _squeeze_shape(data: TensorType, attrs) -> tuple:
     for a in axes:
         if not is_any(data.shape[a]) and data.shape[a] != 1:
             raise _fail("squeeze", f"cannot squeeze axis {a}: its size is {data.shape[a]}, not 1", data)
+    return axes
+
+
+def _squeeze_shape(data: TensorType, attrs) -> tuple:
+    axes = _squeeze_axes(data, attrs)
     return tuple(d for k, d in enumerate(data.shape) if k not in axes)
+
+
+def _squeeze_compute(attrs, inputs, out_type):
+    x = inputs[0]
+    axes, dims = _squeeze_axes(IM.probe_type(x), attrs), IM.te_dims(x)
+    kept = [k for k in range(x.ndim) if k not in axes]
+
+    def body(*i):
+        idx = [0] * x.ndim
+        for j, k in enumerate(kept):
+            idx[k] = i[j]
+        return x[tuple(idx)]
+    return [IM.compute(SQUEEZE, [dims[k] for k in kept], body)]
 
 
 def _squeeze_rel(arg_types, attrs):
@@ -256,6 +174,7 @@ def _squeeze_rel(arg_types, attrs):
 
 SQUEEZE = defop(
     "squeeze", inputs=("data",), attrs=SqueezeAttrs, rel=_squeeze_rel, pattern=OpPattern.INJECTIVE,
+    compute=_squeeze_compute,
     ref=lambda x, a: x.reshape(_squeeze_shape(TensorType(x.shape, x.dtype), a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (1, 3, 1, 2))], SqueezeAttrs()),
                          Sample([S.rand(rng, (1, 3, 1), "int32")], SqueezeAttrs((0,))),
@@ -286,8 +205,16 @@ def _broadcast_to_rel(arg_types, attrs):
     return TensorType(target, data.dtype)
 
 
+def _broadcast_to_compute(attrs, inputs, out_type):
+    x = inputs[0]
+    lead = len(attrs.shape) - x.ndim
+    return [IM.compute(BROADCAST_TO, attrs.shape,
+                       lambda *i: x[IM.broadcast_index(i[lead:], IM.te_dims(x))])]
+
+
 BROADCAST_TO = defop(
     "broadcast_to", inputs=("data",), attrs=ShapeAttrs, rel=_broadcast_to_rel, pattern=OpPattern.BROADCAST,
+    compute=_broadcast_to_compute,
     ref=lambda x, a: np.array(np.broadcast_to(x, a.shape)), level=4,
     samples=lambda rng: [Sample([S.rand(rng, (3,))], ShapeAttrs((2, 3))),
                          Sample([S.rand(rng, (2, 1), "int32")], ShapeAttrs((4, 2, 5))),
@@ -305,18 +232,30 @@ class TileAttrs(Attrs):
             raise AttrsError(f"tile: reps {self.reps} must be >= 0")
 
 
-def _tile_rel(arg_types, attrs):
+def _tile_shape(shape, reps) -> tuple:
     """numpy.tile: the shorter of shape and reps is padded with leading 1s."""
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + tuple(shape)
+    reps = (1,) * (n - len(reps)) + reps
+    return tuple(0 if r == 0 else d if r == 1 else _prod((d, r)) for d, r in zip(shape, reps))
+
+
+def _tile_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "tile data")
-    n = max(data.ndim, len(attrs.reps))
-    shape = (1,) * (n - data.ndim) + data.shape
-    reps = (1,) * (n - len(attrs.reps)) + attrs.reps
-    return TensorType(tuple(0 if r == 0 else d if r == 1 else _prod((d, r)) for d, r in zip(shape, reps)),
-                      data.dtype)
+    return TensorType(_tile_shape(data.shape, attrs.reps), data.dtype)
+
+
+def _tile_compute(attrs, inputs, out_type):
+    """Output index i along a tiled dim d reads i mod d."""
+    x = inputs[0]
+    dims = IM.te_dims(x)
+    oshape = _tile_shape(dims, attrs.reps)
+    lead = len(oshape) - x.ndim
+    return [IM.compute(TILE, oshape, lambda *i: x[tuple(IM.wrap_index(j, d) for j, d in zip(i[lead:], dims))])]
 
 
 TILE = defop(
-    "tile", inputs=("data",), attrs=TileAttrs, rel=_tile_rel, pattern=OpPattern.INJECTIVE,
+    "tile", inputs=("data",), attrs=TileAttrs, rel=_tile_rel, pattern=OpPattern.INJECTIVE, compute=_tile_compute,
     ref=lambda x, a: np.tile(x, a.reps), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], TileAttrs((2, 1))),
                          Sample([S.rand(rng, (3,), "int32")], TileAttrs((2, 2))),
@@ -335,16 +274,29 @@ class RepeatAttrs(Attrs):
             raise AttrsError(f"repeat: repeats must be >= 1, got {self.repeats}")
 
 
+def _repeat_shape(data: TensorType, attrs, dims=None):
+    """(axis, output shape); `dims` gives the compute's (possibly symbolic) input dims."""
+    axis = _axis("repeat", attrs.axis, data.ndim, data)
+    shape = list(data.shape if dims is None else dims)
+    shape[axis] = _prod((shape[axis], attrs.repeats))
+    return axis, shape
+
+
 def _repeat_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "repeat data")
-    axis = _axis("repeat", attrs.axis, data.ndim, data)
-    shape = list(data.shape)
-    shape[axis] = _prod((shape[axis], attrs.repeats))
-    return TensorType(shape, data.dtype)
+    return TensorType(_repeat_shape(data, attrs)[1], data.dtype)
+
+
+def _repeat_compute(attrs, inputs, out_type):
+    x = inputs[0]
+    axis, oshape = _repeat_shape(IM.probe_type(x), attrs, IM.te_dims(x))
+    return [IM.compute(REPEAT, oshape,
+                       lambda *i: x[i[:axis] + (i[axis] // attrs.repeats,) + i[axis + 1:]])]
 
 
 REPEAT = defop(
     "repeat", inputs=("data",), attrs=RepeatAttrs, rel=_repeat_rel, pattern=OpPattern.INJECTIVE,
+    compute=_repeat_compute,
     ref=lambda x, a: np.repeat(x, a.repeats, axis=a.axis), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], RepeatAttrs(2, 1)),
                          Sample([S.rand(rng, (3, 2), "int32")], RepeatAttrs(3, -2))])
@@ -364,8 +316,15 @@ def _reverse_rel(arg_types, attrs):
     return data
 
 
+def _reverse_compute(attrs, inputs, out_type):
+    x = inputs[0]
+    axis, dims = _axis("reverse", attrs.axis, x.ndim, IM.probe_type(x)), IM.te_dims(x)
+    return [IM.compute(REVERSE, dims, lambda *i: x[i[:axis] + (dims[axis] - 1 - i[axis],) + i[axis + 1:]])]
+
+
 REVERSE = defop(
     "reverse", inputs=("data",), attrs=AxisAttrs, rel=_reverse_rel, pattern=OpPattern.INJECTIVE,
+    compute=_reverse_compute,
     ref=lambda x, a: np.flip(x, a.axis).copy(), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], AxisAttrs(1)),
                          Sample([S.rand(rng, (4, 2), "int32")], AxisAttrs(-2))])
@@ -424,13 +383,46 @@ def _list_samples(shapes_axis_dtype):
     return gen
 
 
+def _concatenate_compute(attrs, inputs, out_type):
+    """A Select chain over the axis offsets; every load index is clamped into its own input, since
+    a backend may evaluate every branch of a Select."""
+    axis = _axis("concatenate", attrs.axis, inputs[0].ndim, IM.probe_type(inputs[0]))
+    dims = [IM.te_dims(t) for t in inputs]
+    oshape = [next((d[k] for d in dims if IM.is_static(d[k])), dims[0][k]) for k in range(len(dims[0]))]
+    oshape[axis] = sum(d[axis] for d in dims)
+    parts = [(t, d[axis]) for t, d in zip(inputs, dims) if not (IM.is_static(d[axis]) and d[axis] == 0)]
+
+    def body(*i):
+        cases, offset = [], 0
+        for t, size in parts:
+            j = IM.clamp(i[axis] - offset, 0, IM.dim_expr(size) - 1)
+            cases.append((i[axis] < offset + size, t[i[:axis] + (j,) + i[axis + 1:]]))
+            offset = offset + size
+        return IM.select_chain(cases)
+    return [IM.compute(CONCATENATE, oshape, body)]
+
+
+def _stack_compute(attrs, inputs, out_type):
+    ndim = inputs[0].ndim
+    _expand_dims_shape(IM.te_dims(inputs[0]), ExpandDimsAttrs(attrs.axis), IM.probe_type(inputs[0]))
+    axis = attrs.axis % (ndim + 1)  # checked just above
+    dims = IM.te_dims(inputs[0])
+    oshape = dims[:axis] + (len(inputs),) + dims[axis:]
+
+    def body(*i):
+        rest = i[:axis] + i[axis + 1:]
+        return IM.select_chain([(i[axis] == k, t[rest]) for k, t in enumerate(inputs)])
+    return [IM.compute(STACK, oshape, body)]
+
+
 CONCATENATE = defop(
     "concatenate", inputs=("data",), attrs=AxisAttrs, rel=_concatenate_rel, pattern=OpPattern.INJECTIVE,
+    compute=_concatenate_compute,
     ref=lambda xs, a: np.concatenate(list(xs), axis=a.axis), level=1,
     samples=_list_samples([([(2, 3), (4, 3)], 0, "float32"), ([(2, 1), (2, 3), (2, 2)], -1, "int32"),
                            ([(5,)], 0, "float64"), ([(1, 2, 2), (1, 3, 2)], 1, "float32")]))
 STACK = defop(
-    "stack", inputs=("data",), attrs=AxisAttrs, rel=_stack_rel, pattern=OpPattern.INJECTIVE,
+    "stack", inputs=("data",), attrs=AxisAttrs, rel=_stack_rel, pattern=OpPattern.INJECTIVE, compute=_stack_compute,
     ref=lambda xs, a: np.stack(list(xs), axis=a.axis), level=3,
     samples=_list_samples([([(2, 3), (2, 3)], 0, "float32"), ([(3,), (3,), (3,)], -1, "int32"),
                            ([(), ()], 0, "float64"), ([(2, 2)] * 2, 2, "float32")]))

@@ -131,6 +131,11 @@ class IntImm(PrimExpr):
         self.dtype = dtype
         self.value = bool(value) if dtype == "bool" else int(value)
 
+    def __int__(self) -> int:
+        return int(self.value)
+
+    __index__ = __int__
+
 
 class FloatImm(PrimExpr):
     """A floating-point constant."""

@@ -5,7 +5,7 @@ import pytest
 
 from relay_backend import te
 from relay_backend.errors import CompileError
-from te_helpers import rand, run_lowered
+from .te_helpers import rand, run_lowered
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 

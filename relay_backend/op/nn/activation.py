@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 
+from ... import te
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import samples as S
@@ -11,6 +12,7 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..relations import identity_rel
 from . import _common as C
+from . import _te as T
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,8 +27,17 @@ def _leaky_relu_ref(x, attrs):
     return np.where(x > 0, x, x * np.asarray(attrs.alpha, x.dtype)).astype(x.dtype)
 
 
+def _leaky_relu_compute(attrs, inputs, out_type):
+    """x if x > 0 else x * alpha (alpha a constant of x's dtype, as the reference)."""
+    x, = inputs
+    alpha = T.const(attrs.alpha, x.dtype)
+    zero = T.const(0, x.dtype)
+    return [te.compute(x.shape, lambda *i: te.if_then_else(x[i] > zero, x[i], x[i] * alpha),
+                       name="leaky_relu", tag=LEAKY_RELU.tag)]
+
+
 LEAKY_RELU = defop("nn.leaky_relu", inputs=("data",), attrs=LeakyReluAttrs, rel=identity_rel,
-                   pattern=OpPattern.ELEMWISE, ref=_leaky_relu_ref, level=3,
+                   pattern=OpPattern.ELEMWISE, ref=_leaky_relu_ref, level=3, compute=_leaky_relu_compute,
                    samples=lambda rng: [Sample([S.rand(rng, (2, 5))], LeakyReluAttrs()),
                                         Sample([S.rand(rng, (3, 2, 2), "float64")], LeakyReluAttrs(0.2)),
                                         Sample([S.rand(rng, (6,), "float16")], LeakyReluAttrs(0.5))],
@@ -63,8 +74,17 @@ def _prelu_ref(x, alpha, attrs):
     return np.where(x > 0, x, x * alpha.reshape(shape)).astype(x.dtype)
 
 
+def _prelu_compute(attrs, inputs, out_type):
+    """x if x > 0 else x * alpha[index along axis]."""
+    x, alpha = inputs
+    ax = T.norm_axis(attrs.axis, x.ndim)
+    zero = T.const(0, x.dtype)
+    return [te.compute(x.shape, lambda *i: te.if_then_else(x[i] > zero, x[i], x[i] * alpha[i[ax]]),
+                       name="prelu", tag=PRELU.tag)]
+
+
 PRELU = defop("nn.prelu", inputs=("data", "alpha"), attrs=PReluAttrs, rel=_prelu_rel,
-              pattern=OpPattern.BROADCAST, ref=_prelu_ref, level=3,
+              pattern=OpPattern.BROADCAST, ref=_prelu_ref, level=3, compute=_prelu_compute,
               samples=lambda rng: [Sample([S.rand(rng, (1, 3, 2, 2)), S.rand(rng, (3,), low=0, high=1)], PReluAttrs()),
                                    Sample([S.rand(rng, (2, 4), "float64"), S.rand(rng, (4,), "float64")],
                                           PReluAttrs(axis=-1))],

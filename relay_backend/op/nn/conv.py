@@ -2,18 +2,21 @@
 padding, dilation and groups (grouped and depthwise). OUT_ELEMWISE_FUSABLE.
 
 The numpy reference pads once, takes a strided window view (no copy) and contracts it with the
-kernel by tensordot (BLAS), so a 1x64x56x56 3x3 convolution runs in milliseconds.
+kernel by tensordot (BLAS), so a 1x64x56x56 3x3 convolution runs in milliseconds. The te
+compute is a padded-input stage (tag "injective,pad", inlinable) and one reduction.
 """
 import dataclasses
 
 import numpy as np
 
+from ... import te
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType, is_any
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
+from . import _te as T
 
 OP = "nn.conv2d"
 
@@ -126,8 +129,35 @@ def _conv2d_samples(rng):
     ]
 
 
+def _conv2d_compute(attrs, inputs, out_type):
+    """A padded-input stage (inlinable, tag "injective,pad"), then the reduction over
+    (rc, ry, rx); output channel o reads input channels of its group g = o // (O / groups)."""
+    data, weight = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    n, c, h, w = T.dims(data)
+    o, i, kh, kw = T.dims(weight)
+    (sh, sw), (dh, dw), pads = attrs.strides, attrs.dilation, attrs.padding
+    oh = T.window_out(h, kh, sh, dh, pads[0], pads[2])
+    ow = T.window_out(w, kw, sw, dw, pads[1], pads[3])
+    padded = T.pad_hw_stage(data, pads, 0, name="pad_data")
+    rc = te.reduce_axis((0, i), "rc")
+    ry = te.reduce_axis((0, kh), "ry")
+    rx = te.reduce_axis((0, kw), "rx")
+    per_group = o // attrs.groups
+
+    def body(b, oc, y, x):
+        c_, y_, x_ = rc.var, ry.var, rx.var
+        ic = c_ if attrs.groups == 1 else (oc // per_group) * i + c_
+        pixel = padded[b, ic, y * sh + y_ * dh, x * sw + x_ * dw].astype(acc)
+        return te.sum(pixel * weight[oc, rc, ry, rx].astype(acc), axis=[rc, ry, rx])
+    out = te.compute((n, o, oh, ow), body, name="conv2d", tag=CONV2D.tag)
+    return [T.cast_to(out, dtype, CONV2D.tag, "conv2d_cast")]
+
+
 CONV2D = defop(OP, inputs=("data", "weight"), attrs=Conv2DAttrs, rel=_conv2d_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_conv2d_ref, samples=_conv2d_samples, level=2,
+               compute=_conv2d_compute,
                doc="out[n, o, y, x] = sum_{c, p, q} pad(data)[n, g(o)*C/G + c, y*sh + p*dh, x*sw + q*dw]"
                    " * weight[o, c, p, q]")
 

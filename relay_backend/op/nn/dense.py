@@ -6,18 +6,31 @@ import dataclasses
 
 import numpy as np
 
+from ... import te
 from ...ir.attrs import Attrs
 from ...ir.types import Any, TensorType, is_any
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
+from . import _te as T
 
 
 def _product(a: np.ndarray, b: np.ndarray, dtype: str) -> np.ndarray:
     """a @ b accumulated in acc_dtype(dtype), returned as `dtype` (int8 inputs -> int32 math)."""
     acc = C.acc_dtype(dtype)
     return np.matmul(a.astype(acc, copy=False), b.astype(acc, copy=False)).astype(dtype, copy=False)
+
+
+def _contract(shape, k_ext, load_a, load_b, out_type, name, tag):
+    """out[idx] = sum_k load_a(idx, k) * load_b(idx, k), both cast to the accumulation dtype
+    before the multiply (int8 -> int32), then cast to the result dtype (float16 sums in float32)."""
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    k = te.reduce_axis((0, k_ext), "k")
+    out = te.compute(shape, lambda *i: te.sum(load_a(i, k).astype(acc) * load_b(i, k).astype(acc), axis=k),
+                     name=name, tag=tag)
+    return [T.cast_to(out, dtype, tag, name + "_cast")]
 
 
 # --- nn.dense ------------------------------------------------------------------------------------
@@ -63,8 +76,17 @@ def _dense_samples(rng):
                    DenseAttrs(out_dtype="int32"), "int8 inputs accumulate in int32")]
 
 
+def _dense_compute(attrs, inputs, out_type):
+    """out[..., u] = sum_k data[..., k] * weight[u, k]."""
+    data, weight = inputs
+    units, k_ext = T.dims(weight)
+    return _contract(T.dims(data)[:-1] + [units], k_ext, lambda i, k: data[i[:-1] + (k,)],
+                     lambda i, k: weight[i[-1], k], out_type, "dense", DENSE.tag)
+
+
 DENSE = defop("nn.dense", inputs=("data", "weight"), attrs=DenseAttrs, rel=_dense_rel,
               pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_dense_ref, samples=_dense_samples, level=1,
+              compute=_dense_compute,
               doc="out[..., u] = sum_k data[..., k] * weight[u, k]")
 
 
@@ -127,8 +149,24 @@ def _matmul_samples(rng):
             Sample([S.rand(rng, (2, 3, 6)), S.rand(rng, (6, 2))], MatmulAttrs(units=2))]
 
 
+def _matmul_compute(attrs, inputs, out_type):
+    """out[..., m, n] = sum_k op_a(a)[..., m, k] * op_b(b)[k, n]."""
+    a, b = inputs
+    da, db = T.dims(a), T.dims(b)
+    if attrs.transpose_a:
+        prefix, k_ext = da[:-2] + [da[-1]], da[-2]
+        load_a = lambda i, k: a[i[:-2] + (k, i[-2])]  # noqa: E731
+    else:
+        prefix, k_ext = da[:-1], da[-1]
+        load_a = lambda i, k: a[i[:-1] + (k,)]  # noqa: E731
+    n = db[0] if attrs.transpose_b else db[1]
+    load_b = (lambda i, k: b[i[-1], k]) if attrs.transpose_b else (lambda i, k: b[k, i[-1]])
+    return _contract(prefix + [n], k_ext, load_a, load_b, out_type, "matmul", MATMUL.tag)
+
+
 MATMUL = defop("nn.matmul", inputs=("tensor_a", "tensor_b"), attrs=MatmulAttrs, rel=_matmul_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_matmul_ref, samples=_matmul_samples, level=1,
+               compute=_matmul_compute,
                doc="out = op_a(a) @ op_b(b), op_x transposing when transpose_x")
 
 
@@ -202,9 +240,30 @@ def _batch_matmul_samples(rng):
                    BatchMatmulAttrs(out_dtype="int32"))]
 
 
+def _batch_matmul_compute(attrs, inputs, out_type):
+    """out[b, m, n] = sum_k op_a(a)[b or 0, m, k] * op_b(b)[b or 0, k, n] (a batch of 1 broadcasts)."""
+    a, b = inputs
+    (ba, a1, a2), (bb, b1, b2) = T.dims(a), T.dims(b)
+    m, k_ext = (a2, a1) if attrs.transpose_a else (a1, a2)
+    n = b1 if attrs.transpose_b else b2
+    one_a, one_b = T.is_static(ba) and ba == 1, T.is_static(bb) and bb == 1
+    batch = bb if one_a else ba
+    ia = (lambda i: 0) if one_a else (lambda i: i[0])  # noqa: E731
+    ib = (lambda i: 0) if one_b else (lambda i: i[0])  # noqa: E731
+    if attrs.transpose_a:
+        load_a = lambda i, k: a[ia(i), k, i[1]]  # noqa: E731
+    else:
+        load_a = lambda i, k: a[ia(i), i[1], k]  # noqa: E731
+    if attrs.transpose_b:
+        load_b = lambda i, k: b[ib(i), i[2], k]  # noqa: E731
+    else:
+        load_b = lambda i, k: b[ib(i), k, i[2]]  # noqa: E731
+    return _contract([batch, m, n], k_ext, load_a, load_b, out_type, "batch_matmul", BATCH_MATMUL.tag)
+
+
 BATCH_MATMUL = defop("nn.batch_matmul", inputs=("tensor_a", "tensor_b"), attrs=BatchMatmulAttrs,
                      rel=_batch_matmul_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_batch_matmul_ref,
-                     samples=_batch_matmul_samples, level=10,
+                     samples=_batch_matmul_samples, level=10, compute=_batch_matmul_compute,
                      doc="out[b] = op_a(a[b or 0]) @ op_b(b[b or 0])")
 
 

@@ -5,6 +5,7 @@ import dataclasses
 
 import numpy as np
 
+from ... import te, tir
 from ...errors import AttrsError
 from ...ir.attrs import Attrs, check_choice
 from ...ir.expr import Expr, TupleWrapper, const
@@ -13,6 +14,7 @@ from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
+from . import _te as T
 
 
 # --- nn.bias_add ---------------------------------------------------------------------------------
@@ -42,8 +44,15 @@ def _bias_add_ref(x, bias, attrs):
     return (x + bias.reshape(shape)).astype(x.dtype)
 
 
+def _bias_add_compute(attrs, inputs, out_type):
+    """data[i] + bias[i[axis]]."""
+    x, bias = inputs
+    ax = T.norm_axis(attrs.axis, x.ndim)
+    return [te.compute(x.shape, lambda *i: x[i] + bias[i[ax]], name="bias_add", tag=BIAS_ADD.tag)]
+
+
 BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel=_bias_add_rel,
-                 pattern=OpPattern.BROADCAST, ref=_bias_add_ref, level=1,
+                 pattern=OpPattern.BROADCAST, ref=_bias_add_ref, level=1, compute=_bias_add_compute,
                  samples=lambda rng: [
                      Sample([S.rand(rng, (2, 3, 2, 2)), S.rand(rng, (3,))], BiasAddAttrs()),
                      Sample([S.rand(rng, (4, 5), "float64"), S.rand(rng, (5,), "float64")], BiasAddAttrs(-1)),
@@ -70,7 +79,25 @@ def _batch_flatten_rel(arg_types, attrs=None) -> TensorType:
     return TensorType((data.shape[0], flat), data.dtype)
 
 
+def _batch_flatten_compute(attrs, inputs, out_type):
+    """out[n, j] = data[n, unravel(j)] (row-major over the non-batch axes)."""
+    x, = inputs
+    shape = T.dims(x)
+    flat = 1
+    for d in shape[1:]:
+        flat = flat * d
+
+    def f(n, j):
+        index = []
+        for d in reversed(shape[1:]):
+            index.append(j % d)
+            j = j // d
+        return x[(n,) + tuple(reversed(index))]
+    return [te.compute((shape[0], flat), f, name="batch_flatten", tag=BATCH_FLATTEN.tag)]
+
+
 BATCH_FLATTEN = defop("nn.batch_flatten", inputs=("data",), rel=_batch_flatten_rel, pattern=OpPattern.INJECTIVE,
+                      compute=_batch_flatten_compute,
                       ref=lambda x, a: x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))),
                       level=1,
                       samples=lambda rng: [Sample([S.rand(rng, (2, 3, 4, 5))]),
@@ -144,8 +171,35 @@ def _pad_samples(rng):
             Sample([S.rand(rng, (5,), "float16"), np.array(2, "float16")], A(((2, 2),)))]
 
 
+def _pad_source_index(i, before: int, size, mode: str):
+    """The data index read for output index i on one axis (edge: clamp; reflect: mirror without
+    repeating the edge, one reflection suffices since the relation keeps padding < size)."""
+    j = i - before
+    if mode == "edge":
+        return tir.max(tir.min(j, size - 1), 0)
+    j = tir.if_then_else(j < 0, -j, j)
+    return tir.if_then_else(j >= size, 2 * (size - 1) - j, j)
+
+
+def _pad_compute(attrs, inputs, out_type):
+    """constant: pad_value (cast to data's dtype) outside the data; edge/reflect: index maps."""
+    x, value = inputs
+    shape = T.dims(x)
+    out_shape = [d + b + a for d, (b, a) in zip(shape, attrs.pad_width)]
+    if attrs.pad_mode == "constant":
+        def f(*i):
+            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, attrs.pad_width)])
+            source = tuple(k - b for k, (b, _) in zip(i, attrs.pad_width))
+            return te.if_then_else(inside, x[source], value[()].astype(x.dtype))
+    else:
+        def f(*i):
+            return x[tuple(_pad_source_index(k, b, d, attrs.pad_mode)
+                           for k, d, (b, _) in zip(i, shape, attrs.pad_width))]
+    return [te.compute(out_shape, f, name="pad", tag=PAD.tag)]
+
+
 PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel, pattern=OpPattern.INJECTIVE,
-            ref=_pad_ref, samples=_pad_samples, level=2,
+            ref=_pad_ref, samples=_pad_samples, level=2, compute=_pad_compute,
             doc="out = data surrounded by pad_width cells: pad_value, the edge value, or a reflection")
 
 
@@ -173,8 +227,16 @@ def _dropout_rel(arg_types, attrs) -> TupleType:
     return TupleType([data, data])
 
 
+def _dropout_compute(attrs, inputs, out_type):
+    """Inference form, as the reference: (a copy of data, a mask of ones)."""
+    x, = inputs
+    one = T.const(1, x.dtype)
+    return [te.compute(x.shape, lambda *i: x[i], name="dropout", tag=DROPOUT.tag),
+            te.compute(x.shape, lambda *i: one, name="dropout_mask", tag=DROPOUT.tag)]
+
+
 DROPOUT = defop("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=_dropout_rel, pattern=OpPattern.OPAQUE,
-                ref=lambda x, a: (x.copy(), np.ones_like(x)), level=1,
+                ref=lambda x, a: (x.copy(), np.ones_like(x)), level=1, compute=_dropout_compute,
                 samples=lambda rng: [Sample([S.rand(rng, (2, 5))], DropoutAttrs()),
                                      Sample([S.rand(rng, (3, 2, 2), "float64")], DropoutAttrs(0.1))],
                 doc="inference: out = data, mask = 1 (SimplifyInference removes it)")

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from ... import te
 from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.expr import TupleWrapper
@@ -14,6 +15,7 @@ from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
+from . import _te as T
 
 
 def _along(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
@@ -85,8 +87,35 @@ def _batch_norm_samples(rng):
             Sample(_bn_inputs(rng, (2, 3, 5), 1, "float16"), A(scale=False))]
 
 
+def _affine(value, c, attrs, gamma, beta, acc):
+    """value * gamma[c] (if scale) + beta[c] (if center), in the accumulation dtype."""
+    if attrs.scale:
+        value = value * gamma[c].astype(acc)
+    if attrs.center:
+        value = value + beta[c].astype(acc)
+    return value
+
+
+def _batch_norm_compute(attrs, inputs, out_type):
+    """out = (x - mean[c]) / sqrt(var[c] + eps) * gamma[c] + beta[c] (float16 math in float32);
+    the moving mean and variance pass through as copies, like the reference."""
+    x, gamma, beta, mean, var = inputs
+    ax, acc, tag = T.norm_axis(attrs.axis, x.ndim), T.acc_dtype(x.dtype), BATCH_NORM.tag
+    eps = T.const(attrs.epsilon, acc)
+
+    def normalize(*i):
+        c = i[ax]
+        value = (x[i].astype(acc) - mean[c].astype(acc)) / te.sqrt(var[c].astype(acc) + eps)
+        return _affine(value, c, attrs, gamma, beta, acc).astype(x.dtype)
+    out = te.compute(x.shape, normalize, name="batch_norm", tag=tag)
+    copies = [te.compute(t.shape, lambda c, t=t: t[c], name=f"batch_norm_{what}", tag=tag)
+              for t, what in ((mean, "mean"), (var, "var"))]
+    return [out] + copies
+
+
 BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNormAttrs, rel=_batch_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_batch_norm_ref, samples=_batch_norm_samples, level=1,
+                   compute=_batch_norm_compute,
                    doc="out = (data - mean) / sqrt(var + eps) * gamma + beta; also returns mean, var")
 
 
@@ -136,8 +165,30 @@ def _layer_norm_samples(rng):
             Sample(inputs((3, 16), -1, "float16"), A())]
 
 
+def _layer_norm_compute(attrs, inputs, out_type):
+    """Stages: mean along axis, variance as mean((x - mean)^2) (two-pass, as the reference),
+    then (x - mean) / sqrt(var + eps) * gamma + beta; float16 math in float32."""
+    x, gamma, beta = inputs
+    ax, acc, tag = T.norm_axis(attrs.axis, x.ndim), T.acc_dtype(x.dtype), LAYER_NORM.tag
+    shape = T.dims(x)
+    count = T.const(1, acc) * shape[ax]
+    total = T.reduce_along(shape, ax, lambda i: x[i].astype(acc), te.sum, "layer_norm_sum", tag)
+    mean = te.compute(total.shape, lambda *i: total[i] / count, name="layer_norm_mean", tag=tag)
+
+    def centered(i):
+        return x[i].astype(acc) - mean[T.drop(i, ax)]
+    sq = T.reduce_along(shape, ax, lambda i: centered(i) * centered(i), te.sum, "layer_norm_sqsum", tag)
+    eps = T.const(attrs.epsilon, acc)
+
+    def normalize(*i):
+        value = centered(i) / te.sqrt(sq[T.drop(i, ax)] / count + eps)
+        return _affine(value, i[ax], attrs, gamma, beta, acc).astype(x.dtype)
+    return [te.compute(x.shape, normalize, name="layer_norm", tag=tag)]
+
+
 LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=LayerNormAttrs, rel=_layer_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_layer_norm_ref, samples=_layer_norm_samples, level=1,
+                   compute=_layer_norm_compute,
                    doc="out = (data - mean_axis) / sqrt(var_axis + eps) * gamma + beta")
 
 
@@ -189,8 +240,27 @@ def _lrn_samples(rng):
                    "even size: window [i-2, i+2)")]
 
 
+def _lrn_compute(attrs, inputs, out_type):
+    """Stages: the sum of x^2 over the clipped channel window [i - size//2, i - size//2 + size)
+    (a reduction over `size` taps with a where= mask), then x / (bias + alpha/size * sum)^beta."""
+    x, = inputs
+    ax, acc, tag = T.norm_axis(attrs.axis, x.ndim), T.acc_dtype(x.dtype), LRN.tag
+    channels = T.dims(x)[ax]
+    r = te.reduce_axis((0, attrs.size), "lrn_k")
+
+    def window(*i):
+        c = i[ax] - attrs.size // 2 + r.var
+        v = x[T.insert(T.drop(i, ax), ax, c)].astype(acc)
+        return te.sum(v * v, axis=r, where=T.in_range(c, 0, channels))
+    sq = te.compute(x.shape, window, name="lrn_sqsum", tag=tag)
+    bias, scale, beta = (T.const(v, acc) for v in (attrs.bias, attrs.alpha / attrs.size, attrs.beta))
+    return [te.compute(x.shape, lambda *i: (x[i].astype(acc) / te.power(bias + scale * sq[i], beta))
+                       .astype(x.dtype), name="lrn", tag=tag)]
+
+
 LRN = defop("nn.lrn", inputs=("data",), attrs=LRNAttrs, rel=_lrn_rel, pattern=OpPattern.OPAQUE, ref=_lrn_ref,
-            samples=_lrn_samples, level=2, doc="out = data / (bias + alpha/size * window_sum(data^2))^beta")
+            samples=_lrn_samples, level=2, compute=_lrn_compute,
+            doc="out = data / (bias + alpha/size * window_sum(data^2))^beta")
 
 
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):

@@ -5,11 +5,14 @@ dilation and ceil_mode), nn.global_max_pool2d / nn.global_avg_pool2d, and nn.ada
 References: windows come from one strided view of the padded input; the avg divisor is the
 same window sum taken over a 0/1 mask of the cells that count (input only, or input + padding
 when count_include_pad), so partial ceil_mode windows divide by what they really cover.
+The te computes read cells outside the input as the fill value (-inf / 0) and compute the
+avg divisor in closed form from the same rule.
 """
 import dataclasses
 
 import numpy as np
 
+from ... import te, tir
 from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
@@ -17,6 +20,7 @@ from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
+from . import _te as T
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,12 +174,80 @@ def _pool_samples(attrs_cls):
     return gen
 
 
+def _pool_geometry(data, attrs):
+    """(n, c, h, w, oh, ow) of a sliding-window pool, symbolic dims allowed."""
+    n, c, h, w = T.dims(data)
+    oh, ow = (T.window_out(size, attrs.pool_size[a], attrs.strides[a], attrs.dilation[a],
+                           attrs.padding[a], attrs.padding[a + 2], attrs.ceil_mode)
+              for a, size in ((0, h), (1, w)))
+    return n, c, h, w, oh, ow
+
+
+def _window_loads(data, attrs, fill):
+    """(reduce axes, f(b, ch, y, x) -> the window element at (ry, rx) or `fill` outside the input).
+    Padding and the cells a ceil_mode window reaches past it read as `fill`."""
+    _, _, h, w = T.dims(data)
+    (sh, sw), (dh, dw), (top, left) = attrs.strides, attrs.dilation, attrs.padding[:2]
+    ry = te.reduce_axis((0, attrs.pool_size[0]), "ry")
+    rx = te.reduce_axis((0, attrs.pool_size[1]), "rx")
+
+    def load(b, ch, y, x):
+        iy = y * sh + ry.var * dh - top
+        ix = x * sw + rx.var * dw - left
+        inside = tir.all(T.in_range(iy, 0, h), T.in_range(ix, 0, w))
+        return te.if_then_else(inside, data[b, ch, iy, ix], fill)
+    return [ry, rx], load
+
+
+def _max_pool_compute(attrs, inputs, out_type):
+    """out = max over the window; cells outside the input count as the dtype's lowest value."""
+    data, = inputs
+    n, c, _, _, oh, ow = _pool_geometry(data, attrs)
+    axes, load = _window_loads(data, attrs, tir.min_value(data.dtype))
+    return [te.compute((n, c, oh, ow), lambda b, ch, y, x: te.max(load(b, ch, y, x), axis=axes),
+                       name="max_pool2d", tag=MAX_POOL2D.tag)]
+
+
+def _counted(start, kernel: int, dilation: int, lo, hi):
+    """How many of the taps start + p*dilation (p in [0, kernel)) fall in [lo, hi)."""
+    first = T.imax(T.ceil_div(lo - start, dilation), 0)
+    last = T.imin(T.ceil_div(hi - start, dilation), kernel)
+    return T.imax(last - first, 0)
+
+
+def _avg_pool_compute(attrs, inputs, out_type):
+    """A window sum (accumulated in float32 for float16, int64 for ints), then division by the
+    number of counted cells: input cells only, or input + padding when count_include_pad (never
+    the cells a ceil_mode window reaches past the padding); at least 1."""
+    data, = inputs
+    dtype = data.dtype
+    is_float = tir.is_float_dtype(dtype)
+    acc = T.acc_dtype(dtype) if is_float else "int64"
+    n, c, h, w, oh, ow = _pool_geometry(data, attrs)
+    axes, load = _window_loads(data, attrs, T.const(0, dtype))
+    total = te.compute((n, c, oh, ow), lambda b, ch, y, x: te.sum(load(b, ch, y, x).astype(acc), axis=axes),
+                       name="avg_pool2d_sum", tag=AVG_POOL2D.tag)
+    (sh, sw), (dh, dw), (kh, kw) = attrs.strides, attrs.dilation, attrs.pool_size
+    top, left, bottom, right = attrs.padding
+    if attrs.count_include_pad:
+        ybounds, xbounds = (0, h + top + bottom), (0, w + left + right)
+    else:
+        ybounds, xbounds = (top, top + h), (left, left + w)
+
+    def divide(b, ch, y, x):
+        count = (_counted(y * sh, kh, dh, *ybounds) * _counted(x * sw, kw, dw, *xbounds))
+        count = tir.max(count, 1).astype(acc)
+        mean = total[b, ch, y, x] / count if is_float else total[b, ch, y, x] // count
+        return mean.astype(dtype)
+    return [te.compute((n, c, oh, ow), divide, name="avg_pool2d", tag=AVG_POOL2D.tag)]
+
+
 MAX_POOL2D = defop("nn.max_pool2d", inputs=("data",), attrs=MaxPool2DAttrs, rel=_make_pool_rel("nn.max_pool2d"),
-                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_max_pool_ref,
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_max_pool_ref, compute=_max_pool_compute,
                    samples=_pool_samples(MaxPool2DAttrs), level=2,
                    doc="out[n, c, y, x] = max_{p, q} pad(data, -inf)[n, c, y*sh + p*dh, x*sw + q*dw]")
 AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs, rel=_make_pool_rel("nn.avg_pool2d"),
-                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_avg_pool_ref,
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_avg_pool_ref, compute=_avg_pool_compute,
                    samples=_pool_samples(AvgPool2DAttrs), level=2,
                    doc="out = window sum / number of counted cells (input only unless count_include_pad)")
 
@@ -213,12 +285,34 @@ def _global_samples(rng):
             Sample([S.rand(rng, (1, 4, 3, 3), "float16")], GlobalPool2DAttrs())]
 
 
+def _global_compute(reduce_max: bool):
+    def compute(attrs, inputs, out_type):
+        """max, or sum (float16 in float32) / (H * W), over H and W, keeping them as size 1."""
+        data, = inputs
+        n, c, h, w = T.dims(data)
+        ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
+        tag = GLOBAL_MAX_POOL2D.tag if reduce_max else GLOBAL_AVG_POOL2D.tag
+        if reduce_max:
+            return [te.compute((n, c, 1, 1), lambda b, ch, y, x: te.max(data[b, ch, ry, rx], axis=[ry, rx]),
+                               name="global_max_pool2d", tag=tag)]
+        acc = T.acc_dtype(data.dtype)
+        total = te.compute((n, c, 1, 1), lambda b, ch, y, x: te.sum(data[b, ch, ry, rx].astype(acc),
+                                                                    axis=[ry, rx]),
+                           name="global_avg_pool2d_sum", tag=tag)
+        area = T.const(1, acc) * (h * w)
+        return [te.compute((n, c, 1, 1), lambda *i: (total[i] / area).astype(data.dtype),
+                           name="global_avg_pool2d", tag=tag)]
+    return compute
+
+
 GLOBAL_MAX_POOL2D = defop("nn.global_max_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
                           rel=_make_global_rel("nn.global_max_pool2d"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                          ref=lambda x, a: x.max(axis=(2, 3), keepdims=True), samples=_global_samples, level=2)
+                          ref=lambda x, a: x.max(axis=(2, 3), keepdims=True), samples=_global_samples, level=2,
+                          compute=_global_compute(True))
 GLOBAL_AVG_POOL2D = defop("nn.global_avg_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
                           rel=_make_global_rel("nn.global_avg_pool2d"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                          ref=_global_avg_ref, samples=_global_samples, level=2)
+                          ref=_global_avg_ref, samples=_global_samples, level=2,
+                          compute=_global_compute(False))
 
 
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
@@ -273,9 +367,44 @@ def _adaptive_samples(rng):
             Sample([S.rand(rng, (1, 2, 4, 4), "float16")], A())]
 
 
+def _max_bin(size, out):
+    """The largest bin of _bins(size, out): exact when static, an upper bound when symbolic."""
+    if T.is_static(size, out):
+        start, end = _bins(size, out)
+        return int((end - start).max())
+    return T.ceil_div(size, out) + 1
+
+
+def _adaptive_avg_compute(attrs, inputs, out_type):
+    """Sum over a variable-extent bin (a reduction over the largest bin with a where= mask),
+    then division by the bin's area; float16 accumulates in float32."""
+    data, = inputs
+    n, c, h, w = T.dims(data)
+    oh, ow = _adaptive_out_hw((h, w), attrs.output_size)
+    acc = T.acc_dtype(data.dtype)
+    ry = te.reduce_axis((0, _max_bin(h, oh)), "ry")
+    rx = te.reduce_axis((0, _max_bin(w, ow)), "rx")
+
+    def bounds(i, size, out):
+        return (i * size) // out, T.ceil_div((i + 1) * size, out)
+
+    def window_sum(b, ch, y, x):
+        (y0, y1), (x0, x1) = bounds(y, h, oh), bounds(x, w, ow)
+        inside = tir.all(ry.var < y1 - y0, rx.var < x1 - x0)
+        return te.sum(data[b, ch, y0 + ry.var, x0 + rx.var].astype(acc), axis=[ry, rx], where=inside)
+    tag = ADAPTIVE_AVG_POOL2D.tag
+    total = te.compute((n, c, oh, ow), window_sum, name="adaptive_pool_sum", tag=tag)
+
+    def mean(b, ch, y, x):
+        (y0, y1), (x0, x1) = bounds(y, h, oh), bounds(x, w, ow)
+        area = ((y1 - y0) * (x1 - x0)).astype(acc)
+        return (total[b, ch, y, x] / area).astype(data.dtype)
+    return [te.compute((n, c, oh, ow), mean, name="adaptive_avg_pool2d", tag=tag)]
+
+
 ADAPTIVE_AVG_POOL2D = defop("nn.adaptive_avg_pool2d", inputs=("data",), attrs=AdaptivePool2DAttrs,
                             rel=_adaptive_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_adaptive_avg_ref,
-                            samples=_adaptive_samples, level=10,
+                            samples=_adaptive_samples, level=10, compute=_adaptive_avg_compute,
                             doc="out[.., i, j] = mean(data[.., floor(i*H/OH):ceil((i+1)*H/OH), same for W])")
 
 

@@ -4,12 +4,14 @@ import dataclasses
 
 import numpy as np
 
+from ... import te
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
+from . import _te as T
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +57,46 @@ def _samples(rng):
             Sample([S.rand(rng, (7,))], A(axis=0))]
 
 
+def _shifted_stages(x, axis, tag, name):
+    """(x - max) in the accumulation dtype (float32 for float16) as an expression builder,
+    and the stage sum(exp(x - max)) along axis; the max is its own stage."""
+    shape = T.dims(x)
+    acc = T.acc_dtype(x.dtype)
+    mx = T.reduce_along(shape, axis, lambda i: x[i], te.max, name + "_max", tag)
+
+    def shifted(i):
+        return x[i].astype(acc) - mx[T.drop(i, axis)].astype(acc)
+    return shape, shifted
+
+
+def _softmax_compute(attrs, inputs, out_type):
+    """Stages: max along axis, exp(x - max), its sum, and the division (numerically stable)."""
+    x, = inputs
+    axis, tag = T.norm_axis(attrs.axis, x.ndim), SOFTMAX.tag
+    shape, shifted = _shifted_stages(x, axis, tag, "softmax")
+    ex = te.compute(shape, lambda *i: te.exp(shifted(i)), name="softmax_exp", tag=tag)
+    total = T.reduce_along(shape, axis, lambda i: ex[i], te.sum, "softmax_sum", tag)
+    return [te.compute(shape, lambda *i: (ex[i] / total[T.drop(i, axis)]).astype(x.dtype),
+                       name="softmax", tag=tag)]
+
+
+def _log_softmax_compute(attrs, inputs, out_type):
+    """Stages: max along axis, sum of exp(x - max), then (x - max) - log(sum)."""
+    x, = inputs
+    axis, tag = T.norm_axis(attrs.axis, x.ndim), LOG_SOFTMAX.tag
+    shape, shifted = _shifted_stages(x, axis, tag, "log_softmax")
+    total = T.reduce_along(shape, axis, lambda i: te.exp(shifted(i)), te.sum, "log_softmax_sum", tag)
+    return [te.compute(shape, lambda *i: (shifted(i) - te.log(total[T.drop(i, axis)])).astype(x.dtype),
+                       name="log_softmax", tag=tag)]
+
+
 SOFTMAX = defop("nn.softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=_make_rel("nn.softmax"),
                 pattern=OpPattern.OPAQUE, ref=_softmax_ref, samples=_samples, level=1,
+                compute=_softmax_compute,
                 doc="out = exp(x - max) / sum(exp(x - max)) along axis")
 LOG_SOFTMAX = defop("nn.log_softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=_make_rel("nn.log_softmax"),
                     pattern=OpPattern.OPAQUE, ref=_log_softmax_ref, samples=_samples, level=1,
+                    compute=_log_softmax_compute,
                     doc="out = (x - max) - log(sum(exp(x - max))) along axis")
 
 
