@@ -7,7 +7,7 @@ The public names follow tvm.relay, so Relay programs port by changing imports:
     ...
     relay.create_executor("debug", mod=mod).evaluate()(data)
 """
-__version__ = "0.1.0"
+from .config import VERSION as __version__
 
 from . import errors
 from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,

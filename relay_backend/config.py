@@ -5,6 +5,8 @@ Library code asks `config.get()`; nothing else reads os.environ.
 import os
 from dataclasses import dataclass
 
+VERSION = "0.1.0"  # the package version (also keys the on-disk kernel cache)
+
 
 @dataclass(frozen=True)
 class Config:

@@ -1,0 +1,91 @@
+"""Generic schedules: correct for every op on every CPU target, and reasonably fast.
+
+`schedule_default(attrs, outs, target)`:
+  1. inline every intermediate stage that is a single-output non-reduction compute
+     (fused elementwise/broadcast/injective producers disappear into their consumer);
+  2. for every stage left at the root: fuse its outer spatial axes and run them in parallel,
+     and vectorize the innermost axis when a lane count divides it (reductions keep their
+     reduce loops innermost and are only parallelized).
+
+    for fused_outer in parallel(prod(shape[:-1]) * shape[-1] / lanes):
+        for lane in vectorized(lanes):
+            out[...] = f(inputs[...])
+
+Every op gets this as its "<kind>.generic" implementation with plevel 10 (see base.py).
+"""
+from .. import te
+from ..op.pattern import OpPattern
+from ..tir import expr as E
+
+VECTOR_LANES = (16, 8, 4)
+PARALLEL_MIN_WORK = 1 << 15  # iterations (times reduce extent) below which threads cost more
+
+
+def const_extent(iv):
+    """The constant extent of an IterVar, or None when symbolic."""
+    ext = iv.dom.extent
+    return int(ext.value) if isinstance(ext, E.IntImm) else None
+
+
+def _work(op) -> int:
+    """Estimated iterations of a stage (symbolic extents count as large)."""
+    total = 1
+    for iv in list(op.axis) + list(getattr(op, "reduce_axis", [])):
+        ext = const_extent(iv)
+        total *= ext if ext is not None else 1024
+    return total
+
+
+def inline_injective(s) -> None:
+    """compute_inline every intermediate single-output non-reduction compute stage."""
+    outputs = set(id(op) for op in s.outputs)
+    for stage in s.stages:
+        op = stage.op
+        if (isinstance(op, te.ComputeOp) and id(op) not in outputs and not op.is_reduction
+                and op.num_outputs == 1 and stage.attach_type == "root"):
+            stage.compute_inline()
+
+
+def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True) -> None:
+    """Parallelize the fused outer axes of a root stage and vectorize its innermost axis."""
+    axes = list(stage.op.axis)
+    if not axes:
+        return
+    outer = axes[:-1]
+    last = axes[-1]
+    ext = const_extent(last)
+    lanes = next((n for n in VECTOR_LANES if ext is not None and ext % n == 0), None)
+    if vectorize and not stage.op.is_reduction and lanes is not None:
+        if ext == lanes:
+            stage.vectorize(last)
+        else:
+            lo, li = stage.split(last, factor=lanes)
+            stage.vectorize(li)
+            outer.append(lo)
+    else:
+        outer.append(last)
+    if parallel and outer and _work(stage.op) >= PARALLEL_MIN_WORK:
+        fused = stage.fuse(*outer) if len(outer) > 1 else outer[0]
+        stage.parallel(fused)
+
+
+def schedule_default(attrs, outs, target):
+    """Inline injective intermediates; parallelize and vectorize the remaining root stages."""
+    s = te.create_schedule(outs)
+    inline_injective(s)
+    for stage in s.stages:
+        if isinstance(stage.op, te.ComputeOp) and stage.attach_type == "root":
+            schedule_spatial(stage)
+    return s
+
+
+_KIND = {OpPattern.ELEMWISE: "injective", OpPattern.BROADCAST: "injective",
+         OpPattern.INJECTIVE: "injective", OpPattern.COMM_REDUCE: "reduce"}
+
+
+def generic_implementation(op):
+    """(compute, schedule, name, plevel) of an op's generic implementation, or None."""
+    if op.compute is None:
+        return None
+    kind = _KIND.get(op.pattern, op.name.split(".")[-1])
+    return op.compute, schedule_default, f"{kind}.generic", 10

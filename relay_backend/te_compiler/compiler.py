@@ -1,0 +1,132 @@
+"""TECompiler: lowers primitive functions once per (function, target) and compiles them.
+
+    compiler = relay_backend.backend.te_compiler.get()
+    cached = compiler.lower(prim_func, "llvm")        # CachedFunc: name, te tensors, PrimFuncs
+    kernel = compiler.jit(prim_func, "llvm")          # native callable: inputs then outputs
+    kernel(x_nd, y_nd, out_nd)
+
+Equal functions (up to alpha-renaming) share one cache entry; `items()` shows use counts.
+Compiled kernels are also kept on disk (cache.disk_cache_dir) so another process skips LLVM.
+"""
+import os
+import sys
+import time
+
+from .. import codegen
+from ..config import get as get_config
+from ..errors import CompileError, SerializationError
+from ..ir.expr import Function, GlobalVar
+from ..runtime.module import load_module
+from ..strategy.base import target_kind
+from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir
+from .lower import _to_primfunc, lower_to_te
+from .naming import NameSupply, kernel_name
+
+
+class TECompiler:
+    """The cache of lowered and compiled primitive functions."""
+
+    def __init__(self):
+        self._cache = {}           # CCacheKey -> CCacheValue
+        self._names = {}           # mod_name -> NameSupply
+        self.stats = {"lowered": 0, "llvm_builds": 0, "disk_hits": 0}
+
+    # -- lowering -------------------------------------------------------------------------------
+    def _key(self, func_or_key, target) -> CCacheKey:
+        if isinstance(func_or_key, CCacheKey):
+            return func_or_key
+        if not isinstance(func_or_key, Function):
+            raise CompileError(f"TECompiler expects a primitive relay Function, got {type(func_or_key).__name__}")
+        return CCacheKey(func_or_key, target_kind(target) if target is not None else "llvm")
+
+    def _lookup(self, key: CCacheKey, mod_name) -> CCacheValue:
+        value = self._cache.get(key)
+        if value is None:
+            value = CCacheValue(self._lower(key, mod_name))
+            self._cache[key] = value
+        return value
+
+    def _lower(self, key: CCacheKey, mod_name) -> CachedFunc:
+        start = time.perf_counter()
+        supply = self._names.setdefault(mod_name, NameSupply())
+        name = kernel_name(key.source_func, mod_name, supply)
+        lowered = lower_to_te(key.source_func, key.target)
+        prim = _to_primfunc(lowered, key.target, name, key.source_func)
+        self.stats["lowered"] += 1
+        cfg = get_config()
+        if cfg.debug >= 3:
+            from ..tir.printer import func_to_str
+            print(f"[relay_backend] TIR of {name} ({(time.perf_counter() - start) * 1e3:.1f} ms):\n"
+                  f"{func_to_str(prim)}", file=sys.stderr)
+        return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
+                          {name: prim}, lowered.implementations)
+
+    def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
+        """The CachedFunc of a primitive function (lowered once per structurally equal function)."""
+        value = self._lookup(self._key(func_or_key, target), mod_name)
+        value.use_count += 1
+        return value.cached_func
+
+    # -- compiling ------------------------------------------------------------------------------
+    def _compile(self, key: CCacheKey, value: CCacheValue):
+        if value.module is not None:
+            return value.module
+        cached = value.cached_func
+        cache_dir = disk_cache_dir()
+        path = os.path.join(cache_dir, key.disk_key(cached.func_name) + ".so") if cache_dir else None
+        if path and os.path.exists(path):
+            try:
+                value.module = load_module(path)
+                self.stats["disk_hits"] += 1
+                return value.module
+            except SerializationError:
+                os.remove(path)  # a corrupt entry is rebuilt below
+        value.module = codegen.build(cached.funcs, target=key.target)
+        self.stats["llvm_builds"] += 1
+        if path:
+            tmp = f"{path}.{os.getpid()}.tmp"
+            try:
+                value.module.export_library(tmp)
+                os.replace(tmp, path)
+            except (OSError, CompileError):
+                pass  # the disk cache is an optimization; a failure to write it is not an error
+        return value.module
+
+    def jit(self, func_or_key, target="llvm"):
+        """A native callable for the function: call it with input NDArrays then output NDArrays."""
+        key = self._key(func_or_key, target)
+        value = self._lookup(key, None)
+        value.use_count += 1
+        module = self._compile(key, value)
+        return module[value.cached_func.func_name]
+
+    def build(self, cached_funcs, target="llvm"):
+        """One runtime Module holding the kernels of several CachedFuncs (used by executors)."""
+        funcs = {}
+        for cf in cached_funcs:
+            funcs.update(cf.funcs)
+        return codegen.build(funcs, target=target)
+
+    def module_for(self, cached: CachedFunc):
+        """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
+        for key, value in self._cache.items():
+            if value.cached_func is cached:
+                return self._compile(key, value)
+        raise CompileError(f"{cached.func_name} is not in this TECompiler's cache")
+
+    # -- inspection -----------------------------------------------------------------------------
+    def items(self) -> list:
+        """(CCacheKey, CCacheValue) pairs of every cached function."""
+        return list(self._cache.items())
+
+    def clear(self) -> None:
+        self._cache.clear()
+        self._names.clear()
+
+
+_GLOBAL = TECompiler()
+
+
+def get() -> TECompiler:
+    """The process-wide TECompiler (tvm.relay.backend.te_compiler.get())."""
+    return _GLOBAL

@@ -1,0 +1,165 @@
+"""Lowering a primitive Relay function to te tensors and then to a tir PrimFunc.
+
+    params  -> te.placeholder per tensor (a tuple param contributes one per field; Any dims
+               become symbolic te vars)
+    body    -> post-order walk: each op call runs the selected implementation's compute on its
+               arguments' tensors; 0-d constants become inlined te constants
+    anchor  -> the call with the highest pattern (ties: the later one); its implementation's
+               schedule function schedules the outputs of the whole fused function
+    te.lower(schedule, inputs + outputs) -> PrimFunc
+"""
+from dataclasses import dataclass, field
+
+from .. import te
+from ..errors import CompileError, RelayError
+from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
+from ..ir.functor import post_order
+from ..ir.types import TensorType, TupleType, is_any
+from ..op.registry import OpDef
+from ..transform import InferTypeLocal
+from .select import select_implementation
+
+
+@dataclass
+class LoweredTE:
+    """The te form of a primitive function: placeholders, outputs and the anchor's choice."""
+
+    inputs: list
+    outputs: list
+    anchor_op: object = None
+    anchor_attrs: object = None
+    anchor_impl: object = None
+    implementations: list = field(default_factory=list)  # (op name, implementation name)
+
+
+def flatten_type(ty) -> list:
+    """The TensorTypes of a (possibly nested) tuple type, in order."""
+    if isinstance(ty, TensorType):
+        return [ty]
+    if isinstance(ty, TupleType):
+        return [t for f in ty.fields for t in flatten_type(f)]
+    raise CompileError(f"cannot compile a value of type {ty}: only tensors and tuples of tensors")
+
+
+def _te_shape(ty: TensorType, name: str) -> list:
+    return [te.var(f"{name}_dim{i}") if is_any(d) else int(d) for i, d in enumerate(ty.shape)]
+
+
+def _flatten_value(value) -> list:
+    if isinstance(value, list):
+        return [t for v in value for t in _flatten_value(v)]
+    return [value]
+
+
+def _ensure_typed(func: Function) -> Function:
+    if func.body._checked_type_ is None:
+        InferTypeLocal(func)
+    return func
+
+
+def _constant_tensor(c: Constant):
+    arr = c.data.numpy()
+    if arr.ndim != 0:
+        raise CompileError(
+            f"a primitive function holds a {arr.shape} constant; only 0-d constants can be fused into "
+            f"kernels (run FuseOps, which makes tensor constants parameters)")
+    value = arr.item()
+    dtype = str(arr.dtype)
+    return te.compute((), lambda: te.const(value, dtype), name="compile_engine_const", tag="elemwise")
+
+
+def lower_to_te(func: Function, target) -> LoweredTE:
+    """Run each op's selected compute over placeholders for the function's parameters."""
+    _ensure_typed(func)
+    env, inputs = {}, []
+    for i, param in enumerate(func.params):
+        ptype = param.checked_type if param._checked_type_ is not None else param.type_annotation
+        tensors = [te.placeholder(_te_shape(t, f"p{i}_{k}"), t.dtype, name=f"{param.name_hint}_{k}"
+                                  if len(flatten_type(ptype)) > 1 else param.name_hint)
+                   for k, t in enumerate(flatten_type(ptype))]
+        inputs.extend(tensors)
+        env[param] = tensors[0] if isinstance(ptype, TensorType) else _regroup(ptype, iter(tensors))
+
+    lowered = LoweredTE(inputs, [])
+    best_pattern = -1
+    for node in post_order(func.body):
+        if node in env:
+            continue
+        if isinstance(node, Constant):
+            env[node] = _constant_tensor(node)
+        elif isinstance(node, Tuple):
+            env[node] = [env[f] for f in node.fields]
+        elif isinstance(node, TupleGetItem):
+            env[node] = env[node.tuple_value][node.index]
+        elif isinstance(node, Let):
+            raise CompileError("let bindings inside a primitive function are not supported; "
+                               "run FuseOps on a dataflow (graph normal form) program")
+        elif isinstance(node, Call) and isinstance(node.op, OpDef):
+            op = node.op
+            args = [t for a in node.args for t in _flatten_value(env[a])]
+            try:
+                impl, outs = select_implementation(op, node.attrs, args, node.checked_type, target)
+            except RelayError:
+                raise
+            except Exception as err:  # noqa: BLE001  # a compute that crashes: name the op and the function
+                raise CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n{type(err).__name__}: {err}") from err
+            lowered.implementations.append((op.name, impl.name))
+            env[node] = outs[0] if isinstance(node.checked_type, TensorType) else _regroup(node.checked_type, iter(outs))
+            if int(op.pattern) >= best_pattern:
+                best_pattern = int(op.pattern)
+                lowered.anchor_op, lowered.anchor_attrs, lowered.anchor_impl = op, node.attrs, impl
+        elif isinstance(node, Var):
+            raise CompileError(f"free variable %{node.name_hint} in a primitive function")
+        else:
+            raise CompileError(f"cannot lower {type(node).__name__} inside a primitive function:\n{_excerpt(func)}")
+    lowered.outputs = _distinct_outputs(_flatten_value(env[func.body]), inputs)
+    return lowered
+
+
+def _regroup(ty, tensors):
+    if isinstance(ty, TensorType):
+        return next(tensors)
+    return [_regroup(f, tensors) for f in ty.fields]
+
+
+def _distinct_outputs(outs, inputs) -> list:
+    """Outputs must be fresh compute stages: copy an output that is an input or repeated."""
+    seen, result = set(), []
+    input_ops = {id(t.op) for t in inputs}
+    for t in outs:
+        if id(t.op) in input_ops or id(t) in seen or not isinstance(t.op, te.ComputeOp):
+            src = t
+            t = te.compute(src.shape, lambda *idx, src=src: src[idx], name="copy", tag="elemwise")
+        seen.add(id(t))
+        result.append(t)
+    return result
+
+
+def _excerpt(func, limit: int = 600) -> str:
+    text = func.astext()
+    return text if len(text) <= limit else text[:limit] + "\n  ..."
+
+
+def schedule_lowered(lowered: LoweredTE, target):
+    """Apply the anchor implementation's schedule (the generic one when there is no op call)."""
+    from ..strategy.generic import schedule_default
+    if lowered.anchor_impl is None:
+        return schedule_default(None, lowered.outputs, target)
+    return lowered.anchor_impl.schedule(lowered.anchor_attrs, lowered.outputs, target)
+
+
+def lower_to_primfunc(func: Function, target, name: str = "main"):
+    """The tir PrimFunc of a primitive function (inputs then outputs as buffer parameters)."""
+    lowered = lower_to_te(func, target)
+    return _to_primfunc(lowered, target, name, func)
+
+
+def _to_primfunc(lowered: LoweredTE, target, name: str, func):
+    try:
+        sched = schedule_lowered(lowered, target)
+        prim = te.lower(sched, lowered.inputs + lowered.outputs, name=name)
+    except RelayError as err:
+        raise CompileError(f"lowering {name} failed ({type(err).__name__}: {err}) for\n{_excerpt(func)}") from err
+    prim.attrs["num_outputs"] = len(lowered.outputs)
+    return prim
+

@@ -1,0 +1,58 @@
+"""Kernel names as Relay makes them: `tvmgen_default_fused_nn_conv2d_add_nn_relu`.
+
+The candidate is "fused" + "_" + each op's name in post-order (each call once); past 80 characters
+it is cut and a hash of the full name appended; the module prefix is mangled from mod_name
+("default" -> "tvmgen_default"); dots become underscores; repeats get _1, _2, ...
+"""
+import hashlib
+
+from ..ir.expr import Call
+from ..ir.functor import post_order
+from ..op.registry import OpDef
+
+MAX_CANDIDATE = 80
+
+
+def mangle_module_name(mod_name) -> str:
+    """"default" -> "tvmgen_default"; None or "" -> "tvmgen"."""
+    if not mod_name:
+        return "tvmgen"
+    if not str(mod_name).isascii():
+        raise ValueError(f"module name {mod_name!r} must be ASCII")
+    return f"tvmgen_{mod_name}"
+
+
+def candidate_name(func) -> str:
+    """"fused_nn.conv2d_add_nn.relu" for a primitive function calling conv2d, add, relu."""
+    names = [node.op.name for node in post_order(func.body)
+             if isinstance(node, Call) and isinstance(node.op, OpDef)]
+    name = "_".join(["fused", *names]) if names else "fused_identity"
+    if len(name) > MAX_CANDIDATE:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        name = f"{name[:MAX_CANDIDATE]}_{digest}_"
+    return name
+
+
+class NameSupply:
+    """Hands out unique names: the second request for `x` gets `x_1`, then `x_2`."""
+
+    def __init__(self):
+        self._counts = {}
+
+    def fresh(self, name: str) -> str:
+        if name not in self._counts:
+            self._counts[name] = 0
+            return name
+        while True:
+            self._counts[name] += 1
+            candidate = f"{name}_{self._counts[name]}"
+            if candidate not in self._counts:
+                self._counts[candidate] = 0
+                return candidate
+
+
+def kernel_name(func, mod_name, supply: NameSupply) -> str:
+    prefix = mangle_module_name(mod_name) if mod_name is not None else ""
+    base = candidate_name(func)
+    full = f"{prefix}_{base}" if prefix else base
+    return supply.fresh(full.replace(".", "_"))
