@@ -4,3 +4,4 @@ from .ndarray import NDArray
 from .container import ADT, tuple_object
 from . import ndarray as nd
 from .module import Module, load_module
+from .params import save_param_dict, load_param_dict
