@@ -10,3 +10,4 @@ from .simplify_inference import SimplifyInference
 from .fold_constant import FoldConstant, FoldConstantExpr
 from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
 from .bind_params import BindParams, bind_params_by_name
+from .fuse_ops import FuseOps
