@@ -3,12 +3,14 @@
 `build(prim_funcs, target="llvm")` compiles one PrimFunc, a list, or a dict name -> PrimFunc
 for the host CPU and returns a runtime Module (like tvm.build). The LLVM backend lives in
 llvm.py (IR), llvm_expr.py / llvm_stmt.py (lowering), llvm_math.py (intrinsics) and
-llvm_target.py (target machine, pipeline, JIT, object files, linking).
+llvm_target.py (target machine, pipeline, JIT, object files, linking). target="c" emits
+portable C99 (c.py, c_stmt.py, c_expr.py, c_prelude.py) compiled by the system C compiler.
 """
 from .. import tir
 from ..errors import CompileError
 from ..runtime.module import Module
 from .llvm import build_llvm, codegen_llvm
+from .c import build_c, codegen_c
 
 
 def _as_list(prim_funcs) -> list:
@@ -33,15 +35,18 @@ def _as_list(prim_funcs) -> list:
 
 def build(prim_funcs, target="llvm", name=None) -> Module:
     """Compile PrimFuncs for `target` ("llvm", optionally with options such as
-    "llvm -mcpu=native", which all mean the host CPU) into a runtime Module."""
+    "llvm -mcpu=native", which all mean the host CPU; or "c": C99 built by the system C
+    compiler) into a runtime Module."""
     kind = str(target or "llvm").split()[0]
-    if kind not in ("llvm", "cpu"):
+    if kind not in ("llvm", "cpu", "c"):
         raise CompileError(f"build: target {target!r} is not supported by codegen.build; "
-                           f"use 'llvm' (the host CPU)")
+                           f"use 'llvm' (the host CPU) or 'c' (C99 via the system compiler)")
     funcs = _as_list(prim_funcs)
     if not funcs:
         raise CompileError("build: no PrimFuncs to compile")
+    if kind == "c":
+        return build_c(funcs)
     return build_llvm(funcs)
 
 
-__all__ = ["build", "build_llvm", "codegen_llvm"]
+__all__ = ["build", "build_c", "build_llvm", "codegen_c", "codegen_llvm"]

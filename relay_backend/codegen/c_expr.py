@@ -1,0 +1,320 @@
+"""tir expressions -> C99 expression strings, and tir dtypes -> C types.
+
+Semantics follow tir/expr.py and the LLVM backend: Div truncates on integers, FloorDiv /
+FloorMod round toward -inf, Mod is C's remainder (fmod on floats), Min/Max propagate NaN,
+float16 values are floats rounded back to half precision after every operation, bool values
+are C ints 0/1 stored as one byte. Printing uses an explicit stack (no recursion), and a
+subexpression used twice or nested deeper than MAX_DEPTH is bound to a `const` temporary
+emitted just before the statement being printed, so C compilers never see huge nestings.
+"""
+import numpy as np
+
+from .. import tir
+from ..errors import CompileError
+
+MAX_DEPTH = 24      # nesting depth after which a subexpression goes into a temporary
+
+_VALUE_TYPES = {"bool": "int", "float16": "float", "float32": "float", "float64": "double"}
+_STORAGE_TYPES = {"bool": "uint8_t", "float16": "uint16_t"}
+_INT_BITS = (8, 16, 32, 64)
+
+
+def _int_bits(dtype: str):
+    """(signed, bits) for an integer dtype, or None."""
+    for prefix, signed in (("uint", False), ("int", True)):
+        if dtype.startswith(prefix) and dtype[len(prefix):].isdigit():
+            bits = int(dtype[len(prefix):])
+            return (signed, bits) if bits in _INT_BITS else None
+    return None
+
+
+def value_type(dtype: str) -> str:
+    """The C type a value of `dtype` is computed in."""
+    if dtype in _VALUE_TYPES:
+        return _VALUE_TYPES[dtype]
+    ib = _int_bits(dtype)
+    if ib is None:
+        raise CompileError(f"c codegen: unsupported dtype {dtype!r}; supported: bool, "
+                           f"int8/16/32/64, uint8/16/32/64, float16, float32, float64")
+    return f"{'' if ib[0] else 'u'}int{ib[1]}_t"
+
+
+def storage_type(dtype: str) -> str:
+    """The C element type of a buffer of `dtype` (bool: one byte, float16: its bits)."""
+    return _STORAGE_TYPES.get(dtype) or value_type(dtype)
+
+
+def itemsize(dtype: str) -> int:
+    return {"bool": 1, "float16": 2, "float32": 4, "float64": 8}.get(dtype) or \
+        _int_bits(dtype)[1] // 8
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in ("float16", "float32", "float64")
+
+
+def int_literal(value: int, dtype: str) -> str:
+    """A C literal of integer `dtype` holding `value` (minimum values spelled safely)."""
+    if dtype == "bool":
+        return "1" if value else "0"
+    signed, bits = _int_bits(dtype) or (True, 32)
+    if bits == 64:
+        if signed and value == -(1 << 63):
+            return "INT64_MIN"
+        return f"INT64_C({value})" if signed else f"UINT64_C({value})"
+    if signed and bits == 32 and value == -(1 << 31):
+        return "INT32_MIN"
+    text = str(value) if signed else f"{value}u"
+    if value < 0:
+        text = f"({text})"
+    return text if bits == 32 else f"(({value_type(dtype)}){text})"
+
+
+def float_literal(value: float, dtype: str) -> str:
+    """A C literal of float `dtype` equal to `value` rounded to that dtype."""
+    if dtype == "float64":
+        v = float(value)
+        if np.isnan(v):
+            return "((double)NAN)"
+        if np.isinf(v):
+            return "((double)INFINITY)" if v > 0 else "(-(double)INFINITY)"
+        text = repr(v)
+        return text if v >= 0 else f"({text})"
+    v = float(np.float16(value) if dtype == "float16" else np.float32(value))
+    if np.isnan(v):
+        return "NAN"
+    if np.isinf(v):
+        return "INFINITY" if v > 0 else "(-INFINITY)"
+    text = repr(v)
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return f"{text}f" if v >= 0 else f"({text}f)"
+
+
+# intrinsic -> C function name for float32 (the float64 name drops the trailing "f")
+_MATH = {
+    "exp": "expf", "exp2": "exp2f", "log": "logf", "log2": "log2f", "log10": "log10f",
+    "log1p": "log1pf", "tanh": "tanhf", "sqrt": "sqrtf", "erf": "erff", "fabs": "fabsf",
+    "floor": "floorf", "ceil": "ceilf", "round": "nearbyintf", "trunc": "truncf", "sin": "sinf",
+    "cos": "cosf", "tan": "tanf", "asin": "asinf", "acos": "acosf", "atan": "atanf",
+    "sinh": "sinhf", "cosh": "coshf", "pow": "powf", "atan2": "atan2f", "fmod": "fmodf",
+}
+_POLY = ("exp", "log", "tanh", "erf")     # float32: inline polynomials of c_math.py
+_CMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">="}
+_ARITH = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.Div: "/"}
+
+
+def _children(node) -> list:
+    if isinstance(node, tir.BinaryOp):
+        return [node.a, node.b]
+    if isinstance(node, tir.Not):
+        return [node.a]
+    if isinstance(node, tir.Select):
+        return [node.condition, node.true_value, node.false_value]
+    if isinstance(node, tir.Cast):
+        return [node.value]
+    if isinstance(node, tir.Call):
+        return list(node.args)
+    if isinstance(node, tir.BufferLoad):
+        return list(node.indices)
+    return []
+
+
+class ExprPrinter:
+    """Prints tir expressions as C; needs an owner with `names` (a NameTable), `line(text)`
+    (emit a statement before the one being printed) and `element(buffer, index_strs)`."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def expr(self, root, hoist: bool = True) -> str:
+        """The C text of `root`; temporaries it needs are emitted via owner.line()
+        (hoist=False: one inline expression, for shapes used outside the body)."""
+        return self.exprs([root], hoist)[0]
+
+    def exprs(self, roots, hoist: bool = True) -> list:
+        """The C texts of several expressions of one statement (shared parts bound once)."""
+        uses, seen, todo = {}, set(), list(roots)
+        for root in roots:
+            uses[id(root)] = uses.get(id(root), 0) + 1
+        while todo:                        # count parents of every node (each node once)
+            node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            kids = _children(node) + ([node.value, node.body] if isinstance(node, tir.Let) else [])
+            for kid in kids:
+                uses[id(kid)] = uses.get(id(kid), 0) + 1
+                todo.append(kid)
+        memo = {}                          # id(node) -> (text, depth)
+        for root in roots:
+            self._print(root, uses, memo, hoist)
+        return [memo[id(root)][0] for root in roots]
+
+    def _print(self, root, uses, memo, hoist):
+        stack = [(root, 0)]
+        while stack:
+            node, state = stack.pop()
+            key = id(node)
+            if key in memo:
+                continue
+            if isinstance(node, tir.Let):
+                if state == 0:
+                    stack += [(node, 1), (node.value, 0)]
+                elif state == 1:
+                    name = self.owner.names.bind(node.var)
+                    memo.pop(id(node.var), None)     # a rebound Var prints its new name
+                    self.owner.line(f"const {value_type(node.var.dtype)} {name} = "
+                                    f"{self._convert(memo[id(node.value)][0], node.value.dtype, node.var.dtype)};")
+                    stack += [(node, 2), (node.body, 0)]
+                else:
+                    memo[key] = memo[id(node.body)]
+                continue
+            kids = _children(node)
+            if state == 0 and kids:
+                stack.append((node, 1))
+                stack.extend((k, 0) for k in reversed(kids) if id(k) not in memo)
+                continue
+            texts = [memo[id(k)][0] for k in kids]
+            depth = 1 + max((memo[id(k)][1] for k in kids), default=-1)
+            text = self._lower(node, texts)
+            if hoist and kids and (uses.get(key, 0) > 1 or depth >= MAX_DEPTH):
+                name = self.owner.names.temp()
+                self.owner.line(f"const {value_type(node.dtype)} {name} = {text};")
+                text, depth = name, 0
+            memo[key] = (text, depth)
+
+    # ------------------------------------------------------------------ nodes
+    def _lower(self, node, t):
+        dt = node.dtype
+        if isinstance(node, tir.IntImm):
+            return int_literal(node.value, dt)
+        if isinstance(node, tir.FloatImm):
+            return float_literal(node.value, dt)
+        if isinstance(node, tir.Var):
+            return self.owner.names.lookup(node)
+        if isinstance(node, tir.CmpOp):
+            return f"({t[0]} {_CMP[type(node)]} {t[1]})"
+        if isinstance(node, tir.And):
+            return f"({t[0]} && {t[1]})"
+        if isinstance(node, tir.Or):
+            return f"({t[0]} || {t[1]})"
+        if isinstance(node, tir.Not):
+            return f"(!{t[0]})"
+        if isinstance(node, tir.BinaryOp):
+            return self._arith(node, t[0], t[1])
+        if isinstance(node, tir.Select):
+            return f"({t[0]} ? {t[1]} : {t[2]})"
+        if isinstance(node, tir.Cast):
+            return self._convert(t[0], node.value.dtype, dt)
+        if isinstance(node, tir.Call):
+            return self._call(node, t)
+        if isinstance(node, tir.BufferLoad):
+            elem = self.owner.element(node.buffer, t)
+            if dt == "float16":
+                return f"rb_h2f({elem})"
+            if dt == "bool":
+                return f"({elem} != 0)"
+            return elem
+        if isinstance(node, tir.StringImm):
+            raise CompileError(f"c codegen: string constant {node.value!r} used as a value")
+        raise CompileError(f"c codegen: cannot lower {type(node).__name__} `{node}` "
+                           f"(te-level nodes must be lowered to tir first)")
+
+    def _arith(self, node, a, b):
+        dt, kind = node.dtype, type(node)
+        if is_float(dt):
+            f16 = dt == "float16"
+            suffix = "_d" if dt == "float64" else ""
+            if kind in _ARITH:
+                text = f"({a} {_ARITH[kind]} {b})"
+            elif kind is tir.Mod:
+                text = f"{'fmod' if suffix else 'fmodf'}({a}, {b})"
+            elif kind is tir.FloorDiv:
+                text = f"rb_floordiv{suffix or 'f'}({a}, {b})"
+            elif kind is tir.FloorMod:
+                text = f"rb_floormod{suffix or 'f'}({a}, {b})"
+            elif kind in (tir.Min, tir.Max):       # exact on halves: no rounding needed
+                return f"rb_{'min' if kind is tir.Min else 'max'}{suffix or 'f'}({a}, {b})"
+            else:
+                raise CompileError(f"c codegen: unsupported operator {kind.__name__} on {dt}")
+            return f"rb_hround({text})" if f16 else text
+        if dt == "bool":
+            raise CompileError(f"c codegen: arithmetic `{node}` on bool values; cast to int32")
+        signed, bits = _int_bits(dt)
+        wide = ("int" if signed else "uint") + ("64" if bits == 64 else "32")
+        wtype = wide + "_t"
+        narrow = bits < 32
+        if narrow:                 # compute in 32 bits (no signed-int promotion surprises)
+            a, b = f"({wtype}){a}", f"({wtype}){b}"
+        if kind in _ARITH:
+            text = f"({a} {_ARITH[kind]} {b})"
+        elif kind is tir.Mod:
+            text = f"({a} % {b})"
+        elif kind in (tir.FloorDiv, tir.FloorMod):
+            if signed:
+                text = f"rb_floor{'div' if kind is tir.FloorDiv else 'mod'}_i{wide[-2:]}({a}, {b})"
+            else:
+                text = f"({a} {'/' if kind is tir.FloorDiv else '%'} {b})"
+        elif kind in (tir.Min, tir.Max):
+            text = (f"rb_{'min' if kind is tir.Min else 'max'}_"
+                    f"{'i' if signed else 'u'}{wide[-2:]}({a}, {b})")
+        else:
+            raise CompileError(f"c codegen: unsupported operator {kind.__name__} on {dt}")
+        return f"(({value_type(dt)}){text})" if narrow else text
+
+    def _convert(self, text, src: str, dst: str) -> str:
+        """Convert a C value of dtype `src` to dtype `dst` (C / numpy semantics)."""
+        if src == dst:
+            return text
+        if dst == "bool":
+            return f"({text} != 0)"
+        if dst == "float16":
+            if src == "float64":
+                return f"rb_hround_d({text})"
+            return f"rb_hround((float){text})"
+        return f"(({value_type(dst)}){text})"
+
+    def _call(self, node, t):
+        op, dt = node.op_name, node.dtype
+        if op == "omp_get_thread_num":
+            return "rb_thread_id()"
+        if op == "omp_get_num_threads":
+            return "rb_num_threads()"
+        arg_dt = node.args[0].dtype if node.args else dt
+        if not is_float(arg_dt):
+            return self._int_call(node, t, arg_dt)
+        if op in ("isnan", "isinf"):
+            return f"({op}({t[0]}) != 0)"
+        f64 = arg_dt == "float64"
+        if op == "sigmoid":
+            text = f"rb_sigmoid{'_d' if f64 else 'f'}({t[0]})"
+        elif op in _POLY and not f64:
+            text = f"rb_{_MATH[op]}({t[0]})"
+        elif op == "rsqrt":
+            text = f"(1.0 / sqrt({t[0]}))" if f64 else f"(1.0f / sqrtf({t[0]}))"
+        elif op in _MATH:
+            name = _MATH[op][:-1] if f64 else _MATH[op]
+            text = f"{name}({', '.join(t)})"
+        else:
+            raise CompileError(f"c codegen: no lowering for math intrinsic {op!r} on {arg_dt}")
+        if dt != arg_dt:
+            return self._convert(text, arg_dt, dt)
+        return f"rb_hround({text})" if dt == "float16" else text
+
+    def _int_call(self, node, t, arg_dt):
+        op = node.op_name
+        if op in ("floor", "ceil", "round", "trunc"):
+            return t[0]
+        if op == "fabs":
+            return f"(({t[0]}) < 0 ? -({t[0]}) : ({t[0]}))" if len(t[0]) < 40 else \
+                self._abs_via_temp(t[0], arg_dt)
+        if op in ("isnan", "isinf"):
+            return "0"
+        raise CompileError(f"c codegen: math intrinsic {op!r} needs a float argument, got "
+                           f"{arg_dt} in `{node}`; cast the argument to float32")
+
+    def _abs_via_temp(self, text, dtype):
+        name = self.owner.names.temp()
+        self.owner.line(f"const {value_type(dtype)} {name} = {text};")
+        return f"({name} < 0 ? -{name} : {name})"
