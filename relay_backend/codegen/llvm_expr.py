@@ -72,6 +72,12 @@ def _children(node) -> list:
     return []
 
 
+def _loads_in_branches(node) -> bool:
+    """True when a Select's true/false value reads a buffer (then it must not be eager)."""
+    return any(isinstance(n, tir.BufferLoad)
+               for branch in (node.true_value, node.false_value) for n in tir.walk(branch))
+
+
 class ExprEmitter:
     """Lowers tir expressions with `self.builder`; needs `self.vars` (id(Var) -> value),
     `self.buffers` (id(buffer.data) -> pointer) and `self.math` (a MathLib)."""
@@ -100,6 +106,13 @@ class ExprEmitter:
                 else:
                     memo[key] = memo[id(node.body)]
                 continue
+            if isinstance(node, tir.Select) and _loads_in_branches(node):
+                if state == 0:          # condition first, then each branch in its own block
+                    stack.append((node, 1))
+                    stack.append((node.condition, 0))
+                else:
+                    memo[key] = self._lazy_select(node, memo[id(node.condition)])
+                continue
             kids = _children(node)
             if state == 0 and kids:
                 stack.append((node, 1))
@@ -107,6 +120,28 @@ class ExprEmitter:
                 continue
             memo[key] = self._lower(node, [memo[id(k)] for k in kids])
         return memo[id(root)]
+
+    def _lazy_select(self, node, cond):
+        """Select whose branches read memory: evaluate only the taken branch (a padded
+        input's out-of-range load must not run), merged by a phi."""
+        b = self.builder
+        then_bb = b.append_basic_block("sel_then")
+        else_bb = b.append_basic_block("sel_else")
+        merge = b.append_basic_block("sel_end")
+        b.cbranch(cond, then_bb, else_bb)
+        b.position_at_end(then_bb)
+        tv = self.expr(node.true_value)
+        then_end = b.block
+        b.branch(merge)
+        b.position_at_end(else_bb)
+        fv = self.expr(node.false_value)
+        else_end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(tv.type)
+        phi.add_incoming(tv, then_end)
+        phi.add_incoming(fv, else_end)
+        return phi
 
     # ------------------------------------------------------------------ leaves and nodes
     def _lower(self, node, vals):

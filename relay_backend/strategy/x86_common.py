@@ -1,0 +1,177 @@
+"""Shared pieces of the x86 schedules: vector width of this CPU, tile-size choice, and the
+"anchor + epilogue" placement every tiled x86 schedule uses.
+
+A fused primitive function reaches a schedule as the outputs of the whole function, e.g.
+relu(conv2d(x, w) + b). The x86 schedules all arrange it the same way:
+
+    for tile in parallel(outer tiles of the final output O):
+        anchor.local = the reduction over this tile (register-blocked, vectorized)
+        for (inner tile axes, innermost vectorized): O[...] = epilogue(anchor.local[...])
+
+`place_anchor` finds O, inlines the injective stages between the anchor and O, and (when the
+anchor is itself the output) splits it into a local accumulator plus a copy-out stage with
+cache_write, so every op file only says how to tile O and how to order the reduction.
+"""
+import functools
+
+from .. import te
+from ..tir import expr as E
+from .generic import PARALLEL_MIN_WORK, schedule_spatial
+
+VECTOR_BYTES_FALLBACK = 16
+
+
+@functools.lru_cache(maxsize=None)
+def vector_bytes() -> int:
+    """Bytes in one SIMD register of this CPU: 64 with AVX-512, 32 with AVX2, else 16."""
+    try:
+        from ..codegen import llvm_target
+        if llvm_target.host_has_feature("avx512f"):
+            return 64
+        if llvm_target.host_has_feature("avx2") or llvm_target.host_has_feature("avx"):
+            return 32
+    except Exception:  # noqa: BLE001  (no LLVM target: a conservative width still works)
+        pass
+    return VECTOR_BYTES_FALLBACK
+
+
+def lanes(dtype: str) -> int:
+    """Elements of `dtype` per SIMD register (16 float32 on AVX-512)."""
+    bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
+    return max(1, vector_bytes() * 8 // max(bits, 8))
+
+
+def static_shape(t) -> tuple:
+    """The shape of te tensor `t` as ints, or None when a dimension is symbolic."""
+    out = []
+    for d in t.shape:
+        if not isinstance(d, E.IntImm):
+            return None
+        out.append(int(d.value))
+    return tuple(out)
+
+
+def all_static(*tensors) -> bool:
+    return all(static_shape(t) is not None for t in tensors)
+
+
+def divisor_at_most(n: int, limit: int, floor: int = 1) -> int:
+    """The largest divisor of n in [floor, limit], or min(n, limit) when there is none
+    (then the split needs a guard, which lowering adds)."""
+    for d in range(min(n, limit), floor - 1, -1):
+        if n % d == 0:
+            return d
+    return min(n, limit)
+
+
+def prod(values) -> int:
+    total = 1
+    for v in values:
+        total *= v
+    return total
+
+
+def ops_of(s):
+    return [st.op for st in s.stages]
+
+
+def find_tagged(s, tag: str):
+    """The (last) compute op of schedule `s` whose tag is `tag`, or None."""
+    found = None
+    for op in ops_of(s):
+        if getattr(op, "tag", "") == tag:
+            found = op
+    return found
+
+
+def inline_except(s, keep=()) -> None:
+    """compute_inline every intermediate injective single-output stage not in `keep`."""
+    outputs = {id(op) for op in s.outputs}
+    keep = {id(op) for op in keep}
+    for stage in s.stages:
+        op = stage.op
+        if (isinstance(op, te.ComputeOp) and id(op) not in outputs and id(op) not in keep
+                and not op.is_reduction and op.num_outputs == 1 and stage.attach_type == "root"):
+            stage.compute_inline()
+
+
+def place_anchor(s, outs, anchor, result_shape):
+    """Choose the stage that holds the tile loops for reduction `anchor`.
+
+    Returns (O, R, others): O is the op whose loops are tiled (the single fused output when its
+    shape is `result_shape`, else the anchor's result itself, made an output-like copy stage
+    by cache_write), R the reduction op to compute_at O's tile loop, others the remaining
+    root stages that get the generic spatial schedule.
+    """
+    out_ops = [t.op for t in outs]
+    single = len(outs) == 1 and static_shape(outs[0]) == tuple(result_shape)
+    if single and out_ops[0] is not anchor:
+        return out_ops[0], anchor, []
+    # the anchor is an output (or the outputs are several): accumulate in a local cache stage
+    cached = s.cache_write(anchor.output(0), "local")
+    others = [op for op in out_ops if op is not anchor]
+    return anchor, cached.op, others
+
+
+def finish_others(s, others) -> None:
+    """Generic spatial schedule for root stages that are not part of the tiled anchor."""
+    for op in others:
+        stage = s[op]
+        if stage.attach_type == "root":
+            schedule_spatial(stage)
+
+
+def parallel_if_large(stage, axis, work: int) -> None:
+    """Mark `axis` parallel when the stage does enough work for threads to pay off."""
+    if work >= PARALLEL_MIN_WORK:
+        stage.parallel(axis)
+
+
+# --- row schedule: NCHW window reductions -----------------------------------------------------
+def _last_reduction(s):
+    found = None
+    for st in s.stages:
+        if isinstance(st.op, te.ComputeOp) and st.op.is_reduction:
+            found = st.op
+    return found
+
+
+def schedule_rows(attrs, outs, target):
+    """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction (pools,
+    grouped/depthwise conv2d) plus its fused epilogue."""
+    s = te.create_schedule(outs)
+    red = _last_reduction(s)
+    if red is None:              # nothing to reduce (not expected): plain spatial schedule
+        inline_except(s)
+        finish_others(s, [t.op for t in outs])
+        return s
+    shape = static_shape(red.output(0))
+    work = prod(shape) * prod(int(iv.dom.extent.value) for iv in red.reduce_axis)
+    inline_except(s)
+    out_ops = [t.op for t in outs]
+    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) == 4:
+        if out_ops[0] is red:
+            R = s.cache_write(red.output(0), "local").op
+            O = red
+        else:
+            O, R = out_ops[0], red
+        so = s[O]
+        n, c, y, x = O.axis
+        row = so.fuse(n, c, y)
+        parallel_if_large(so, row, work)
+        if shape[-1] > 1:
+            so.vectorize(x)
+        sr = s[R]
+        sr.compute_at(so, row)
+        rn, rc, ry, rx = R.axis
+        sr.reorder(*R.reduce_axis, rn, rc, ry, rx)
+        if shape[-1] > 1:
+            sr.vectorize(rx)
+        return s
+    # several outputs (or an unexpected shape): reduction rows at the root, the rest generic
+    sr = s[red]
+    axes = list(red.axis)
+    sr.reorder(*axes[:-1], *red.reduce_axis, axes[-1])
+    parallel_if_large(sr, sr.fuse(*axes[:-1]) if len(axes) > 2 else axes[0], work)
+    finish_others(s, [op for op in out_ops if op is not red and s[op].attach_type == "root"])
+    return s

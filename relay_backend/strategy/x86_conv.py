@@ -1,0 +1,138 @@
+"""x86 nn.conv2d (NCHW, OIHW, groups=1): direct convolution, output channels blocked.
+
+conv2d_nchw.x86 (plevel 15) computes into a channel-blocked accumulator and copies out to NCHW
+(the copy is where a fused bias add / relu runs):
+
+    pad = zero-padded input (root, once)           Wp[O/bo, C, KH, KW, bo] = packed weight
+    for (n, oc.outer, oh, ow.outer) in parallel:
+        acc[bw, bo] = 0                               # bw x 1 SIMD registers of bo channels
+        for c, kh: for kw in unrolled: for ow in unrolled(bw): for oc in vectorized(bo):
+            acc[ow, oc] += pad[n, c, oh*sh + kh*dh, ow*sw + kw*dw] * Wp[., c, kh, kw, oc]
+        for oc: for ow in vectorized(bw): out[n, oc, oh, ow] = epilogue(acc[ow, oc])
+
+bo is one SIMD register of channels, bw the largest divisor of the output width <= 14 (the
+register budget). Grouped and depthwise convolutions (groups > 1) use the op's generic compute
+with the row schedule of x86_common (parallel output rows, vectorized output width). Same semantics as the generic compute: inputs cast to the accumulation
+dtype, output cast to the result dtype.
+"""
+from .. import te, tir
+from ..op.nn import _te as T
+from ..tir import expr as E
+from .base import register_strategy
+from ..op.registry import get as get_op
+from .x86_common import (all_static, divisor_at_most, finish_others, find_tagged, inline_except,
+                         lanes, parallel_if_large, prod, schedule_rows, static_shape)
+
+CONV_TAG = "conv2d_nchw.x86"
+MAX_BW = 14
+
+
+def conv2d_nchw_compute(attrs, inputs, out_type):
+    data, weight = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    n, c, h, w = static_shape(data)
+    o, _, kh, kw = static_shape(weight)
+    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    top, left, bottom, right = attrs.padding
+    oh = T.window_out(h, kh, sh, dh, top, bottom)
+    ow = T.window_out(w, kw, sw, dw, left, right)
+    bo = min(lanes(acc), o)
+    zero = E.const(0, acc)
+
+    def fpad(b, ch, y, x):
+        value = data[b, ch, y - top, x - left].astype(acc)
+        if not any(attrs.padding):
+            return data[b, ch, y, x].astype(acc)
+        inside = tir.all(y >= top, y < top + h, x >= left, x < left + w)
+        return te.if_then_else(inside, value, zero)
+    pad = te.compute((n, c, h + top + bottom, w + left + right), fpad, name="conv_pad",
+                     tag=CONV_TAG + ",pad")
+
+    def fpack(oo, ch, p, q, oi):
+        value = weight[oo * bo + oi, ch, p, q].astype(acc)
+        if o % bo == 0:
+            return value
+        return te.if_then_else(oo * bo + oi < o, value, zero)
+    wp = te.compute(((o + bo - 1) // bo, c, kh, kw, bo), fpack, name="conv_weight_pack",
+                    tag=CONV_TAG + ",pack")
+    rc = te.reduce_axis((0, c), "rc")
+    rh = te.reduce_axis((0, kh), "rh")
+    rw = te.reduce_axis((0, kw), "rw")
+    blk = te.compute(
+        (n, (o + bo - 1) // bo, oh, ow, bo),
+        lambda b, oo, y, x, oi: te.sum(pad[b, rc, y * sh + rh.var * dh, x * sw + rw.var * dw]
+                                       * wp[oo, rc, rh, rw, oi], axis=[rc, rh, rw]),
+        name="conv_acc", tag=CONV_TAG + ",acc")
+    out = te.compute((n, o, oh, ow), lambda b, oc, y, x: blk[b, oc // bo, y, x, oc % bo].astype(dtype),
+                     name="conv2d", tag=CONV_TAG)
+    return [out]
+
+
+def conv2d_nchw_schedule(attrs, outs, target):
+    s = te.create_schedule(outs)
+    out = find_tagged(s, CONV_TAG)
+    blk = find_tagged(s, CONV_TAG + ",acc")
+    pad = find_tagged(s, CONV_TAG + ",pad")
+    pack = find_tagged(s, CONV_TAG + ",pack")
+    shape = static_shape(out.output(0))
+    bshape = static_shape(blk.output(0))
+    work = prod(bshape) * prod(int(iv.dom.extent.value) for iv in blk.reduce_axis)
+    keep = [pack] + ([pad] if any(attrs.padding) else [])   # an unpadded "pad" is inlined
+    inline_except(s, keep=keep)
+    for st in keep:
+        s[st].vectorize(st.axis[-1])    # serial, at the root: one parallel region per kernel
+    out_ops = [t.op for t in outs]
+    if len(outs) == 1 and static_shape(outs[0]) == shape:
+        O, others = out_ops[0], []
+    else:   # several outputs: accumulate at the root, the rest generic
+        sb = s[blk]
+        b, oo, y, x, oi = blk.axis
+        sb.reorder(b, oo, y, *blk.reduce_axis, x, oi)
+        sb.vectorize(oi)
+        parallel_if_large(sb, sb.fuse(b, oo, y), work)
+        finish_others(s, [op for op in out_ops if s[op].attach_type == "root"])
+        return s
+    bo = bshape[-1]
+    bw = divisor_at_most(shape[-1], MAX_BW, floor=4) if shape[-1] >= 4 else shape[-1]
+    so = s[O]
+    b, oc, y, x = O.axis
+    oco, oci = so.split(oc, factor=bo)
+    xo, xi = so.split(x, factor=bw)
+    so.reorder(b, oco, y, xo, oci, xi)
+    fused = so.fuse(b, oco, y, xo)
+    parallel_if_large(so, fused, work)
+    so.vectorize(xi)
+    sb = s[blk]
+    sb.compute_at(so, fused)
+    b, oo, yb, xb, oi = blk.axis
+    rc, rh, rw = blk.reduce_axis
+    sb.reorder(rc, rh, rw, b, oo, yb, xb, oi)
+    sb.unroll(rw)
+    sb.unroll(xb)
+    sb.vectorize(oi)
+    finish_others(s, others)
+    return s
+
+
+def _plain_groups(attrs, inputs, out_type):
+    return attrs.groups == 1
+
+
+@register_strategy("nn.conv2d", "x86")
+def conv2d_strategy_x86(strategy, attrs, inputs, out_type, target):
+    data, weight = inputs
+    if not all_static(data, weight) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
+        return
+    if attrs.groups == 1:
+        strategy.add_implementation(conv2d_nchw_compute, conv2d_nchw_schedule, CONV_TAG, 15,
+                                    condition=_plain_groups)
+        return
+    generic = get_op("nn.conv2d").compute
+    if generic is None:
+        return
+    # grouped / depthwise: few channels per output, so no channel block to vectorize; the
+    # generic compute with the row schedule (parallel rows, vectorized output width)
+    depthwise = attrs.groups == static_shape(data)[1]
+    name = "depthwise_conv2d_nchw.x86" if depthwise else "group_conv2d_nchw.x86"
+    strategy.add_implementation(generic, schedule_rows, name, 15)

@@ -1,0 +1,218 @@
+"""x86 nn.dense and nn.batch_matmul: packed weights, register-blocked tiles, parallel tiles.
+
+dense_pack.x86 (plevel 15) packs the weight (N, K) into Wp[N/bn, K, bn] so that the bn
+output columns of one tile are contiguous for every k, then computes
+
+    for (i.outer, j.outer) in parallel:                 # one bm x bn tile of the output
+        acc[bm, bn] = 0                                  # registers after unrolling
+        for k: for i in unrolled(bm): for j in vectorized(bn): acc[i, j] += A[i, k] * Wp[., k, j]
+        for i: for j in vectorized(bn): out[i, j] = epilogue(acc[i, j])
+
+(bn = one SIMD register of floats, bm = 8: eight accumulator registers). dense_batch1.x86
+(plevel 20, when the data has one row) splits K into SIMD-wide partial sums per output
+column and parallelizes over columns: no packing, the weight is read once. batch_matmul
+uses the packed tile per batch. Computes match the generic ones: inputs cast to the
+accumulation dtype, products summed, cast to the result dtype.
+"""
+from .. import te
+from ..op.nn import _te as T
+from ..tir import expr as E
+from .base import register_strategy
+from .x86_common import (all_static, divisor_at_most, finish_others, find_tagged, inline_except,
+                         lanes, parallel_if_large, place_anchor, prod, static_shape)
+
+DENSE_TAG = "dense_pack.x86"
+DENSE1_TAG = "dense_batch1.x86"
+BMM_TAG = "batch_matmul.x86"
+PACK_TAG = "pack.x86"
+ROWS = 8          # rows of a register tile
+
+
+def _zero(dtype):
+    return E.const(0, dtype)
+
+
+def _packed(w, n_ext, k_ext, bn, load, name):
+    """Wp[..., no, k, ni] = load(..., no*bn + ni, k), zero past the last column."""
+    def f(*idx):
+        *lead, no, k, ni = idx
+        j = no * bn + ni
+        value = load(tuple(lead), j, k)
+        if n_ext % bn == 0:
+            return value
+        return te.if_then_else(j < n_ext, value, _zero(value.dtype))
+    lead = list(w.shape[:-2]) if w.ndim == 3 else []
+    return te.compute(lead + [(n_ext + bn - 1) // bn, k_ext, bn], f, name=name, tag=PACK_TAG)
+
+
+# --- nn.dense, packed ------------------------------------------------------------------------
+def dense_pack_compute(attrs, inputs, out_type):
+    data, weight = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    n_ext, k_ext = static_shape(weight)
+    bn = lanes(acc)
+    wp = _packed(weight, n_ext, k_ext, bn, lambda lead, j, k: weight[j, k].astype(acc), "weight_pack")
+    k = te.reduce_axis((0, k_ext), "k")
+    lead = list(data.shape[:-1])
+
+    def f(*idx):
+        *rows, j = idx
+        return te.sum(data[tuple(rows) + (k,)].astype(acc) * wp[j // bn, k, j % bn], axis=k)
+    out = te.compute(lead + [n_ext], f, name="dense", tag=DENSE_TAG)
+    return [T.cast_to(out, dtype, DENSE_TAG + ",cast", "dense_cast")]
+
+
+def dense_pack_schedule(attrs, outs, target):
+    s = te.create_schedule(outs)
+    anchor = find_tagged(s, DENSE_TAG)
+    pack = find_tagged(s, PACK_TAG)
+    shape = static_shape(anchor.output(0))
+    work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
+    inline_except(s, keep=[pack])
+    O, R, others = place_anchor(s, outs, anchor, shape)
+    _tile_rows_cols(s, O, R, shape, work)
+    _schedule_pack(s, pack)
+    finish_others(s, others)
+    return s
+
+
+def _tile_rows_cols(s, O, R, shape, work):
+    """Tile O's last two axes (rows, columns) into ROWS x lanes register tiles, parallel over
+    the outer tiles (and any leading axes); R accumulates one tile at O's tile loop."""
+    so = s[O]
+    axes = list(O.axis)
+    *lead, i, j = axes
+    bn = min(lanes(R.output(0).dtype), shape[-1])
+    bm = divisor_at_most(shape[-2], ROWS, floor=4) if shape[-2] >= 4 else shape[-2]
+    io, ii = so.split(i, factor=bm)
+    jo, ji = so.split(j, factor=bn)
+    so.reorder(*lead, io, jo, ii, ji)
+    fused = so.fuse(*lead, io, jo)
+    parallel_if_large(so, fused, work)
+    so.vectorize(ji)
+    sr = s[R]
+    sr.compute_at(so, fused)
+    *rlead, ic, jc = R.axis
+    sr.reorder(*R.reduce_axis, *rlead, ic, jc)
+    sr.unroll(ic)
+    sr.vectorize(jc)
+
+
+def _schedule_pack(s, pack):
+    """Packing runs once per call at the root: serial (one parallel region per kernel keeps a
+    2-thread pool from waiting on a busy core twice), innermost axis vectorized."""
+    if pack is None or s[pack].attach_type != "root":
+        return
+    s[pack].vectorize(pack.axis[-1])
+
+
+# --- nn.dense, one row -------------------------------------------------------------------------
+def dense_batch1_compute(attrs, inputs, out_type):
+    data, weight = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    n_ext, k_ext = static_shape(weight)
+    kb = min(lanes(acc), k_ext)
+    ko = te.reduce_axis((0, (k_ext + kb - 1) // kb), "ko")
+    lead = list(data.shape[:-1])
+
+    def part(*idx):
+        *rows, j, ki = idx
+        k = ko.var * kb + ki
+        prod_ = data[tuple(rows) + (k,)].astype(acc) * weight[j, k].astype(acc)
+        cond = None if k_ext % kb == 0 else k < k_ext
+        return te.sum(prod_, axis=ko, where=cond)
+    partial = te.compute(lead + [n_ext, kb], part, name="dense_partial", tag=DENSE1_TAG + ",partial")
+    ki = te.reduce_axis((0, kb), "ki")
+    out = te.compute(lead + [n_ext], lambda *idx: te.sum(partial[idx + (ki,)], axis=ki),
+                     name="dense", tag=DENSE1_TAG)
+    return [T.cast_to(out, dtype, DENSE1_TAG + ",cast", "dense_cast")]
+
+
+def dense_batch1_schedule(attrs, outs, target):
+    s = te.create_schedule(outs)
+    anchor = find_tagged(s, DENSE1_TAG)
+    partial = find_tagged(s, DENSE1_TAG + ",partial")
+    shape = static_shape(anchor.output(0))
+    inline_except(s)
+    out_ops = [t.op for t in outs]
+    if len(outs) == 1 and static_shape(outs[0]) == shape:
+        O, others = out_ops[0], []
+    else:
+        O, others = anchor, [op for op in out_ops if op is not anchor]
+    so = s[O]
+    fused = so.fuse(*O.axis) if len(O.axis) > 1 else O.axis[0]
+    jo, ji = so.split(fused, factor=16)
+    parallel_if_large(so, jo, prod(shape) * int(partial.reduce_axis[0].dom.extent.value) * 16)
+    if O is not anchor:
+        s[anchor].compute_at(so, ji)
+        s[partial].compute_at(s[anchor], anchor.axis[-1])
+    else:
+        s[partial].compute_at(so, ji)
+    s[partial].reorder(partial.reduce_axis[0], partial.axis[-1])   # ko outside, lanes inside
+    s[partial].vectorize(partial.axis[-1])
+    finish_others(s, others)
+    return s
+
+
+# --- nn.batch_matmul ---------------------------------------------------------------------------
+def batch_matmul_compute(attrs, inputs, out_type):
+    a, b = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    (ba, a1, a2), (bb, b1, b2) = static_shape(a), static_shape(b)
+    m, k_ext = (a2, a1) if attrs.transpose_a else (a1, a2)
+    n = b1 if attrs.transpose_b else b2
+    batch = bb if ba == 1 else ba
+    bn = lanes(acc)
+    if attrs.transpose_b:
+        load_b = lambda lead, j, k: b[lead[0], j, k].astype(acc)  # noqa: E731
+    else:
+        load_b = lambda lead, j, k: b[lead[0], k, j].astype(acc)  # noqa: E731
+    bp = _packed(b, n, k_ext, bn, load_b, "b_pack")
+    k = te.reduce_axis((0, k_ext), "k")
+    ia = (lambda x: 0) if ba == 1 else (lambda x: x)  # noqa: E731
+    ib = (lambda x: 0) if bb == 1 else (lambda x: x)  # noqa: E731
+
+    def f(bi, i, j):
+        av = a[ia(bi), k, i] if attrs.transpose_a else a[ia(bi), i, k]
+        return te.sum(av.astype(acc) * bp[ib(bi), j // bn, k, j % bn], axis=k)
+    out = te.compute((batch, m, n), f, name="batch_matmul", tag=BMM_TAG)
+    return [T.cast_to(out, dtype, BMM_TAG + ",cast", "batch_matmul_cast")]
+
+
+def batch_matmul_schedule(attrs, outs, target):
+    s = te.create_schedule(outs)
+    anchor = find_tagged(s, BMM_TAG)
+    pack = find_tagged(s, PACK_TAG)
+    shape = static_shape(anchor.output(0))
+    work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
+    inline_except(s, keep=[pack])
+    O, R, others = place_anchor(s, outs, anchor, shape)
+    _tile_rows_cols(s, O, R, shape, work)
+    _schedule_pack(s, pack)
+    finish_others(s, others)
+    return s
+
+
+# --- registration ----------------------------------------------------------------------------
+def _one_row(attrs, inputs, out_type):
+    return prod(static_shape(inputs[0])[:-1]) == 1
+
+
+@register_strategy("nn.dense", "x86")
+def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
+    data, weight = inputs
+    if not all_static(data, weight):
+        return
+    strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15)
+    strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, "dense_batch1.x86", 20,
+                                condition=_one_row)
+
+
+@register_strategy("nn.batch_matmul", "x86")
+def batch_matmul_strategy_x86(strategy, attrs, inputs, out_type, target):
+    if not all_static(*inputs):
+        return
+    strategy.add_implementation(batch_matmul_compute, batch_matmul_schedule, "batch_matmul.x86", 15)
