@@ -1,15 +1,145 @@
 """build_module: the one place that knows every executor (tvm.relay.build_module).
 
 `create_executor(kind, mod, device, target, params)` returns an Executor whose
-`evaluate(expr=None)` gives a callable. Only kind="debug" (the reference interpreter) exists so
-far; "graph", "vm" and "aot" are reserved for the compiled executors. `build()` is added with
-the graph executor.
+`evaluate(expr=None)` gives a callable: kind="debug" is the reference interpreter, "graph" the
+compiled graph executor; "vm" and "aot" are reserved for the other compiled executors.
+`build(mod, target, params)` runs the optimizing pipeline and the graph executor codegen and
+returns a GraphExecutorFactoryModule.
 """
-from .errors import ExecutorUnavailable, RelayError
+import warnings
+
+from .errors import ExecutorUnavailable, InputError, RelayError
+from .interpreter.executor import Executor, convert_args, to_value
+from .ir.expr import Function
 from .ir.module import IRModule
+from .ir.types import TensorType, TupleType
+from .runtime.container import tuple_object
 from .runtime.device import device as _make_device
 
 EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
+BUILD_EXECUTORS = ("graph", "aot")
+
+
+def optimize_pipeline():
+    """The passes build() runs, written out (each gated by the current PassContext's opt_level)."""
+    from . import transform
+    return transform.Sequential([
+        transform.InferType(),
+        transform.SimplifyInference(),
+        transform.FoldConstant(),
+        transform.FuseOps(),            # fuse_opt_level=-1: fuse at PassContext.opt_level
+        transform.InferType(),
+    ], name="build_pipeline")
+
+
+def optimize(mod, target="llvm", params=None):
+    """(optimized module, params) as build() sees it before codegen (tvm.relay.optimize)."""
+    mod = _as_module(mod, params)
+    return optimize_pipeline()(mod), {}
+
+
+def _as_module(mod, params) -> IRModule:
+    if isinstance(mod, Function):
+        warnings.warn("Please use input parameter mod (tvm.IRModule) instead of deprecated parameter "
+                      "mod (tvm.relay.function.Function)", DeprecationWarning, stacklevel=3)
+        mod = IRModule.from_expr(mod)
+    if not isinstance(mod, IRModule):
+        raise RelayError(f"Type of input parameter mod must be tvm.IRModule, got {type(mod).__name__}")
+    if "main" not in mod:
+        raise RelayError("build: the module has no 'main' function")
+    if params:
+        from .transform.bind_params import bind_params_by_name
+        mod = IRModule.from_expr(bind_params_by_name(mod["main"], params))
+    return mod
+
+
+def build(mod, target="llvm", params=None, executor="graph", mod_name="default", target_host=None,
+          runtime=None):
+    """Compile `mod`'s main for the graph executor (tvm.relay.build).
+
+    params (name -> array) are bound into main as constants first; the result is a
+    GraphExecutorFactoryModule: get_graph_json(), get_params() (p0, p1, ...), get_lib(),
+    ["default"](device) -> GraphModule, export_library(path).
+    """
+    executor_name = getattr(executor, "name", executor)
+    if executor_name not in BUILD_EXECUTORS:
+        raise RelayError(f"build: unknown executor {executor_name!r}; valid executors are {list(BUILD_EXECUTORS)}")
+    if executor_name == "aot":  # aot branch: one C program over a static workspace (aot/)
+        from .aot.factory import aot_build
+        return aot_build(optimize_pipeline()(_as_module(mod, params)), target, mod_name)
+    from .graph_executor.codegen import GraphExecutorCodegen
+    from .graph_executor.factory import GraphExecutorFactoryModule
+    mod = _as_module(mod, params)
+    opt_mod = optimize_pipeline()(mod)
+    codegen = GraphExecutorCodegen(opt_mod, target, mod_name=mod_name)
+    graph_json, lib, graph_params = codegen.codegen(opt_mod, opt_mod["main"])
+    return GraphExecutorFactoryModule(opt_mod, target, graph_json, lib, mod_name, graph_params,
+                                      codegen_result=codegen.result)
+
+
+class GraphExecutor(Executor):
+    """create_executor("graph"): build main once per evaluate, then run it per call.
+
+    Returns an NDArray for a tensor result and a runtime tuple (ADT, tag 0) for a tuple result,
+    as the debug interpreter does, so the two can be compared directly.
+    """
+
+    def __init__(self, mod, device, target):
+        self.mod = mod
+        self.device = device
+        self.target = target
+
+    def _make_executor(self, expr=None):
+        from .transform import InferType
+        mod = self.mod
+        if expr is not None:
+            mod = self.mod.copy()
+            mod["main"] = expr if isinstance(expr, Function) else self.mod[expr.name_hint]
+        mod = InferType()(mod)
+        func = mod["main"]
+        factory = build(mod, target=self.target)
+        gmod = factory["default"](self.device)
+        ret_type = func.body.checked_type
+        names = [p.name_hint for p in func.params]
+
+        def run(*args, **kwargs):
+            args = convert_args(func, args, kwargs)
+            if len(args) != len(names):
+                raise InputError(f"{'insufficient' if len(args) < len(names) else 'too many'} arguments, "
+                                 f"expected {len(names)}, provided {len(args)} (main takes ({', '.join(names)}))")
+            flat = [t for p, arg in zip(func.params, args) for t in _flatten_arg(p, to_value(arg, self.device))]
+            for i, value in enumerate(flat):
+                gmod.set_input(i, value)
+            gmod.run()
+            outputs = iter([gmod.get_output(i).copyto(self.device) for i in range(gmod.get_num_outputs())])
+            return _unflatten(ret_type, outputs)
+        run.factory = factory
+        run.module = gmod
+        return run
+
+
+def _flatten_arg(param, value) -> list:
+    """A tuple argument feeds one graph input per field (codegen names them x_0, x_1, ...)."""
+    if isinstance(param.checked_type, TensorType):
+        return [value]
+    fields = getattr(value, "fields", None)
+    if fields is None:
+        raise InputError(f"main: parameter '{param.name_hint}' expects a tuple {param.checked_type}, "
+                         f"got {type(value).__name__}")
+    return [t for f in fields for t in _flatten_value(f)]
+
+
+def _flatten_value(value) -> list:
+    fields = getattr(value, "fields", None)
+    return [value] if fields is None else [t for f in fields for t in _flatten_value(f)]
+
+
+def _unflatten(ty, outputs):
+    if isinstance(ty, TupleType):
+        return tuple_object([_unflatten(f, outputs) for f in ty.fields])
+    if isinstance(ty, TensorType):
+        return next(outputs)
+    raise RelayError(f"the graph executor cannot return a value of type {ty}")
 
 
 def _bind_params(mod: IRModule, params) -> IRModule:
@@ -45,8 +175,13 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     if kind == "debug":
         from .interpreter.evaluator import Interpreter
         return Interpreter(mod, device, target)
+    if kind == "graph":
+        return GraphExecutor(mod, device, target)
+    if kind == "aot":
+        from .aot.executor import AotExecutor
+        return AotExecutor(mod, device, target, build)
     raise ExecutorUnavailable(f"the {kind!r} executor is not available yet in this version of relay_backend; "
                      f"use kind=\"debug\" (the reference interpreter) for now")
 
 
-__all__ = ["create_executor", "EXECUTOR_KINDS"]
+__all__ = ["create_executor", "build", "optimize", "EXECUTOR_KINDS"]

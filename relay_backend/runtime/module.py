@@ -12,7 +12,10 @@ across buffers) and alignment are checked before the native call, so a wrong cal
 InputError instead of crashing.
 
 An exported library is an ordinary ELF shared object followed by a trailer that describes
-the function signatures:  <.so bytes> <json> <u64 json length> <sha256 of the rest> <MAGIC>.
+the function signatures:  <.so bytes> <sections> <json> <u64 json length> <sha256 of the rest>
+<MAGIC>. Optional named byte sections (e.g. a graph executor's JSON and params) ride inside
+the same checksummed file; the JSON lists their names and sizes, and a loader registered for
+a section name (`register_artifact_loader`) turns the loaded library into that artifact.
 `load_module` validates magic, version and checksum *before* dlopen, so a corrupt or foreign
 file raises SerializationError and never runs code. No pickle.
 """
@@ -188,6 +191,28 @@ class Function:
             return
         self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
 
+    def prepare(self, *args):
+        """Check `args` once and return a zero-argument callable running the kernel on them.
+
+        For executors whose buffers are fixed (the graph runtime): no per-call checks or
+        allocations. The arrays must stay alive and keep their storage while it is used.
+        """
+        shape_values = self.check_args(args)
+        ptrs = (ctypes.c_void_p * max(self._nargs, 1))(*[a.data_ptr for a in args])
+        shapes = (ctypes.c_int64 * max(len(shape_values), 1))(*shape_values)
+        ptrs_p, shapes_p = ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p)
+        native, keep = self._native, (ptrs, shapes, args)
+
+        def call(_keep=keep):
+            if config.get().debug >= 2:
+                start = time.perf_counter()
+                native(ptrs_p, shapes_p)
+                print(f"[relay_backend] kernel {self.info.name}: "
+                      f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+                return
+            native(ptrs_p, shapes_p)
+        return call
+
     def __repr__(self) -> str:
         return f"<Function {self.info.name}({', '.join(p.describe() for p in self.info.params)})>"
 
@@ -205,6 +230,24 @@ class BenchmarkResult:
     @property
     def median(self) -> float:
         return float(np.median(self.results))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.results))
+
+    @property
+    def min(self) -> float:
+        return float(np.min(self.results))
+
+    @property
+    def max(self) -> float:
+        return float(np.max(self.results))
+
+    def __str__(self) -> str:
+        return ("Execution time summary:\n"
+                f"{'mean (ms)':>10} {'median (ms)':>12} {'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
+                f"{self.mean * 1e3:10.4f} {self.median * 1e3:12.4f} {self.max * 1e3:10.4f} "
+                f"{self.min * 1e3:10.4f} {self.std * 1e3:10.4f}")
 
     def __repr__(self) -> str:
         return f"BenchmarkResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms)"
@@ -281,17 +324,22 @@ class Module:
         return evaluate
 
     # -- export
-    def export_library(self, path: str, fcompile=None, **kwargs) -> str:
-        """Write a shared library loadable by `load_module(path)` (and by dlopen)."""
+    def export_library(self, path: str, fcompile=None, sections=None, **kwargs) -> str:
+        """Write a shared library loadable by `load_module(path)` (and by dlopen).
+
+        sections: optional {name: bytes} carried in the same file (see register_artifact_loader).
+        """
         path = os.fspath(path)
         if self._exporter is None:
             raise SerializationError(f"this {self.type_key} module cannot be exported")
         self._exporter(path)
         with open(path, "rb") as f:
             body = f.read()
+        sections = dict(sections or {})
         meta = json.dumps({"format": "relay_backend.lib", "version": FORMAT_VERSION,
-                           "functions": [i.to_json() for i in self._infos.values()]}).encode()
-        payload = body + meta + struct.pack("<Q", len(meta))
+                           "functions": [i.to_json() for i in self._infos.values()],
+                           "sections": [[name, len(blob)] for name, blob in sections.items()]}).encode()
+        payload = body + b"".join(bytes(b) for b in sections.values()) + meta + struct.pack("<Q", len(meta))
         with open(path, "wb") as f:
             f.write(payload + hashlib.sha256(payload).digest() + MAGIC)
         return path
@@ -321,8 +369,6 @@ def _read_library(path: str):
     if meta_len > len(payload) - 8:
         raise SerializationError(f"load_module: {path!r} is corrupt (bad metadata length)")
     body, meta_bytes = payload[:-8 - meta_len], payload[-8 - meta_len:-8]
-    if not body.startswith(_ELF_MAGIC):
-        raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
     try:
         meta = json.loads(meta_bytes.decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -332,7 +378,38 @@ def _read_library(path: str):
     if meta.get("version") != FORMAT_VERSION:
         raise SerializationError(f"load_module: {path!r} has format version "
                                  f"{meta.get('version')!r}; this build reads {FORMAT_VERSION}")
+    body, meta["sections"] = _split_sections(path, body, meta.get("sections", []))
+    if not body.startswith(_ELF_MAGIC):
+        raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
     return body, meta
+
+
+def _split_sections(path, body: bytes, table) -> tuple:
+    """(ELF bytes, {name: bytes}) from the body and the metadata's [[name, size], ...] table."""
+    try:
+        sizes = [(str(name), int(size)) for name, size in table]
+    except (TypeError, ValueError) as err:
+        raise SerializationError(f"load_module: {path!r} has a malformed section table {table!r}") from err
+    total = sum(size for _, size in sizes)
+    if any(size < 0 for _, size in sizes) or total > len(body):
+        raise SerializationError(f"load_module: {path!r} is corrupt (section sizes {sizes} exceed the file)")
+    sections, offset = {}, len(body) - total
+    for name, size in sizes:
+        sections[name] = body[offset:offset + size]
+        offset += size
+    return body[:len(body) - total], sections
+
+
+_ARTIFACT_LOADERS = {}
+
+
+def register_artifact_loader(section: str, loader) -> None:
+    """Make `load_module` return `loader(module, sections)` for files carrying `section`.
+
+    Lets a higher layer (e.g. the graph executor factory) store extra data in an exported
+    library without this level importing it.
+    """
+    _ARTIFACT_LOADERS[section] = loader
 
 
 def load_module(path: str) -> Module:
@@ -362,4 +439,9 @@ def load_module(path: str) -> Module:
     def re_export(dest):
         with open(dest, "wb") as f:
             f.write(body)
-    return Module(infos, addresses, handle=lib, exporter=re_export, type_key="library")
+    module = Module(infos, addresses, handle=lib, exporter=re_export, type_key="library")
+    sections = meta["sections"]
+    for name in sections:
+        if name in _ARTIFACT_LOADERS:
+            return _ARTIFACT_LOADERS[name](module, sections)
+    return module

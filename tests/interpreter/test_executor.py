@@ -113,7 +113,7 @@ def test_params_are_bound_into_main():
     np.testing.assert_array_equal(ex.evaluate()(a).numpy(), a - b)
 
 
-@pytest.mark.parametrize("kind", ["graph", "vm", "aot"])
+@pytest.mark.parametrize("kind", ["vm", "aot"])
 def test_compiled_kinds_not_available_yet(kind):
     with pytest.raises(RelayError, match="not available yet.*kind=\"debug\""):
         create_executor(kind, mod=_sub_mod())

@@ -1,0 +1,215 @@
+"""The debug graph executor: per-node timings, every intermediate output, layer-by-layer checks.
+
+    gmod = debug_executor.create(graph_json, lib, dev)     # or factory["debug_create"]("default", dev)
+    report = gmod.run(data=x)        # DebugReport: one row per kernel node, slowest first
+    print(report); report.csv()
+    gmod.dump_outputs("acts.npz")    # every node output, keyed "<node name>:<index>"
+
+`compare_with_interpreter(factory, inputs)` re-runs each fused function in the reference
+interpreter on the inputs that node actually received, so the first wrong kernel is named.
+"""
+import json
+import os
+import time
+
+import numpy as np
+
+from ..ir.module import IRModule
+from ..runtime.params import save_param_dict
+from .runtime import GraphModule
+
+
+class DebugReport:
+    """Per-node timing rows (TVM's debug table); str() is the table, csv() the same as CSV."""
+
+    COLUMNS = ("Node Name", "Fused Function", "Ops", "Time(us)", "Time(%)", "Shape", "Inputs", "Outputs",
+               "Measurements(us)")
+
+    def __init__(self, rows, sort_by_time: bool = True):
+        total = sum(r["time_us"] for r in rows) or 1e-12
+        for r in rows:
+            r["percent"] = 100.0 * r["time_us"] / total
+        self.rows = sorted(rows, key=lambda r: -r["time_us"]) if sort_by_time else list(rows)
+        self.total_us = sum(r["time_us"] for r in rows)
+
+    def _cells(self, r) -> list:
+        return [r["name"], r["func_name"], r["ops"], f"{r['time_us']:.3f}", f"{r['percent']:.3f}",
+                str(r["shape"]), str(r["num_inputs"]), str(r["num_outputs"]),
+                "[" + ", ".join(f"{m:.3f}" for m in r["measurements"]) + "]"]
+
+    def table(self) -> list:
+        rows = [self._cells(r) for r in self.rows]
+        rows.append(["Total_time", "-", "-", f"{self.total_us:.3f}", "-", "-", "-", "-", "-"])
+        return rows
+
+    def __str__(self) -> str:
+        rows = [list(self.COLUMNS)] + self.table()
+        widths = [max(len(row[i]) for row in rows) for i in range(len(self.COLUMNS))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def csv(self) -> str:
+        def quote(c):
+            return f'"{c}"' if ("," in c or '"' in c) else c
+        return "\n".join(",".join(quote(c.replace('"', "'")) for c in row)
+                         for row in [list(self.COLUMNS)] + self.table()) + "\n"
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class GraphModuleDebug(GraphModule):
+    """A GraphModule whose run() times every kernel node and keeps every node's outputs."""
+
+    def __init__(self, graph_json, lib, device, dump_root=None):
+        super().__init__(graph_json, lib, device)
+        self.dump_root = dump_root
+        self._outputs = {}
+
+    def _node_outputs(self, nid: int) -> dict:
+        g = self.graph
+        return {f"{g.nodes[nid].name}:{k}": self._views[g.entry_id(nid, k)].numpy()
+                for k in range(g.nodes[nid].num_outputs)}
+
+    def run_node_by_node(self, **inputs) -> dict:
+        """Run the graph once, copying each node's outputs right after it runs."""
+        if inputs:
+            self.set_input(**inputs)
+        g = self.graph
+        outputs = {}
+        for nid in g.arg_nodes:
+            outputs.update(self._node_outputs(nid))
+        execs = dict(self._node_execs)
+        for nid in range(len(g.nodes)):
+            if g.nodes[nid].op == "null":
+                continue
+            if nid in execs:
+                execs[nid]()
+            outputs.update(self._node_outputs(nid))
+        self._outputs = outputs
+        return outputs
+
+    def run(self, number=10, repeat=1, min_repeat_ms=0, sort_by_time=True, **inputs) -> DebugReport:
+        """Capture all outputs, then time each kernel node (`repeat` means of `number` calls)."""
+        self.run_node_by_node(**inputs)
+        g = self.graph
+        timed = dict(self._node_execs)
+        rows = []
+        for nid, node in enumerate(g.nodes):
+            if node.op == "null":
+                continue
+            call = timed.get(nid)
+            measurements = [self._time(call, number, min_repeat_ms) for _ in range(max(int(repeat), 1))] \
+                if call is not None else [0.0]
+            shapes = [list(g.shape[g.entry_id(nid, k)]) for k in range(node.num_outputs)]
+            rows.append({"name": node.name, "func_name": node.func_name,
+                         "ops": node.attrs.get("relay_ops", node.func_name),
+                         "time_us": float(np.mean(measurements)), "measurements": measurements,
+                         "shape": shapes[0] if len(shapes) == 1 else shapes,
+                         "num_inputs": len(node.inputs), "num_outputs": node.num_outputs})
+        # timing re-ran single nodes over reused storage: restore every output with a clean run
+        super().run()
+        if self.dump_root:
+            self._dump(self.dump_root)
+        return DebugReport(rows, sort_by_time)
+
+    @staticmethod
+    def _time(call, number, min_repeat_ms) -> float:
+        n = max(int(number), 1)
+        while True:
+            start = time.perf_counter()
+            for _ in range(n):
+                call()
+            elapsed = time.perf_counter() - start
+            if elapsed * 1e3 >= (min_repeat_ms or 0) or n >= 1 << 20:
+                return elapsed / n * 1e6
+            n *= 2
+
+    def debug_get_output(self, node_name: str, index: int = 0) -> np.ndarray:
+        """The captured output `index` of node `node_name` from the last debug run."""
+        if not self._outputs:
+            self.run_node_by_node()
+        return self._outputs[f"{node_name}:{index}"]
+
+    def dump_outputs(self, path) -> str:
+        """Write every node's outputs of the last run to an .npz file (keys "<node>:<i>")."""
+        if not self._outputs:
+            self.run_node_by_node()
+        path = os.fspath(path)
+        np.savez(path, **self._outputs)
+        return path if path.endswith(".npz") else path + ".npz"
+
+    def _dump(self, root) -> None:
+        folder = os.path.join(root, f"_tvmdbg_device_{self.device.name.upper()}_{self.device.device_id}")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "output_tensors.params"), "wb") as f:
+            f.write(save_param_dict(self._outputs))
+        g = self.graph
+        nodes = []
+        for nid, node in enumerate(g.nodes):
+            eid = g.entry_id(nid, 0)
+            nodes.append({"op": "param" if node.op == "null" else node.func_name, "name": node.name,
+                          "inputs": [g.nodes[src].name for src, _ in node.inputs],
+                          "attrs": {**node.attrs, "T": f"type: {g.dltype[eid]}"},
+                          "shape": list(g.shape[eid])})
+        with open(os.path.join(folder, "_tvmdbg_graph_dump.json"), "w") as f:
+            json.dump({"nodes": nodes, "arg_nodes": g.arg_nodes, "heads": [list(h) + [0] for h in g.heads],
+                       "node_row_ptr": g.node_row_ptr}, f, indent=1)
+
+
+def create(graph_json_str, libmod, device, dump_root=None) -> GraphModuleDebug:
+    """tvm.contrib.debugger.debug_executor.create."""
+    if isinstance(device, (list, tuple)):
+        device = device[0]
+    return GraphModuleDebug(graph_json_str, libmod, device, dump_root=dump_root)
+
+
+def compare_with_interpreter(factory, inputs: dict, device=None, rtol=1e-5, atol=1e-5) -> list:
+    """Check every kernel node against the reference interpreter on the node's actual inputs.
+
+    Returns one row per compared node: {"name", "func_name", "max_abs_err", "ok"}, in node
+    order; the first row with ok=False is the first wrong kernel. Needs an in-memory factory
+    (it knows the primitive functions).
+    """
+    from ..interpreter.evaluator import Interpreter
+    prims = factory.primitive_functions
+    gmod = factory.create(device if device is not None else "cpu", debug=True)
+    captured = gmod.run_node_by_node(**inputs)
+    g = gmod.graph
+    interp = Interpreter(IRModule())
+    rows = []
+    for node in g.nodes:
+        prim = prims.get(node.func_name)
+        if node.op == "null" or prim is None:
+            continue
+        args = [captured[f"{g.nodes[src].name}:{idx}"] for src, idx in node.inputs]
+        want = interp.evaluate(prim)(*_regroup(prim, args))
+        want = [w.numpy() for w in _flatten_value(want)]
+        got = [captured[f"{node.name}:{k}"] for k in range(node.num_outputs)]
+        err = max((float(np.max(np.abs(a.astype("float64") - b.astype("float64")))) if a.size else 0.0)
+                  for a, b in zip(got, want))
+        ok = all(a.shape == b.shape and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+                 for a, b in zip(got, want))
+        rows.append({"name": node.name, "func_name": node.func_name, "max_abs_err": err, "ok": ok})
+    return rows
+
+
+def _regroup(prim, flat: list) -> list:
+    """Group flattened graph inputs back into the primitive function's (possibly tuple) params."""
+    from ..runtime.container import tuple_object
+    from .codegen import flatten_tensor_types
+    it = iter(flat)
+    args = []
+    for p in prim.params:
+        n = len(flatten_tensor_types(p.checked_type, p))
+        fields = [next(it) for _ in range(n)]
+        args.append(fields[0] if n == 1 and not hasattr(p.checked_type, "fields") else tuple_object(fields))
+    return args
+
+
+def _flatten_value(value) -> list:
+    fields = getattr(value, "fields", None)
+    if fields is not None:
+        return [v for f in fields for v in _flatten_value(f)]
+    return [value]

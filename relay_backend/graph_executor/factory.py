@@ -1,0 +1,146 @@
+"""GraphExecutorFactoryModule: what `relay_backend.build` returns for the graph executor.
+
+It holds the graph JSON, the compiled kernels (one runtime Module) and the params (p0, p1, ...):
+`factory["default"](dev)` creates a GraphModule with the params already set. `export_library`
+writes ONE file: the kernels' shared library with the graph JSON and the params blob carried as
+sections of the library's checksummed trailer; `relay_backend.runtime.load_module(path)` in any
+process gives back a factory (section format and version are validated on load).
+"""
+import json
+import warnings
+
+import numpy as np
+
+from ..errors import RelayError, SerializationError
+from ..runtime.module import register_artifact_loader
+from ..runtime.params import load_param_dict, save_param_dict
+from .graph import parse_graph
+from .runtime import GraphModule
+
+GRAPH_SECTION = "relay_backend.graph_executor"
+PARAMS_SECTION = "relay_backend.graph_params"
+FACTORY_FORMAT = "relay_backend.graph_factory"
+FACTORY_VERSION = 1
+
+
+class GraphExecutorFactoryModule:
+    """tvm.relay.backend.executor_factory.GraphExecutorFactoryModule."""
+
+    def __init__(self, ir_mod, target, graph_json_str, libmod, libmod_name="default", params=None,
+                 codegen_result=None):
+        self.ir_mod = ir_mod
+        self.target = target
+        self.graph_json = graph_json_str
+        self.lib = libmod
+        self.libmod_name = libmod_name
+        self.params = dict(params or {})
+        self._codegen = codegen_result
+        plan = getattr(codegen_result, "plan", None)
+        if plan is not None:
+            self.planned_bytes, self.no_reuse_bytes = plan.total_bytes, plan.no_reuse_bytes
+        else:                                    # a loaded factory: recompute from the graph
+            self.planned_bytes, self.no_reuse_bytes = _plan_bytes(parse_graph(graph_json_str))
+        self._iter_cnt = 0
+
+    # -- TVM accessors
+    def get_graph_json(self) -> str:
+        return self.graph_json
+
+    def get_executor_config(self) -> str:
+        return self.graph_json
+
+    def get_params(self) -> dict:
+        return dict(self.params)
+
+    def get_lib(self):
+        return self.lib
+
+    @property
+    def primitive_functions(self) -> dict:
+        """func_name -> the primitive Relay function it was compiled from (in-memory builds only)."""
+        return dict(getattr(self._codegen, "primitive_functions", {}) or {})
+
+    @property
+    def memory_plan(self):
+        """(steps, entries, plan) of the static memory plan (in-memory builds only)."""
+        if self._codegen is None:
+            return None
+        return self._codegen.steps, self._codegen.entries, self._codegen.plan
+
+    # -- creating executors
+    def create(self, device, debug=False, dump_root=None) -> GraphModule:
+        if debug:
+            from .debug_executor import GraphModuleDebug
+            gmod = GraphModuleDebug(self.graph_json, self.lib, device, dump_root=dump_root)
+        else:
+            gmod = GraphModule(self.graph_json, self.lib, device)
+        gmod._set_params(self.params)
+        return gmod
+
+    def __getitem__(self, key):
+        if key == self.libmod_name:
+            return lambda device: self.create(device)
+        if key == "debug_create":
+            def debug_create(name, device, dump_root=None):
+                if name != self.libmod_name:
+                    raise RelayError(f"debug_create: this factory's module is {self.libmod_name!r}, not {name!r}")
+                return self.create(device, debug=True, dump_root=dump_root)
+            return debug_create
+        if key in ("get_graph_json", "get_params", "get_lib"):
+            return getattr(self, key)
+        raise RelayError(f"the graph executor factory has no function {key!r}; use "
+                         f"factory[{self.libmod_name!r}](device) or factory['debug_create']"
+                         f"({self.libmod_name!r}, device)")
+
+    def __iter__(self):
+        warnings.warn("legacy graph executor behavior of producing json / lib / params will be removed "
+                      "in the next release. Please see documents of tvm.contrib.graph_executor.GraphModule "
+                      "for the new recommended usage.", DeprecationWarning, stacklevel=2)
+        return iter((self.graph_json, self.lib, self.params))
+
+    # -- export
+    def export_library(self, file_name, fcompile=None, addons=None, **kwargs) -> str:
+        """Write kernels + graph JSON + params as one loadable library file."""
+        if self.lib is None:
+            raise SerializationError("this graph has no kernels to export (main only returns inputs or "
+                                     "constants); nothing needs compiling")
+        header = json.dumps({"format": FACTORY_FORMAT, "version": FACTORY_VERSION,
+                             "module_name": self.libmod_name, "target": str(self.target),
+                             "graph_json": self.graph_json}).encode()
+        return self.lib.export_library(file_name, fcompile, sections={
+            GRAPH_SECTION: header, PARAMS_SECTION: save_param_dict(self.params)}, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"<GraphExecutorFactoryModule {self.libmod_name!r}: {len(self.params)} params, "
+                f"planned {self.planned_bytes} B (no reuse {self.no_reuse_bytes} B)>")
+
+
+def _plan_bytes(graph) -> tuple:
+    """(bytes allocated with the graph's storage ids, bytes without any reuse)."""
+    sizes, pools = [], {}
+    for sid, shape, dtype in zip(graph.storage_id, graph.shape, graph.dltype):
+        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        sizes.append(nbytes)
+        pools[sid] = max(pools.get(sid, 0), nbytes)
+    return sum(pools.values()), sum(sizes)
+
+
+def _load_factory(module, sections) -> GraphExecutorFactoryModule:
+    """The load_module hook: a library carrying a graph section becomes a factory again."""
+    try:
+        header = json.loads(sections[GRAPH_SECTION].decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SerializationError(f"load_module: the graph executor section is unreadable: {err}") from None
+    if not isinstance(header, dict) or header.get("format") != FACTORY_FORMAT:
+        raise SerializationError(f"load_module: the graph executor section is not {FACTORY_FORMAT}")
+    if header.get("version") != FACTORY_VERSION:
+        raise SerializationError(f"load_module: graph executor section version {header.get('version')!r}; "
+                                 f"this build reads {FACTORY_VERSION}")
+    if PARAMS_SECTION not in sections:
+        raise SerializationError("load_module: the library has a graph but no params section")
+    params = load_param_dict(sections[PARAMS_SECTION])
+    return GraphExecutorFactoryModule(None, header.get("target", "llvm"), header["graph_json"], module,
+                                      header.get("module_name", "default"), params)
+
+
+register_artifact_loader(GRAPH_SECTION, _load_factory)

@@ -1,0 +1,239 @@
+"""GraphModule: runs a graph JSON's kernels over storage planned once (tvm.contrib.graph_executor).
+
+Setup (once per module instance): one aligned pool per storage id, sized as the largest entry
+sharing it; every entry is a view into its pool; every kernel node's argument list (input views
+then output views) is checked once and bound to a prepared native call. run() then only calls
+those closures in node order: no allocation, no argument checks. Inputs are checked by name,
+shape and dtype in set_input, before anything native runs.
+"""
+import math
+import time
+
+import numpy as np
+
+from ..errors import InputError, RelayError
+from ..runtime import ndarray as _nd
+from ..runtime.device import cpu, device as _make_device
+from ..runtime.module import BenchmarkResult
+from ..runtime.ndarray import NDArray
+from ..runtime.params import load_param_dict
+from .graph import Graph, parse_graph
+
+
+class GraphModule:
+    """A graph executor instance: set_input / run / get_output over preallocated storage."""
+
+    def __init__(self, module, lib=None, device=None):
+        if isinstance(module, GraphModule):     # TVM style: GraphModule(factory["default"](dev))
+            self.__dict__.update(module.__dict__)
+            return
+        self.graph: Graph = parse_graph(module)
+        self.graph_json = module if isinstance(module, str) else None
+        self.lib = lib
+        self.device = _make_device(device) if device is not None else cpu(0)
+        if self.device.device_type != 1:
+            raise RelayError(f"the graph executor runs llvm kernels on cpu, got device {self.device}")
+        self._param_names = set()
+        g = self.graph
+        self._input_index = {g.nodes[nid].name: i for i, nid in enumerate(g.arg_nodes)}
+        self._pools, self._views = self._setup_storage()
+        self._node_execs = [(nid, e) for nid in range(len(g.nodes)) if (e := self._setup_exec(nid)) is not None]
+        self._execs = [e for _, e in self._node_execs]
+
+    # ------------------------------------------------------------------ setup
+    def _setup_storage(self):
+        g = self.graph
+        nbytes = [int(np.prod(s, dtype=np.int64)) * np.dtype(t).itemsize for s, t in zip(g.shape, g.dltype)]
+        pool_bytes = {}
+        for sid, size in zip(g.storage_id, nbytes):
+            pool_bytes[sid] = max(pool_bytes.get(sid, 0), size)
+        # float32 words, as TVM's runtime allocates its pools
+        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device).view_numpy().view(np.uint8)
+                 for sid, size in sorted(pool_bytes.items())}
+        views = []
+        for sid, size, shape, dtype in zip(g.storage_id, nbytes, g.shape, g.dltype):
+            arr = pools[sid][:size].view(np.dtype(dtype)).reshape(shape)
+            views.append(NDArray(arr, self.device))
+        return pools, views
+
+    def _setup_exec(self, nid: int):
+        g = self.graph
+        node = g.nodes[nid]
+        if node.op == "null":
+            return None
+        args = [self._views[g.entry_id(src, idx)] for src, idx in node.inputs]
+        args += [self._views[g.entry_id(nid, k)] for k in range(node.num_outputs)]
+        if node.func_name in ("__nop", "__copy"):
+            src, dst = args[0], args[-1]
+            if node.func_name == "__nop" and src.data_ptr == dst.data_ptr:
+                return None
+            src_arr, dst_arr = src.view_numpy(), dst.view_numpy()
+            return lambda: np.copyto(dst_arr, src_arr.reshape(dst_arr.shape))
+        if self.lib is None or node.func_name not in self.lib:
+            raise RelayError(f"no such function in module: {node.func_name} (graph node {nid} '{node.name}'); "
+                             f"the library has {sorted(getattr(self.lib, 'function_names', []))}")
+        try:
+            return self.lib[node.func_name].prepare(*args)
+        except InputError as err:
+            raise RelayError(f"graph node {nid} '{node.name}' does not match its kernel: {err}") from None
+
+    # ------------------------------------------------------------------ inputs
+    def get_input_index(self, name: str) -> int:
+        """The index of input `name` among the graph's arg nodes, or -1."""
+        return self._input_index.get(name, -1)
+
+    def _index(self, key) -> int:
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not 0 <= int(key) < len(self.graph.arg_nodes):
+                raise InputError(f"input index {key} is out of range: the graph has "
+                                 f"{len(self.graph.arg_nodes)} inputs {list(self._input_index)}")
+            return int(key)
+        idx = self._input_index.get(key, -1)
+        if idx < 0:
+            raise InputError(f"Could not find '{key}' in graph's inputs; valid names are "
+                             f"{list(self._input_index)}")
+        return idx
+
+    def _input_view(self, idx: int) -> NDArray:
+        return self._views[self.graph.entry_id(self.graph.arg_nodes[idx], 0)]
+
+    def _copy_in(self, idx: int, value) -> None:
+        view = self._input_view(idx)
+        name = self.graph.nodes[self.graph.arg_nodes[idx]].name
+        src = value.view_numpy() if isinstance(value, NDArray) else value
+        if isinstance(src, (bool, int, float)):
+            src = np.asarray(src, dtype=view.dtype)
+        src = np.asarray(src)
+        if tuple(src.shape) != view.shape or str(src.dtype) != view.dtype:
+            raise InputError(f"input '{name}' expects Tensor[{view.shape}, {view.dtype}], got "
+                             f"Tensor[{tuple(src.shape)}, {src.dtype}]"
+                             + ("; cast it with .astype(...)" if tuple(src.shape) == view.shape else ""))
+        np.copyto(view.view_numpy(), src)
+
+    def set_input(self, key=None, value=None, **params):
+        """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
+        if key is not None:
+            self._copy_in(self._index(key), value)
+        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+            self._copy_in(self._index(name), params[name])
+
+    def _set_params(self, params: dict) -> None:
+        """Set graph params by name, skipping names that are not inputs (the factory's rule)."""
+        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+            idx = self._input_index.get(name, -1)
+            if idx >= 0:
+                self._copy_in(idx, params[name])
+                self._param_names.add(name)
+
+    def load_params(self, params_bytes) -> None:
+        """Set inputs from a save_param_dict blob (names that are not inputs are ignored)."""
+        self._set_params(load_param_dict(bytes(params_bytes)))
+
+    def get_input(self, key, out=None) -> NDArray:
+        """The internal array of input `key` (copied into `out` if given)."""
+        view = self._input_view(self._index(key))
+        return view if out is None else out.copyfrom(view)
+
+    def get_num_inputs(self) -> int:
+        return len(self.graph.arg_nodes)
+
+    def get_input_info(self):
+        """({name: shape}, {name: dtype}) of the inputs not set as params."""
+        shapes, dtypes = {}, {}
+        for name, idx in self._input_index.items():
+            if name in self._param_names:
+                continue
+            view = self._input_view(idx)
+            shapes[name], dtypes[name] = view.shape, view.dtype
+        return shapes, dtypes
+
+    # ------------------------------------------------------------------ running
+    def run(self, **inputs) -> None:
+        """Set `inputs` (by name), then run every kernel in node order."""
+        if inputs:
+            self.set_input(**inputs)
+        for call in self._execs:
+            call()
+
+    def get_num_outputs(self) -> int:
+        return len(self.graph.heads)
+
+    def _output_view(self, index) -> NDArray:
+        heads = self.graph.heads
+        if isinstance(index, str):              # "<node name>" or "<node name>:<i>"
+            for nid, k in heads:
+                name = self.graph.nodes[nid].name
+                if index in (name, f"{name}:{k}"):
+                    return self._views[self.graph.entry_id(nid, k)]
+            raise InputError(f"no output named {index!r}; outputs are "
+                             f"{[f'{self.graph.nodes[n].name}:{k}' for n, k in heads]}")
+        if not 0 <= int(index) < len(heads):
+            raise InputError(f"output index {index} is out of range: the graph has {len(heads)} outputs")
+        nid, k = heads[int(index)]
+        return self._views[self.graph.entry_id(nid, k)]
+
+    def get_output(self, index, out=None) -> NDArray:
+        """Output `index`: the internal array (overwritten by the next run) or a copy into `out`."""
+        view = self._output_view(index)
+        if out is None:
+            return view
+        if tuple(out.shape) != view.shape:
+            raise InputError(f"get_output({index}): out has shape {tuple(out.shape)}, the output is {view.shape}")
+        return out.copyfrom(view)
+
+    def get_output_info(self):
+        shapes, dtypes = {}, {}
+        for nid, k in self.graph.heads:
+            view = self._views[self.graph.entry_id(nid, k)]
+            key = f"{self.graph.nodes[nid].name}:{k}"
+            shapes[key], dtypes[key] = view.shape, view.dtype
+        return shapes, dtypes
+
+    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
+                  end_to_end=False, **kwargs) -> BenchmarkResult:
+        """Time `run` (repeat x number calls, each repeat at least min_repeat_ms long).
+
+        end_to_end=True also times setting the inputs in kwargs and copying the outputs out.
+        """
+        if func_name != "run":
+            raise RelayError(f"benchmark: only func_name='run' is supported, got {func_name!r}")
+        if kwargs and not end_to_end:
+            self.set_input(**kwargs)
+
+        def once():
+            if end_to_end:
+                self.set_input(**kwargs)
+            self.run()
+            if end_to_end:
+                for i in range(self.get_num_outputs()):
+                    self.get_output(i).numpy()
+
+        once()                                   # warm-up
+        results = []
+        for _ in range(int(repeat)):
+            n = max(int(number), 1)
+            while True:
+                start = time.perf_counter()
+                for _ in range(n):
+                    once()
+                elapsed = time.perf_counter() - start
+                if elapsed * 1e3 >= (min_repeat_ms or 0) or n >= 1 << 20:
+                    break
+                n = max(n * 2, int(n * (min_repeat_ms / max(elapsed * 1e3, 1e-3)) * 1.1))
+            results.append(elapsed / n)
+        return BenchmarkResult(results)
+
+    def __getitem__(self, key):
+        """TVM's module["run"] / ["set_input"] / ... access to the methods."""
+        if not hasattr(self, key) or key.startswith("_"):
+            raise RelayError(f"GraphModule has no function {key!r}")
+        return getattr(self, key)
+
+
+def create(graph_json_str, libmod, device) -> GraphModule:
+    """A GraphModule over `graph_json_str` with kernels from `libmod` on `device`."""
+    if isinstance(device, (list, tuple)):
+        if len(device) != 1:
+            raise RelayError("heterogeneous graph execution is not supported: pass one device")
+        device = device[0]
+    return GraphModule(graph_json_str, libmod, device)
