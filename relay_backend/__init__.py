@@ -33,3 +33,4 @@ from . import build_module, prelude
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.
 from . import graph_executor
 from .build_module import build
+from . import aot

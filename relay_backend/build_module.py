@@ -180,6 +180,9 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     if kind == "aot":
         from .aot.executor import AotExecutor
         return AotExecutor(mod, device, target, build)
+    if kind == "vm":
+        from .vm.executor import VMExecutor
+        return VMExecutor(mod, device, target)
     raise ExecutorUnavailable(f"the {kind!r} executor is not available yet in this version of relay_backend; "
                      f"use kind=\"debug\" (the reference interpreter) for now")
 

@@ -26,6 +26,10 @@ from .c_prelude import PRELUDE
 from .c_stmt import FunctionEmitter
 from .llvm import signature
 
+# GCC 12 -O3 with AVX2 if-converts `c ? p0[min(i, 1)] : p1[max(i - 2, 0)]` (concatenate's
+# kernel) into wrong masked loads; -fno-tree-loop-if-convert avoids it (branch-free loops still
+# vectorize). Added whenever the compiler accepts it (clang does not know it and does not need it).
+WORKAROUND_FLAGS = ("-fno-tree-loop-if-convert",)
 BASE_FLAGS = ("-O3", "-fPIC", "-shared", "-std=c99", "-fno-math-errno", "-Wall",
               "-Werror=implicit-function-declaration")
 
@@ -128,8 +132,9 @@ def compile_flags(openmp=None, options=()) -> list:
     -fopenmp (openmp=None: when supported), then `options`."""
     cc = find_cc()
     flags = list(BASE_FLAGS)
-    if _flag_works(cc, "-march=native"):
-        flags.append("-march=native")
+    for flag in ("-march=native", *WORKAROUND_FLAGS):
+        if _flag_works(cc, flag):
+            flags.append(flag)
     if openmp is None:
         openmp = has_openmp(cc)
     if openmp:

@@ -136,21 +136,23 @@ static inline uint64_t rb_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b
 static inline uint64_t rb_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* ---- floor division / modulo (round toward -inf; the remainder has the divisor's sign) */
+/* Branch-free, so loops indexing with them still vectorize: the correction is 1 exactly when
+   the remainder is nonzero and its sign differs from the divisor's. */
 static inline int32_t rb_floordiv_i32(int32_t a, int32_t b) {
   int32_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+  return q - ((r != 0) & ((r ^ b) < 0));
 }
 static inline int32_t rb_floormod_i32(int32_t a, int32_t b) {
   int32_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  return r + b * ((r != 0) & ((r ^ b) < 0));
 }
 static inline int64_t rb_floordiv_i64(int64_t a, int64_t b) {
   int64_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+  return q - ((r != 0) & ((r ^ b) < 0));
 }
 static inline int64_t rb_floormod_i64(int64_t a, int64_t b) {
   int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  return r + b * ((r != 0) & ((r ^ b) < 0));
 }
 static inline float rb_floordivf(float a, float b) { return floorf(a / b); }
 static inline float rb_floormodf(float a, float b) { return a - floorf(a / b) * b; }

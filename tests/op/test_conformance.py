@@ -11,7 +11,7 @@ import relay_backend as relay
 from relay_backend.op import list_ops
 from relay_backend.runtime.container import ADT
 
-EXECUTORS = ["debug", "graph"]
+EXECUTORS = ["debug", "graph", "aot", "vm"]
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-10}
 
 

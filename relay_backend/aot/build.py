@@ -1,0 +1,92 @@
+"""Compile model.c with the system C compiler and load it with ctypes.
+
+Flags are codegen.c's (`cc -O3 -march=native -fPIC -shared -std=c99`, plus -fopenmp when the
+compiler supports it). Libraries are cached per process by (sources, flags): building the same
+model twice loads the same library, whose static workspace is then shared, so every call of
+`<prefix>_run` on one library holds that library's lock (concurrent runs would share the arena).
+"""
+import ctypes
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+from .. import config
+from ..codegen.c import compile_flags, find_cc
+from ..errors import CompileError
+
+_LOCKS = {}
+_LOCKS_GUARD = threading.Lock()
+_CACHE_DIR = []
+
+
+def _cache_dir() -> str:
+    with _LOCKS_GUARD:
+        if not _CACHE_DIR:
+            _CACHE_DIR.append(tempfile.mkdtemp(prefix="rb_aot_"))
+        return _CACHE_DIR[0]
+
+
+def model_flags(openmp=None, options=()) -> list:
+    """codegen.c's compile flags (compiler workarounds included), then `options`."""
+    return compile_flags(openmp, list(options))
+
+
+def compile_model(c_source: str, h_source: str, openmp=None, options=()) -> str:
+    """Path of a shared library built from model.c + model.h (cached by content and flags)."""
+    cc = find_cc()
+    flags = model_flags(openmp, options)
+    key = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode()).hexdigest()[:24]
+    folder = os.path.join(_cache_dir(), key)
+    lib_path = os.path.join(folder, "model.so")
+    if os.path.exists(lib_path):
+        return lib_path
+    os.makedirs(folder, exist_ok=True)
+    for name, text in (("model.c", c_source), ("model.h", h_source)):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+    tmp = lib_path + f".{os.getpid()}.tmp"
+    cmd = [cc, *flags, os.path.join(folder, "model.c"), "-o", tmp, "-lm"]
+    if config.get().debug >= 4:
+        print(f"[relay_backend] AOT model.c ({len(c_source)} chars):\n{c_source}", file=sys.stderr)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CompileError(f"aot: the C compiler rejected the generated model:\n{' '.join(cmd)}\n"
+                           f"{proc.stderr.strip()[:4000]}\n(the sources are in {folder})")
+    os.replace(tmp, lib_path)
+    return lib_path
+
+
+class AotLibrary:
+    """A loaded model library: `run(inputs_struct, outputs_struct)` under the library's lock."""
+
+    def __init__(self, path: str, prefix: str, c_source: str = "", h_source: str = ""):
+        self.path = path
+        self.prefix = prefix
+        self.c_source = c_source
+        self.h_source = h_source
+        try:
+            self._lib = ctypes.CDLL(path)
+        except OSError as err:
+            raise CompileError(f"aot: cannot load the compiled model {path}: {err}") from err
+        try:
+            self._run = getattr(self._lib, f"{prefix}_run")
+        except AttributeError:
+            raise CompileError(f"aot: {path} does not define {prefix}_run; was it built for "
+                               f"another mod_name?") from None
+        self._run.restype = ctypes.c_int32
+        self._run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        with _LOCKS_GUARD:
+            self.lock = _LOCKS.setdefault(os.path.realpath(path), threading.Lock())
+
+    def run(self, inputs_ptr, outputs_ptr) -> int:
+        with self.lock:
+            return int(self._run(inputs_ptr, outputs_ptr))
+
+    def get_source(self, fmt: str = "c") -> str:
+        return self.h_source if fmt == "h" else self.c_source
+
+    def __repr__(self) -> str:
+        return f"<AotLibrary {self.prefix}_run from {self.path}>"

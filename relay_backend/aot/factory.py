@@ -1,0 +1,97 @@
+"""AotExecutorFactoryModule: what `relay_backend.build(..., executor="aot")` returns.
+
+`aot_build(opt_mod, target, mod_name)` flattens the optimized main (program.py), emits model.c
+and model.h (codegen.py), compiles and loads them (build.py). The factory reports
+`workspace_size` (bytes of the static arena), creates AotModules with `["default"](device)`,
+and `export_library(dir)` writes the standalone sources (export.py).
+"""
+from ..errors import RelayError
+from ..ir.types import TensorType, TupleType
+from .build import AotLibrary, compile_model
+from .codegen import emit_source, field_names
+from .export import export_sources
+from .program import lower_program
+from .runtime import AotModule
+
+
+class AotExecutorFactoryModule:
+    """tvm.relay.backend.executor_factory.AOTExecutorFactoryModule."""
+
+    def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default"):
+        self.ir_mod = ir_mod
+        self.target = target
+        self.program = program
+        self.lib = lib
+        self.c_source = c_source
+        self.h_source = h_source
+        self.libmod_name = libmod_name
+        self.workspace_size = program.workspace_size
+        self.input_fields, self.output_fields = field_names(program)
+        self.input_names = [name for name, _ in program.inputs]
+        self.input_types = [(program.tensors[t].shape, program.tensors[t].dtype) for _, t in program.inputs]
+        self.output_types = [(program.tensors[t].shape, program.tensors[t].dtype) for t in program.outputs]
+
+    # -- TVM accessors
+    def get_lib(self) -> AotLibrary:
+        return self.lib
+
+    def get_params(self) -> dict:
+        """Empty: AOT embeds every constant in model.c."""
+        return {}
+
+    def get_source(self, fmt: str = "c") -> str:
+        """model.c ("c") or model.h ("h")."""
+        if fmt not in ("c", "h"):
+            raise RelayError(f"get_source: the AOT factory has 'c' (model.c) and 'h' (model.h), not {fmt!r}")
+        return self.c_source if fmt == "c" else self.h_source
+
+    def get_graph_json(self):
+        raise RelayError("the AOT executor has no graph JSON: its schedule is compiled into "
+                         "tvmgen_default_run; use get_source('c') to read it")
+
+    @property
+    def memory_plan(self):
+        """(steps, entries, plan) of the static memory plan."""
+        return self.program.steps, self.program.entries, self.program.plan
+
+    @property
+    def primitive_functions(self) -> dict:
+        return dict(self.program.primitive_functions)
+
+    # -- creating executors
+    def create(self, device) -> AotModule:
+        return AotModule(self, device)
+
+    def __getitem__(self, key):
+        if key == self.libmod_name:
+            return lambda device: self.create(device)
+        if key in ("get_lib", "get_params", "get_source"):
+            return getattr(self, key)
+        raise RelayError(f"the AOT factory has no function {key!r}; use factory[{self.libmod_name!r}](device)")
+
+    def export_library(self, directory, **kwargs) -> str:
+        """Write model.c, model.h, a Makefile and a sample main.c into `directory`."""
+        return export_sources(self, directory, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"<AotExecutorFactoryModule {self.libmod_name!r}: {len(self.program.calls)} kernel "
+                f"calls, workspace {self.workspace_size} B>")
+
+
+def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryModule:
+    """Compile the fused, typed main of `opt_mod` ahead of time into one C library."""
+    func = opt_mod["main"]
+    program = lower_program(func, target, mod_name)
+    c_source, h_source, _ = emit_source(program)
+    lib = AotLibrary(compile_model(c_source, h_source), program.prefix, c_source, h_source)
+    return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name)
+
+
+def flatten_result(ty, outputs):
+    """Regroup flat outputs by the return type (a tuple becomes a runtime tuple)."""
+    from ..runtime.container import tuple_object
+    if isinstance(ty, TupleType):
+        return tuple_object([flatten_result(f, outputs) for f in ty.fields])
+    if isinstance(ty, TensorType):
+        return next(outputs)
+    raise RelayError(f"the AOT executor cannot return a value of type {ty}")

@@ -1,0 +1,167 @@
+"""AotProgram: a fused, typed main flattened into kernel calls over one planned workspace.
+
+The walk over main (params, constants, primitive calls, tuples, lets) is the graph executor
+codegen's: `_Walk` reuses its builder and stops before graph JSON and LLVM. What is AOT's own:
+
+* the memory plan runs with `reuse_for_outputs=False`, because outputs are the caller's
+  buffers (`struct tvmgen_default_outputs`), and inputs are the caller's too;
+* every storage holding intermediates gets a 64-byte aligned offset in ONE arena; storages of
+  inputs, constants and outputs are not in it, so `workspace_size` counts intermediates only
+  (plus scratch for kernels whose temporaries are too big for the stack);
+* a reshape-only primitive aliases its input (no kernel call) unless its result is a model
+  output, which must land in the caller's buffer;
+* a model output that is an input, a constant or a repeat of another output is a memcpy.
+"""
+from dataclasses import dataclass, field
+
+from ..analysis.memory_plan import Step, check_plan, plan_memory
+from ..errors import CompileError
+from ..graph_executor.codegen import _Builder
+from ..te_compiler.naming import mangle_module_name
+
+ALIGN = 64
+
+
+def align(n: int) -> int:
+    return (int(n) + ALIGN - 1) // ALIGN * ALIGN
+
+
+class AotCodegenError(CompileError):
+    """The program cannot be compiled ahead of time (see the graph executor's limits)."""
+
+
+@dataclass
+class Tensor:
+    """One flattened tensor of the program and where its bytes live."""
+
+    shape: tuple
+    dtype: str
+    kind: str            # "input" | "param" | "intermediate" | "output"
+    name: str            # input var name, constant name or producing kernel
+    nbytes: int
+    place: tuple = None  # ("input", i) | ("const", k) | ("output", i) | ("arena", offset)
+
+
+@dataclass
+class KernelCall:
+    """One kernel invocation: func_name, argument tensor ids (inputs then outputs)."""
+
+    func_name: str
+    inputs: tuple
+    outputs: tuple
+
+
+@dataclass
+class AotProgram:
+    """Everything the C emitter needs; built by `lower_program`."""
+
+    mod_name: str
+    prefix: str                        # "tvmgen_default"
+    tensors: list
+    inputs: list                       # (name, tensor id) in main's parameter order
+    outputs: list                      # tensor id per flattened output
+    constants: list                    # (name, numpy array, tensor id)
+    calls: list                        # KernelCall in execution order
+    copies: list                       # (output index, source tensor id) memcpys after the calls
+    prim_funcs: dict                   # func_name -> tir PrimFunc
+    arena_bytes: int                   # planned intermediates, 64-byte aligned slots
+    plan: object = None                # analysis.memory_plan.MemoryPlan
+    steps: list = field(default_factory=list)
+    entries: list = field(default_factory=list)
+    kernel_ws_offset: int = 0          # scratch for kernel temporaries, after the arena
+    kernel_ws_bytes: int = 0
+    primitive_functions: dict = field(default_factory=dict)
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of the static arena: planned intermediates plus kernel scratch."""
+        return self.kernel_ws_offset + self.kernel_ws_bytes if self.kernel_ws_bytes else self.arena_bytes
+
+
+class _Walk(_Builder):
+    """The graph codegen's walk, stopped before the graph JSON and the LLVM build."""
+
+    def _finish(self, heads):
+        self.heads = heads
+        return self
+
+
+def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
+    """Flatten the fused, typed `func` (main) into an AotProgram with a checked memory plan."""
+    walk = _Walk(func, target, mod_name).build()
+    kinds = [e.kind for e in walk.entries]
+    names = walk._entry_names()
+    node_of_entry = [nid for nid, ids in enumerate(walk.node_entries) for _ in ids]
+    tensors = []
+    for eid, e in enumerate(walk.entries):
+        tensors.append(Tensor(tuple(e.shape), e.dtype, e.kind, names[eid], e.nbytes))
+
+    # inputs (main's params, in order) and constants (p0, p1, ... in first-use order)
+    inputs, constants = [], []
+    for eid, t in enumerate(tensors):
+        node = walk.nodes[node_of_entry[eid]]
+        if t.kind == "input":
+            t.place = ("input", len(inputs))
+            inputs.append((node["name"], eid))
+        elif t.kind == "param":
+            t.place = ("const", len(constants))
+            constants.append((node["name"], walk.params[node["name"]].numpy(), eid))
+    outputs = [walk._entry_id(ref) for ref in walk.heads]
+
+    # steps: keep a reshape alias only when its result is an intermediate
+    steps, calls = [], []
+    for step in walk.steps:
+        alias = step.alias_of
+        if alias is not None and kinds[step.outputs[0]] != "intermediate":
+            alias = None
+        steps.append(Step(step.inputs, step.outputs, alias, step.name))
+    planner_entries = [e.for_planner(n) for e, n in zip(walk.entries, names)]
+    plan = plan_memory(steps, planner_entries, reuse_for_outputs=False)
+    check_plan(steps, planner_entries, plan)
+
+    # outputs: the first head naming a kernel-written entry owns it; the rest are copies
+    copies, owner = [], {}
+    for i, eid in enumerate(outputs):
+        if tensors[eid].kind == "output" and eid not in owner:
+            owner[eid] = i
+            tensors[eid].place = ("output", i)
+        else:
+            copies.append((i, eid))
+
+    # arena: one aligned slot per storage that holds intermediates only
+    offsets, arena = {}, 0
+    for eid, t in enumerate(tensors):
+        if t.kind != "intermediate":
+            continue
+        sid = plan.storage_ids[eid]
+        if sid not in offsets:
+            offsets[sid] = arena
+            arena += align(plan.storage_sizes[sid])
+    step_of_output = {}
+    for step in steps:
+        for out in step.outputs:
+            step_of_output[out] = step
+    for eid, t in enumerate(tensors):   # in entry order, so an alias source is placed first
+        if t.kind != "intermediate":
+            continue
+        step = step_of_output[eid]
+        if step.alias_of is not None:
+            t.place = tensors[step.alias_of].place
+        else:
+            t.place = ("arena", offsets[plan.storage_ids[eid]])
+
+    used = set()
+    for step, nid in zip(steps, walk.step_nodes):
+        if step.alias_of is not None:
+            continue
+        func_name = walk.nodes[nid]["attrs"]["func_name"]
+        used.add(func_name)
+        calls.append(KernelCall(func_name, tuple(step.inputs), tuple(step.outputs)))
+    prim_funcs = {}
+    for name in used:
+        prim_funcs.update(walk.cached[name].funcs)
+    return AotProgram(mod_name, mangle_module_name(mod_name), tensors, inputs, outputs, constants,
+                      calls, copies, prim_funcs, arena, plan, steps, planner_entries,
+                      kernel_ws_offset=arena,
+                      primitive_functions={k: walk.prims[k] for k in used if k in walk.prims})
+

@@ -1,0 +1,155 @@
+"""The AOT executor on whole models: outputs equal the debug interpreter (and numpy), the exported
+standalone program builds with make/cc and reproduces them, the C never allocates, the static
+workspace is no larger than the graph executor's plan, and bad inputs raise InputError."""
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend.aot import AotModule
+from relay_backend.errors import InputError
+from relay_backend.testing import mlp, resnet, seed_cnn
+
+pytestmark = pytest.mark.compile
+RTOL = ATOL = 1e-4          # float32 kernels (reassociated sums) vs float64-ish references
+
+
+def _models():
+    return {
+        "mlp": (mlp.get_workload(batch_size=2, image_shape=(1, 8, 8), num_hidden=(32, 16)), (2, 1, 8, 8)),
+        "seed_cnn": (seed_cnn.get_workload(), (1, 3, 32, 32)),
+        "resnet_block": (resnet.get_block_workload(channels=8, image_size=8), (1, 8, 8, 8)),
+    }
+
+
+@pytest.fixture(scope="module", params=["mlp", "seed_cnn", "resnet_block"])
+def model(request):
+    (mod, params), shape = _models()[request.param]
+    data = np.random.default_rng(1).standard_normal(shape).astype("float32")
+    factory = relay.build(mod, target="llvm", params=params, executor="aot")
+    return request.param, mod, params, data, factory
+
+
+def _interpret(mod, params, data):
+    return relay.create_executor("debug", mod=mod, params=params).evaluate()(data).numpy()
+
+
+def test_matches_interpreter(model):
+    name, mod, params, data, factory = model
+    amod = AotModule(factory["default"](relay.cpu(0)))
+    amod.set_input("data", data)
+    amod.run()
+    out = amod.get_output(0).numpy()
+    np.testing.assert_allclose(out, _interpret(mod, params, data), rtol=RTOL, atol=ATOL, err_msg=name)
+    if name == "seed_cnn":
+        np.testing.assert_allclose(out, seed_cnn.numpy_forward(data, params), rtol=RTOL, atol=ATOL)
+
+
+def test_generated_c_never_allocates(model):
+    _, _, _, _, factory = model
+    for text in (factory.get_source("c"), factory.get_source("h")):
+        assert not re.search(r"\b(malloc|calloc|realloc|free|alloca)\s*\(", text)
+    assert "tvmgen_default_run(struct tvmgen_default_inputs* inputs, struct tvmgen_default_outputs* outputs)" \
+        in factory.get_source("c")
+    assert "void* data;" in factory.get_source("h") and "void* output0;" in factory.get_source("h")
+
+
+def test_workspace_no_larger_than_graph_plan(model):
+    name, mod, params, _, factory = model
+    graph = relay.build(mod, target="llvm", params=params)
+    intermediates = sum(e.nbytes for e in factory.memory_plan[1] if e.kind == "intermediate")
+    assert 0 < factory.workspace_size <= graph.planned_bytes, name
+    assert factory.workspace_size <= intermediates + 64 * len(factory.program.calls)
+
+
+def test_exported_program_builds_and_matches(model, tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    name, mod, params, data, factory = model
+    out_dir = factory.export_library(str(tmp_path / "model"))
+    assert sorted(os.listdir(out_dir)) == ["Makefile", "main.c", "model.c", "model.h"]
+    assert not re.search(r"\b(malloc|calloc|free)\s*\(", open(os.path.join(out_dir, "main.c")).read())
+    proc = subprocess.run(["make", "-s", "model_run"], cwd=out_dir, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    np.ascontiguousarray(data).tofile(os.path.join(out_dir, "inputs.bin"))
+    proc = subprocess.run(["./model_run", "inputs.bin", "outputs.bin"], cwd=out_dir,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = np.fromfile(os.path.join(out_dir, "outputs.bin"), dtype="float32")
+    expected = _interpret(mod, params, data)
+    np.testing.assert_allclose(out.reshape(expected.shape), expected, rtol=RTOL, atol=ATOL, err_msg=name)
+    # a short input file is reported, not read past
+    open(os.path.join(out_dir, "short.bin"), "wb").write(b"\0" * 4)
+    proc = subprocess.run(["./model_run", "short.bin", "o.bin"], cwd=out_dir, capture_output=True, text=True)
+    assert proc.returncode != 0 and "too short" in proc.stderr
+
+
+def test_set_input_rejects_bad_inputs():
+    (mod, params), shape = _models()["seed_cnn"]
+    amod = AotModule(relay.build(mod, params=params, executor="aot")["default"](relay.cpu(0)))
+    assert amod.get_num_inputs() == 1 and amod.get_num_outputs() == 1
+    with pytest.raises(InputError, match=r"expects Tensor\[\(1, 3, 32, 32\), float32\].*\(1, 3, 16, 16\)"):
+        amod.set_input("data", np.zeros((1, 3, 16, 16), "float32"))
+    with pytest.raises(InputError, match=r"float64.*astype"):
+        amod.set_input("data", np.zeros(shape, "float64"))
+    with pytest.raises(InputError, match="valid names are \\['data'\\]"):
+        amod.set_input("image", np.zeros(shape, "float32"))
+    with pytest.raises(InputError, match="out of range"):
+        amod.set_input(3, np.zeros(shape, "float32"))
+    with pytest.raises(InputError, match="out of range"):
+        amod.get_output(1)
+
+
+def test_outputs_that_are_inputs_constants_or_repeats():
+    """Outputs that no kernel writes (an input, a constant, a repeated value) are copied."""
+    x = relay.var("x", shape=(4, 5))
+    y = relay.exp(x)
+    c = relay.const(np.arange(3, dtype="float32"))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.Tuple([y, x, y, c, relay.reshape(y, (20,))])))
+    data = np.random.default_rng(0).standard_normal((4, 5)).astype("float32")
+    out = relay.create_executor("aot", mod=mod).evaluate()(data)
+    ref = relay.create_executor("debug", mod=mod).evaluate()(data)
+    assert len(out) == 5
+    for a, e in zip(out, ref):
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_create_executor_keywords_and_tuple_args():
+    x = relay.var("x", shape=(3,))
+    w = relay.var("w", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x, w], relay.nn.relu(x * w + x)))
+    f = relay.create_executor("aot", mod=mod, target="c").evaluate()
+    a, b = np.array([1, -2, 3], "float32"), np.array([2, 2, -5], "float32")
+    np.testing.assert_allclose(f(a, w=b).numpy(), np.maximum(a * b + a, 0))
+    with pytest.raises(InputError):
+        f(a)
+
+
+def test_target_c_matches_llvm():
+    (mod, params), shape = _models()["mlp"]
+    data = np.random.default_rng(2).standard_normal(shape).astype("float32")
+    outs = []
+    for target in ("c", "llvm"):
+        amod = relay.build(mod, target=target, params=params, executor="aot")["default"](relay.cpu(0))
+        amod.run(data=data)
+        outs.append(amod.get_output(0).numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[0], mlp.numpy_forward(data, params), rtol=RTOL, atol=ATOL)
+
+
+def test_kernel_scratch_lives_in_the_static_workspace():
+    """A conv whose padded copy exceeds the C backend's stack limit gets scratch in the arena."""
+    (mod, params) = resnet.get_block_workload(channels=16, image_size=32)
+    data = np.random.default_rng(3).standard_normal((1, 16, 32, 32)).astype("float32")
+    factory = relay.build(mod, target="llvm", params=params, executor="aot")
+    program = factory.program
+    assert program.kernel_ws_bytes > 0, "expected a kernel temporary above the stack limit"
+    assert factory.workspace_size == program.kernel_ws_offset + program.kernel_ws_bytes
+    assert "_ws(args, NULL, tvmgen_default_workspace + " in factory.get_source("c")
+    amod = factory["default"](relay.cpu(0))
+    amod.run(data=data)
+    np.testing.assert_allclose(amod.get_output(0).numpy(), _interpret(mod, params, data), rtol=RTOL, atol=ATOL)
