@@ -8,9 +8,10 @@ import json
 import os
 import platform
 
-from . import bench_frontend_passes
+from . import bench_aot, bench_frontend_passes, bench_kernels, bench_vm
 
-SUITES = {"frontend_passes": bench_frontend_passes}
+SUITES = {"frontend_passes": bench_frontend_passes, "kernels": bench_kernels, "vm": bench_vm,
+          "aot": bench_aot}
 
 
 def main() -> None:

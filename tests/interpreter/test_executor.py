@@ -113,10 +113,12 @@ def test_params_are_bound_into_main():
     np.testing.assert_array_equal(ex.evaluate()(a).numpy(), a - b)
 
 
-@pytest.mark.parametrize("kind", ["vm", "aot"])
-def test_compiled_kinds_not_available_yet(kind):
-    with pytest.raises(RelayError, match="not available yet.*kind=\"debug\""):
-        create_executor(kind, mod=_sub_mod())
+@pytest.mark.compile
+@pytest.mark.parametrize("kind", ["graph", "vm", "aot"])
+def test_compiled_kinds_agree_with_numpy(kind):
+    a, b = _xy()
+    out = create_executor(kind, mod=_sub_mod()).evaluate()(a, y=b)
+    np.testing.assert_allclose(out.numpy(), a - b, rtol=1e-6)
 
 
 def test_unknown_kind():

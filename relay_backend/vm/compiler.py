@@ -1,0 +1,209 @@
+"""The VM compiler: IRModule -> Executable (tvm.relay.vm.compile / VMCompiler).
+
+    exe = relay_backend.vm.compile(mod, target="llvm", params=params)
+    vm = relay_backend.vm.VirtualMachine(exe, relay_backend.cpu())
+    out = vm.run(x)
+
+Pipeline (`optimize`): bind params into main, RemoveUnusedFunctions, InferType,
+SimplifyInference, FoldConstant, FuseOps, InferType, then LambdaLift (closures become globals).
+`lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
+(memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
+`tvmgen_vm_mod_fused_...`); `codegen` builds all kernels into one runtime Module. Functions
+without control flow get `kill` instructions after each register's last use, so intermediate
+tensors are released while the function still runs.
+"""
+import numpy as np
+
+from ..errors import CompileError
+from ..ir.module import IRModule
+from ..ir.types import TensorType, TupleType, is_any
+from ..runtime import ndarray as _nd
+from ..runtime.ndarray import NDArray
+from ..te_compiler import get as get_te_compiler
+from ..te_compiler.naming import NameSupply, candidate_name
+from .. import transform
+from .bytecode import Opcode, make, read_registers
+from .executable import Executable, VMFunction
+from .function_compiler import VMFunctionCompiler
+from .lambda_lift import CLOSURE_ATTR, lambda_lift
+from .shape_func import ShapeProgram
+
+MOD_NAME = "vm_mod"
+
+
+def type_descriptor(ty):
+    """A JSON-able description of a parameter type, used to check inputs at run time."""
+    if isinstance(ty, TensorType):
+        return {"shape": [None if is_any(d) else int(d) for d in ty.shape], "dtype": ty.dtype}
+    if isinstance(ty, TupleType):
+        return {"tuple": [type_descriptor(f) for f in ty.fields]}
+    return None
+
+
+class CompileContext:
+    """What all functions of one module share: globals, constants, kernels, shape functions."""
+
+    def __init__(self, mod: IRModule, target):
+        self.mod = mod
+        self.target = target
+        self.global_names = [gv.name_hint for gv in mod.functions]
+        self.global_map = {name: i for i, name in enumerate(self.global_names)}
+        self.closures = {gv.name_hint for gv, fn in mod.functions.items()
+                         if int(fn.attrs.get(CLOSURE_ATTR, 0)) == 1}
+        self.constants = []
+        self._const_ids = {}
+        self.packed_names = []         # kernel / shape function name per packed index
+        self.shape_funcs = {}          # packed index -> ShapeProgram
+        self.cached_funcs = {}         # kernel name -> CachedFunc
+        self._packed_map = {}
+        self._programs = {}
+        self._shape_names = NameSupply()
+
+    def global_index(self, name: str) -> int:
+        if name not in self.global_map:
+            raise CompileError(f"call of @{name}, which is not a function of the module "
+                               f"(it has {sorted(self.global_map)})")
+        return self.global_map[name]
+
+    def is_closure_global(self, name: str) -> bool:
+        return name in self.closures
+
+    def add_constant(self, data) -> int:
+        key = id(data)
+        if key not in self._const_ids:
+            value = data if isinstance(data, NDArray) else _nd.array(np.asarray(data))
+            self._const_ids[key] = len(self.constants)
+            self.constants.append(value)
+        return self._const_ids[key]
+
+    def packed_index(self, name: str, program=None) -> int:
+        if name not in self._packed_map:
+            self._packed_map[name] = len(self.packed_names)
+            self.packed_names.append(name)
+            if program is not None:
+                self.shape_funcs[self._packed_map[name]] = program
+        return self._packed_map[name]
+
+    def kernel_index(self, prim) -> int:
+        try:
+            cached = get_te_compiler().lower(prim, self.target, mod_name=MOD_NAME)
+        except CompileError:
+            raise
+        except Exception as err:  # noqa: BLE001 - name the function that failed
+            raise CompileError(f"lowering a primitive function for the VM failed: {type(err).__name__}: "
+                               f"{err}\n{prim.astext()[:600]}") from err
+        self.cached_funcs[cached.func_name] = cached
+        return self.packed_index(cached.func_name)
+
+    def shape_program(self, prim) -> ShapeProgram:
+        program = self._programs.get(id(prim))
+        if program is None:
+            name = self._shape_names.fresh(f"{MOD_NAME}_shape_func_{candidate_name(prim)[len('fused_'):]}"
+                                           .replace(".", "_"))
+            program = self._programs[id(prim)] = (ShapeProgram.from_function(prim, name), prim)
+        return program[0]
+
+
+# registers worth releasing: tensors and the values of calls (not storages, constants or ints)
+_KILLABLE = (Opcode.AllocTensor, Opcode.AllocTensorReg, Opcode.Invoke, Opcode.InvokeClosure, Opcode.AllocADT)
+
+
+def insert_kills(code: list, keep: int) -> list:
+    """Straight-line code only: a `kill` after the last read of each register >= keep."""
+    if any(ins[0] in (Opcode.If, Opcode.Goto) for ins in code) or not code:
+        return code
+    ret_reg = code[-1][1] if code[-1][0] == Opcode.Ret else None
+    values = {ins[-1] for ins in code if ins[0] in _KILLABLE}
+    last = {}
+    for i, ins in enumerate(code):
+        if ins[0] != Opcode.Ret:
+            for r in read_registers(ins):
+                last[r] = i
+    kills = {}
+    for reg, i in last.items():
+        if reg >= keep and reg != ret_reg and reg in values:
+            kills.setdefault(i, []).append(reg)
+    out = []
+    for i, ins in enumerate(code):
+        out.append(ins)
+        for reg in sorted(kills.get(i, ())):
+            out.append(make(Opcode.KillRegister, reg))
+    return out
+
+
+class VMCompiler:
+    """tvm.relay.vm.VMCompiler: set_params, optimize, lower, codegen, get_exec."""
+
+    def __init__(self):
+        self._params = {}
+        self._context = None
+        self._exec = None
+        self.optimized_mod = None
+
+    def set_params(self, params) -> None:
+        """Parameters bound into main as constants by the next optimize/lower."""
+        for name, value in (params or {}).items():
+            self._params[name] = value if isinstance(value, NDArray) else _nd.array(np.asarray(value))
+
+    def get_params(self) -> dict:
+        return dict(self._params)
+
+    def optimize(self, mod: IRModule, target="llvm", params=None):
+        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize)."""
+        if not isinstance(mod, IRModule):
+            raise CompileError(f"vm.compile expects an IRModule, got {type(mod).__name__}; "
+                               f"wrap an expression with IRModule.from_expr(expr)")
+        if params:
+            self.set_params(params)
+        if self._params:
+            if "main" not in mod:
+                raise CompileError("params were given but the module has no 'main' function to bind them into")
+            mod = mod.copy()
+            mod["main"] = transform.bind_params_by_name(mod["main"], self._params)
+        passes = [transform.InferType(), transform.SimplifyInference(), transform.FoldConstant(),
+                  transform.InferType(), transform.FuseOps(), transform.InferType()]
+        if "main" in mod:
+            passes.insert(0, transform.RemoveUnusedFunctions(["main"]))
+        mod = transform.Sequential(passes)(mod)
+        return lambda_lift(mod), self.get_params()
+
+    def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
+        """Optimize, then compile every global function to bytecode and lower its kernels."""
+        mod, _ = self.optimize(mod, target)
+        self.optimized_mod = mod
+        ctx = self._context = CompileContext(mod, target)
+        functions = []
+        for gv, fn in mod.functions.items():
+            fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
+            params, code, nregs = fc.compile()
+            code = insert_kills(code, keep=len(params))
+            types = [type_descriptor(getattr(p, "_checked_type_", None) or p.type_annotation) for p in params]
+            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
+        self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
+                                {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
+
+    def codegen(self) -> None:
+        """Compile every kernel the bytecode calls into one runtime Module."""
+        if self._context is None:
+            raise CompileError("VMCompiler.codegen: call lower(mod, target) first")
+        cached = list(self._context.cached_funcs.values())
+        if cached:
+            self._exec.lib = get_te_compiler().build(cached, self._context.target)
+
+    def get_exec(self) -> Executable:
+        if self._exec is None:
+            raise CompileError("VMCompiler.get_exec: nothing compiled yet; call lower() and codegen()")
+        return self._exec
+
+
+def compile(mod, target="llvm", target_host=None, params=None) -> Executable:  # noqa: A001 - tvm name
+    """Compile `mod` for the VM (tvm.relay.vm.compile): returns an Executable."""
+    compiler = VMCompiler()
+    if params:
+        compiler.set_params(params)
+    compiler.lower(mod, target, target_host)
+    compiler.codegen()
+    return compiler.get_exec()
+
+
+__all__ = ["VMCompiler", "compile", "CompileContext", "insert_kills", "type_descriptor", "MOD_NAME"]

@@ -1,0 +1,204 @@
+"""Executable: the VM's compiled program (bytecode, constants, kernel names, kernels) and its file format.
+
+`exe.bytecode` is a readable listing; `exe.save()` returns (bytes, lib) where lib is the runtime
+Module of kernels (export it with `lib.export_library(path)`, load it with
+`relay_backend.runtime.load_module(path)`); `Executable.load_exec(bytes, lib)` rebuilds it.
+
+Byte layout (little-endian, no pickle; loading never runs code from the file):
+
+    8s  MAGIC "RBVMEXE\\0"      u32 FORMAT_VERSION
+    u64 n, n bytes JSON         functions (name, params, param types, register_file_size,
+                                instructions as [opcode, fields...]), globals, primitive names,
+                                shape functions, package version
+    u64 m, m bytes              constants as a params blob (runtime.params, names "0", "1", ...)
+    32s sha256 of everything before
+
+Every field is validated on load (magic, version, lengths, checksum, each instruction's shape,
+register / function / constant / packed indices in range); a bad file raises SerializationError.
+"""
+import hashlib
+import json
+import struct
+from dataclasses import dataclass
+
+from ..config import VERSION
+from ..errors import SerializationError
+from ..runtime.params import load_param_dict, save_param_dict
+from .bytecode import FIELDS, Opcode, format_instruction, make
+from .shape_func import ShapeProgram
+
+MAGIC = b"RBVMEXE\x00"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<8sI")
+_U64 = struct.Struct("<Q")
+
+
+@dataclass
+class VMFunction:
+    """One function's bytecode: parameter names and types, instructions, register count."""
+
+    name: str
+    params: list
+    param_types: list
+    instructions: list
+    register_file_size: int
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "params": list(self.params), "param_types": list(self.param_types),
+                "register_file_size": self.register_file_size,
+                "instructions": [[v if not isinstance(v, tuple) else list(v) for v in ins]
+                                 for ins in self.instructions]}
+
+
+class Executable:
+    """tvm.runtime.vm.Executable."""
+
+    def __init__(self, functions, global_map, primitive_names, shape_funcs, constants, lib):
+        self.functions = list(functions)
+        self.global_map = dict(global_map)
+        self.primitive_names = list(primitive_names)
+        self.shape_funcs = dict(shape_funcs)        # packed index -> ShapeProgram
+        self.constants = list(constants)
+        self.lib = lib
+
+    # -- inspection
+    @property
+    def bytecode(self) -> str:
+        """The readable listing of every function."""
+        names = [f.name for f in self.functions]
+        lines = []
+        for func in self.functions:
+            lines.append(f"VM Function[{self.global_map.get(func.name, '?')}]: {func.name}"
+                         f"({', '.join(func.params)})")
+            lines.append(f"# reg file size = {func.register_file_size}")
+            lines.append(f"# instruction count = {len(func.instructions)}")
+            lines.append("opcode, fields # inst(text):")
+            for pc, ins in enumerate(func.instructions):
+                lines.append(f"{pc:>3}: {format_instruction(ins, self.primitive_names, names)}")
+            lines.append("")
+        return "\n".join(lines)
+
+    @property
+    def primitive_ops(self) -> list:
+        """Names of the kernels (not shape functions) the bytecode calls."""
+        return [n for i, n in enumerate(self.primitive_names) if i not in self.shape_funcs]
+
+    @property
+    def stats(self) -> str:
+        return (f"Relay VM executable statistics:\n  Constant pool (# constants: {len(self.constants)})\n"
+                f"  Globals (#{len(self.functions)}): {list(self.global_map)}\n"
+                f"  Primitive ops (#{len(self.primitive_names)}): {self.primitive_names}")
+
+    def get_lib(self):
+        return self.lib
+
+    def function(self, name: str) -> VMFunction:
+        from ..errors import InputError
+        if name not in self.global_map:
+            raise InputError(f"the VM executable has no function {name!r}; it has {sorted(self.global_map)}")
+        return self.functions[self.global_map[name]]
+
+    def get_function_arity(self, name: str) -> int:
+        return len(self.function(name).params)
+
+    def get_function_param_name(self, name: str, index: int) -> str:
+        return self.function(name).params[index]
+
+    # -- serialization
+    def save(self):
+        """(bytes, lib): the bytecode, constants and metadata as bytes, and the kernel Module."""
+        meta = {"format": "relay_backend.vm", "version": FORMAT_VERSION, "package_version": VERSION,
+                "functions": [f.to_json() for f in self.functions],
+                "globals": sorted(self.global_map, key=self.global_map.get),
+                "primitives": self.primitive_names,
+                "shape_funcs": {str(i): p.to_json() for i, p in self.shape_funcs.items()},
+                "num_constants": len(self.constants)}
+        meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
+        consts = save_param_dict({str(i): c for i, c in enumerate(self.constants)})
+        body = (_HEADER.pack(MAGIC, FORMAT_VERSION) + _U64.pack(len(meta_bytes)) + meta_bytes
+                + _U64.pack(len(consts)) + consts)
+        return body + hashlib.sha256(body).digest(), self.lib
+
+    @staticmethod
+    def load_exec(bytecode, lib) -> "Executable":
+        """Rebuild an Executable from `save()`'s bytes and its kernel Module."""
+        meta, constants = _read(bytes(bytecode))
+        try:
+            functions = [VMFunction(str(f["name"]), [str(p) for p in f["params"]], list(f["param_types"]),
+                                    [make(Opcode(ins[0]), *ins[1:]) for ins in f["instructions"]],
+                                    int(f["register_file_size"])) for f in meta["functions"]]
+            globals_ = [str(g) for g in meta["globals"]]
+            prims = [str(p) for p in meta["primitives"]]
+            shape_funcs = {int(i): ShapeProgram.from_json(p) for i, p in meta["shape_funcs"].items()}
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise SerializationError(f"VM executable: malformed metadata ({type(err).__name__}: {err})") from err
+        if len(globals_) != len(functions) or [f.name for f in functions] != globals_:
+            raise SerializationError("VM executable: the globals table does not match the functions")
+        if any(not 0 <= i < len(prims) for i in shape_funcs):
+            raise SerializationError("VM executable: a shape function index is out of range")
+        for func in functions:
+            _validate_function(func, len(functions), len(prims), len(constants))
+        exe = Executable(functions, {n: i for i, n in enumerate(globals_)}, prims, shape_funcs, constants, lib)
+        missing = [n for n in exe.primitive_ops if lib is None or n not in lib]
+        if missing:
+            raise SerializationError(f"VM executable: cannot find function(s) {missing} in module {lib!r}; "
+                                     f"pass the lib that save() returned (or load_module of its export)")
+        return exe
+
+
+def _read(data: bytes):
+    """(metadata dict, constants list) from the bytes, checking magic, version and checksum."""
+    if len(data) < _HEADER.size + 2 * _U64.size + 32:
+        raise SerializationError(f"VM executable: {len(data)} bytes is too short to be an executable (truncated?)")
+    magic, version = _HEADER.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise SerializationError(f"VM executable: bad magic {magic!r} (expected {MAGIC!r}); "
+                                 f"this is not a relay_backend VM executable")
+    if version != FORMAT_VERSION:
+        raise SerializationError(f"VM executable: format version {version}, this build reads {FORMAT_VERSION}")
+    body, digest = data[:-32], data[-32:]
+    if hashlib.sha256(body).digest() != digest:
+        raise SerializationError("VM executable: checksum mismatch (the bytes are corrupt or truncated)")
+    pos = _HEADER.size
+    (meta_len,) = _U64.unpack_from(body, pos)
+    pos += _U64.size
+    if pos + meta_len + _U64.size > len(body):
+        raise SerializationError("VM executable: metadata length exceeds the data")
+    try:
+        meta = json.loads(body[pos:pos + meta_len].decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SerializationError(f"VM executable: unreadable metadata: {err}") from err
+    pos += meta_len
+    (const_len,) = _U64.unpack_from(body, pos)
+    pos += _U64.size
+    if pos + const_len != len(body):
+        raise SerializationError("VM executable: constants section length does not match the data")
+    if not isinstance(meta, dict) or meta.get("format") != "relay_backend.vm":
+        raise SerializationError("VM executable: metadata is not relay_backend.vm")
+    if meta.get("package_version") != VERSION:
+        raise SerializationError(f"VM executable: written by relay_backend {meta.get('package_version')}, "
+                                 f"this is {VERSION}; recompile it")
+    blob = load_param_dict(body[pos:pos + const_len])
+    n = meta.get("num_constants")
+    if not isinstance(n, int) or sorted(blob) != sorted(str(i) for i in range(n)):
+        raise SerializationError("VM executable: the constant pool does not match its count")
+    return meta, [blob[str(i)] for i in range(n)]
+
+
+def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int) -> None:
+    limits = {"reg": func.register_file_size, "func": nfuncs, "packed": npacked, "const": nconsts}
+    if not func.instructions or func.register_file_size < len(func.params):
+        raise SerializationError(f"VM executable: function {func.name} is empty or has too few registers")
+    for pc, ins in enumerate(func.instructions):
+        for value, (name, kind) in zip(ins[1:], FIELDS[Opcode(ins[0])]):
+            values = value if kind in ("regs", "ints") else (value,)
+            key = "reg" if kind == "regs" else kind
+            for v in values:
+                bad = (key in limits and not 0 <= v < limits[key]) or \
+                      (kind == "off" and not (v != 0 and 0 <= pc + v < len(func.instructions) + 1))
+                if bad:
+                    raise SerializationError(f"VM executable: {func.name}[{pc}] {Opcode(ins[0]).name}: "
+                                             f"{name}={v} is out of range")
+
+
+__all__ = ["Executable", "VMFunction", "MAGIC", "FORMAT_VERSION"]

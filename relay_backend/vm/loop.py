@@ -1,0 +1,229 @@
+"""The VM's run loop (TVM's VirtualMachine::RunLoop) and the runtime objects it creates.
+
+`run_loop(vm, func_index, args)` executes bytecode with an explicit frame stack: Invoke and
+InvokeClosure push (code, pc, registers, destination), Ret pops; Python recursion is never
+used, so a Relay loop of any depth runs. Instructions are tuples (bytecode.FIELDS order); the
+dispatch is an if-chain ordered by how often each opcode runs in a typical model.
+"""
+import ctypes
+
+import numpy as np
+
+from ..errors import ExecutionError, InputError
+from ..runtime import ndarray as _nd
+from ..runtime.container import ADT
+from ..runtime.device import Device
+from ..runtime.ndarray import ALIGNMENT, NDArray
+from .bytecode import format_instruction
+
+MOVE, RET, INVOKE, INVOKE_CLOSURE, INVOKE_PACKED = 0, 1, 2, 3, 4
+ALLOC_TENSOR, ALLOC_TENSOR_REG, ALLOC_ADT, ALLOC_CLOSURE, GET_FIELD = 5, 6, 7, 8, 9
+IF, LOAD_CONST, GOTO, GET_TAG, LOAD_CONSTI, FATAL = 10, 11, 12, 13, 14, 15
+ALLOC_STORAGE, SHAPE_OF, RESHAPE_TENSOR, DEVICE_COPY, KILL_REGISTER = 16, 17, 18, 19, 20
+
+
+
+class VMClosure:
+    """A function of the executable with its captured values."""
+
+    __slots__ = ("func_index", "captured")
+
+    def __init__(self, func_index: int, captured):
+        self.func_index = func_index
+        self.captured = list(captured)
+
+    def __repr__(self) -> str:
+        return f"VMClosure(func={self.func_index}, captured={len(self.captured)})"
+
+
+class Storage:
+    """A block of aligned bytes that tensors are carved from (alloc_storage)."""
+
+    __slots__ = ("buffer", "device")
+
+    def __init__(self, nbytes: int, device: Device):
+        raw = np.empty(max(int(nbytes), 1) + ALIGNMENT, dtype=np.uint8)
+        start = (-raw.ctypes.data) % ALIGNMENT
+        self.buffer = raw[start:start + max(int(nbytes), 1)]
+        self.device = device
+
+    def alloc_tensor(self, offset: int, shape, dtype, nbytes=None) -> NDArray:
+        dt = np.dtype(dtype)
+        if nbytes is None:
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        end = offset + nbytes
+        if offset < 0 or end > self.buffer.size:
+            raise ExecutionError(f"alloc_tensor: {tuple(shape)} {dtype} at offset {offset} needs {end} bytes, "
+                                 f"the storage has {self.buffer.size}")
+        return NDArray(self.buffer[offset:end].view(dt).reshape(tuple(shape)), self.device)
+
+
+def fast_kernel(fn):
+    """A static-shape kernel called without the per-call signature check.
+
+    The VM checks its inputs against the function's types on entry and allocates every
+    output with the compiled shape, so for kernels without symbolic shape variables the
+    check would only repeat the compiler's work (it costs more than a small kernel). Kernels
+    with symbolic dims keep the checked call, which also binds the shape variables.
+    """
+    native = getattr(fn, "_native", None)
+    info = getattr(fn, "info", None)
+    if native is None or info is None or info.shape_vars:
+        return fn
+    n = len(info.params)
+    ptr_array, no_shapes = ctypes.c_void_p * max(n, 1), ctypes.c_void_p(0)
+
+    def call(*args):
+        if len(args) != n:
+            return fn(*args)                     # let the checked path explain the mismatch
+        native(ctypes.cast(ptr_array(*[a.view_numpy().ctypes.data for a in args]), ctypes.c_void_p), no_shapes)
+    call.checked = fn
+    return call
+
+
+def decode(ins, constants, device):
+    """Load-time form of an instruction: constants resolved, static sizes precomputed."""
+    op = ins[0]
+    if op == LOAD_CONST:
+        return (op, _nd.array(constants[ins[1]], device=device), ins[3])
+    if op == LOAD_CONSTI:
+        return (op, _nd.array(np.array([ins[1]], dtype="int64"), device=device), ins[2])
+    if op == ALLOC_STORAGE:
+        nbytes = int(np.prod(ins[5], dtype=np.int64)) * np.dtype(ins[3]).itemsize if ins[5] else None
+        return ins + (nbytes,)
+    if op == ALLOC_TENSOR:
+        dt = np.dtype(ins[4])
+        return ins + (dt, int(np.prod(ins[3], dtype=np.int64)) * dt.itemsize)
+    return ins
+
+
+def _scalar(value) -> int:
+    if isinstance(value, NDArray):
+        return value.view_numpy().reshape(-1)[0].item()
+    raise ExecutionError(f"expected a scalar tensor in a register, found {type(value).__name__}")
+
+
+def _flatten(values, out):
+    for v in values:
+        if isinstance(v, ADT):
+            _flatten(v.fields, out)
+        else:
+            out.append(v)
+    return out
+
+
+def _fatal(vm, func_index, pc, why):
+    func = vm.exe.functions[func_index]
+    ins = func.instructions[pc]
+    return ExecutionError(f"VM encountered fatal error in @{func.name} at pc {pc} "
+                          f"({format_instruction(ins, vm.exe.primitive_names)}): {why}")
+
+
+def run_loop(vm, func_index: int, args):
+    """Run function `func_index` on the register values `args`; returns its result value."""
+    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.device
+    frames = []
+    code = codes[func_index]
+    regs = [None] * functions[func_index].register_file_size
+    regs[:len(args)] = args
+    pc = 0
+    while True:
+        ins = code[pc]
+        op = ins[0]
+        if op == INVOKE_PACKED:
+            n_out = ins[3]
+            values = [regs[r] for r in ins[4]]
+            if any(isinstance(v, ADT) for v in values):
+                values = _flatten(values, [])
+            if n_out == 1 and 0 in values[-1].shape:
+                pc += 1
+                continue
+            try:
+                packed[ins[1]](*values)
+            except InputError as err:
+                raise _fatal(vm, func_index, pc, f"kernel {vm.exe.primitive_names[ins[1]]} rejected its "
+                                                 f"arguments: {err}") from err
+            pc += 1
+        elif op == LOAD_CONSTI or op == LOAD_CONST:
+            regs[ins[2]] = ins[1]
+            pc += 1
+        elif op == ALLOC_STORAGE:
+            # decoded: (..., dst, nbytes or None) -- static sizes are computed once at load
+            nbytes = ins[7] if ins[7] is not None else _scalar(regs[ins[1]])
+            regs[ins[6]] = Storage(nbytes, device)
+            pc += 1
+        elif op == ALLOC_TENSOR:
+            # decoded: (..., dst, numpy dtype, nbytes)
+            regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), ins[3], ins[6], ins[7])
+            pc += 1
+        elif op == KILL_REGISTER:
+            regs[ins[1]] = None
+            pc += 1
+        elif op == RET:
+            result = regs[ins[1]]
+            if not frames:
+                return result
+            code, pc, regs, dst, func_index = frames.pop()
+            regs[dst] = result
+            pc += 1
+        elif op == MOVE:
+            regs[ins[2]] = regs[ins[1]]
+            pc += 1
+        elif op == INVOKE or op == INVOKE_CLOSURE:
+            if op == INVOKE:
+                callee, call_args = ins[1], [regs[r] for r in ins[2]]
+            else:
+                closure = regs[ins[1]]
+                if not isinstance(closure, VMClosure):
+                    raise _fatal(vm, func_index, pc, f"invoke_closure of a {type(closure).__name__}")
+                callee, call_args = closure.func_index, closure.captured + [regs[r] for r in ins[2]]
+            frames.append((code, pc, regs, ins[3], func_index))
+            func_index = callee
+            code = codes[callee]
+            regs = [None] * functions[callee].register_file_size
+            regs[:len(call_args)] = call_args
+            pc = 0
+        elif op == ALLOC_ADT:
+            regs[ins[3]] = ADT(ins[1], [regs[r] for r in ins[2]])
+            pc += 1
+        elif op == GET_FIELD:
+            obj = regs[ins[1]]
+            if not isinstance(obj, ADT) or ins[2] >= len(obj.fields):
+                raise _fatal(vm, func_index, pc, f"get_field {ins[2]} of {obj!r}")
+            regs[ins[3]] = obj.fields[ins[2]]
+            pc += 1
+        elif op == IF:
+            pc += ins[3] if _scalar(regs[ins[1]]) == _scalar(regs[ins[2]]) else ins[4]
+        elif op == GOTO:
+            pc += ins[1]
+        elif op == GET_TAG:
+            obj = regs[ins[1]]
+            if not isinstance(obj, ADT):
+                raise _fatal(vm, func_index, pc, f"get_tag of a {type(obj).__name__}")
+            regs[ins[2]] = _nd.array(np.array([obj.tag], dtype="int32"), device=device)
+            pc += 1
+        elif op == ALLOC_TENSOR_REG:
+            shape = tuple(int(d) for d in regs[ins[3]].view_numpy().reshape(-1))
+            regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), shape, ins[4])
+            pc += 1
+        elif op == ALLOC_CLOSURE:
+            regs[ins[3]] = VMClosure(ins[1], [regs[r] for r in ins[2]])
+            pc += 1
+        elif op == SHAPE_OF:
+            regs[ins[2]] = _nd.array(np.array(regs[ins[1]].shape, dtype="int64"), device=device)
+            pc += 1
+        elif op == RESHAPE_TENSOR:
+            src = regs[ins[1]]
+            newshape = tuple(int(d) for d in regs[ins[2]].view_numpy().reshape(-1))
+            try:
+                regs[ins[3]] = NDArray(src.view_numpy().reshape(newshape), src.device)
+            except ValueError as err:
+                raise _fatal(vm, func_index, pc, f"cannot reshape {src.shape} to {newshape}") from err
+            pc += 1
+        elif op == DEVICE_COPY:
+            regs[ins[4]] = _nd.array(regs[ins[1]], device=device)
+            pc += 1
+        elif op == FATAL:
+            raise _fatal(vm, func_index, pc, "no match clause applied (or unreachable code was reached)")
+        else:
+            raise _fatal(vm, func_index, pc, f"unknown opcode {op}")
