@@ -1,0 +1,118 @@
+"""Shared pieces of the ONNX importer: dtype mapping, attribute access that tracks what a
+converter read (so an attribute nobody handles is an error, not a silent wrong answer), and the
+NodeContext a converter receives (typed, constant-folded access to its inputs)."""
+import numpy as np
+
+from ...errors import OpNotImplemented
+from ...ir.expr import Constant
+from ...runtime import ndarray as _nd
+
+# ONNX TensorProto.DataType -> numpy dtype name (the ones our ops can hold)
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+               9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+
+
+def onnx_dtype(code: int, what: str) -> str:
+    """The numpy dtype name of ONNX element type `code`; unsupported ones (string, bfloat16,
+    complex, float8) raise OpNotImplemented naming `what`."""
+    try:
+        return ONNX_DTYPES[int(code)]
+    except KeyError:
+        import onnx
+        name = onnx.TensorProto.DataType.Name(int(code)) if int(code) in onnx.TensorProto.DataType.values() else code
+        raise OpNotImplemented(f"{what}: ONNX element type {name} is not supported "
+                               f"(supported: {sorted(set(ONNX_DTYPES.values()))})") from None
+
+
+def const(value, dtype=None) -> Constant:
+    """A Constant that keeps the numpy dtype exactly (relay.const narrows int64 to int32)."""
+    arr = np.asarray(value, dtype=dtype)
+    return Constant(_nd.array(np.array(arr, order="C")))
+
+
+class DynamicInputError(OpNotImplemented):
+    """A converter needs the value of an input (axes, pads, shape, ...) that is only known at run time."""
+
+
+class NodeAttrs:
+    """An ONNX node's attributes as Python values; remembers which ones were read."""
+
+    def __init__(self, node):
+        import onnx
+        self._values = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        for k, v in self._values.items():
+            if isinstance(v, bytes):
+                self._values[k] = v.decode()
+            elif isinstance(v, list) and v and isinstance(v[0], bytes):
+                self._values[k] = [x.decode() for x in v]
+        self._read = set()
+
+    def get(self, name, default=None):
+        self._read.add(name)
+        return self._values.get(name, default)
+
+    def ints(self, name, default=None):
+        v = self.get(name, default)
+        return None if v is None else tuple(int(x) for x in v)
+
+    def __contains__(self, name):
+        return name in self._values
+
+    def unread(self) -> list:
+        return sorted(set(self._values) - self._read)
+
+
+class NodeContext:
+    """What a converter sees: the node, its attrs, opset, and the importer's typed builder."""
+
+    def __init__(self, importer, node, attrs: NodeAttrs, opset: int, since: int):
+        self.importer = importer
+        self.node = node
+        self.attrs = attrs
+        self.opset = opset
+        self.since = since  # the since_version of the schema in force for this node
+
+    # --- inputs ------------------------------------------------------------------------------
+    @property
+    def op(self) -> str:
+        return self.node.op_type
+
+    def where(self) -> str:
+        return f"ONNX node {self.node.name or '<unnamed>'!r} ({self.node.op_type}, opset {self.opset})"
+
+    def fail(self, msg: str, fix: str = "") -> OpNotImplemented:
+        return OpNotImplemented(f"{self.where()}: {msg}" + (f"; {fix}" if fix else ""))
+
+    def value(self, expr, what: str, fix: str = "the importer needs it to be constant; give static input "
+                                                 "shapes via from_onnx(model, shape={...})"):
+        """The numpy value of `expr` if it folds to a constant, else OpNotImplemented."""
+        expr = self.importer.normalize(expr)
+        if not isinstance(expr, Constant):
+            raise DynamicInputError(f"{self.where()}: input {what} is computed at run time, which is not "
+                                    f"supported; {fix}")
+        return expr.data.view_numpy()
+
+    def maybe_value(self, expr):
+        """The numpy value of `expr` if it folds to a constant, else None."""
+        expr = self.importer.normalize(expr)
+        return expr.data.view_numpy() if isinstance(expr, Constant) else None
+
+    def type(self, expr):
+        return self.importer.type_of(expr)
+
+    def shape(self, expr) -> tuple:
+        return tuple(self.importer.type_of(expr).shape)
+
+    def static_shape(self, expr, what: str = "data") -> tuple:
+        from ...ir.types import is_any
+        shape = self.shape(expr)
+        if any(is_any(d) for d in shape):
+            raise self.fail(f"{what} has a dynamic shape {shape}, which this converter needs static",
+                            "give static input shapes via from_onnx(model, shape={...})")
+        return tuple(int(d) for d in shape)
+
+    def ndim(self, expr) -> int:
+        return len(self.importer.type_of(expr).shape)
+
+    def dtype(self, expr) -> str:
+        return self.importer.type_of(expr).dtype

@@ -1,0 +1,212 @@
+"""Shape and data-movement ONNX ops: Reshape, Flatten, Transpose, Concat, Split, Squeeze, Unsqueeze,
+Gather, Slice, Expand, Tile, Pad, Shape, Size, Constant, ConstantOfShape, Range.
+
+Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) must fold to
+constants; the importer folds Shape-of-static-input subgraphs, so this covers exported models
+whose input shapes are static.
+"""
+import numpy as np
+
+from .... import op as _op
+from ....op import nn as _nn
+from ..common import const, onnx_dtype
+from ._registry import converter
+
+
+def _ints(ctx, expr, what):
+    return [int(v) for v in np.asarray(ctx.value(expr, what)).reshape(-1)]
+
+
+@converter("Reshape", min_version=5)
+def reshape(ctx, inputs):
+    x, shape = inputs
+    newshape = _ints(ctx, shape, "shape")
+    allowzero = bool(ctx.attrs.get("allowzero", 0))
+    if not allowzero:  # ONNX 0 copies the input dim (relay's code 0 too); resolve it here
+        have = ctx.shape(x)
+        newshape = [have[i] if v == 0 and i < len(have) else v for i, v in enumerate(newshape)]
+    return _op.reshape(x, newshape, allowzero=allowzero)
+
+
+@converter("Flatten")
+def flatten(ctx, inputs):
+    x = inputs[0]
+    shape = ctx.static_shape(x, "input")
+    axis = int(ctx.attrs.get("axis", 1))
+    axis = axis + len(shape) if axis < 0 else axis
+    return _op.reshape(x, (int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))))
+
+
+@converter("Transpose")
+def transpose(ctx, inputs):
+    perm = ctx.attrs.ints("perm")
+    return _op.transpose(inputs[0], list(perm) if perm is not None else None)
+
+
+@converter("Concat")
+def concat(ctx, inputs):
+    return _op.concatenate(list(inputs), axis=int(ctx.attrs.get("axis")))
+
+
+@converter("Split")
+def split(ctx, inputs):
+    x = inputs[0]
+    axis = int(ctx.attrs.get("axis", 0))
+    n_out = len(ctx.node.output)
+    if ctx.since >= 13:
+        sizes = _ints(ctx, inputs[1], "split") if len(inputs) > 1 and inputs[1] is not None else None
+    else:
+        sizes = ctx.attrs.ints("split")
+    num_outputs = ctx.attrs.get("num_outputs")
+    dim = ctx.static_shape(x, "input")[axis]
+    if not sizes:
+        count = int(num_outputs) if num_outputs is not None else n_out
+        chunk = -(-dim // count)
+        sizes = [min(chunk, dim - i * chunk) for i in range(count)]
+    indices = list(np.cumsum(sizes)[:-1])
+    parts = _op.split(x, [int(i) for i in indices], axis=axis)
+    return [parts[i] for i in range(len(sizes))]
+
+
+def _axes(ctx, inputs, version_with_input=13):
+    if ctx.since >= version_with_input:
+        return _ints(ctx, inputs[1], "axes") if len(inputs) > 1 and inputs[1] is not None else None
+    axes = ctx.attrs.ints("axes")
+    return list(axes) if axes is not None else None
+
+
+@converter("Squeeze")
+def squeeze(ctx, inputs):
+    axes = _axes(ctx, inputs)
+    return _op.squeeze(inputs[0], axis=axes)
+
+
+@converter("Unsqueeze")
+def unsqueeze(ctx, inputs):
+    x = inputs[0]
+    axes = _axes(ctx, inputs)
+    out_nd = ctx.ndim(x) + len(axes)
+    for a in sorted(a % out_nd for a in axes):
+        x = _op.expand_dims(x, a)
+    return x
+
+
+@converter("Gather")
+def gather(ctx, inputs):
+    x, idx = inputs
+    axis = int(ctx.attrs.get("axis", 0))
+    dim = ctx.shape(x)[axis]
+    value = ctx.maybe_value(idx)
+    if value is not None:  # constant indices: make negatives positive here
+        idx = const(np.where(value < 0, value + dim, value).astype(value.dtype))
+    else:
+        zero = const(np.array(0, ctx.dtype(idx)))
+        idx = _op.where(_op.less(idx, zero), _op.add(idx, const(np.array(dim, ctx.dtype(idx)))), idx)
+    return _op.take(x, idx, axis=axis, mode="fast")
+
+
+@converter("Slice")
+def slice_(ctx, inputs):
+    x = inputs[0]
+    shape = ctx.static_shape(x, "data")
+    if ctx.since < 10:
+        starts, ends = list(ctx.attrs.ints("starts")), list(ctx.attrs.ints("ends"))
+        axes = ctx.attrs.ints("axes")
+        steps = None
+    else:
+        starts, ends = _ints(ctx, inputs[1], "starts"), _ints(ctx, inputs[2], "ends")
+        axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else None
+        steps = _ints(ctx, inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None else None
+    axes = list(axes) if axes is not None else list(range(len(starts)))
+    steps = steps or [1] * len(starts)
+    axes = [a % len(shape) for a in axes]
+    # clamp to [-dim - 1, dim]: Python slice semantics (= ONNX's) without int64 extremes
+    starts = [max(-d - 1, min(d, s)) for s, d in zip(starts, (shape[a] for a in axes))]
+    ends = [max(-d - 1, min(d, e)) for e, d in zip(ends, (shape[a] for a in axes))]
+    return _op.strided_slice(x, starts, ends, strides=steps, axes=axes)
+
+
+@converter("Expand", min_version=8)
+def expand(ctx, inputs):
+    x, shape = inputs
+    target = _ints(ctx, shape, "shape")
+    out = tuple(np.broadcast_shapes(tuple(ctx.static_shape(x, "input")), tuple(target)))
+    return _op.broadcast_to(x, out)
+
+
+@converter("Tile", min_version=6)
+def tile(ctx, inputs):
+    return _op.tile(inputs[0], _ints(ctx, inputs[1], "repeats"))
+
+
+@converter("Pad")
+def pad(ctx, inputs):
+    x = inputs[0]
+    nd = ctx.ndim(x)
+    mode = ctx.attrs.get("mode", "constant")
+    if ctx.since < 11:
+        pads, value = list(ctx.attrs.ints("pads") or ctx.attrs.ints("paddings")), ctx.attrs.get("value", 0.0)
+        axes = list(range(nd))
+    else:
+        pads = _ints(ctx, inputs[1], "pads")
+        value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else 0
+        axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else list(range(nd))
+    k = len(axes)
+    width = [[0, 0] for _ in range(nd)]
+    for i, a in enumerate(axes):
+        width[a % nd] = [pads[i], pads[i + k]]
+    if any(v < 0 for p in width for v in p):
+        raise ctx.fail(f"negative pads {pads} are not supported")
+    modes = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
+    if mode not in modes:
+        raise ctx.fail(f"mode={mode!r} is not supported", "use constant, edge or reflect")
+    if isinstance(value, (int, float)):
+        pad_value = const(np.asarray(value, dtype=ctx.dtype(x)).reshape(()))
+    else:  # a run-time scalar input (shape () or (1,))
+        pad_value = _op.reshape(value, ()) if ctx.shape(value) != () else value
+    return _nn.pad(x, tuple(tuple(p) for p in width), pad_value, pad_mode=modes[mode])
+
+
+@converter("Shape")
+def shape(ctx, inputs):
+    dims = ctx.static_shape(inputs[0], "input")
+    start, end = ctx.attrs.get("start", 0), ctx.attrs.get("end")
+    dims = dims[slice(start, end)]
+    return const(np.array(dims, dtype="int64"))
+
+
+@converter("Size")
+def size(ctx, inputs):
+    return const(np.array(int(np.prod(ctx.static_shape(inputs[0], "input"))), dtype="int64"))
+
+
+@converter("Constant")
+def constant(ctx, inputs):
+    from onnx import numpy_helper
+    a = ctx.attrs
+    if "value" in a:
+        t = a.get("value")
+        onnx_dtype(t.data_type, ctx.where())
+        return const(numpy_helper.to_array(t))
+    for name, dtype in (("value_float", "float32"), ("value_floats", "float32"), ("value_int", "int64"),
+                        ("value_ints", "int64")):
+        if name in a:
+            return const(np.array(a.get(name), dtype=dtype))
+    for name in ("sparse_value", "value_string", "value_strings"):
+        a.get(name)
+    raise ctx.fail("only dense numeric values are supported (not sparse_value or strings)")
+
+
+@converter("ConstantOfShape")
+def constant_of_shape(ctx, inputs):
+    from onnx import numpy_helper
+    dims = _ints(ctx, inputs[0], "input")
+    t = ctx.attrs.get("value")
+    value = numpy_helper.to_array(t).reshape(-1) if t is not None else np.zeros(1, "float32")
+    return const(np.full(dims, value[0], dtype=value.dtype))
+
+
+@converter("Range")
+def range_(ctx, inputs):
+    start, limit, delta = (np.asarray(ctx.value(e, w)) for e, w in zip(inputs, ("start", "limit", "delta")))
+    return const(np.arange(start, limit, delta).astype(start.dtype))

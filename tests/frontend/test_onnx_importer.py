@@ -1,0 +1,179 @@
+"""from_onnx on small hand-built graphs, compared with onnxruntime: attribute and input forms of
+the same op across opsets, padding/pooling variants, matmul broadcasting, multiple outputs, shape
+overrides, and the errors for unsupported ops, opsets and attributes."""
+import numpy as np
+import pytest
+from onnx import helper
+
+from .conftest import assert_close, make_model, run_ort, run_relay
+
+import relay_backend as relay  # noqa: E402
+from relay_backend.errors import OpNotImplemented  # noqa: E402
+
+R = np.random.default_rng(0)
+F = "float32"
+
+
+def _both(model, feeds, **kw):
+    refs = run_ort(model, feeds)
+    assert_close(run_relay(model, feeds, "debug", **kw), refs)
+
+
+def _x(*shape):
+    return R.standard_normal(shape).astype(F)
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_squeeze_unsqueeze_attr_and_input_forms(opset):
+    if opset < 13:
+        nodes = [helper.make_node("Unsqueeze", ["x"], ["u"], axes=[0, 3]),
+                 helper.make_node("Squeeze", ["u"], ["y"], axes=[0])]
+        inits = {}
+    else:
+        nodes = [helper.make_node("Unsqueeze", ["x", "a"], ["u"]), helper.make_node("Squeeze", ["u", "b"], ["y"])]
+        inits = {"a": np.array([0, 3], "int64"), "b": np.array([0], "int64")}
+    m = make_model(nodes, [("x", F, [2, 3])], [("y", F, [2, 3, 1])], inits, opset=opset)
+    _both(m, {"x": _x(2, 3)})
+
+
+@pytest.mark.parametrize("opset", [7, 13])
+def test_clip_attr_and_input_forms(opset):
+    if opset < 11:
+        nodes, inits = [helper.make_node("Clip", ["x"], ["y"], min=-0.5, max=0.25)], {}
+    else:
+        nodes = [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])]
+        inits = {"lo": np.array(-0.5, F), "hi": np.array(0.25, F)}
+    _both(make_model(nodes, [("x", F, [4, 5])], [("y", F, [4, 5])], inits, opset=opset), {"x": _x(4, 5)})
+
+
+@pytest.mark.parametrize("opset,axis", [(11, 1), (11, 2), (13, 1), (13, -1)])
+def test_softmax_old_and_new_semantics(opset, axis):
+    for op in ("Softmax", "LogSoftmax"):
+        m = make_model([helper.make_node(op, ["x"], ["y"], axis=axis)], [("x", F, [2, 3, 4])],
+                       [("y", F, [2, 3, 4])], opset=opset)
+        _both(m, {"x": _x(2, 3, 4)})
+
+
+@pytest.mark.parametrize("attrs", [
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    dict(kernel_shape=[2, 3], strides=[2, 1], auto_pad="SAME_UPPER"),
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1], count_include_pad=1),
+])
+@pytest.mark.parametrize("op", ["MaxPool", "AveragePool"])
+def test_pool_variants(op, attrs):
+    attrs = dict(attrs)
+    if op == "MaxPool":
+        attrs.pop("count_include_pad", None)
+    m = make_model([helper.make_node(op, ["x"], ["y"], **attrs)], [("x", F, [1, 2, 9, 8])], [("y", F, None)])
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _both(m, {"x": _x(1, 2, 9, 8)})
+
+
+@pytest.mark.parametrize("kw", [dict(strides=[2, 2]), dict(strides=[2, 3], pads=[1, 0, 0, 1], output_padding=[1, 0]),
+                                dict(group=2, strides=[1, 2], dilations=[2, 1]),
+                                dict(strides=[2, 2], auto_pad="SAME_UPPER")])
+def test_conv_transpose(kw):
+    group = kw.get("group", 1)
+    w = _x(4, 6 // group, 3, 3)
+    m = make_model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **kw)], [("x", F, [1, 4, 5, 6])],
+                   [("y", F, None)], {"w": w, "b": _x(6)})
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _both(m, {"x": _x(1, 4, 5, 6)})
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(auto_pad="SAME_LOWER", strides=[2, 2]), dict(group=3, dilations=[2, 1])])
+def test_conv_variants(kw):
+    group = kw.get("group", 1)
+    m = make_model([helper.make_node("Conv", ["x", "w"], ["y"], **kw)], [("x", F, [1, 6, 7, 8])], [("y", F, None)],
+                   {"w": _x(9, 6 // group, 3, 2)})
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _both(m, {"x": _x(1, 6, 7, 8)})
+
+
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)),
+                                   ((2, 3, 4), (4,))])
+def test_matmul_broadcasting(sa, sb):
+    ref = np.matmul(np.zeros(sa), np.zeros(sb)).shape
+    m = make_model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", F, list(sa)), ("b", F, list(sb))],
+                   [("y", F, list(ref))])
+    _both(m, {"a": _x(*sa), "b": _x(*sb)})
+
+
+def test_gemm_alpha_beta_transposes():
+    m = make_model([helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=0.5, beta=2.0, transA=1, transB=1)],
+                   [("a", F, [4, 3]), ("b", F, [5, 4])], [("y", F, [3, 5])], {"c": _x(5)})
+    _both(m, {"a": _x(4, 3), "b": _x(5, 4)})
+
+
+def test_split_multiple_outputs_become_a_tuple():
+    m = make_model([helper.make_node("Split", ["x"], ["y", "z"], axis=1, split=[1, 3])], [("x", F, [2, 4])],
+                   [("y", F, [2, 1]), ("z", F, [2, 3])], opset=11)
+    mod, _ = relay.frontend.from_onnx(m)
+    assert "Tensor[(2, 1), float32], Tensor[(2, 3), float32]" in mod.astext()
+    _both(m, {"x": _x(2, 4)})
+
+
+def test_shape_override_for_symbolic_batch():
+    m = make_model([helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Reshape", ["x", "s"], ["y"])],
+                   [("x", F, ["N", 3])], [("y", F, ["N", 3])])
+    mod, _ = relay.frontend.from_onnx(m, shape={"x": (5, 3)})
+    assert "Tensor[(5, 3), float32]" in mod.astext()
+    with pytest.raises(OpNotImplemented, match="dynamic shape"):
+        relay.frontend.from_onnx(m)
+
+
+def test_unsupported_ops_are_listed_at_once():
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Trilu", ["a"], ["b"]),
+             helper.make_node("CumSum", ["b", "ax"], ["c"]), helper.make_node("Trilu", ["c"], ["y"])]
+    m = make_model(nodes, [("x", F, [3, 3])], [("y", F, [3, 3])], {"ax": np.array(0, "int64")}, opset=14)
+    with pytest.raises(OpNotImplemented) as err:
+        relay.frontend.from_onnx(m)
+    msg = str(err.value)
+    assert "2 operator(s)" in msg and "Trilu" in msg and "CumSum" in msg and "Relu" not in msg
+
+
+def test_unsupported_opset_names_the_op_and_versions():
+    m = make_model([helper.make_node("Add", ["x", "x"], ["y"])], [("x", F, [2])], [("y", F, [2])], opset=6)
+    with pytest.raises(OpNotImplemented, match=r"Add \(opset 6 uses version 6; supported versions 7\.\.22\)"):
+        relay.frontend.from_onnx(m)
+
+
+def test_unsupported_attribute_values_and_unknown_attributes():
+    m = make_model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], storage_order=1)],
+                   [("x", F, [1, 1, 4, 4])], [("y", F, [1, 1, 3, 3])])
+    with pytest.raises(OpNotImplemented, match="storage_order=1"):
+        relay.frontend.from_onnx(m)
+    m = make_model([helper.make_node("Relu", ["x"], ["y"], bogus=3)], [("x", F, [2])], [("y", F, [2])])
+    with pytest.raises(OpNotImplemented, match=r"Relu.*attribute\(s\) \['bogus'\]"):
+        relay.frontend.from_onnx(m)
+
+
+def test_custom_domain_is_unsupported():
+    node = helper.make_node("FusedThing", ["x"], ["y"], domain="com.example")
+    m = make_model([node], [("x", F, [2])], [("y", F, [2])])
+    with pytest.raises(OpNotImplemented, match="com.example.FusedThing"):
+        relay.frontend.from_onnx(m)
+
+
+def test_activations_and_variadic_ops():
+    nodes = [helper.make_node("HardSwish", ["x"], ["a"]), helper.make_node("HardSigmoid", ["x"], ["b"], alpha=0.3),
+             helper.make_node("LeakyRelu", ["x"], ["c"], alpha=0.2), helper.make_node("Mean", ["a", "b", "c"], ["d"]),
+             helper.make_node("Max", ["a", "b"], ["e"]), helper.make_node("PRelu", ["x", "s"], ["f"]),
+             helper.make_node("Sum", ["d", "e", "f"], ["y"])]
+    m = make_model(nodes, [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], {"s": _x(3, 1)}, opset=14)
+    _both(m, {"x": _x(2, 3, 4)})
+
+
+def test_slice_gather_expand_tile_pad():
+    nodes = [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["a"]),
+             helper.make_node("Gather", ["a", "idx"], ["b"], axis=1),
+             helper.make_node("Expand", ["b", "shp"], ["c"]), helper.make_node("Tile", ["c", "rep"], ["d"]),
+             helper.make_node("Pad", ["d", "pads", "cv"], ["y"], mode="constant")]
+    inits = {"st": np.array([-1, 0], "int64"), "en": np.array([-100, 5], "int64"), "ax": np.array([0, 1], "int64"),
+             "sp": np.array([-2, 2], "int64"), "idx": np.array([[2, -1]], "int64"), "shp": np.array([2, 1, 1, 1], "int64"),
+             "rep": np.array([1, 2, 1, 1], "int64"), "pads": np.array([0, 1, 0, 0, 0, 0, 0, 2], "int64"),
+             "cv": np.array(1.5, F)}
+    m = make_model(nodes, [("x", F, [5, 6])], [("y", F, None)], inits)
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    _both(m, {"x": _x(5, 6)})
