@@ -29,7 +29,15 @@ class TECompiler:
     def __init__(self):
         self._cache = {}           # CCacheKey -> CCacheValue
         self._names = {}           # mod_name -> NameSupply
+        self._listeners = []       # fn(event, name) for progress displays
         self.stats = {"lowered": 0, "llvm_builds": 0, "disk_hits": 0}
+
+    def add_listener(self, fn) -> None:
+        """Call fn(event, kernel_name) on every "lowered" kernel (a progress bar hooks in here)."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn) -> None:
+        self._listeners.remove(fn)
 
     # -- lowering -------------------------------------------------------------------------------
     def _key(self, func_or_key, target) -> CCacheKey:
@@ -53,6 +61,8 @@ class TECompiler:
         lowered = lower_to_te(key.source_func, key.target)
         prim = _to_primfunc(lowered, key.target, name, key.source_func)
         self.stats["lowered"] += 1
+        for fn in self._listeners:
+            fn("lowered", name)
         cfg = get_config()
         if cfg.debug >= 3:
             from ..tir.printer import func_to_str
