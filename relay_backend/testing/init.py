@@ -1,0 +1,42 @@
+"""Seeded, deterministic parameter initialisation for the built-in workloads.
+
+As tvm.relay.testing's create_workload, every free variable of main other than the data input
+becomes a named param; unlike it, batch-norm statistics are random (not 0/1) so that the
+normalisation is actually exercised by the numeric checks.
+"""
+import numpy as np
+
+from .. import ir
+from ..errors import RelayError
+from ..transform import InferType
+
+
+def _param_value(name: str, shape, dtype: str, rng) -> np.ndarray:
+    """Xavier-uniform weights; small biases/betas; gamma near 1; positive variances."""
+    shape = tuple(int(d) for d in shape)
+    if name.endswith("_weight") and len(shape) >= 2:
+        fan_in = int(np.prod(shape[1:]))
+        fan_out = shape[0] * int(np.prod(shape[2:]))
+        bound = np.sqrt(6.0 / (fan_in + fan_out))
+        value = rng.uniform(-bound, bound, shape)
+    elif name.endswith("_gamma"):
+        value = rng.uniform(0.8, 1.2, shape)
+    elif name.endswith("_moving_var"):
+        value = rng.uniform(0.5, 1.5, shape)
+    elif name.endswith(("_moving_mean", "_beta", "_bias")):
+        value = rng.uniform(-0.1, 0.1, shape)
+    else:
+        raise RelayError(f"create_workload: no initialiser for param {name!r} {shape}; name it "
+                         f"*_weight, *_bias, *_gamma, *_beta, *_moving_mean or *_moving_var")
+    return value.astype(dtype)
+
+
+def create_workload(func: ir.Function, seed: int = 0):
+    """(IRModule, params) for `func`: params for every parameter but the first (the data)."""
+    mod = InferType()(ir.IRModule.from_expr(func))
+    rng = np.random.default_rng(seed)
+    params = {}
+    for param in mod["main"].params[1:]:
+        ty = param.checked_type
+        params[param.name_hint] = _param_value(param.name_hint, ty.shape, ty.dtype, rng)
+    return mod, params

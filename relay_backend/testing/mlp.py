@@ -1,0 +1,54 @@
+"""A multi-layer perceptron workload (tvm.relay.testing.mlp).
+
+    mod, params = mlp.get_workload(batch_size=1)                          # TVM's 784-128-64-10
+    mod, params = mlp.get_workload(batch_size=1, num_hidden=(512, 512))   # the benchmarks' MLP
+
+`numpy_forward` is the same network in float64 numpy, independent of the op references.
+"""
+import numpy as np
+
+from .. import ir
+from ..op import nn
+from . import numpy_nn
+from .init import create_workload
+
+DEFAULT_HIDDEN = (128, 64)
+
+
+def get_net(batch_size: int, num_classes: int = 10, image_shape=(1, 28, 28), dtype: str = "float32",
+            num_hidden=DEFAULT_HIDDEN) -> ir.Function:
+    """data -> batch_flatten -> [dense + bias_add + relu] per hidden layer -> dense + bias_add -> softmax."""
+    data = ir.var("data", shape=(batch_size, *image_shape), dtype=dtype)
+    params = [data]
+    x = nn.batch_flatten(data)
+    features = int(np.prod(image_shape))
+    widths = list(num_hidden) + [num_classes]
+    for i, units in enumerate(widths, start=1):
+        w = ir.var(f"fc{i}_weight", shape=(units, features), dtype=dtype)
+        b = ir.var(f"fc{i}_bias", shape=(units,), dtype=dtype)
+        params += [w, b]
+        x = nn.bias_add(nn.dense(x, w, units=units), b)
+        if i < len(widths):
+            x = nn.relu(x)
+        features = units
+    return ir.Function(params, nn.softmax(x))
+
+
+def get_workload(batch_size: int = 1, num_classes: int = 10, image_shape=(1, 28, 28), dtype: str = "float32",
+                 num_hidden=DEFAULT_HIDDEN, seed: int = 0):
+    """(IRModule, params) of the MLP with seeded random params (tvm.relay.testing.mlp.get_workload).
+
+    `num_hidden` (not in TVM's signature) sets the hidden widths; TVM's network is (128, 64).
+    """
+    return create_workload(get_net(batch_size, num_classes, image_shape, dtype, num_hidden), seed)
+
+
+def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
+    """The MLP in float64 numpy; the layer count is read from the fc*_weight params."""
+    x = np.asarray(data, dtype="float64").reshape(data.shape[0], -1)
+    layers = sum(1 for name in params if name.startswith("fc") and name.endswith("_weight"))
+    for i in range(1, layers + 1):
+        x = numpy_nn.dense(x, params[f"fc{i}_weight"], params[f"fc{i}_bias"])
+        if i < layers:
+            x = numpy_nn.relu(x)
+    return numpy_nn.softmax(x, axis=-1)

@@ -1,0 +1,44 @@
+"""Passes preserve meaning: on random programs the debug interpreter gives the same outputs
+before and after SimplifyInference, FoldConstant, DeadCodeElimination, FuseOps (each fusion
+level) and build()'s whole pipeline; the result is well formed and still type-checks."""
+import pytest
+from hypothesis import given, note
+
+from relay_backend import transform
+from relay_backend.build_module import optimize_pipeline
+from relay_backend.ir import check_well_formed
+from relay_backend.testing import executors
+from relay_backend.testing.program_gen import programs
+from relay_backend.testing.tolerances import assert_allclose
+
+from .profiles import profile
+
+PASSES = {
+    "SimplifyInference": lambda: [transform.SimplifyInference()],
+    "FoldConstant": lambda: [transform.FoldConstant()],
+    "DeadCodeElimination": lambda: [transform.DeadCodeElimination()],
+    "DeadCodeElimination-inline_once": lambda: [transform.DeadCodeElimination(inline_once=True)],
+    "FuseOps-0": lambda: [transform.FuseOps(fuse_opt_level=0)],
+    "FuseOps-2": lambda: [transform.FuseOps(fuse_opt_level=2)],
+    "FuseOps-3": lambda: [transform.FuseOps(fuse_opt_level=3)],
+    "build_pipeline": lambda: [optimize_pipeline()],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PASSES))
+def test_pass_preserves_interpreter_result(name):
+    @profile(ci_examples=25, soak_examples=1000)
+    @given(program=programs(max_calls=30))
+    def check(program):
+        note(program.describe())
+        expected = executors.run("debug", program.mod, program.inputs)
+        seq = transform.Sequential(PASSES[name]() + [transform.InferType()])
+        with transform.PassContext(opt_level=3):
+            after = seq(program.mod)
+        note(f"after {name}:\n{after.astext()}")
+        check_well_formed(after["main"])
+        actual = executors.run("debug", after, program.inputs)
+        assert len(actual) == len(expected)
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_allclose(a, e, what=f"output {i} after {name}")
+    check()
