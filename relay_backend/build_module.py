@@ -8,12 +8,10 @@ returns a GraphExecutorFactoryModule.
 """
 import warnings
 
-from .errors import ExecutorUnavailable, InputError, RelayError
-from .interpreter.executor import Executor, convert_args, to_value
+from .errors import ExecutorUnavailable, RelayError
+from .interpreter.executor import CompiledExecutor
 from .ir.expr import Function
 from .ir.module import IRModule
-from .ir.types import TensorType, TupleType
-from .runtime.container import tuple_object
 from .runtime.device import device as _make_device
 
 EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
@@ -77,69 +75,17 @@ def build(mod, target="llvm", params=None, executor="graph", mod_name="default",
                                       codegen_result=codegen.result)
 
 
-class GraphExecutor(Executor):
+class GraphExecutor(CompiledExecutor):
     """create_executor("graph"): build main once per evaluate, then run it per call.
 
     Returns an NDArray for a tensor result and a runtime tuple (ADT, tag 0) for a tuple result,
     as the debug interpreter does, so the two can be compared directly.
     """
 
-    def __init__(self, mod, device, target):
-        self.mod = mod
-        self.device = device
-        self.target = target
+    executor_name = "graph"
 
-    def _make_executor(self, expr=None):
-        from .transform import InferType
-        mod = self.mod
-        if expr is not None:
-            mod = self.mod.copy()
-            mod["main"] = expr if isinstance(expr, Function) else self.mod[expr.name_hint]
-        mod = InferType()(mod)
-        func = mod["main"]
-        factory = build(mod, target=self.target)
-        gmod = factory["default"](self.device)
-        ret_type = func.body.checked_type
-        names = [p.name_hint for p in func.params]
-
-        def run(*args, **kwargs):
-            args = convert_args(func, args, kwargs)
-            if len(args) != len(names):
-                raise InputError(f"{'insufficient' if len(args) < len(names) else 'too many'} arguments, "
-                                 f"expected {len(names)}, provided {len(args)} (main takes ({', '.join(names)}))")
-            flat = [t for p, arg in zip(func.params, args) for t in _flatten_arg(p, to_value(arg, self.device))]
-            for i, value in enumerate(flat):
-                gmod.set_input(i, value)
-            gmod.run()
-            outputs = iter([gmod.get_output(i).copyto(self.device) for i in range(gmod.get_num_outputs())])
-            return _unflatten(ret_type, outputs)
-        run.factory = factory
-        run.module = gmod
-        return run
-
-
-def _flatten_arg(param, value) -> list:
-    """A tuple argument feeds one graph input per field (codegen names them x_0, x_1, ...)."""
-    if isinstance(param.checked_type, TensorType):
-        return [value]
-    fields = getattr(value, "fields", None)
-    if fields is None:
-        raise InputError(f"main: parameter '{param.name_hint}' expects a tuple {param.checked_type}, "
-                         f"got {type(value).__name__}")
-    return [t for f in fields for t in _flatten_value(f)]
-
-
-def _flatten_value(value) -> list:
-    fields = getattr(value, "fields", None)
-    return [value] if fields is None else [t for f in fields for t in _flatten_value(f)]
-
-
-def _unflatten(ty, outputs):
-    if isinstance(ty, TupleType):
-        return tuple_object([_unflatten(f, outputs) for f in ty.fields])
-    if isinstance(ty, TensorType):
-        return next(outputs)
-    raise RelayError(f"the graph executor cannot return a value of type {ty}")
+    def _build(self, mod):
+        return build(mod, target=self.target)
 
 
 def _bind_params(mod: IRModule, params) -> IRModule:

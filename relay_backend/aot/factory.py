@@ -6,7 +6,6 @@ and model.h (codegen.py), compiles and loads them (build.py). The factory report
 and `export_library(dir)` writes the standalone sources (export.py).
 """
 from ..errors import RelayError
-from ..ir.types import TensorType, TupleType
 from .build import AotLibrary, compile_model
 from .codegen import emit_source, field_names
 from .export import export_sources
@@ -86,12 +85,3 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
     lib = AotLibrary(compile_model(c_source, h_source), program.prefix, c_source, h_source)
     return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name)
 
-
-def flatten_result(ty, outputs):
-    """Regroup flat outputs by the return type (a tuple becomes a runtime tuple)."""
-    from ..runtime.container import tuple_object
-    if isinstance(ty, TupleType):
-        return tuple_object([flatten_result(f, outputs) for f in ty.fields])
-    if isinstance(ty, TensorType):
-        return next(outputs)
-    raise RelayError(f"the AOT executor cannot return a value of type {ty}")

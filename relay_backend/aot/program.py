@@ -1,7 +1,7 @@
 """AotProgram: a fused, typed main flattened into kernel calls over one planned workspace.
 
-The walk over main (params, constants, primitive calls, tuples, lets) is the graph executor
-codegen's: `_Walk` reuses its builder and stops before graph JSON and LLVM. What is AOT's own:
+The walk over main (params, constants, primitive calls, tuples, lets) is
+te_compiler.lower_main's, shared with the graph executor's codegen. What is AOT's own:
 
 * the memory plan runs with `reuse_for_outputs=False`, because outputs are the caller's
   buffers (`struct tvmgen_default_outputs`), and inputs are the caller's too;
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from ..analysis.memory_plan import Step, check_plan, plan_memory
 from ..errors import CompileError
-from ..graph_executor.codegen import _Builder
+from ..te_compiler.lower_main import lower_main
 from ..te_compiler.naming import mangle_module_name
 
 ALIGN = 64
@@ -78,44 +78,30 @@ class AotProgram:
         return self.kernel_ws_offset + self.kernel_ws_bytes if self.kernel_ws_bytes else self.arena_bytes
 
 
-class _Walk(_Builder):
-    """The graph codegen's walk, stopped before the graph JSON and the LLVM build."""
-
-    def _finish(self, heads):
-        self.heads = heads
-        return self
-
-
 def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
     """Flatten the fused, typed `func` (main) into an AotProgram with a checked memory plan."""
-    walk = _Walk(func, target, mod_name).build()
-    kinds = [e.kind for e in walk.entries]
-    names = walk._entry_names()
-    node_of_entry = [nid for nid, ids in enumerate(walk.node_entries) for _ in ids]
-    tensors = []
-    for eid, e in enumerate(walk.entries):
-        tensors.append(Tensor(tuple(e.shape), e.dtype, e.kind, names[eid], e.nbytes))
+    lowered = lower_main(func, target, mod_name)
+    tensors = [Tensor(e.shape, e.dtype, e.kind, e.name, e.nbytes) for e in lowered.entries]
+    kinds = [t.kind for t in tensors]
 
     # inputs (main's params, in order) and constants (p0, p1, ... in first-use order)
-    inputs, constants = [], []
-    for eid, t in enumerate(tensors):
-        node = walk.nodes[node_of_entry[eid]]
-        if t.kind == "input":
-            t.place = ("input", len(inputs))
-            inputs.append((node["name"], eid))
-        elif t.kind == "param":
-            t.place = ("const", len(constants))
-            constants.append((node["name"], walk.params[node["name"]].numpy(), eid))
-    outputs = [walk._entry_id(ref) for ref in walk.heads]
+    inputs = lowered.inputs
+    for i, (_, eid) in enumerate(inputs):
+        tensors[eid].place = ("input", i)
+    constants = []
+    for k, (name, data, eid) in enumerate(lowered.constants):
+        tensors[eid].place = ("const", k)
+        constants.append((name, data.numpy(), eid))
+    outputs = list(lowered.outputs)
 
     # steps: keep a reshape alias only when its result is an intermediate
     steps, calls = [], []
-    for step in walk.steps:
+    for step in lowered.steps():
         alias = step.alias_of
         if alias is not None and kinds[step.outputs[0]] != "intermediate":
             alias = None
         steps.append(Step(step.inputs, step.outputs, alias, step.name))
-    planner_entries = [e.for_planner(n) for e, n in zip(walk.entries, names)]
+    planner_entries = lowered.planner_entries()
     plan = plan_memory(steps, planner_entries, reuse_for_outputs=False)
     check_plan(steps, planner_entries, plan)
 
@@ -151,17 +137,16 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
             t.place = ("arena", offsets[plan.storage_ids[eid]])
 
     used = set()
-    for step, nid in zip(steps, walk.step_nodes):
+    for step, node in zip(steps, lowered.calls):
         if step.alias_of is not None:
             continue
-        func_name = walk.nodes[nid]["attrs"]["func_name"]
-        used.add(func_name)
-        calls.append(KernelCall(func_name, tuple(step.inputs), tuple(step.outputs)))
+        used.add(node.func_name)
+        calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
     prim_funcs = {}
     for name in used:
-        prim_funcs.update(walk.cached[name].funcs)
+        prim_funcs.update(lowered.cached[name].funcs)
     return AotProgram(mod_name, mangle_module_name(mod_name), tensors, inputs, outputs, constants,
                       calls, copies, prim_funcs, arena, plan, steps, planner_entries,
                       kernel_ws_offset=arena,
-                      primitive_functions={k: walk.prims[k] for k in used if k in walk.prims})
+                      primitive_functions={k: lowered.prims[k] for k in used if k in lowered.prims})
 

@@ -5,14 +5,13 @@ filled once, so `run()` is a single native call of `tvmgen_default_run`. Inputs 
 name, shape and dtype in set_input, before anything native runs.
 """
 import ctypes
-import time
 
 import numpy as np
 
 from ..errors import ExecutionError, InputError, RelayError
 from ..runtime import ndarray as _nd
 from ..runtime.device import cpu, device as _make_device
-from ..runtime.module import BenchmarkResult
+from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
 
 
@@ -22,8 +21,10 @@ def _struct(fields):
     return klass()
 
 
-class AotModule:
+class AotModule(ExecutorModule):
     """An AOT executor instance (tvm.runtime.executor.AotModule): one per device."""
+
+    _module_name, _holder, _inputs_of = "AotModule", "the model", "the AOT model's"
 
     def __init__(self, module, device=None):
         if isinstance(module, AotModule):      # TVM style: AotModule(factory["default"](dev))
@@ -46,32 +47,8 @@ class AotModule:
             setattr(self._out_struct, fld, arr.data_ptr)
 
     # ------------------------------------------------------------------ inputs
-    def get_input_index(self, name: str) -> int:
-        return self._input_index.get(name, -1)
-
-    def _index(self, key) -> int:
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            if not 0 <= int(key) < len(self._inputs):
-                raise InputError(f"input index {key} is out of range: the model has "
-                                 f"{len(self._inputs)} inputs {self._input_names}")
-            return int(key)
-        idx = self._input_index.get(key, -1)
-        if idx < 0:
-            raise InputError(f"Could not find '{key}' in the AOT model's inputs; valid names are "
-                             f"{self._input_names}")
-        return idx
-
-    def _copy_in(self, idx: int, value) -> None:
-        dst = self._inputs[idx]
-        src = value.view_numpy() if isinstance(value, NDArray) else value
-        if isinstance(src, (bool, int, float)):
-            src = np.asarray(src, dtype=dst.dtype)
-        src = np.asarray(src)
-        if tuple(src.shape) != tuple(dst.shape) or str(src.dtype) != dst.dtype:
-            hint = "; cast it with .astype(...)" if tuple(src.shape) == tuple(dst.shape) else ""
-            raise InputError(f"input '{self._input_names[idx]}' expects Tensor[{tuple(dst.shape)}, "
-                             f"{dst.dtype}], got Tensor[{tuple(src.shape)}, {src.dtype}]{hint}")
-        np.copyto(dst.view_numpy(), src)
+    def _input_array(self, idx: int) -> NDArray:
+        return self._inputs[idx]
 
     def set_input(self, key=None, value=None, **params):
         """Copy `value` into input `key` (name or index); keyword arguments set inputs by name."""
@@ -81,10 +58,6 @@ class AotModule:
             self._copy_in(self._index(key), value)
         for name, val in params.items():
             self._copy_in(self._index(name), val)
-
-    def get_input(self, key, out=None) -> NDArray:
-        arr = self._inputs[self._index(key)]
-        return arr if out is None else out.copyfrom(arr)
 
     def get_num_inputs(self) -> int:
         return len(self._inputs)
@@ -120,39 +93,3 @@ class AotModule:
             raise InputError(f"get_output({index}): out has shape {tuple(out.shape)}, the output "
                              f"is {tuple(arr.shape)}")
         return out.copyfrom(arr)
-
-    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
-                  end_to_end=False, **kwargs) -> BenchmarkResult:
-        """Time `run` (repeat x number calls, each repeat at least min_repeat_ms long)."""
-        if func_name != "run":
-            raise RelayError(f"benchmark: only func_name='run' is supported, got {func_name!r}")
-        if kwargs and not end_to_end:
-            self.set_input(**kwargs)
-
-        def once():
-            if end_to_end:
-                self.set_input(**kwargs)
-            self.run()
-            if end_to_end:
-                for arr in self._outputs:
-                    arr.numpy()
-
-        once()
-        results = []
-        for _ in range(int(repeat)):
-            n = max(int(number), 1)
-            while True:
-                start = time.perf_counter()
-                for _ in range(n):
-                    once()
-                elapsed = time.perf_counter() - start
-                if elapsed * 1e3 >= (min_repeat_ms or 0) or n >= 1 << 20:
-                    break
-                n *= 2
-            results.append(elapsed / n)
-        return BenchmarkResult(results)
-
-    def __getitem__(self, key):
-        if not hasattr(self, key) or key.startswith("_"):
-            raise RelayError(f"AotModule has no function {key!r}")
-        return getattr(self, key)

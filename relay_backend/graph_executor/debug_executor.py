@@ -10,11 +10,11 @@ interpreter on the inputs that node actually received, so the first wrong kernel
 """
 import json
 import os
-import time
 
 import numpy as np
 
 from ..ir.module import IRModule
+from ..runtime.benchmark import time_per_call
 from ..runtime.params import save_param_dict
 from .runtime import GraphModule
 
@@ -116,15 +116,8 @@ class GraphModuleDebug(GraphModule):
 
     @staticmethod
     def _time(call, number, min_repeat_ms) -> float:
-        n = max(int(number), 1)
-        while True:
-            start = time.perf_counter()
-            for _ in range(n):
-                call()
-            elapsed = time.perf_counter() - start
-            if elapsed * 1e3 >= (min_repeat_ms or 0) or n >= 1 << 20:
-                return elapsed / n * 1e6
-            n *= 2
+        """Microseconds per call of one node's kernel (runtime.benchmark's batch rule)."""
+        return time_per_call(call, number, min_repeat_ms) * 1e6
 
     def debug_get_output(self, node_name: str, index: int = 0) -> np.ndarray:
         """The captured output `index` of node `node_name` from the last debug run."""
@@ -173,6 +166,7 @@ def compare_with_interpreter(factory, inputs: dict, device=None, rtol=1e-5, atol
     (it knows the primitive functions).
     """
     from ..interpreter.evaluator import Interpreter
+    from ..interpreter.executor import flatten_value
     prims = factory.primitive_functions
     gmod = factory.create(device if device is not None else "cpu", debug=True)
     captured = gmod.run_node_by_node(**inputs)
@@ -185,7 +179,7 @@ def compare_with_interpreter(factory, inputs: dict, device=None, rtol=1e-5, atol
             continue
         args = [captured[f"{g.nodes[src].name}:{idx}"] for src, idx in node.inputs]
         want = interp.evaluate(prim)(*_regroup(prim, args))
-        want = [w.numpy() for w in _flatten_value(want)]
+        want = [w.numpy() for w in flatten_value(want)]
         got = [captured[f"{node.name}:{k}"] for k in range(node.num_outputs)]
         err = max((float(np.max(np.abs(a.astype("float64") - b.astype("float64")))) if a.size else 0.0)
                   for a, b in zip(got, want))
@@ -206,10 +200,3 @@ def _regroup(prim, flat: list) -> list:
         fields = [next(it) for _ in range(n)]
         args.append(fields[0] if n == 1 and not hasattr(p.checked_type, "fields") else tuple_object(fields))
     return args
-
-
-def _flatten_value(value) -> list:
-    fields = getattr(value, "fields", None)
-    if fields is not None:
-        return [v for f in fields for v in _flatten_value(f)]
-    return [value]

@@ -7,21 +7,22 @@ those closures in node order: no allocation, no argument checks. Inputs are chec
 shape and dtype in set_input, before anything native runs.
 """
 import math
-import time
 
 import numpy as np
 
 from ..errors import InputError, RelayError
 from ..runtime import ndarray as _nd
 from ..runtime.device import cpu, device as _make_device
-from ..runtime.module import BenchmarkResult
+from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
 from ..runtime.params import load_param_dict
 from .graph import Graph, parse_graph
 
 
-class GraphModule:
+class GraphModule(ExecutorModule):
     """A graph executor instance: set_input / run / get_output over preallocated storage."""
+
+    _module_name, _holder, _inputs_of = "GraphModule", "the graph", "graph's"
 
     def __init__(self, module, lib=None, device=None):
         if isinstance(module, GraphModule):     # TVM style: GraphModule(factory["default"](dev))
@@ -35,7 +36,8 @@ class GraphModule:
             raise RelayError(f"the graph executor runs llvm kernels on cpu, got device {self.device}")
         self._param_names = set()
         g = self.graph
-        self._input_index = {g.nodes[nid].name: i for i, nid in enumerate(g.arg_nodes)}
+        self._input_names = [g.nodes[nid].name for nid in g.arg_nodes]
+        self._input_index = {name: i for i, name in enumerate(self._input_names)}
         self._pools, self._views = self._setup_storage()
         self._node_execs = [(nid, e) for nid in range(len(g.nodes)) if (e := self._setup_exec(nid)) is not None]
         self._execs = [e for _, e in self._node_execs]
@@ -78,37 +80,8 @@ class GraphModule:
             raise RelayError(f"graph node {nid} '{node.name}' does not match its kernel: {err}") from None
 
     # ------------------------------------------------------------------ inputs
-    def get_input_index(self, name: str) -> int:
-        """The index of input `name` among the graph's arg nodes, or -1."""
-        return self._input_index.get(name, -1)
-
-    def _index(self, key) -> int:
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            if not 0 <= int(key) < len(self.graph.arg_nodes):
-                raise InputError(f"input index {key} is out of range: the graph has "
-                                 f"{len(self.graph.arg_nodes)} inputs {list(self._input_index)}")
-            return int(key)
-        idx = self._input_index.get(key, -1)
-        if idx < 0:
-            raise InputError(f"Could not find '{key}' in graph's inputs; valid names are "
-                             f"{list(self._input_index)}")
-        return idx
-
-    def _input_view(self, idx: int) -> NDArray:
+    def _input_array(self, idx: int) -> NDArray:
         return self._views[self.graph.entry_id(self.graph.arg_nodes[idx], 0)]
-
-    def _copy_in(self, idx: int, value) -> None:
-        view = self._input_view(idx)
-        name = self.graph.nodes[self.graph.arg_nodes[idx]].name
-        src = value.view_numpy() if isinstance(value, NDArray) else value
-        if isinstance(src, (bool, int, float)):
-            src = np.asarray(src, dtype=view.dtype)
-        src = np.asarray(src)
-        if tuple(src.shape) != view.shape or str(src.dtype) != view.dtype:
-            raise InputError(f"input '{name}' expects Tensor[{view.shape}, {view.dtype}], got "
-                             f"Tensor[{tuple(src.shape)}, {src.dtype}]"
-                             + ("; cast it with .astype(...)" if tuple(src.shape) == view.shape else ""))
-        np.copyto(view.view_numpy(), src)
 
     def set_input(self, key=None, value=None, **params):
         """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
@@ -129,11 +102,6 @@ class GraphModule:
         """Set inputs from a save_param_dict blob (names that are not inputs are ignored)."""
         self._set_params(load_param_dict(bytes(params_bytes)))
 
-    def get_input(self, key, out=None) -> NDArray:
-        """The internal array of input `key` (copied into `out` if given)."""
-        view = self._input_view(self._index(key))
-        return view if out is None else out.copyfrom(view)
-
     def get_num_inputs(self) -> int:
         return len(self.graph.arg_nodes)
 
@@ -143,7 +111,7 @@ class GraphModule:
         for name, idx in self._input_index.items():
             if name in self._param_names:
                 continue
-            view = self._input_view(idx)
+            view = self._input_array(idx)
             shapes[name], dtypes[name] = view.shape, view.dtype
         return shapes, dtypes
 
@@ -188,46 +156,6 @@ class GraphModule:
             key = f"{self.graph.nodes[nid].name}:{k}"
             shapes[key], dtypes[key] = view.shape, view.dtype
         return shapes, dtypes
-
-    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
-                  end_to_end=False, **kwargs) -> BenchmarkResult:
-        """Time `run` (repeat x number calls, each repeat at least min_repeat_ms long).
-
-        end_to_end=True also times setting the inputs in kwargs and copying the outputs out.
-        """
-        if func_name != "run":
-            raise RelayError(f"benchmark: only func_name='run' is supported, got {func_name!r}")
-        if kwargs and not end_to_end:
-            self.set_input(**kwargs)
-
-        def once():
-            if end_to_end:
-                self.set_input(**kwargs)
-            self.run()
-            if end_to_end:
-                for i in range(self.get_num_outputs()):
-                    self.get_output(i).numpy()
-
-        once()                                   # warm-up
-        results = []
-        for _ in range(int(repeat)):
-            n = max(int(number), 1)
-            while True:
-                start = time.perf_counter()
-                for _ in range(n):
-                    once()
-                elapsed = time.perf_counter() - start
-                if elapsed * 1e3 >= (min_repeat_ms or 0) or n >= 1 << 20:
-                    break
-                n = max(n * 2, int(n * (min_repeat_ms / max(elapsed * 1e3, 1e-3)) * 1.1))
-            results.append(elapsed / n)
-        return BenchmarkResult(results)
-
-    def __getitem__(self, key):
-        """TVM's module["run"] / ["set_input"] / ... access to the methods."""
-        if not hasattr(self, key) or key.startswith("_"):
-            raise RelayError(f"GraphModule has no function {key!r}")
-        return getattr(self, key)
 
 
 def create(graph_json_str, libmod, device) -> GraphModule:

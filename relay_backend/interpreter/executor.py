@@ -4,15 +4,18 @@ It owns what is common to all of them and follows tvm.relay.backend.interpreter.
 `evaluate(expr=None, binds=None)`, keyword-argument conversion (positional first, then
 keywords), conversion of Python arguments to runtime values, and checking those values against
 the function's parameter types *before* anything runs, so a wrong input names the parameter.
+`CompiledExecutor` adds what the graph and AOT executors share: main is built once per
+evaluate into a module with flat tensor inputs and outputs; each call flattens the arguments
+into it and regroups its outputs by main's return type.
 """
 import numpy as np
 
 from ..errors import InputError, RelayError
 from ..ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
-from ..ir.types import type_to_str
+from ..ir.types import TensorType, TupleType, type_to_str
 from ..ir.vars import free_vars
 from ..runtime import ndarray as _nd
-from ..runtime.container import ADT
+from ..runtime.container import ADT, tuple_object
 from ..runtime.ndarray import NDArray
 from .primitive import type_mismatch
 from .values import Closure, ConstructorValue, RecClosure, RefValue
@@ -159,4 +162,83 @@ class Executor:
         return self._make_executor(Function([], expr))()
 
 
-__all__ = ["Executor", "convert_args", "to_value", "to_ast", "check_arguments", "param_type"]
+def flatten_value(value) -> list:
+    """The leaves of a (nested) runtime tuple in order; a tensor is its own single leaf."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        fields = getattr(v, "fields", None)
+        if fields is None:
+            out.append(v)
+        else:
+            stack.extend(reversed(list(fields)))
+    return out
+
+
+def flatten_arg(param, value) -> list:
+    """A main argument as flat module inputs: a tuple feeds one input per field, nested fields in
+    order (the codegen names them x_0, x_1, ...)."""
+    if isinstance(param.checked_type, TensorType):
+        return [value]
+    if getattr(value, "fields", None) is None:
+        raise InputError(f"main: parameter '{param.name_hint}' expects a tuple {param.checked_type}, "
+                         f"got {type(value).__name__}")
+    return flatten_value(value)
+
+
+def regroup_outputs(ty, outputs, executor: str = "compiled"):
+    """Regroup flat outputs (an iterator) by the return type `ty`: a tuple becomes a runtime tuple."""
+    if isinstance(ty, TupleType):
+        return tuple_object([regroup_outputs(f, outputs, executor) for f in ty.fields])
+    if isinstance(ty, TensorType):
+        return next(outputs)
+    raise RelayError(f"the {executor} executor cannot return a value of type {ty}")
+
+
+class CompiledExecutor(Executor):
+    """Base of create_executor("graph") and ("aot"): subclasses implement `_build(mod)` -> factory.
+
+    Each call returns an NDArray for a tensor result and a runtime tuple (ADT, tag 0) for a
+    tuple result, as the debug interpreter does, so the two compare directly.
+    """
+
+    executor_name = "compiled"     # in error messages: "the graph executor cannot return ..."
+
+    def __init__(self, mod, device, target):
+        self.mod = mod
+        self.device = device
+        self.target = target
+
+    def _build(self, mod):
+        raise NotImplementedError
+
+    def _make_executor(self, expr=None):
+        from ..transform import InferType
+        mod = self.mod
+        if expr is not None:
+            mod = self.mod.copy()
+            mod["main"] = expr if isinstance(expr, Function) else self.mod[expr.name_hint]
+        mod = InferType()(mod)
+        func = mod["main"]
+        factory = self._build(mod)
+        module = factory["default"](self.device)
+        ret_type = func.body.checked_type
+        names = [p.name_hint for p in func.params]
+
+        def run(*args, **kwargs):
+            args = convert_args(func, args, kwargs)
+            if len(args) != len(names):
+                _arity_error("main", names, len(args))
+            flat = [t for p, arg in zip(func.params, args) for t in flatten_arg(p, to_value(arg, self.device))]
+            for i, value in enumerate(flat):
+                module.set_input(i, value)
+            module.run()
+            outputs = iter([module.get_output(i).copyto(self.device) for i in range(module.get_num_outputs())])
+            return regroup_outputs(ret_type, outputs, self.executor_name)
+        run.factory = factory
+        run.module = module
+        return run
+
+
+__all__ = ["Executor", "CompiledExecutor", "convert_args", "to_value", "to_ast", "check_arguments",
+           "param_type", "flatten_value", "flatten_arg", "regroup_outputs"]

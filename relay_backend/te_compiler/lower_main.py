@@ -1,0 +1,261 @@
+"""lower_main: a fused, typed `main` as a flat list of kernel calls over tensor entries.
+
+The graph executor's codegen (graph JSON) and the AOT executor (one C program) both start from
+the same walk, which lives here so neither reaches into the other:
+
+* one "input" node per main parameter, in order (a tuple-typed parameter gives one input per
+  field: x_0, x_1, ...);
+* the body in post-order (memoized): each tensor Constant becomes a "const" node p0, p1, ...;
+  each call of a primitive function is lowered through the TECompiler and becomes one "call"
+  node after its inputs; Tuple, TupleGetItem and Let only regroup entry references;
+* every node output is an entry (shape, dtype, kind, name); the entries of main's result are
+  its outputs, and those written by a kernel get kind "output".
+
+Control flow, ADTs, references, closures and dynamic shapes are not static dataflow: they raise
+GraphCodegenError pointing to kind="vm". Memory planning stays with each consumer (the graph
+executor lets outputs reuse dead intermediates, AOT does not), fed by `steps()` and
+`planner_entries()`.
+"""
+from dataclasses import dataclass, field
+
+from ..analysis.memory_plan import Entry as PlanEntry, Step, tensor_nbytes
+from ..errors import CompileError
+from ..ir.adt import Constructor, Match
+from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
+                       RefWrite, Tuple, TupleGetItem, Var)
+from ..ir.functor import post_order
+from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..op.registry import OpDef
+from .compiler import get as get_te_compiler
+from .naming import NameSupply
+
+CPU_DEVICE_TYPE = 1
+
+
+class GraphCodegenError(CompileError):
+    """main is not a static dataflow graph (control flow, ADTs, dynamic shapes); graph and AOT."""
+
+
+_UNSUPPORTED = {If: "control flow (If)", Match: "pattern matching (Match)",
+                RefCreate: "references (RefCreate)", RefRead: "references (RefRead)",
+                RefWrite: "references (RefWrite)", Constructor: "ADT constructors",
+                GlobalVar: "calls to global functions", Op: "an un-fused operator call"}
+
+
+def _excerpt(expr, limit: int = 200) -> str:
+    text = expr.astext() if hasattr(expr, "astext") else repr(expr)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def _unsupported(what: str, expr) -> GraphCodegenError:
+    return GraphCodegenError(
+        f"the graph executor does not support {what} (found in: {_excerpt(expr)}); "
+        f"it runs static dataflow graphs only — use create_executor(kind=\"vm\") or "
+        f"relay_backend.vm.compile for programs with control flow, ADTs, references, closures "
+        f"or dynamic shapes")
+
+
+def flatten_tensor_types(ty, where) -> list:
+    """The TensorTypes of a (nested) tuple type; anything else is not a static graph value."""
+    if isinstance(ty, TensorType):
+        for d in ty.shape:
+            if is_any(d):
+                raise GraphCodegenError(
+                    f"the graph executor needs static shapes, but {_excerpt(where)} has type "
+                    f"{type_to_str(ty)}; use create_executor(kind=\"vm\") for dynamic shapes")
+        return [ty]
+    if isinstance(ty, TupleType):
+        return [t for f in ty.fields for t in flatten_tensor_types(f, where)]
+    raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where)
+
+
+@dataclass
+class MainEntry:
+    """One flattened tensor (a node output): shape, dtype, role and which node makes it."""
+
+    shape: tuple
+    dtype: str
+    kind: str                      # "input" | "param" | "intermediate" | "output"
+    name: str                      # "<node>" or "<node>:<k>" for a multi-output node
+    node: int                      # index of the producing node in LoweredMain.nodes
+    index: int                     # which output of that node
+
+    @property
+    def nbytes(self) -> int:
+        return tensor_nbytes(self.shape, self.dtype)
+
+    def for_planner(self) -> PlanEntry:
+        return PlanEntry(self.nbytes, self.dtype, CPU_DEVICE_TYPE, self.kind, self.name)
+
+
+@dataclass
+class MainNode:
+    """A producer of entries: a main input, a constant, or one kernel call."""
+
+    op: str                        # "input" | "const" | "call"
+    name: str                      # var name, "p0", or the call's unique name
+    outputs: tuple                 # entry ids written
+    inputs: tuple = ()             # entry ids read (calls)
+    func_name: str = None          # kernel name (calls)
+    prim: Function = None          # the primitive function called (calls)
+    alias_of: int = None           # reshape-only call: the input entry its output may share
+    data: object = None            # NDArray (constants)
+
+
+@dataclass
+class LoweredMain:
+    """main flattened: nodes in execution order over entries, plus the lowered kernels."""
+
+    func: Function
+    target: object
+    mod_name: str
+    nodes: list = field(default_factory=list)        # MainNode
+    entries: list = field(default_factory=list)      # MainEntry per entry id
+    outputs: list = field(default_factory=list)      # entry id per flattened result
+    cached: dict = field(default_factory=dict)       # func_name -> CachedFunc, first-lowered order
+    prims: dict = field(default_factory=dict)        # func_name -> primitive relay Function
+
+    @property
+    def inputs(self) -> list:
+        """(name, entry id) of every flattened main input, in parameter order."""
+        return [(n.name, n.outputs[0]) for n in self.nodes if n.op == "input"]
+
+    @property
+    def constants(self) -> list:
+        """(name, NDArray, entry id) of every constant, numbered p0, p1, ... in first-use order."""
+        return [(n.name, n.data, n.outputs[0]) for n in self.nodes if n.op == "const"]
+
+    @property
+    def calls(self) -> list:
+        """The kernel-call nodes in execution order."""
+        return [n for n in self.nodes if n.op == "call"]
+
+    def steps(self) -> list:
+        """memory_plan.Step per kernel call (reshape-only calls carry alias_of)."""
+        return [Step(n.inputs, n.outputs, n.alias_of, n.name) for n in self.calls]
+
+    def planner_entries(self) -> list:
+        """memory_plan.Entry per entry id."""
+        return [e.for_planner() for e in self.entries]
+
+
+def lower_main(func: Function, target="llvm", mod_name="default") -> LoweredMain:
+    """Flatten the fused, typed `func` (main), lowering every primitive call via the TECompiler."""
+    return _Walk(func, target, mod_name).run()
+
+
+class _Walk:
+    """One walk over main; `refs` maps each visited expression to the entry ids it denotes."""
+
+    def __init__(self, func: Function, target, mod_name):
+        self.out = LoweredMain(func, target, mod_name)
+        self.names = NameSupply()
+        self.refs = {}             # expr -> list of entry ids
+        self.num_consts = 0
+
+    def _add_node(self, node: MainNode, types) -> list:
+        nid = len(self.out.nodes)
+        kind = {"input": "input", "const": "param"}.get(node.op, "intermediate")
+        ids = []
+        for k, ty in enumerate(types):
+            name = node.name if len(types) == 1 else f"{node.name}:{k}"
+            ids.append(len(self.out.entries))
+            self.out.entries.append(MainEntry(tuple(int(d) for d in ty.shape), ty.dtype, kind, name, nid, k))
+        node.outputs = tuple(ids)
+        self.out.nodes.append(node)
+        return ids
+
+    def run(self) -> LoweredMain:
+        func = self.out.func
+        if func.body._checked_type_ is None:
+            raise GraphCodegenError("GraphExecutorCodegen needs a type-checked main; run InferType first")
+        flatten_tensor_types(func.body.checked_type, func)
+        for p in func.params:
+            types = flatten_tensor_types(p.checked_type, p)
+            if isinstance(p.checked_type, TensorType):
+                self.refs[p] = self._add_node(MainNode("input", p.name_hint, ()), types)
+            else:
+                self.refs[p] = [r for k, t in enumerate(types)
+                                for r in self._add_node(MainNode("input", f"{p.name_hint}_{k}", ()), [t])]
+        let_values = {}
+        for node in post_order(func.body):
+            if isinstance(node, Let):
+                let_values[node.var] = node.value
+        for node in post_order(func.body):
+            if node not in self.refs:
+                self.refs[node] = self._visit(node, let_values)
+        self.out.outputs = list(self.refs[func.body])
+        for eid in self.out.outputs:
+            entry = self.out.entries[eid]
+            if entry.kind == "intermediate":
+                entry.kind = "output"
+        return self.out
+
+    def _visit(self, node, let_values) -> list:
+        if isinstance(node, Var):
+            if node in let_values:
+                return self.refs[let_values[node]]
+            raise GraphCodegenError(f"free variable %{node.name_hint} in main: make it a parameter of main")
+        if isinstance(node, Constant):
+            name = f"p{self.num_consts}"
+            self.num_consts += 1
+            ty = TensorType(node.data.shape, node.data.dtype)
+            return self._add_node(MainNode("const", name, (), data=node.data), [ty])
+        if isinstance(node, Tuple):
+            return [r for f in node.fields for r in self.refs[f]]
+        if isinstance(node, TupleGetItem):
+            return self._tuple_item(node)
+        if isinstance(node, Let):
+            return self.refs[node.body]
+        if isinstance(node, Call):
+            return self._call(node, let_values)
+        if isinstance(node, Function):
+            if node.is_primitive:
+                return []  # only meaningful as a callee; visited through its call
+            raise _unsupported("closures (a function value in main)", node)
+        for klass, what in _UNSUPPORTED.items():
+            if isinstance(node, klass):
+                raise _unsupported(what, node)
+        raise _unsupported(type(node).__name__, node)
+
+    def _tuple_item(self, node: TupleGetItem) -> list:
+        ty = node.tuple_value.checked_type
+        sizes = [len(flatten_tensor_types(f, node)) for f in ty.fields]
+        start = sum(sizes[:node.index])
+        return self.refs[node.tuple_value][start:start + sizes[node.index]]
+
+    def _callee(self, call: Call, let_values):
+        callee = call.op
+        while isinstance(callee, Var) and callee in let_values:
+            callee = let_values[callee]
+        if isinstance(callee, Function) and callee.is_primitive:
+            return callee
+        if isinstance(callee, OpDef):
+            raise GraphCodegenError(
+                f"operator {callee.name} is called directly in main ({_excerpt(call)}); run "
+                f"transform.FuseOps first so every op call is inside a primitive function")
+        for klass, what in _UNSUPPORTED.items():
+            if isinstance(callee, klass):
+                raise _unsupported(what, call)
+        raise _unsupported("calls of non-primitive functions (closures)", call)
+
+    def _call(self, call: Call, let_values) -> list:
+        prim = self._callee(call, let_values)
+        inputs = tuple(r for a in call.args for r in self.refs[a])
+        out_types = flatten_tensor_types(call.checked_type, call)
+        reshape_only = int(prim.attrs.get("relay.reshape_only", 0)) == 1 and len(inputs) == 1
+        out = self.out
+        cached = get_te_compiler().lower(prim, out.target, mod_name=out.mod_name)
+        func_name = cached.func_name
+        out.cached[func_name] = cached
+        out.prims[func_name] = prim
+        node = MainNode("call", self.names.fresh(func_name), (), inputs, func_name, prim)
+        refs = self._add_node(node, out_types)
+        if reshape_only and len(refs) == 1:
+            node.alias_of = inputs[0]
+        return refs
+
+
+__all__ = ["LoweredMain", "MainEntry", "MainNode", "lower_main", "flatten_tensor_types",
+           "GraphCodegenError", "CPU_DEVICE_TYPE"]
