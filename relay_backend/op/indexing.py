@@ -33,7 +33,9 @@ def _axis(op_name, axis, ndim, t):
 # --- split --------------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class SplitAttrs(Attrs):
-    """indices_or_sections: an int (equal sections) or a strictly increasing tuple of split points."""
+    """indices_or_sections: an int (equal sections) or a non-decreasing tuple of split points
+    (a repeated point, a leading 0 or a point at the axis end gives an empty section, as in
+    np.split and ONNX Split with a 0-size part)."""
     indices_or_sections: object = 1
     axis: int = 0
 
@@ -45,8 +47,9 @@ class SplitAttrs(Attrs):
                 raise AttrsError(f"split: sections must be >= 1, got {ios}")
         else:
             ios = as_int_tuple(ios, name="indices_or_sections")
-            if any(b <= a for a, b in zip((0,) + ios, ios)):
-                raise AttrsError(f"split: indices {ios} must be positive and strictly increasing")
+            if any(b < a for a, b in zip((0,) + ios, ios)):
+                raise AttrsError(f"split: indices {ios} must be >= 0 and non-decreasing (equal "
+                                 f"neighbours give an empty section); sort them")
         object.__setattr__(self, "indices_or_sections", ios)
         object.__setattr__(self, "axis", int(self.axis))
 
@@ -64,8 +67,9 @@ def _split_sizes(data, attrs, dims=None):
         if IM.is_static(dim) and dim % ios:
             raise _fail("split", f"axis {axis} of size {dim} does not divide into {ios} equal sections", data)
         return axis, [Any() if is_any(dim) else dim // ios] * ios
-    if IM.is_static(dim) and ios[-1] >= dim:
-        raise _fail("split", f"index {ios[-1]} is not inside axis {axis} of size {dim}", data)
+    if IM.is_static(dim) and ios[-1] > dim:
+        raise _fail("split", f"index {ios[-1]} is past the end of axis {axis} of size {dim}; "
+                             f"split points must be <= {dim}", data)
     bounds = (0,) + ios
     return axis, [b - a for a, b in zip(bounds, ios)] + [Any() if is_any(dim) else dim - ios[-1]]
 
@@ -103,7 +107,10 @@ SPLIT = defop(
     samples=lambda rng: [Sample([S.rand(rng, (4, 3))], SplitAttrs(2)),
                          Sample([S.rand(rng, (2, 6), "int32")], SplitAttrs((1, 4), axis=-1)),
                          Sample([S.rand(rng, (3,), "float64")], SplitAttrs(1)),
-                         Sample([S.rand(rng, (2, 5, 2))], SplitAttrs((2,), axis=1))])
+                         Sample([S.rand(rng, (2, 5, 2))], SplitAttrs((2,), axis=1)),
+                         Sample([S.rand(rng, (4, 3))], SplitAttrs((0, 2, 2, 4)), "empty parts"),
+                         Sample([S.rand(rng, (2, 3), "int32")], SplitAttrs((3,), axis=1), "empty last"),
+                         Sample([np.zeros((0, 2), "float32")], SplitAttrs(2), "empty input")])
 
 
 # --- strided_slice ---------------------------------------------------------------------------------------

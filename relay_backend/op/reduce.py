@@ -109,6 +109,30 @@ def _np_reduce(fn, accumulate=False):
     return ref
 
 
+def _extreme_ref(find_max):
+    """max/min reference: an empty reduction gives the reducer's identity (-inf / the dtype's
+    lowest value for max, +inf / its highest for min), as the te compute and TVM do; numpy
+    alone raises on a zero-size reduction."""
+    fn = np.max if find_max else np.min
+
+    def ref(x, attrs):
+        axes = reduce_axes(attrs, x.ndim)
+        initial = _extreme_identity(x.dtype, lowest=find_max)
+        return np.asarray(fn(x, axis=axes, keepdims=attrs.keepdims, initial=initial)).astype(x.dtype)
+    return ref
+
+
+def _extreme_identity(dtype, lowest):
+    """The lowest (identity of max) or highest (identity of min) value of `dtype`."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        return -np.inf if lowest else np.inf
+    if dt.kind == "b":
+        return not lowest
+    info = np.iinfo(dt)
+    return info.min if lowest else info.max
+
+
 def _mean_ref(x, attrs):
     axes = reduce_axes(attrs, x.ndim)
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
@@ -138,13 +162,27 @@ def _mean_compute(attrs, inputs, out_type):
 REDUCE_OPS = [
     ("sum", _np_reduce(np.sum, accumulate=True), C.reduce_compute("sum", te.sum), _NUM, (-2.0, 2.0), 4),
     ("mean", _mean_ref, _mean_compute, _FLOAT, (-2.0, 2.0), 4),
-    ("max", _np_reduce(np.max), C.reduce_compute("max", te.max), _NUM, (-9.0, 9.0), 4),
-    ("min", _np_reduce(np.min), C.reduce_compute("min", te.min), _NUM, (-9.0, 9.0), 4),
+    ("max", _extreme_ref(True), C.reduce_compute("max", te.max), _NUM, (-9.0, 9.0), 4),
+    ("min", _extreme_ref(False), C.reduce_compute("min", te.min), _NUM, (-9.0, 9.0), 4),
     ("prod", _np_reduce(np.prod, accumulate=True), C.reduce_compute("prod", C.prod), _NUM, (0.5, 1.5), 4),
 ]
+
+
+def _with_empty_reductions(gen):
+    """Add zero-size reductions (the result is the reducer's identity) to a sample generator."""
+    def samples(rng):
+        return gen(rng) + [
+            Sample([np.zeros((2, 0, 3), "float32")], ReduceAttrs(axis=1, keepdims=True), "empty-axis"),
+            Sample([np.zeros((0, 4), "int32")], ReduceAttrs(axis=0), "empty-int"),
+            Sample([np.zeros((3, 0), "float64")], ReduceAttrs(axis=(0, 1)), "empty-all")]
+    return samples
+
+
 for _name, _ref, _compute, _dtypes, (_lo, _hi), _level in REDUCE_OPS:
+    _gen = _reduce_samples(ReduceAttrs, _dtypes, _lo, _hi)
     defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=reduce_rel, pattern=OpPattern.COMM_REDUCE,
-          ref=_ref, samples=_reduce_samples(ReduceAttrs, _dtypes, _lo, _hi), level=_level, compute=_compute)
+          ref=_ref, samples=_with_empty_reductions(_gen) if _name in ("max", "min") else _gen,
+          level=_level, compute=_compute)
 
 for _name, _fn, _reducer in (("all", np.all, C.all_reducer), ("any", np.any, C.any_reducer)):
     defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=_bool_reduce_rel, pattern=OpPattern.COMM_REDUCE,

@@ -191,6 +191,38 @@ class Function:
             return
         self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
 
+    @property
+    def is_static(self) -> bool:
+        """True when the signature has no symbolic shape variables (every dim is fixed)."""
+        return not self.info.shape_vars
+
+    def unchecked(self):
+        """A callable f(*ndarrays) that runs the kernel with no boundary checks.
+
+        For executors that already guarantee count, dtype, shape and alignment (the VM checks
+        its inputs on entry and allocates outputs with the compiled shapes); unlike
+        `prepare`, the arrays may change from call to call. Only for static functions: symbolic
+        shape variables are bound by the checked call. A wrong argument count still goes
+        through the checked call, so it raises InputError instead of crashing.
+        """
+        if not self.is_static:
+            raise InputError(f"{self.info.name}: unchecked() needs a function without symbolic "
+                             f"shape variables, this one has {list(self.info.shape_vars)}; call "
+                             f"the function itself (it binds them from the arguments' shapes)")
+        if config.get().debug >= 2 or type(self).__call__ is not Function.__call__:
+            # RB_DEBUG=2 keeps its per-kernel timing line; a subclass with its own calling
+            # protocol (the C backend's workspace entry) keeps its checked call
+            return self.__call__
+        native, nargs, checked = self._native, self._nargs, self.__call__
+        ptr_array, no_shapes = ctypes.c_void_p * max(nargs, 1), ctypes.c_void_p(0)
+
+        def call(*args):
+            if len(args) != nargs:
+                return checked(*args)
+            native(ctypes.cast(ptr_array(*[a.data_ptr for a in args]), ctypes.c_void_p), no_shapes)
+        call.checked = self                       # the Function, for introspection
+        return call
+
     def prepare(self, *args):
         """Check `args` once and return a zero-argument callable running the kernel on them.
 

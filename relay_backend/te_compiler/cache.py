@@ -2,10 +2,13 @@
 
 In memory, equal keys share one CCacheValue (its use_count shows how often it was asked for).
 On disk, compiled kernels are stored as exported libraries keyed by (structural hash, target,
-kernel name, package version), so a second process loads them instead of running LLVM.
+kernel name, package version, a digest of the package source), so a second process loads them
+instead of running LLVM, and a changed compiler never loads a stale kernel.
 """
+import functools
 import hashlib
 import os
+import pathlib
 from dataclasses import dataclass, field
 
 from ..config import VERSION, get as get_config
@@ -43,8 +46,21 @@ class CCacheKey:
                 and structural_equal(self.source_func, other.source_func))
 
     def disk_key(self, func_name: str) -> str:
-        raw = f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}"
+        raw = (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
+               f"{compiler_digest()}")
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_digest() -> str:
+    """A hash of the package's own source: any change to an op compute, a schedule or the
+    codegen makes every previously cached kernel stale (the version string alone would not)."""
+    root = pathlib.Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @dataclass

@@ -27,7 +27,7 @@ from ..ir.functor import post_order
 from ..ir.types import TensorType, TupleType, is_any, type_to_str
 from ..op.registry import OpDef
 from .compiler import get as get_te_compiler
-from .naming import NameSupply
+from .naming import NameSupply, kernel_name, renamed
 
 CPU_DEVICE_TYPE = 1
 
@@ -151,6 +151,10 @@ class _Walk:
     def __init__(self, func: Function, target, mod_name):
         self.out = LoweredMain(func, target, mod_name)
         self.names = NameSupply()
+        # Kernel names are unique per built module, as in TVM: the shared TECompiler cache may
+        # have lowered a function first for another build or the VM, under another name.
+        self.kernel_names = NameSupply()
+        self.kernels = {}  # id(CachedFunc in the shared cache) -> this module's copy
         self.refs = {}             # expr -> list of entry ids
         self.num_consts = 0
 
@@ -246,7 +250,11 @@ class _Walk:
         out_types = flatten_tensor_types(call.checked_type, call)
         reshape_only = int(prim.attrs.get("relay.reshape_only", 0)) == 1 and len(inputs) == 1
         out = self.out
-        cached = get_te_compiler().lower(prim, out.target, mod_name=out.mod_name)
+        shared = get_te_compiler().lower(prim, out.target, mod_name=out.mod_name)
+        cached = self.kernels.get(id(shared))
+        if cached is None:
+            cached = renamed(shared, kernel_name(prim, out.mod_name, self.kernel_names))
+            self.kernels[id(shared)] = cached
         func_name = cached.func_name
         out.cached[func_name] = cached
         out.prims[func_name] = prim

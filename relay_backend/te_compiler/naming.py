@@ -2,19 +2,33 @@
 
 The candidate is "fused" + "_" + each op's name in post-order (each call once); past 80 characters
 it is cut and a hash of the full name appended; the module prefix is mangled from mod_name
-("default" -> "tvmgen_default"); dots become underscores; repeats get _1, _2, ...
+("default" -> "tvmgen_default", as tvm.relay.build does) unless it is an `Unmangled` name,
+used as given (TVM's VM lowers with the bare prefix "vm_mod": `vm_mod_fused_add`); dots
+become underscores; repeats get _1, _2, ...
 """
+import dataclasses
 import hashlib
 
-from ..ir.expr import Call
+from .. import tir
+from ..ir.expr import Call, GlobalVar
 from ..ir.functor import post_order
 from ..op.registry import OpDef
 
 MAX_CANDIDATE = 80
 
 
+class Unmangled(str):
+    """A module prefix used verbatim for kernel names (no "tvmgen_" in front)."""
+
+    __slots__ = ()
+
+
 def mangle_module_name(mod_name) -> str:
-    """"default" -> "tvmgen_default"; None or "" -> "tvmgen"."""
+    """"default" -> "tvmgen_default"; None or "" -> "tvmgen"; Unmangled("vm_mod") -> "vm_mod"."""
+    if isinstance(mod_name, Unmangled):
+        if not mod_name.isascii():
+            raise ValueError(f"module name {mod_name!r} must be ASCII")
+        return str(mod_name)
     if not mod_name:
         return "tvmgen"
     if not str(mod_name).isascii():
@@ -56,3 +70,17 @@ def kernel_name(func, mod_name, supply: NameSupply) -> str:
     base = candidate_name(func)
     full = f"{prefix}_{base}" if prefix else base
     return supply.fresh(full.replace(".", "_"))
+
+
+def renamed(cached, name: str):
+    """`cached` (a CachedFunc) as kernel `name`: the same lowered code under another symbol.
+
+    The TECompiler's cache is shared by every executor, so a function first lowered by
+    build() carries a tvmgen_default_ name; an executor that names its kernels itself (the
+    VM: vm_mod_fused_add, numbered per compiled module as in TVM) renames its copy instead
+    of lowering again."""
+    if cached.func_name == name:
+        return cached
+    (prim,) = cached.funcs.values()
+    prim = tir.PrimFunc(prim.params, prim.body, name, {**prim.attrs, "global_symbol": name})
+    return dataclasses.replace(cached, func_name=name, prim_fn_var=GlobalVar(name), funcs={name: prim})

@@ -8,7 +8,7 @@ Pipeline (`optimize`): bind params into main, RemoveUnusedFunctions, InferType,
 SimplifyInference, FoldConstant, FuseOps, InferType, then LambdaLift (closures become globals).
 `lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
 (memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
-`tvmgen_vm_mod_fused_...`); `codegen` builds all kernels into one runtime Module. Functions
+`vm_mod_fused_...`, TVM's unmangled VM prefix); `codegen` builds all kernels into one runtime Module. Functions
 without control flow get `kill` instructions after each register's last use, so intermediate
 tensors are released while the function still runs.
 """
@@ -20,7 +20,7 @@ from ..ir.types import TensorType, TupleType, is_any
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from ..te_compiler import get as get_te_compiler
-from ..te_compiler.naming import NameSupply, candidate_name
+from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
 from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
@@ -28,7 +28,7 @@ from .function_compiler import VMFunctionCompiler
 from .lambda_lift import CLOSURE_ATTR, lambda_lift
 from .shape_func import ShapeProgram
 
-MOD_NAME = "vm_mod"
+MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
 
 
 def type_descriptor(ty):
@@ -58,6 +58,8 @@ class CompileContext:
         self._packed_map = {}
         self._programs = {}
         self._shape_names = NameSupply()
+        self._kernel_names = NameSupply()   # per module, as TVM's VM: vm_mod_fused_add, ..._1
+        self._kernels = {}                  # id(CachedFunc) -> this module's copy
 
     def global_index(self, name: str) -> int:
         if name not in self.global_map:
@@ -92,8 +94,12 @@ class CompileContext:
         except Exception as err:  # noqa: BLE001 - name the function that failed
             raise CompileError(f"lowering a primitive function for the VM failed: {type(err).__name__}: "
                                f"{err}\n{prim.astext()[:600]}") from err
-        self.cached_funcs[cached.func_name] = cached
-        return self.packed_index(cached.func_name)
+        mine = self._kernels.get(id(cached))
+        if mine is None:
+            mine = renamed(cached, kernel_name(prim, MOD_NAME, self._kernel_names))
+            self._kernels[id(cached)] = mine
+        self.cached_funcs[mine.func_name] = mine
+        return self.packed_index(mine.func_name)
 
     def shape_program(self, prim) -> ShapeProgram:
         program = self._programs.get(id(prim))

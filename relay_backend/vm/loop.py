@@ -5,14 +5,13 @@ InvokeClosure push (code, pc, registers, destination), Ret pops; Python recursio
 used, so a Relay loop of any depth runs. Instructions are tuples (bytecode.FIELDS order); the
 dispatch is an if-chain ordered by how often each opcode runs in a typical model.
 """
-import ctypes
-
 import numpy as np
 
 from ..errors import ExecutionError, InputError
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import Device
+from ..runtime.module import Function
 from ..runtime.ndarray import ALIGNMENT, NDArray
 from .bytecode import format_instruction
 
@@ -66,19 +65,9 @@ def fast_kernel(fn):
     check would only repeat the compiler's work (it costs more than a small kernel). Kernels
     with symbolic dims keep the checked call, which also binds the shape variables.
     """
-    native = getattr(fn, "_native", None)
-    info = getattr(fn, "info", None)
-    if native is None or info is None or info.shape_vars:
-        return fn
-    n = len(info.params)
-    ptr_array, no_shapes = ctypes.c_void_p * max(n, 1), ctypes.c_void_p(0)
-
-    def call(*args):
-        if len(args) != n:
-            return fn(*args)                     # let the checked path explain the mismatch
-        native(ctypes.cast(ptr_array(*[a.view_numpy().ctypes.data for a in args]), ctypes.c_void_p), no_shapes)
-    call.checked = fn
-    return call
+    if isinstance(fn, Function) and fn.is_static:
+        return fn.unchecked()
+    return fn
 
 
 def decode(ins, constants, device):

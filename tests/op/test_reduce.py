@@ -55,6 +55,8 @@ def test_reference_vs_numpy(name):
     o = op.get(name)
     for s in o.samples(np.random.default_rng(1)):
         x, attrs = s.inputs[0], s.attrs
+        if x.size == 0 and name in ("max", "min"):
+            continue   # numpy raises; the identity result is checked in test_zero_size.py
         want = NP_FUNCS[name](x.astype("float64") if x.dtype.kind == "f" else x,
                               axis=np_axes(attrs, x.ndim), keepdims=attrs.keepdims)
         got = o.ref(x, attrs)

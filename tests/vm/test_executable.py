@@ -32,11 +32,11 @@ def test_bytecode_listing_of_a_small_function():
         "load_consti $5 0",
         "alloc_storage $3 $2 64 float32 dev0 [2]",
         "alloc_tensor $4 $3 $5 [2] float32",
-        "invoke_packed tvmgen_vm_mod_fused_add (in: $0, $1, out: $4)",
+        "invoke_packed vm_mod_fused_add (in: $0, $1, out: $4)",
         "ret $4",
     ]
     assert exe.bytecode.startswith("VM Function[0]: main(x, y)")
-    assert exe.primitive_ops == ["tvmgen_vm_mod_fused_add"]
+    assert exe.primitive_ops == ["vm_mod_fused_add"]
     assert exe.get_function_arity("main") == 2 and exe.get_function_param_name("main", 1) == "y"
 
 
@@ -103,7 +103,7 @@ def test_loading_with_the_wrong_lib_raises():
     code, _ = rvm.compile(_add_mod()).save()
     x = relay.var("x", shape=(2,))
     _, other = rvm.compile(relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))).save()
-    with pytest.raises(SerializationError, match="tvmgen_vm_mod_fused_add"):
+    with pytest.raises(SerializationError, match="vm_mod_fused_add"):
         Executable.load_exec(code, other)
 
 
