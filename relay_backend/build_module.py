@@ -8,7 +8,7 @@ returns a GraphExecutorFactoryModule.
 """
 import warnings
 
-from .errors import ExecutorUnavailable, RelayError
+from .errors import RelayError
 from .interpreter.executor import CompiledExecutor
 from .ir.expr import Function
 from .ir.module import IRModule
@@ -126,11 +126,8 @@ def create_executor(kind="debug", mod=None, device=None, target="llvm", params=N
     if kind == "aot":
         from .aot.executor import AotExecutor
         return AotExecutor(mod, device, target, build)
-    if kind == "vm":
-        from .vm.executor import VMExecutor
-        return VMExecutor(mod, device, target)
-    raise ExecutorUnavailable(f"the {kind!r} executor is not available yet in this version of relay_backend; "
-                     f"use kind=\"debug\" (the reference interpreter) for now")
+    from .vm.executor import VMExecutor
+    return VMExecutor(mod, device, target)
 
 
 __all__ = ["create_executor", "build", "optimize", "EXECUTOR_KINDS"]

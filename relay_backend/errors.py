@@ -39,6 +39,3 @@ class ExecutionError(RelayError):
 class AttrsError(RelayError, ValueError):
     """An operator attribute has an invalid value (raised when the attrs are constructed)."""
 
-
-class ExecutorUnavailable(RelayError):
-    """An executor kind that this version does not provide yet (create_executor / build)."""

@@ -1,37 +1,13 @@
 """Running one module on several executors and comparing them with the debug interpreter.
 
-Used by the property tests, the demo and the benchmarks: `available(kind)` probes an executor on
-a one-op program (a kind that is not implemented yet is reported, not raised), `run(kind, mod,
-inputs)` returns the flattened numpy outputs, and `compare(mod, inputs, kind)` raises
-OutputMismatch naming the output, the executor and the worst element.
+Used by the property tests and the workload tests: `run(kind, mod, inputs)` returns the flattened
+numpy outputs, and `compare(mod, inputs, kind)` raises OutputMismatch naming the output, the
+executor and the worst element.
 """
-import functools
-
 import numpy as np
 
-from .. import ir
 from ..build_module import create_executor
-from ..errors import ExecutorUnavailable
-from ..op import tensor as T
 from .tolerances import assert_allclose
-
-
-@functools.lru_cache(maxsize=None)
-def available(kind: str) -> tuple:
-    """(True, "") when `kind` compiles and runs a one-op program, else (False, why)."""
-    x = ir.var("x", shape=(2,))
-    mod = ir.IRModule.from_expr(ir.Function([x], T.negative(x)))
-    try:
-        out = create_executor(kind, mod=mod).evaluate()(np.ones(2, "float32"))
-    except ExecutorUnavailable as err:
-        return False, f"{kind} executor unavailable: {err}"
-    except ModuleNotFoundError as err:  # its package is still being written
-        if err.name and err.name.startswith("relay_backend."):
-            return False, f"{kind} executor unavailable: {err}"
-        raise
-    if not np.array_equal(flatten(out)[0], -np.ones(2, "float32")):
-        raise AssertionError(f"{kind} executor computes negative([1, 1]) wrongly: {flatten(out)}")
-    return True, ""
 
 
 def flatten(value) -> list:

@@ -8,17 +8,8 @@ ort = pytest.importorskip("onnxruntime")
 
 
 def available_executors():
-    """'debug' plus every compiled executor this build provides."""
-    import relay_backend as relay
-    from relay_backend.errors import ExecutorUnavailable
-    kinds = ["debug"]
-    for kind in ("graph", "vm"):
-        try:
-            relay.create_executor(kind)
-            kinds.append(kind)
-        except ExecutorUnavailable:
-            pass
-    return kinds
+    """The executors the ONNX tests run models through (AOT has its own tests in tests/aot)."""
+    return ["debug", "graph", "vm"]
 
 
 def run_ort(model, feeds):

@@ -15,12 +15,6 @@ from relay_backend.testing.program_gen import dataflow_programs, programs
 from .profiles import profile
 
 
-def _require(kind):
-    ok, why = executors.available(kind)
-    if not ok:
-        pytest.skip(why)
-
-
 def _check(kind, program):
     note(program.describe())
     executors.compare(program.mod, program.inputs, kind)
@@ -28,7 +22,6 @@ def _check(kind, program):
 
 @pytest.mark.parametrize("kind", ["graph", "aot"])
 def test_dataflow_executor_agrees_with_debug(kind):
-    _require(kind)
 
     @profile(ci_examples=40)
     @given(program=dataflow_programs(max_calls=30))
@@ -38,7 +31,6 @@ def test_dataflow_executor_agrees_with_debug(kind):
 
 
 def test_vm_agrees_with_debug_on_control_flow():
-    _require("vm")
 
     @profile(ci_examples=40)
     @given(program=programs(max_calls=30))
@@ -56,7 +48,6 @@ def _graph_plan(program):
 
 def test_graph_memory_plan_is_live_range_safe():
     """check_plan re-derives live ranges and proves no two live entries share a storage."""
-    _require("graph")
 
     @profile(ci_examples=40)
     @given(program=dataflow_programs(max_calls=30))
@@ -69,7 +60,6 @@ def test_graph_memory_plan_is_live_range_safe():
 
 def test_memory_plan_checker_catches_shared_storage():
     """The property above can fail: a plan putting every entry in one storage is rejected."""
-    _require("graph")
     from hypothesis import find, settings
 
     program = find(dataflow_programs(max_calls=6), lambda p: p.num_calls >= 3,

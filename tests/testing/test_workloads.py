@@ -96,11 +96,7 @@ def test_numpy_conv_is_independent_of_registry():
 
 @pytest.mark.parametrize("kind", ["graph", "vm", "aot"])
 def test_workloads_on_compiled_executors(kind):
-    """Each compiled executor against the numpy forward passes (skipped until it lands)."""
-    from relay_backend.testing import executors
-    ok, why = executors.available(kind)
-    if not ok:
-        pytest.skip(why)
+    """Each compiled executor against the numpy forward passes."""
     mod, params = mlp.get_workload(batch_size=2)
     x = _data((2, 1, 28, 28))
     out = relay.create_executor(kind, mod=mod, params=params).evaluate()(x).numpy()
