@@ -10,7 +10,16 @@ from llvmlite import ir
 
 from .. import tir
 from ..errors import CompileError
+from . import llvm_target
 
+# a*b+c may become one fused multiply-add (C's default FP_CONTRACT): twice the FLOP/s of
+# separate mul and add in every reduction kernel; results differ from unfused by <= 1 rounding
+FP_CONTRACT = ("contract",)
+
+
+def _contract(dtype: str) -> tuple:
+    """float16 keeps one rounding per operation (as numpy and the C backend compute it)."""
+    return () if dtype == "float16" else FP_CONTRACT
 I1, I8, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
 PTR = ir.PointerType()
 
@@ -22,6 +31,8 @@ def llvm_type(dtype: str) -> ir.Type:
     if dtype == "bool":
         return I1
     if dtype in _FLOAT_TYPES:
+        if dtype == "float16":
+            _check_half_support()
         return _FLOAT_TYPES[dtype]
     if dtype == "handle":
         return PTR
@@ -31,6 +42,15 @@ def llvm_type(dtype: str) -> ir.Type:
             return ir.IntType(bits)
     raise CompileError(f"llvm codegen: unsupported dtype {dtype!r}; supported: bool, "
                        f"int8/16/32/64, uint8/16/32/64, float16, float32, float64")
+
+
+def _check_half_support() -> None:
+    """float16 needs hardware half <-> float conversions (x86 F16C, any aarch64): without
+    them LLVM calls compiler-rt helpers (__extendhfsf2, ...) that the JIT cannot resolve,
+    and the kernel would jump to address 0 instead of failing cleanly."""
+    if llvm_target.host_lacks_half_conversions():
+        raise CompileError("llvm codegen: float16 needs the F16C instructions, which this x86 "
+                           "CPU lacks; cast the model to float32 or use target='c'")
 
 
 def mem_type(dtype: str) -> ir.Type:
@@ -200,11 +220,11 @@ class ExprEmitter:
         kind = type(node)
         if is_float(dt):
             if kind is tir.Add:
-                return b.fadd(a, c)
+                return b.fadd(a, c, flags=_contract(dt))
             if kind is tir.Sub:
-                return b.fsub(a, c)
+                return b.fsub(a, c, flags=_contract(dt))
             if kind is tir.Mul:
-                return b.fmul(a, c)
+                return b.fmul(a, c, flags=_contract(dt))
             if kind is tir.Div:
                 return b.fdiv(a, c)
             if kind is tir.Mod:
@@ -258,6 +278,8 @@ class ExprEmitter:
             if is_float(src):
                 return b.fcmp_unordered("!=", v, ir.Constant(st, 0.0))
             return b.icmp_unsigned("!=", v, ir.Constant(st, 0))
+        if src == "float64" and dst == "float16":
+            return b.fptrunc(self._f64_to_f32_round_to_odd(v), dt_)
         if is_float(src) and is_float(dst):
             return b.fpext(v, dt_) if _fbits(dst) > _fbits(src) else b.fptrunc(v, dt_)
         if is_float(src):
@@ -269,6 +291,29 @@ class ExprEmitter:
         if dt_.width < st.width:
             return b.trunc(v, dt_)
         return b.zext(v, dt_) if is_unsigned(src) else b.sext(v, dt_)
+
+    def _f64_to_f32_round_to_odd(self, v):
+        """float64 -> float32 rounded to odd, so a following float32 -> float16 rounding
+        gives the correctly rounded float16 (as numpy's astype does) without double rounding.
+
+        Needed because x86 has no double -> half instruction: LLVM lowers `fptrunc double to
+        half` to a call of compiler-rt's __truncdfhf2, which the JIT cannot resolve (the call
+        jumped to address 0). Round-to-odd: when the float32 rounding was inexact, take the
+        neighbour toward zero and set its lowest mantissa bit (24 bits >= 11 + 2, so the
+        sticky bit survives into the float16 rounding)."""
+        b = self.builder
+        f32 = ir.FloatType()
+        i32 = ir.IntType(32)
+        t = b.fptrunc(v, f32)
+        wide = b.fpext(t, v.type)
+        inexact = b.fcmp_ordered("!=", wide, v)          # false for NaN and exact values
+        # |t| > |v| (rounded away from zero): the magnitude steps down one ulp. t never has
+        # the opposite sign of v, and an inexact t that overshoots is nonzero.
+        away = b.xor(b.fcmp_ordered(">", wide, v), b.fcmp_ordered("<", v, ir.Constant(v.type, 0.0)))
+        bits = b.bitcast(t, i32)
+        toward_zero = b.sub(bits, b.zext(away, i32))
+        odd = b.bitcast(b.or_(toward_zero, ir.Constant(i32, 1)), f32)
+        return b.select(inexact, odd, t)
 
     def to_index(self, v, dtype: str):
         """An index value widened to i64."""

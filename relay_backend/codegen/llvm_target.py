@@ -147,3 +147,12 @@ def link_shared(object_code: bytes, path: str, libs=("m",)) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"linking {path} failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
+
+
+@functools.lru_cache(maxsize=None)
+def host_lacks_half_conversions() -> bool:
+    """True on an x86 host without F16C, where LLVM lowers half <-> float conversions to
+    compiler-rt calls that the JIT cannot resolve (aarch64 converts natively)."""
+    triple = llvm.get_process_triple()
+    is_x86 = triple.startswith(("x86_64", "i386", "i686"))
+    return is_x86 and not host_has_feature("f16c")

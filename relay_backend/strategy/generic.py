@@ -18,7 +18,10 @@ from ..op.pattern import OpPattern
 from ..tir import expr as E
 
 VECTOR_LANES = (16, 8, 4)
-PARALLEL_MIN_WORK = 1 << 15  # iterations (times reduce extent) below which threads cost more
+# Below these sizes one thread is faster: waking the (passively waiting) OpenMP pool costs
+# ~30-60 us here, more than a 200 KB copy takes serially (25 us; 68 us in parallel).
+PARALLEL_MIN_WORK = 1 << 20   # reductions: output iterations times reduce extent
+PARALLEL_MIN_ELEMS = 1 << 18  # injective stages: output elements (memory-bound, cheap each)
 
 
 def const_extent(iv):
@@ -64,7 +67,8 @@ def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True) -> No
             outer.append(lo)
     else:
         outer.append(last)
-    if parallel and outer and _work(stage.op) >= PARALLEL_MIN_WORK:
+    limit = PARALLEL_MIN_WORK if stage.op.is_reduction else PARALLEL_MIN_ELEMS
+    if parallel and outer and _work(stage.op) >= limit:
         fused = stage.fuse(*outer) if len(outer) > 1 else outer[0]
         stage.parallel(fused)
 

@@ -8,7 +8,11 @@ output columns of one tile are contiguous for every k, then computes
         for k: for i in unrolled(bm): for j in vectorized(bn): acc[i, j] += A[i, k] * Wp[., k, j]
         for i: for j in vectorized(bn): out[i, j] = epilogue(acc[i, j])
 
-(bn = one SIMD register of floats, bm = 8: eight accumulator registers). dense_batch1.x86
+(bn = one SIMD register of floats, bm = 8: eight accumulator registers). The packing runs
+on every call (the weight is a kernel input), which costs as much as the product itself for a
+few rows: dense_dot.x86 (plevel 17, 2..DOT_MAX_ROWS rows) reads the weight unpacked, with
+SIMD-wide partial sums along K for a 4 x 4 tile of outputs (16 vector accumulators, 8 loads
+per 16 FMAs), then one horizontal sum per output, where the fused epilogue runs too. dense_batch1.x86
 (plevel 20, when the data has one row) splits K into SIMD-wide partial sums per output
 column and parallelizes over columns: no packing, the weight is read once. batch_matmul
 uses the packed tile per batch. Computes match the generic ones: inputs cast to the
@@ -23,9 +27,12 @@ from .x86_common import (all_static, divisor_at_most, finish_others, find_tagged
 
 DENSE_TAG = "dense_pack.x86"
 DENSE1_TAG = "dense_batch1.x86"
+DOT_TAG = "dense_dot.x86"
 BMM_TAG = "batch_matmul.x86"
 PACK_TAG = "pack.x86"
 ROWS = 8          # rows of a register tile
+DOT_TILE = 4      # dense_dot: outputs per tile side (4 x 4 vector accumulators)
+DOT_MAX_ROWS = 256  # above this the packing cost is amortized and dense_pack is faster
 
 
 def _zero(dtype):
@@ -156,6 +163,68 @@ def dense_batch1_schedule(attrs, outs, target):
     return s
 
 
+# --- nn.dense, a few rows: unpacked weight ------------------------------------------------------
+def _tree_sum(terms):
+    """Pairwise sum (a balanced tree: independent adds, short dependency chain)."""
+    while len(terms) > 1:
+        terms = [terms[i] + terms[i + 1] if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+    return terms[0]
+
+
+def dense_dot_compute(attrs, inputs, out_type):
+    """partial[..., j, ki] = sum_ko A[..., ko*kb + ki] * W[j, ko*kb + ki], then an injective
+    dense[..., j] = sum of the kb lanes written out as an add tree: with no reduction after
+    the partial sums, the fused epilogue inlines into the same stage (no temporary)."""
+    data, weight = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    n_ext, k_ext = static_shape(weight)
+    kb = min(lanes(acc), k_ext)
+    ko = te.reduce_axis((0, (k_ext + kb - 1) // kb), "ko")
+    lead = list(data.shape[:-1])
+
+    def part(*idx):
+        *rows, j, ki = idx
+        k = ko.var * kb + ki
+        prod_ = data[tuple(rows) + (k,)].astype(acc) * weight[j, k].astype(acc)
+        return te.sum(prod_, axis=ko, where=None if k_ext % kb == 0 else k < k_ext)
+    partial = te.compute(lead + [n_ext, kb], part, name="dense_partial", tag=DOT_TAG + ",partial")
+    out = te.compute(lead + [n_ext], lambda *idx: _tree_sum([partial[idx + (t,)] for t in range(kb)]).astype(dtype),
+                     name="dense", tag=DOT_TAG)
+    return [out]
+
+
+def dense_dot_schedule(attrs, outs, target):
+    """for (j.outer, i.outer) in parallel:           # a 4 x 4 tile of outputs
+           partial[4, 4, kb] = 0                      # 16 SIMD accumulators
+           for ko: for i, j in unrolled: for ki in vectorized: partial += A[i, k] * W[j, k]
+           for i, j: out[i, j] = epilogue(sum of partial[i, j, :])
+    The weight tile (4 rows of K) stays in L1 while the row tiles stream past it."""
+    s = te.create_schedule(outs)
+    dense = find_tagged(s, DOT_TAG)
+    partial = find_tagged(s, DOT_TAG + ",partial")
+    shape = static_shape(dense.output(0))
+    single = len(outs) == 1 and static_shape(outs[0]) == shape
+    inline_except(s, keep=[] if single else [dense])
+    O = outs[0].op if single else dense
+    so = s[O]
+    *lead, i, j = O.axis
+    io, ii = so.split(i, factor=divisor_at_most(shape[-2], DOT_TILE))
+    jo, ji = so.split(j, factor=divisor_at_most(shape[-1], DOT_TILE))
+    so.reorder(*lead, jo, io, ii, ji)
+    fused = so.fuse(*lead, jo, io)
+    parallel_if_large(so, fused, prod(shape) * int(partial.reduce_axis[0].dom.extent.value) * 16)
+    sp = s[partial]
+    sp.compute_at(so, fused)
+    *plead, pi, pj, pk = partial.axis
+    sp.reorder(*partial.reduce_axis, *plead, pi, pj, pk)
+    sp.unroll(pi)
+    sp.unroll(pj)
+    sp.vectorize(pk)
+    finish_others(s, [t.op for t in outs if t.op is not O])
+    return s
+
+
 # --- nn.batch_matmul ---------------------------------------------------------------------------
 def batch_matmul_compute(attrs, inputs, out_type):
     a, b = inputs
@@ -201,12 +270,22 @@ def _one_row(attrs, inputs, out_type):
     return prod(static_shape(inputs[0])[:-1]) == 1
 
 
+def _few_rows(attrs, inputs, out_type):
+    """2..DOT_MAX_ROWS rows and whole 4 x 4 tiles (other tile shapes measured slower than
+    dense_pack: LLVM re-vectorizes small unrolled bodies badly)."""
+    rows, cols = prod(static_shape(inputs[0])[:-1]), static_shape(inputs[1])[0]
+    return (2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
+            and cols >= 4 * DOT_TILE)
+
+
 @register_strategy("nn.dense", "x86")
 def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
     data, weight = inputs
     if not all_static(data, weight):
         return
     strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15)
+    strategy.add_implementation(dense_dot_compute, dense_dot_schedule, DOT_TAG, 17,
+                                condition=_few_rows)
     strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, "dense_batch1.x86", 20,
                                 condition=_one_row)
 

@@ -2,7 +2,8 @@
 
 ResNet-50, SqueezeNet 1.1, DenseNet-121, Inception v1 (GoogLeNet), ShuffleNet v2 (x0.5), and
 VGG-11 / AlexNet-style nets: the real layer structure and channel widths, at any input size
-the architecture allows (small ones keep tests fast). Weights are He-scaled normals, BN
+the architecture allows (small ones keep tests fast); plus the small benchmark workloads (MLP
+784-512-512-10, the seed CNN, a ResNet basic block) in SMALL_MODELS. Weights are He-scaled normals, BN
 statistics near identity, so activations stay O(1) through 50+ layers. Each builder returns
 (onnx.ModelProto, input_shape). The flatten at the head is written the way torch exports it
 (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) in some nets, to exercise shape folding.
@@ -267,7 +268,36 @@ def _alexnet_side(image):
     return (s - 3) // 2 + 1
 
 
+# --- small workloads (the benchmark set of the executor issues) ------------------------------------
+def mlp(batch=1, image=28, hidden=(512, 512), num_classes=10, seed=0):
+    """MLP 784-512-512-10: Flatten, then Gemm + Relu per hidden layer, then a Gemm."""
+    n = OnnxNet("mlp", seed)
+    x, cin = n.flatten("data"), image * image
+    for width in hidden:
+        x, cin = n.relu(n.gemm(x, cin, width)), width
+    return n.model([batch, 1, image, image], n.gemm(x, cin, num_classes), (batch, num_classes))
+
+
+def seed_cnn(batch=1, image=32, channels=16, num_classes=10, seed=0):
+    """The seed CNN (testing/seed_cnn.py): conv 3->channels k3 pad1 (no bias), relu, global avg
+    pool, flatten, dense with bias."""
+    n = OnnxNet("seed_cnn", seed)
+    x = n.gap(n.relu(n.conv("data", 3, channels, 3, pad=1, bias=False)))
+    return n.model([batch, 3, image, image], n.gemm(n.flatten(x), channels, num_classes), (batch, num_classes))
+
+
+def resnet_block(batch=1, channels=64, image=56, seed=0):
+    """A ResNet basic block: conv3x3-bn-relu, conv3x3-bn, + identity, relu (same shape out)."""
+    n = OnnxNet("resnet_block", seed)
+    y = n.conv_bn_relu("data", channels, channels, 3, 1, 1)
+    y = n.conv_bn_relu(y, channels, channels, 3, 1, 1, relu=False)
+    shape = [batch, channels, image, image]
+    return n.model(shape, n.relu(n.node("Add", [y, "data"])), shape)
+
+
 MODELS = {"resnet50": resnet50, "squeezenet": squeezenet, "densenet121": densenet121,
           "inception_v1": inception_v1, "shufflenet_v2": shufflenet_v2, "vgg11": vgg11, "alexnet": alexnet}
 
-__all__ = ["OnnxNet", "MODELS"] + list(MODELS)
+SMALL_MODELS = {"mlp": mlp, "seed_cnn": seed_cnn, "resnet_block": resnet_block}
+
+__all__ = ["OnnxNet", "MODELS", "SMALL_MODELS"] + list(MODELS) + list(SMALL_MODELS)

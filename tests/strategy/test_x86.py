@@ -91,7 +91,7 @@ def _run_impl(op_name, impl_name, arrays, attrs, epilogue=None):
     return _build_run(impl.compute, impl.schedule, attrs, arrays, out_type, epilogue)
 
 
-@pytest.mark.parametrize("m,n,k", [(37, 40, 64), (64, 96, 128), (1, 50, 100), (3, 16, 7)])
+@pytest.mark.parametrize("m,n,k", [(37, 40, 64), (64, 96, 128), (8, 32, 37), (1, 50, 100), (3, 16, 7)])
 def test_dense_tiles_and_fused_bias_relu(m, n, k):
     from relay_backend.op.nn.dense import DenseAttrs
     rng = np.random.default_rng(m + n + k)
@@ -100,10 +100,29 @@ def test_dense_tiles_and_fused_bias_relu(m, n, k):
     b = rng.standard_normal(n).astype("float32")
     plain = x.astype("float64") @ w.T.astype("float64")
     names = ["dense_pack.x86"] + (["dense_batch1.x86"] if m == 1 else [])
+    names += ["dense_dot.x86"] if m % 4 == 0 and n % 4 == 0 and n >= 16 else []
     for name in names:
         _check(_run_impl("nn.dense", name, [x, w], DenseAttrs()), plain.astype("float32"))
         fused = _run_impl("nn.dense", name, [x, w], DenseAttrs(), _bias_relu(-1, b))
         _check(fused, np.maximum(plain + b, 0).astype("float32"))
+
+
+def test_dense_dot_with_two_fused_outputs():
+    """dense_dot.x86 when the fused function returns both the product and relu(product + b)."""
+    from relay_backend.op.nn.dense import DenseAttrs
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((8, 40)).astype("float32"), rng.standard_normal((32, 40)).astype("float32")
+    b = rng.standard_normal(32).astype("float32")
+    phs = [te.placeholder(x.shape, name="x"), te.placeholder(w.shape, name="w"), te.placeholder(b.shape, name="b")]
+    (dense,) = x86_dense.dense_dot_compute(DenseAttrs(), phs[:2], TensorType((8, 32), "float32"))
+    relu = te.compute(dense.shape, lambda i, j: tir.max(dense[i, j] + phs[2][j], tir.const(0.0, "float32")))
+    sch = x86_dense.dense_dot_schedule(DenseAttrs(), [dense, relu], "llvm")
+    mod = build(te.lower(sch, phs + [dense, relu], "kernel"))
+    outs = [nd.empty((8, 32), "float32"), nd.empty((8, 32), "float32")]
+    mod["kernel"](nd.array(x), nd.array(w), nd.array(b), *outs)
+    plain = x.astype("float64") @ w.T.astype("float64")
+    _check(outs[0].numpy(), plain.astype("float32"))
+    _check(outs[1].numpy(), np.maximum(plain + b, 0).astype("float32"))
 
 
 @pytest.mark.parametrize("shape,oc,kernel,strides,padding", [
@@ -139,7 +158,7 @@ def test_selection_prefers_x86_and_batch1():
     from relay_backend.op.nn.dense import DenseAttrs
     from relay_backend.te_compiler.select import select_implementation
     op = get_op("nn.dense")
-    for rows, expected in ((1, "dense_batch1.x86"), (8, "dense_pack.x86")):
+    for rows, expected in ((1, "dense_batch1.x86"), (8, "dense_dot.x86"), (512, "dense_pack.x86")):
         data, weight = te.placeholder((rows, 32)), te.placeholder((64, 32))
         out_type = op.rel([TensorType((rows, 32), "float32"), TensorType((64, 32), "float32")], DenseAttrs())
         impl, _ = select_implementation(op, DenseAttrs(), [data, weight], out_type, "llvm")
