@@ -1,4 +1,5 @@
-"""Shared type relations: identity, broadcast, broadcast-compare and reduce. All handle Any dims.
+"""Shared type relations: identity (and its float-only / no-bool variants), broadcast,
+broadcast-compare and reduce. All handle Any dims.
 
 A relation maps the argument types (and attrs) to the output type or raises TypeInferenceError.
 Because it is plain Python over shapes, the VM also calls it on concrete shapes at run time.
@@ -29,6 +30,38 @@ def identity_rel(arg_types, attrs=None) -> TensorType:
         if t.dtype != first.dtype or len(t.shape) != len(first.shape):
             raise TypeInferenceError(f"argument {i} has type {type_to_str(t)}, expected {type_to_str(first)}")
     return first
+
+
+def is_float_dtype(dtype: str) -> bool:
+    return dtype.startswith("float") or dtype.startswith("bfloat")
+
+
+def float_rel(op_name: str):
+    """identity_rel for ops defined on floating-point tensors only (exp, log, sigmoid, ...):
+    on an int or bool tensor numpy would compute in float and the op would have to truncate,
+    so the call is rejected with the cast that fixes it."""
+    def rel(arg_types, attrs=None) -> TensorType:
+        t = identity_rel(arg_types, attrs)
+        if not is_float_dtype(t.dtype):
+            raise TypeInferenceError(f"{op_name} expects a floating-point tensor, got {t.dtype}; "
+                                     f'cast it first (relay.cast(x, "float32"))')
+        return t
+    rel.__name__ = rel.__qualname__ = f"float_rel[{op_name}]"
+    return rel
+
+
+def no_bool_rel(op_name: str, base=identity_rel, hint: str = ""):
+    """`base` for numeric ops that are meaningless on bool tensors (negative, subtract, divide,
+    ...): a bool input is rejected, naming the logical op or cast to use instead."""
+    def rel(arg_types, attrs=None) -> TensorType:
+        out = base(arg_types, attrs)
+        bools = [type_to_str(t) for t in arg_types if isinstance(t, TensorType) and t.dtype == "bool"]
+        if bools:
+            fix = hint or 'cast to a numeric type first (relay.cast(x, "int32"))'
+            raise TypeInferenceError(f"{op_name} is not defined on bool tensors (got {', '.join(bools)}); {fix}")
+        return out
+    rel.__name__ = rel.__qualname__ = f"no_bool_rel[{op_name}]"
+    return rel
 
 
 def broadcast_shape(lhs_shape, rhs_shape, lhs=None, rhs=None) -> tuple:

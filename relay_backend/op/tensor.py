@@ -5,6 +5,12 @@ comparisons) and BROADCAST. Also clip, cast and where, which carry attrs or a th
 Each row's te rule (a scalar PrimExpr function) becomes the op's compute through
 compute_common.broadcast_compute; the rules reproduce the numpy references exactly (int divide
 truncates, floor ops and float remainders follow numpy, round is half-to-even).
+
+Dtypes: transcendentals (exp, log, sqrt, rsqrt, sigmoid, tanh, sin, cos, erf) take float tensors
+only (float_rel); arithmetic rejects bool (no_bool_rel), as numpy does for negative / subtract /
+sign; floor, ceil and round are the identity on ints and bools. Integer division by zero gives 0
+(numpy's int result) and by -1 never runs a native divide (INT_MIN / -1 wraps to INT_MIN), so no
+input can raise SIGFPE in compiled code.
 """
 import dataclasses
 import math
@@ -12,7 +18,7 @@ import math
 import numpy as np
 
 from .. import te, tir
-from ..errors import TypeInferenceError
+from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs
 from ..ir.types import TensorType
@@ -20,7 +26,8 @@ from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
 from .pattern import OpPattern
 from .registry import Sample, defop
-from .relations import broadcast_comp_rel, broadcast_rel, broadcast_shape, expect_tensor, identity_rel
+from .relations import (broadcast_comp_rel, broadcast_rel, broadcast_shape, expect_tensor, float_rel,
+                        identity_rel, no_bool_rel)
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 
@@ -36,6 +43,20 @@ def _sigmoid_ref(x, attrs):
 
 def _sign(x, attrs):
     return np.sign(x).astype(x.dtype)
+
+
+def _quiet(fn):
+    """A numpy function run without floating-point warnings (log(0) is -inf, sqrt(-1) NaN, as
+    the compiled kernels give silently)."""
+    def quiet(*args):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return fn(*args)
+    return quiet
+
+
+def _rounding_ref(fn):
+    """floor / ceil / round on floats; ints and bools are returned unchanged (as the compute)."""
+    return lambda x, attrs: fn(x) if np.dtype(x.dtype).kind == "f" else x.copy()
 
 
 # --- te rules: one scalar expression per element, matching the numpy references ---------------------
@@ -67,8 +88,33 @@ def _fill(value):
     return lambda x: tir.const(value, x.dtype)
 
 
+def _wrapping_neg(x):
+    """-x for ints with two's-complement wraparound (-INT_MIN == INT_MIN, as numpy): computed in
+    the unsigned type of the same width, whose subtraction wraps by definition."""
+    if x.dtype.startswith("uint"):
+        return tir.const(0, x.dtype) - x
+    udt = "u" + x.dtype
+    return (tir.const(0, udt) - x.astype(udt)).astype(x.dtype)
+
+
+def _guarded_int_div(a, b, divide, by_minus_one):
+    """divide(a, b) for ints without a native divide by 0 or -1 (x86 raises SIGFPE on both
+    b == 0 and INT_MIN / -1): such lanes divide by 1 and select 0 (numpy's x // 0 and x % 0) or
+    by_minus_one(a). Selects, not branches, so the loop still vectorizes."""
+    zero, one = tir.const(0, b.dtype), tir.const(1, b.dtype)
+    is_zero = b == zero
+    if a.dtype.startswith("uint"):
+        return te.if_then_else(is_zero, zero, divide(a, te.if_then_else(is_zero, one, b)))
+    minus_one = tir.const(-1, b.dtype)
+    is_m1 = b == minus_one
+    quotient = divide(a, te.if_then_else(is_zero | is_m1, one, b))
+    return te.if_then_else(is_zero, zero, te.if_then_else(is_m1, by_minus_one(a), quotient))
+
+
 def _te_divide(a, b):
-    return a / b if _is_float(a.dtype) else tir.truncdiv(a, b)  # ints truncate toward zero
+    if _is_float(a.dtype):
+        return a / b
+    return _guarded_int_div(a, b, tir.truncdiv, _wrapping_neg)  # ints truncate toward zero
 
 
 def _te_power(a, b):
@@ -86,7 +132,9 @@ def _float_mod(a, b):
 
 
 def _te_floor_mod(a, b):
-    return _float_mod(a, b)[0] if _is_float(a.dtype) else a % b
+    if _is_float(a.dtype):
+        return _float_mod(a, b)[0]
+    return _guarded_int_div(a, b, tir.floormod, lambda x: tir.const(0, x.dtype))
 
 
 def _te_floor_divide(a, b):
@@ -94,7 +142,7 @@ def _te_floor_divide(a, b):
     where the remainder's sign was fixed, then rounded to the nearest integer), so results
     agree with numpy even where a / b rounds up to an integer."""
     if not _is_float(a.dtype):
-        return a // b
+        return _guarded_int_div(a, b, tir.floordiv, _wrapping_neg)
     rem = te.fmod(a, b)
     zero, one = tir.const(0, a.dtype), tir.const(1, a.dtype)
     div = (a - rem) / b
@@ -108,28 +156,46 @@ def _te_floor_divide(a, b):
 
 _POS = dict(low=0.1, high=4.0)
 _ALL_NUM = ("float32", "int32", "float64", "int8", "float16", "int64")
+_ROUNDING_DTYPES = ("float32", "int32", "float64", "float16", "bool")
 
-# name, numpy reference (x, attrs) -> array, te rule (scalar PrimExpr -> PrimExpr), samples, level
+
+def _with(*gens):
+    """Samples from several generators (e.g. a table's dtypes plus some bool or int cases)."""
+    return lambda rng: [s for g in gens for s in g(rng)]
+
+
+# Which dtypes an op accepts, as a relation factory (op name -> relation):
+_FLOAT = float_rel                                                       # float tensors only
+_NUM = no_bool_rel                                                       # anything but bool
+_ANY = lambda name: identity_rel                                         # noqa: E731
+_NEG_HINT = "use logical_not to negate a bool tensor"
+
+# name, numpy reference (x, attrs) -> array, te rule (scalar PrimExpr -> PrimExpr), samples, level,
+# dtype rule (a relation factory above)
 UNARY_OPS = [
-    ("negative", lambda x, a: np.negative(x), _neg, S.unary(_ALL_NUM), 3),
-    ("exp", lambda x, a: np.exp(x), te.exp, S.unary(), 1),
-    ("log", lambda x, a: np.log(x), te.log, S.unary(**_POS), 1),
-    ("sqrt", lambda x, a: np.sqrt(x), te.sqrt, S.unary(**_POS), 1),
-    ("rsqrt", lambda x, a: (1.0 / np.sqrt(x.astype("float64"))).astype(x.dtype), te.rsqrt, S.unary(**_POS), 1),
-    ("sigmoid", _sigmoid_ref, te.sigmoid, S.unary(low=-6, high=6), 1),
-    ("tanh", lambda x, a: np.tanh(x), te.tanh, S.unary(low=-4, high=4), 1),
-    ("nn.relu", lambda x, a: np.maximum(x, np.zeros((), x.dtype)), _relu, S.unary(_ALL_NUM), 1),
-    ("abs", lambda x, a: np.abs(x), te.abs, S.unary(_ALL_NUM), 3),
-    ("floor", lambda x, a: np.floor(x), _rounding(te.floor), S.unary(low=-5, high=5), 3),
-    ("ceil", lambda x, a: np.ceil(x), _rounding(te.ceil), S.unary(low=-5, high=5), 3),
-    ("round", lambda x, a: np.round(x), _rounding(te.round), S.unary(low=-5, high=5), 3),
-    ("sign", _sign, _te_sign, S.unary(_ALL_NUM), 3),
-    ("sin", lambda x, a: np.sin(x), te.sin, S.unary(low=-4, high=4), 3),
-    ("cos", lambda x, a: np.cos(x), te.cos, S.unary(low=-4, high=4), 3),
-    ("erf", _erf_ref, te.erf, S.unary(low=-3, high=3), 3),
-    ("copy", lambda x, a: x.copy(), _identity, S.unary(_ALL_NUM + ("bool",)), 3),
-    ("zeros_like", lambda x, a: np.zeros_like(x), _fill(0), S.unary(_ALL_NUM), 3),
-    ("ones_like", lambda x, a: np.ones_like(x), _fill(1), S.unary(_ALL_NUM), 3),
+    ("negative", lambda x, a: np.negative(x), _neg, S.unary(_ALL_NUM), 3,
+     lambda name: no_bool_rel(name, hint=_NEG_HINT)),
+    ("exp", _quiet(lambda x, a: np.exp(x)), te.exp, S.unary(), 1, _FLOAT),
+    ("log", _quiet(lambda x, a: np.log(x)), te.log, S.unary(**_POS), 1, _FLOAT),
+    ("sqrt", _quiet(lambda x, a: np.sqrt(x)), te.sqrt, S.unary(**_POS), 1, _FLOAT),
+    ("rsqrt", _quiet(lambda x, a: (1.0 / np.sqrt(x.astype("float64"))).astype(x.dtype)), te.rsqrt, S.unary(**_POS), 1,
+     _FLOAT),
+    ("sigmoid", _sigmoid_ref, te.sigmoid, S.unary(low=-6, high=6), 1, _FLOAT),
+    ("tanh", lambda x, a: np.tanh(x), te.tanh, S.unary(low=-4, high=4), 1, _FLOAT),
+    ("nn.relu", lambda x, a: np.maximum(x, np.zeros((), x.dtype)), _relu, S.unary(_ALL_NUM), 1, _NUM),
+    ("abs", lambda x, a: np.abs(x), te.abs, S.unary(_ALL_NUM), 3, _NUM),
+    ("floor", _rounding_ref(np.floor), _rounding(te.floor),
+     S.unary(_ROUNDING_DTYPES, low=-5, high=5), 3, _ANY),
+    ("ceil", _rounding_ref(np.ceil), _rounding(te.ceil), S.unary(_ROUNDING_DTYPES, low=-5, high=5), 3, _ANY),
+    ("round", _rounding_ref(np.round), _rounding(te.round),
+     S.unary(_ROUNDING_DTYPES, low=-5, high=5), 3, _ANY),
+    ("sign", _sign, _te_sign, S.unary(_ALL_NUM), 3, _NUM),
+    ("sin", lambda x, a: np.sin(x), te.sin, S.unary(low=-4, high=4), 3, _FLOAT),
+    ("cos", lambda x, a: np.cos(x), te.cos, S.unary(low=-4, high=4), 3, _FLOAT),
+    ("erf", _erf_ref, te.erf, S.unary(low=-3, high=3), 3, _FLOAT),
+    ("copy", lambda x, a: x.copy(), _identity, S.unary(_ALL_NUM + ("bool",)), 3, _ANY),
+    ("zeros_like", lambda x, a: np.zeros_like(x), _fill(0), S.unary(_ALL_NUM), 3, _ANY),
+    ("ones_like", lambda x, a: np.ones_like(x), _fill(1), S.unary(_ALL_NUM), 3, _ANY),
 ]
 
 
@@ -141,33 +207,57 @@ def _logical_not_rel(arg_types, attrs=None):
 
 
 _bool_only = ("bool",)
-_int_div = lambda a, b: (np.sign(a) * np.sign(b) * (np.abs(a) // np.abs(b))).astype(a.dtype)  # noqa: E731
+_QUIET = dict(divide="ignore", invalid="ignore", over="ignore")  # x / 0, 0 / 0, INT_MIN // -1
 
 
 def _divide_ref(a, b, attrs):
-    if np.dtype(a.dtype).kind in "iu":
-        return _int_div(a, b)  # relay divide truncates toward zero for ints
-    return np.divide(a, b)
+    """Float division; for ints relay divide truncates toward zero: numpy's floor quotient
+    (0 for x // 0, INT_MIN for INT_MIN // -1) moved up by one where a remainder is left and
+    the signs differ."""
+    with np.errstate(**_QUIET):
+        if np.dtype(a.dtype).kind not in "iu":
+            return np.divide(a, b)
+        quotient, rem = np.floor_divide(a, b), np.mod(a, b)
+    fix = (rem != 0) & ((a < 0) != (b < 0))
+    return (quotient + fix.astype(a.dtype)).astype(a.dtype)
+
+
+def _floor_divide_ref(a, b, attrs):
+    with np.errstate(**_QUIET):
+        return np.floor_divide(a, b)
 
 
 def _floor_mod_ref(a, b, attrs):
-    return np.mod(a, b).astype(a.dtype)
+    with np.errstate(**_QUIET):
+        return np.mod(a, b).astype(a.dtype)
+
+
+def _bool_or_num(bool_rule, num_rule):
+    """maximum / minimum: logical or / and on bools (as numpy), the numeric rule otherwise."""
+    return lambda a, b: bool_rule(a, b) if a.dtype == "bool" else num_rule(a, b)
+
+
+_ALL_NUM_BOOL = _with(S.binary(_ALL_NUM), lambda rng: S.binary(_bool_only)(rng)[:2])
+_INT_DIVISORS = S.binary(("int64", "int8", "uint8"), low=-9, high=9, rhs_low=-2, rhs_high=3)  # 0 and -1 divisors
 
 
 # name, reference (a, b, attrs), te rule (a, b) -> PrimExpr, samples, is comparison (bool output), level
+# (arithmetic rows reject bool through no_bool_rel below; comparisons accept every dtype)
 BINARY_OPS = [
     ("add", lambda a, b, t: np.add(a, b), lambda a, b: a + b, S.binary(_ALL_NUM), False, 1),
     ("subtract", lambda a, b, t: np.subtract(a, b), lambda a, b: a - b, S.binary(_ALL_NUM), False, 1),
     ("multiply", lambda a, b, t: np.multiply(a, b), lambda a, b: a * b, S.binary(_ALL_NUM), False, 1),
-    ("divide", _divide_ref, _te_divide, S.binary(("float32", "int32", "float64"), avoid_zero_rhs=True,
-                                                 rhs_low=0.5, rhs_high=3.0), False, 1),
-    ("power", lambda a, b, t: np.power(a, b), _te_power, S.binary(low=0.2, high=3.0), False, 4),
-    ("maximum", lambda a, b, t: np.maximum(a, b), te.max, S.binary(_ALL_NUM), False, 4),
-    ("minimum", lambda a, b, t: np.minimum(a, b), te.min, S.binary(_ALL_NUM), False, 4),
-    ("floor_divide", lambda a, b, t: np.floor_divide(a, b), _te_floor_divide,
-     S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), False, 1),
+    ("divide", _divide_ref, _te_divide, _with(S.binary(("float32", "int32", "float64"), avoid_zero_rhs=True,
+                                                       rhs_low=0.5, rhs_high=3.0), _INT_DIVISORS), False, 1),
+    ("power", _quiet(lambda a, b, t: np.power(a, b)), _te_power, S.binary(low=0.2, high=3.0), False, 4),
+    ("maximum", lambda a, b, t: np.maximum(a, b), _bool_or_num(lambda a, b: a | b, te.max), _ALL_NUM_BOOL,
+     False, 4),
+    ("minimum", lambda a, b, t: np.minimum(a, b), _bool_or_num(lambda a, b: a & b, te.min), _ALL_NUM_BOOL,
+     False, 4),
+    ("floor_divide", _floor_divide_ref, _te_floor_divide,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
     ("floor_mod", _floor_mod_ref, _te_floor_mod,
-     S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), False, 1),
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
     ("equal", lambda a, b, t: np.equal(a, b), lambda a, b: a == b,
      S.binary(("int32", "float32"), low=-2, high=2), True, 4),
     ("not_equal", lambda a, b, t: np.not_equal(a, b), lambda a, b: a != b,
@@ -193,12 +283,26 @@ def _rule(fn):
     return lambda attrs, *scalars: fn(*scalars)
 
 
-for _name, _ref, _te_rule, _samples, _level in UNARY_OPS:
-    defop(_name, inputs=("data",), rel=identity_rel, pattern=OpPattern.ELEMWISE, ref=_ref,
+# the arithmetic binary ops that reject bool, with the logical op that does what was meant
+_BOOL_HINTS = {"add": "use logical_or for bool tensors", "multiply": "use logical_and for bool tensors",
+               "subtract": "for bool tensors not_equal is xor"}
+_NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod")
+
+
+def _binary_rel(name, is_comparison):
+    if is_comparison:
+        return broadcast_comp_rel
+    if name in _NO_BOOL_BINARY:
+        return no_bool_rel(name, base=broadcast_rel, hint=_BOOL_HINTS.get(name, ""))
+    return broadcast_rel
+
+
+for _name, _ref, _te_rule, _samples, _level, _dtypes in UNARY_OPS:
+    defop(_name, inputs=("data",), rel=_dtypes(_name), pattern=OpPattern.ELEMWISE, ref=_ref,
           samples=_samples, level=_level, compute=broadcast_compute(_name, _rule(_te_rule)))
 
 for _name, _ref, _te_rule, _samples, _is_comp, _level in BINARY_OPS:
-    defop(_name, inputs=("lhs", "rhs"), rel=broadcast_comp_rel if _is_comp else broadcast_rel,
+    defop(_name, inputs=("lhs", "rhs"), rel=_binary_rel(_name, _is_comp),
           pattern=OpPattern.BROADCAST, ref=_ref, samples=_samples, level=_level,
           compute=broadcast_compute(_name, _rule(_te_rule)))
 
@@ -213,10 +317,28 @@ for _name, _fn, _te_rule in (("logical_and", np.logical_and, lambda a, b: a & b)
 
 
 # --- clip ---------------------------------------------------------------------------------------
+def real_attr(op_name: str, name: str, value) -> float:
+    """A numeric (int or float, not bool) attribute value as a Python float, else AttrsError."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise AttrsError(f"{op_name}: attribute {name} must be a number, got {value!r} ({type(value).__name__})")
+    return float(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class ClipAttrs(Attrs):
     a_min: float = 0.0
     a_max: float = 0.0
+
+    def __post_init__(self):
+        lo, hi = real_attr("clip", "a_min", self.a_min), real_attr("clip", "a_max", self.a_max)
+        if math.isnan(lo) or math.isnan(hi):
+            raise AttrsError(f"clip: bounds must not be NaN, got a_min={lo}, a_max={hi}")
+        if lo > hi:
+            raise AttrsError(f"clip: a_min={lo} is greater than a_max={hi}; every value would be a_max")
+        object.__setattr__(self, "a_min", lo)
+        object.__setattr__(self, "a_max", hi)
 
 
 def _clip_ref(x, attrs):
@@ -227,21 +349,19 @@ def _te_clip(attrs, x):
     """min(max(x, a_min), a_max) with the bounds in x's dtype for floats. For ints numpy clips
     in float64 and truncates back, i.e. thresholds ceil(a_min) / floor(a_max) and results
     trunc(a_min) / trunc(a_max); thresholds outside the dtype's range never fire."""
-    lo, hi = attrs.a_min, attrs.a_max
+    lo, hi = attrs.a_min, attrs.a_max   # ClipAttrs guarantees lo <= hi, neither NaN
     if _is_float(x.dtype):
         return te.min(te.max(x, tir.const(lo, x.dtype)), tir.const(hi, x.dtype))
     info = np.iinfo(x.dtype)
-    if lo > hi:
-        return tir.const(int(np.clip(math.trunc(hi), info.min, info.max)), x.dtype)
     out = x
-    if math.floor(hi) < info.max:
+    if hi < info.max and math.floor(hi) < info.max:
         out = te.if_then_else(x > tir.const(math.floor(hi), x.dtype), tir.const(math.trunc(hi), x.dtype), out)
-    if math.ceil(lo) > info.min:
+    if lo > info.min and math.ceil(lo) > info.min:
         out = te.if_then_else(x < tir.const(math.ceil(lo), x.dtype), tir.const(math.trunc(lo), x.dtype), out)
     return out
 
 
-CLIP = defop("clip", inputs=("data",), attrs=ClipAttrs, rel=identity_rel, pattern=OpPattern.ELEMWISE,
+CLIP = defop("clip", inputs=("data",), attrs=ClipAttrs, rel=no_bool_rel("clip"), pattern=OpPattern.ELEMWISE,
              ref=_clip_ref, level=3, compute=broadcast_compute("clip", _te_clip),
              samples=lambda rng: [Sample([S.rand(rng, (2, 5))], ClipAttrs(-0.5, 0.7)),
                                   Sample([S.rand(rng, (3,), "float64")], ClipAttrs(0.0, 6.0)),
@@ -249,12 +369,23 @@ CLIP = defop("clip", inputs=("data",), attrs=ClipAttrs, rel=identity_rel, patter
 
 
 # --- cast ---------------------------------------------------------------------------------------
+CAST_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64")
+
+
 @dataclasses.dataclass(frozen=True)
 class CastAttrs(Attrs):
     dtype: str = "float32"
 
     def __post_init__(self):
-        object.__setattr__(self, "dtype", str(np.dtype(self.dtype)))
+        try:
+            dtype = str(np.dtype(self.dtype))
+        except (TypeError, ValueError) as err:
+            raise AttrsError(f"cast: unknown dtype {self.dtype!r}; supported: {list(CAST_DTYPES)}") from err
+        if dtype not in CAST_DTYPES:
+            raise AttrsError(f"cast: dtype {self.dtype!r} ({dtype}) is not supported; "
+                             f"supported: {list(CAST_DTYPES)}")
+        object.__setattr__(self, "dtype", dtype)
 
 
 def _cast_rel(arg_types, attrs):
@@ -330,8 +461,8 @@ logical_and, logical_or = _binary_ctor("logical_and"), _binary_ctor("logical_or"
 
 
 def clip(a, a_min, a_max):
-    """relay.clip: limit values to [a_min, a_max]."""
-    return CLIP(a, attrs=ClipAttrs(float(a_min), float(a_max)))
+    """relay.clip: limit values to [a_min, a_max] (numbers with a_min <= a_max)."""
+    return CLIP(a, attrs=ClipAttrs(a_min, a_max))
 
 
 def cast(data, dtype):

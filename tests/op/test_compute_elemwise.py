@@ -140,6 +140,32 @@ def test_edge_semantics_match_numpy():
             np.testing.assert_array_equal(got, expected, err_msg=f"{name} {inputs}")
 
 
+def test_integer_division_guards_on_the_tir_interpreter():
+    """x / 0, x // 0 and x % 0 are 0 and x // -1 is -x in the compute itself (the tir interpreter
+    runs only the taken side of a select, so an unguarded divide would raise ZeroDivisionError);
+    INT_MIN / -1 and the native SIGFPE are covered in test_tensor_ops.py, in a subprocess."""
+    from relay_backend.op.registry import Sample
+    a = np.array([7, -7, 0, 5, -5, 9, -9, 4], "int32")
+    b = np.array([0, 0, 0, -1, -1, 2, -2, -3], "int32")
+    for name in ("divide", "floor_divide", "floor_mod"):
+        for dtype in ("int32", "int64", "int8"):
+            sample = Sample([a.astype(dtype), b.astype(dtype)])
+            with np.errstate(divide="ignore"):
+                expected = _reference(_op(name), sample)
+            func, _ = _lower(_op(name), sample)
+            out = np.empty(expected.shape, expected.dtype)
+            tir.interp.run(func, *sample.inputs, out)
+            _assert_close(out, expected, f"{name} {dtype} on the tir interpreter")
+    ua, ub = np.array([7, 0, 255, 9], "uint8"), np.array([0, 0, 255, 4], "uint8")
+    for name in ("divide", "floor_divide", "floor_mod"):
+        sample = Sample([ua, ub])
+        expected = _reference(_op(name), sample)
+        func, _ = _lower(_op(name), sample)
+        out = np.empty(expected.shape, expected.dtype)
+        tir.interp.run(func, ua, ub, out)
+        _assert_close(out, expected, f"{name} uint8 on the tir interpreter")
+
+
 # --- symbolic dims: one compute, two run-time sizes ---------------------------------------------
 def _symbolic_case(op, make_inputs, attrs, sym_shapes):
     """Lower op over placeholders with te.var dims (Any in the types); run at n = 3 and n = 8."""

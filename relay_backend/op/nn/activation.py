@@ -11,6 +11,7 @@ from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..relations import identity_rel
+from ..tensor import real_attr
 from . import _common as C
 from . import _te as T
 
@@ -20,7 +21,7 @@ class LeakyReluAttrs(Attrs):
     alpha: float = 0.01
 
     def __post_init__(self):
-        object.__setattr__(self, "alpha", float(self.alpha))
+        object.__setattr__(self, "alpha", real_attr("nn.leaky_relu", "alpha", self.alpha))
 
 
 def _leaky_relu_ref(x, attrs):
