@@ -215,6 +215,25 @@ class TakeAttrs(Attrs):
         check_choice("mode", self.mode, ("clip", "wrap", "fast"))
 
 
+def _static_size(shape):
+    """The element count of `shape` when it is known: 0 as soon as one static dim is 0,
+    None when an Any dim leaves it open."""
+    dims = list(shape)
+    if any(not is_any(d) and int(d) == 0 for d in dims):
+        return 0
+    return None if any(is_any(d) for d in dims) else int(np.prod([int(d) for d in dims], dtype=np.int64))
+
+
+def _check_axis_not_empty(data, indices, axis):
+    """Any mode indexes out of bounds on an empty axis (clip clamps to -1, wrap divides by 0,
+    fast trusts the index), so a non-empty take from a statically empty axis is an error."""
+    n = _static_size(data.shape if axis is None else (data.shape[axis],))
+    if n == 0 and (_static_size(indices.shape) or 0) > 0:
+        where = "the flattened data is empty" if axis is None else f"axis {axis} has size 0"
+        raise _fail("take", f"cannot index an empty axis: {where} but the indices are non-empty",
+                    data, indices)
+
+
 def _take_layout(data, indices, attrs):
     """(axis, batch_dims) made non-negative and checked against both ranks."""
     if not indices.dtype.startswith(("int", "uint")):
@@ -222,8 +241,10 @@ def _take_layout(data, indices, attrs):
     if attrs.axis is None:
         if attrs.batch_dims:
             raise _fail("take", "batch_dims needs an explicit axis", data, indices)
+        _check_axis_not_empty(data, indices, None)
         return None, 0
     axis = _axis("take", attrs.axis, data.ndim, data)
+    _check_axis_not_empty(data, indices, axis)
     bd = attrs.batch_dims + indices.ndim if attrs.batch_dims < 0 else attrs.batch_dims
     if not 0 <= bd <= min(axis, indices.ndim):
         raise _fail("take", f"batch_dims {attrs.batch_dims} must be in [0, min(axis={axis}, "

@@ -170,14 +170,45 @@ class Function:
                     raise InputError(f"{where}: shape {shape} does not match {p.describe()} "
                                      f"at axis {axis}: expected {want}, got {got}"
                                      f"{f' (bound {bound})' if bound else ''}")
+            flags = arg.view_numpy().flags
+            if not (flags.c_contiguous and flags.aligned):
+                raise InputError(f"{where}: data is a {'misaligned' if not flags.aligned else 'strided'}"
+                                 f" view (strides {arg.view_numpy().strides}); kernels read "
+                                 f"C-contiguous, aligned memory: copy it with "
+                                 f"relay_backend.nd.array(...)")
             if arg.data_ptr % ALIGNMENT:
                 raise InputError(f"{where}: data is not {ALIGNMENT}-byte aligned; "
                                  f"copy it with relay_backend.nd.array(...)")
+        self._check_no_alias(args)
         missing = [v for v in info.shape_vars if v not in env]
         if missing:
             raise InputError(f"{info.name}: shape variables {missing} are not determined by "
                              f"any argument's shape")
         return [env[v] for v in info.shape_vars]
+
+    def _check_no_alias(self, args) -> None:
+        """Kernels take every buffer `noalias`: an output must not share memory with any other
+        argument (an input read while it is written, or another output). When the signature
+        does not say how many outputs there are, the last argument is one (destination-passing
+        style always ends with an output)."""
+        n_out = self.info.num_outputs or 1
+        first_out = self._nargs - n_out
+        spans = []
+        for arg in args:
+            start = arg.data_ptr
+            spans.append((start, start + arg.view_numpy().nbytes))
+        for o in range(max(first_out, 0), self._nargs):
+            lo, hi = spans[o]
+            if hi == lo:
+                continue
+            for j, (jlo, jhi) in enumerate(spans):
+                if j == o or jhi == jlo or (j > o) or not (jlo < hi and lo < jhi):
+                    continue
+                other = f"{self._role(j)} ({self.info.params[j].name})"
+                raise InputError(f"{self.info.name}: {self._role(o)} ({self.info.params[o].name}) "
+                                 f"overlaps the memory of {other}; kernel arguments must not "
+                                 f"alias (an output is written while the others are read): pass "
+                                 f"a separate output array, e.g. relay_backend.nd.empty(...)")
 
     def __call__(self, *args):
         shape_values = self.check_args(args)

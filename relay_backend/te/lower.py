@@ -163,7 +163,13 @@ class _Lowering:
             if isinstance(rel, Split):
                 f = factors[id(rel)]
                 val[id(rel.parent)] = val[id(rel.outer)] * f + val[id(rel.inner)]
-                exact = simplify(ext[id(rel.parent)] % f)
+                # exact only when the loops cover the parent exactly: outer * f == extent.
+                # With factor=, f | extent implies it; with nparts=, f = ceil(extent / nparts)
+                # may divide the extent while nparts * f exceeds it (6, nparts=4: 4 x 2 = 8).
+                if rel.factor is not None:
+                    exact = simplify(ext[id(rel.parent)] % f)
+                else:
+                    exact = simplify(ext[id(rel.outer)] * f - ext[id(rel.parent)])
                 if not (isinstance(exact, E.IntImm) and exact.value == 0):
                     guards.append(val[id(rel.parent)] < ext[id(rel.parent)])
             elif isinstance(rel, Fuse):

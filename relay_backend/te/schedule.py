@@ -140,7 +140,18 @@ class Stage:
     def vectorize(self, ivar):
         self._annotate(ivar, "vectorized", "vectorize")
 
+    def _check_data_axis(self, ivar, what):
+        """Reject running a reduction axis concurrently: its iterations all update the same
+        output element, so parallel/bound loops would race and give a wrong sum."""
+        if ivar.iter_type == "reduce":
+            raise CompileError(f"{what} on stage {self.op.name}: axis {ivar.var.name!r} is a "
+                               "reduction axis; its iterations accumulate into the same output "
+                               "element and would race; parallelize a data axis instead")
+
     def parallel(self, ivar):
+        self._check_compute("parallel")
+        self._leaf_index(ivar, "parallel")
+        self._check_data_axis(ivar, "parallel")
         self._annotate(ivar, "parallel", "parallel")
 
     def unroll(self, ivar):
@@ -150,6 +161,7 @@ class Stage:
         """Execute axis `ivar` by the GPU thread index of `thread_ivar` (te.thread_axis)."""
         self._check_compute("bind")
         self._leaf_index(ivar, "bind")
+        self._check_data_axis(ivar, "bind")
         if not isinstance(thread_ivar, E.IterVar) or not thread_ivar.thread_tag:
             raise CompileError(f"bind on {self.op.name}: expects a te.thread_axis, "
                                f"got {thread_ivar!r}")

@@ -2,13 +2,17 @@
 
 In memory, equal keys share one CCacheValue (its use_count shows how often it was asked for).
 On disk, compiled kernels are stored as exported libraries keyed by (structural hash, target,
-kernel name, package version, a digest of the package source), so a second process loads them
-instead of running LLVM, and a changed compiler never loads a stale kernel.
+kernel name, package version, a digest of the package source, the chosen implementations
+with a digest of their compute and schedule code, the host CPU name and features), so a
+second process loads them instead of running LLVM, and neither a changed compiler, a
+different (user-registered) implementation nor another CPU sharing the cache directory ever
+loads a kernel that was not built for it.
 """
 import functools
 import hashlib
 import os
 import pathlib
+import types
 from dataclasses import dataclass, field
 
 from ..config import VERSION, get as get_config
@@ -28,6 +32,7 @@ class CachedFunc:
     outputs: list                # te output tensors
     funcs: dict                  # name -> tir PrimFunc
     implementations: list = field(default_factory=list)  # (op, implementation) chosen
+    impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations
 
 
 class CCacheKey:
@@ -45,10 +50,100 @@ class CCacheKey:
         return (isinstance(other, CCacheKey) and self._hash == other._hash and self.target == other.target
                 and structural_equal(self.source_func, other.source_func))
 
-    def disk_key(self, func_name: str) -> str:
+    def disk_key(self, func_name: str, impl_fingerprint: str) -> str:
+        """The on-disk file name of this kernel: `impl_fingerprint` (from
+        implementations_fingerprint) says which implementations built it."""
+        cpu, features = host_cpu_fingerprint()
         raw = (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
-               f"{compiler_digest()}")
+               f"{compiler_digest()}|{impl_fingerprint}|{cpu}|{features}")
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=None)
+def host_cpu_fingerprint() -> tuple:
+    """(process triple + cpu name, feature string): kernels are built for the host CPU, so a
+    cache directory shared between machines must not hand one's code to another."""
+    import llvmlite.binding as llvm
+    from ..codegen.llvm_target import host_cpu
+    cpu, features = host_cpu()
+    return f"{llvm.get_process_triple()}/{cpu}", features
+
+
+def implementations_fingerprint(chosen) -> str:
+    """A digest of the implementations chosen for a function: for each (op name,
+    OpImplementation) its op, name, plevel and the code of its compute and schedule functions,
+    so a kernel built with a user-registered implementation is never served without it."""
+    digest = hashlib.sha256()
+    for op_name, impl in chosen:
+        digest.update(f"{op_name}|{impl.name}|{impl.plevel}|".encode())
+        digest.update(_callable_digest(impl.compute).encode())
+        digest.update(b"|")
+        digest.update(_callable_digest(impl.schedule).encode())
+        digest.update(b";")
+    return digest.hexdigest()[:16]
+
+
+def _callable_digest(fn) -> str:
+    """Module, qualname and bytecode (with constants, names and closure values) of `fn`."""
+    digest = hashlib.sha256()
+    seen = set()
+
+    def feed(obj, level):
+        if level > 4 or id(obj) in seen:
+            digest.update(b"<...>")
+            return
+        if isinstance(obj, (type(None), bool, int, float, complex, str, bytes)):
+            digest.update(repr(obj).encode())
+            return
+        seen.add(id(obj))
+        if isinstance(obj, (tuple, list, frozenset)):
+            digest.update(type(obj).__name__.encode())
+            for item in (sorted(obj, key=repr) if isinstance(obj, frozenset) else obj):
+                feed(item, level)
+            return
+        if isinstance(obj, types.CodeType):
+            digest.update(f"{obj.co_name}|{obj.co_names}|{obj.co_varnames}|".encode())
+            digest.update(obj.co_code)
+            feed(obj.co_consts, level)
+            return
+        if isinstance(obj, functools.partial):
+            digest.update(b"partial")
+            feed(obj.func, level + 1)
+            feed(obj.args, level + 1)
+            feed(tuple(sorted(obj.keywords.items())), level + 1)
+            return
+        if isinstance(obj, types.MethodType):
+            feed(obj.__func__, level)
+            return
+        code = getattr(obj, "__code__", None)
+        if isinstance(code, types.CodeType):
+            digest.update(f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', '')}|"
+                          .encode())
+            feed(code, level)
+            feed(getattr(obj, "__defaults__", None), level + 1)
+            for cell in getattr(obj, "__closure__", None) or ():
+                try:
+                    feed(cell.cell_contents, level + 1)
+                except ValueError:             # an empty cell
+                    digest.update(b"<empty>")
+            return
+        if callable(obj) and not isinstance(obj, type):
+            cls = type(obj)
+            digest.update(f"{cls.__module__}.{cls.__qualname__}|".encode())
+            call = getattr(cls, "__call__", None)
+            if call is not None and hasattr(call, "__code__"):
+                feed(call, level + 1)
+            return
+        if isinstance(obj, type):
+            digest.update(f"{obj.__module__}.{obj.__qualname__}".encode())
+            return
+        # any other object (a module, an op definition, ...): its type and, where it has one,
+        # its name; its identity would differ between processes, so it is not hashed
+        digest.update(f"{type(obj).__module__}.{type(obj).__qualname__}:"
+                      f"{getattr(obj, '__name__', getattr(obj, 'name', ''))}".encode())
+
+    feed(fn, 0)
+    return digest.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=None)

@@ -69,7 +69,7 @@ class TECompiler:
             print(f"[relay_backend] TIR of {name} ({(time.perf_counter() - start) * 1e3:.1f} ms):\n"
                   f"{func_to_str(prim)}", file=sys.stderr)
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
-                          {name: prim}, lowered.implementations)
+                          {name: prim}, lowered.implementations, lowered.impl_fingerprint)
 
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
         """The CachedFunc of a primitive function (lowered once per structurally equal function)."""
@@ -83,7 +83,7 @@ class TECompiler:
             return value.module
         cached = value.cached_func
         cache_dir = disk_cache_dir()
-        path = os.path.join(cache_dir, key.disk_key(cached.func_name) + ".so") if cache_dir else None
+        path = os.path.join(cache_dir, key.disk_key(cached.func_name, cached.impl_fingerprint) + ".so") if cache_dir else None
         if path and os.path.exists(path):
             try:
                 value.module = load_module(path)

@@ -11,12 +11,13 @@
 from dataclasses import dataclass, field
 
 from .. import te
-from ..errors import CompileError, RelayError
+from ..errors import CompileError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.types import TensorType, TupleType, is_any
 from ..op.registry import OpDef
 from ..transform import InferTypeLocal
+from .cache import implementations_fingerprint
 from .select import select_implementation
 
 
@@ -30,6 +31,12 @@ class LoweredTE:
     anchor_attrs: object = None
     anchor_impl: object = None
     implementations: list = field(default_factory=list)  # (op name, implementation name)
+    chosen: list = field(default_factory=list)           # (op name, OpImplementation)
+
+    @property
+    def impl_fingerprint(self) -> str:
+        """A digest of the chosen implementations' names and code (part of the disk key)."""
+        return implementations_fingerprint(self.chosen)
 
 
 def flatten_type(ty) -> list:
@@ -99,11 +106,11 @@ def lower_to_te(func: Function, target) -> LoweredTE:
             args = [t for a in node.args for t in _flatten_value(env[a])]
             try:
                 impl, outs = select_implementation(op, node.attrs, args, node.checked_type, target)
-            except RelayError:
-                raise
-            except Exception as err:  # noqa: BLE001  # a compute that crashes: name the op and the function
-                raise CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n{type(err).__name__}: {err}") from err
+            except Exception as err:  # noqa: BLE001  # name the op and the function, whatever failed
+                raise CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n"
+                                   f"{type(err).__name__}: {err}") from err
             lowered.implementations.append((op.name, impl.name))
+            lowered.chosen.append((op.name, impl))
             env[node] = outs[0] if isinstance(node.checked_type, TensorType) else _regroup(node.checked_type, iter(outs))
             if int(op.pattern) >= best_pattern:
                 best_pattern = int(op.pattern)
@@ -155,11 +162,14 @@ def lower_to_primfunc(func: Function, target, name: str = "main"):
 
 
 def _to_primfunc(lowered: LoweredTE, target, name: str, func):
+    anchor = lowered.anchor_op.name if lowered.anchor_op is not None else "no op (a copy)"
+    impl = f" ({lowered.anchor_impl.name})" if lowered.anchor_impl is not None else ""
     try:
         sched = schedule_lowered(lowered, target)
         prim = te.lower(sched, lowered.inputs + lowered.outputs, name=name)
-    except RelayError as err:
-        raise CompileError(f"lowering {name} failed ({type(err).__name__}: {err}) for\n{_excerpt(func)}") from err
+    except Exception as err:  # noqa: BLE001  # a schedule that crashes: name the anchor op too
+        raise CompileError(f"lowering {name} failed scheduling anchor op {anchor}{impl} "
+                           f"({type(err).__name__}: {err}) for\n{_excerpt(func)}") from err
     prim.attrs["num_outputs"] = len(lowered.outputs)
     return prim
 

@@ -147,3 +147,60 @@ def test_overwritten_library_is_reloaded(mod, tmp_path):
     out = nd.empty((3,), "int32")
     load_module(path)["neg"](nd.array(np.array([1, 2, 3], "int32")), out)
     assert out.numpy().tolist() == [2, 4, 6]
+
+
+def _aligned(shape, dtype="float32", fill=1.0):
+    from relay_backend.runtime.ndarray import _aligned_empty
+    arr = _aligned_empty(shape, dtype)
+    arr[...] = fill
+    return arr
+
+
+def test_output_overlapping_an_input_is_rejected(mod):
+    from relay_backend.runtime.ndarray import NDArray
+    x = _f32(2, 4)
+    with pytest.raises(InputError, match=r"output 0 \(Z\) overlaps the memory of argument 0 "
+                                         r"\(X\).*must not alias"):
+        mod["axpy"](x, _f32(2, 4), x)                  # the same array as input and output
+    backing = _aligned((16, 4))                        # 64-byte aligned views into one block
+    xs = NDArray(backing[0:8], x.device)               # bytes [0, 128)
+    zs = NDArray(backing[8:16], x.device)              # bytes [128, 256): adjacent, disjoint
+    mod["axpy"](xs, _f32(8, 4), zs)
+    np.testing.assert_array_equal(zs.numpy(), 3.0)
+    partial = NDArray(backing[4:12], x.device)         # bytes [64, 192): overlaps xs
+    with pytest.raises(InputError, match=r"output 0 \(Z\) overlaps the memory of argument 0"):
+        mod["axpy"](xs, _f32(8, 4), partial)
+    with pytest.raises(InputError, match=r"output 0 \(Z\) overlaps the memory of argument 1"):
+        mod["axpy"](_f32(8, 4), partial, zs)
+    y = _f32(2, 4)                                     # two inputs may share memory
+    z = nd.empty((2, 4), "float32")
+    mod["axpy"](y, y, z)
+    np.testing.assert_array_equal(z.numpy(), 3.0)
+    a = nd.array(np.arange(3, dtype="int32"))          # no num_outputs: the last is an output
+    with pytest.raises(InputError, match=r"neg: argument 1 \(B\) overlaps the memory of "
+                                         r"argument 0 \(A\)"):
+        mod["neg"](a, a)
+
+
+def test_output_overlap_is_checked_by_prepare_too(mod):
+    x = _f32(2, 4)
+    with pytest.raises(InputError, match="overlaps the memory"):
+        mod["axpy"].prepare(x, _f32(2, 4), x)
+
+
+def test_strided_or_misaligned_backing_array_is_rejected(mod):
+    from relay_backend.runtime.ndarray import NDArray
+    dev = _f32(1).device
+    strided = NDArray(_aligned((4, 8))[:, ::2], dev)    # shape (4, 4), not C-contiguous
+    with pytest.raises(InputError, match=r"argument 0 \(X\): data is a strided view"):
+        mod["axpy"](NDArray(_aligned((4, 8))[:2, ::2], dev), _f32(2, 4), nd.empty((2, 4)))
+    with pytest.raises(InputError, match=r"output 0 \(Z\): data is a strided view"):
+        mod["axpy"](_f32(4, 4), _f32(4, 4), strided)
+    transposed = NDArray(_aligned((4, 2)).T, dev)      # (2, 4) Fortran order
+    with pytest.raises(InputError, match=r"argument 1 \(Y\): data is a strided view"):
+        mod["axpy"](_f32(2, 4), transposed, nd.empty((2, 4)))
+    raw = _aligned((40,), "uint8", 0)
+    misaligned = NDArray(raw[1:33].view("float32").reshape(2, 4), dev)   # 1-byte offset
+    assert not misaligned.view_numpy().flags.aligned
+    with pytest.raises(InputError, match=r"argument 0 \(X\): data is a misaligned view"):
+        mod["axpy"](misaligned, _f32(2, 4), nd.empty((2, 4)))

@@ -281,6 +281,27 @@ def test_take_types_any_and_errors():
         TakeAttrs(0, mode="nearest")
 
 
+@pytest.mark.parametrize("mode", ["clip", "fast", "wrap"])
+def test_take_from_an_empty_axis_is_a_type_error(mode):
+    # clip would clamp to index -1, fast trusts the index, wrap divides by 0: all read out of bounds
+    with pytest.raises(TypeInferenceError, match=r"take: cannot index an empty axis: axis 1 has size 0"):
+        rel("take", TensorType((3, 0)), TensorType((2,), "int32"), axis=1, mode=mode)
+    with pytest.raises(TypeInferenceError, match=r"cannot index an empty axis: the flattened data"):
+        rel("take", TensorType((A, 0)), TensorType((), "int32"), mode=mode)
+    with pytest.raises(TypeInferenceError, match=r"cannot index an empty axis: axis 0"):
+        call_type(op.take(var("x", shape=(0, 4)), var("i", shape=(1, 2), dtype="int64"), axis=0,
+                          mode=mode))
+    # empty indices, a non-empty axis or a dim not known statically stay valid
+    assert rel("take", TensorType((3, 0)), TensorType((0,), "int32"), axis=1, mode=mode) == \
+        TensorType((3, 0))
+    assert rel("take", TensorType((3, 0)), TensorType((2,), "int32"), axis=0, mode=mode) == \
+        TensorType((2, 0))
+    assert rel("take", TensorType((3, A)), TensorType((2,), "int32"), axis=1, mode=mode) == \
+        TensorType((3, 2))
+    assert rel("take", TensorType((3, 0)), TensorType((A,), "int32"), axis=1, mode=mode) == \
+        TensorType((3, A))
+
+
 # --- full, zeros, ones, arange --------------------------------------------------------------------------------
 def test_creation_ops():
     c = op.full(const(2.5), (2, 3))

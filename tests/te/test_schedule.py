@@ -199,3 +199,85 @@ def test_long_inline_chain_has_no_recursion_limit():
     a = rand(3)
     (out,), _ = run_lowered(s, [A, t], [a])
     np.testing.assert_allclose(out, a + 400, rtol=1e-5)
+
+
+def _split_kernel(n, factor=None, nparts=None):
+    A = te.placeholder((n,), name="A")
+    B = te.compute((n,), lambda i: A[i] * 3.0 + 1.0, name="B")
+    s = te.create_schedule(B)
+    s[B].split(B.op.axis[0], factor=factor, nparts=nparts)
+    return s, A, B
+
+
+def test_split_nparts_whose_factor_divides_but_overshoots_is_guarded():
+    # extent 6, nparts=4: inner extent ceil(6/4) = 2 divides 6, but 4 x 2 = 8 > 6
+    s, A, B = _split_kernel(6, nparts=4)
+    a = rand(6)
+    (b,), func = run_lowered(s, [A, B], [a])          # the tir interpreter checks bounds
+    np.testing.assert_allclose(b, a * 3 + 1, **TOL)
+    assert "if" in func.script()
+    s, A, B = _split_kernel(6, nparts=3)               # 3 x 2 == 6: exact, no guard
+    assert "if" not in te.lower(s, [A, B]).script()
+
+
+@pytest.mark.compile
+def test_split_nparts_overshoot_compiled_writes_nothing_past_the_output():
+    from relay_backend.codegen import build
+    from relay_backend.runtime import nd
+    from relay_backend.runtime.ndarray import NDArray, _aligned_empty
+    s, A, B = _split_kernel(6, nparts=4)
+    mod = build(te.lower(s, [A, B], name="split_np"))
+    a = rand(6)
+    backing = _aligned_empty((16,), "float32")
+    backing[:] = -7.0
+    out = NDArray(backing[:6], nd.array(a).device)     # the output, followed by sentinels
+    mod["split_np"](nd.array(a), out)
+    np.testing.assert_allclose(backing[:6], a * 3 + 1, **TOL)
+    np.testing.assert_array_equal(backing[6:], -7.0)
+
+
+def test_split_random_schedules_match_numpy():
+    """Property: split by factor or nparts (and a nested split of the inner axis) on random
+    extents keeps the numbers exactly and never touches memory out of bounds."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings, strategies as hs
+
+    @settings(max_examples=60, deadline=None)
+    @given(n=hs.integers(1, 20), by=hs.sampled_from(["factor", "nparts"]),
+           amount=hs.integers(1, 24), inner=hs.one_of(hs.none(), hs.integers(1, 6)))
+    def check(n, by, amount, inner):
+        A = te.placeholder((n, 3), name="A")
+        B = te.compute((n, 3), lambda i, j: A[i, j] * 2.0 - 1.0, name="B")
+        s = te.create_schedule(B)
+        outer, inn = s[B].split(B.op.axis[0], **{by: amount})
+        if inner is not None:
+            s[B].split(inn, factor=inner)
+        a = rand(n, 3)
+        (b,), _ = run_lowered(s, [A, B], [a])
+        np.testing.assert_array_equal(b, a * 2 - 1)
+
+    check()
+
+
+@pytest.mark.parametrize("how", ["parallel", "bind", "fused"])
+def test_parallel_or_bind_on_a_reduction_axis_is_rejected(how):
+    A, B, C, a, b = _matmul()
+    s = te.create_schedule(C)
+    (k,) = C.op.reduce_axis
+    ko, ki = s[C].split(k, factor=3)
+    if how == "parallel":
+        with pytest.raises(CompileError, match=r"parallel on stage C: axis 'k.outer' is a "
+                                               r"reduction axis.*race"):
+            s[C].parallel(ko)
+    elif how == "bind":
+        with pytest.raises(CompileError, match=r"bind on stage C: axis 'k.outer' is a "
+                                               r"reduction axis"):
+            s[C].bind(ko, te.thread_axis("threadIdx.x"))
+    else:
+        fused = s[C].fuse(ko, ki)
+        with pytest.raises(CompileError, match=r"stage C: axis 'k.outer.k.inner.fused' is a "
+                                               r"reduction axis"):
+            s[C].parallel(fused)
+    s[C].parallel(C.op.axis[0])                         # a data axis is fine
+    (c,), _ = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)

@@ -155,3 +155,106 @@ def test_disk_cache_skips_llvm_in_a_second_process(tmp_path):
     assert second.returncode == 0, second.stderr
     assert first.stdout.split() == ["1", "0"]
     assert second.stdout.split() == ["0", "1"]
+
+
+def test_relay_error_in_a_compute_names_function_and_op(compiler):
+    from relay_backend import te
+
+    def exp_of_int(attrs, inputs, out_type):           # te.exp on an int32 tensor: CompileError
+        x = inputs[0]
+        return [te.compute(x.shape, lambda *i: te.exp(x[i]), name="bad_exp")]
+
+    def fstrategy(strategy, attrs, inputs, out_type, target):
+        strategy.add_implementation(exp_of_int, schedule_default, name="relu.exp_int", plevel=99)
+
+    x = relay.var("xi", shape=(4,), dtype="int32")
+    func = relay.Function([x], relay.nn.relu(relay.add(x, relay.const(1, "int32"))))
+    func = func.with_attr("Primitive", 1)
+    register_strategy("nn.relu", "x86", fstrategy)
+    try:
+        with pytest.raises(CompileError) as info:
+            compiler.lower(func, "llvm")
+    finally:
+        unregister_strategy("nn.relu", "x86", fstrategy)
+    msg = str(info.value)
+    assert msg.startswith("lowering nn.relu failed in"), msg
+    assert "%xi" in msg and "nn.relu(" in msg                     # the function excerpt
+    assert "CompileError: te.exp: expects a float expression" in msg    # the original message
+    assert isinstance(info.value.__cause__, CompileError)              # chained
+
+
+def test_schedule_error_names_the_anchor_op(compiler):
+    def bad_schedule(attrs, outs, target):
+        raise ValueError("deliberately broken schedule")
+
+    def fstrategy(strategy, attrs, inputs, out_type, target):
+        strategy.add_implementation(relay.op.get("add").compute, bad_schedule,
+                                    name="add.bad_schedule", plevel=99)
+
+    register_strategy("add", "x86", fstrategy)     # add (broadcast) is the anchor of _primitive
+    try:
+        with pytest.raises(CompileError, match=r"failed scheduling anchor op add "
+                                               r"\(add.bad_schedule\) \(ValueError: deliberately "
+                                               r"broken schedule\)(.|\n)*nn.relu\(") as info:
+            compiler.lower(_primitive(), "llvm")
+        assert isinstance(info.value.__cause__, ValueError)
+    finally:
+        unregister_strategy("add", "x86", fstrategy)
+
+
+def test_disk_key_depends_on_implementation_code_and_host_cpu(monkeypatch):
+    from relay_backend.strategy.base import OpImplementation
+    from relay_backend.te_compiler import cache
+
+    def compute_a(attrs, inputs, out_type):
+        return inputs
+
+    def compute_b(attrs, inputs, out_type):
+        return list(inputs)
+
+    fp = cache.implementations_fingerprint
+    same = fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 10))])
+    assert same == fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 10))])
+    assert same != fp([("nn.relu", OpImplementation(compute_b, schedule_default, "relu.x", 10))])
+    assert same != fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.y", 10))])
+    assert same != fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 11))])
+    key = cache.CCacheKey(_primitive(), "llvm")
+    here = key.disk_key("k", same)
+    assert here == key.disk_key("k", same) and here != key.disk_key("k", "other")
+    monkeypatch.setattr(cache, "host_cpu_fingerprint", lambda: ("x86_64/othercpu", "+sse2"))
+    assert key.disk_key("k", same) != here
+
+
+def test_disk_cache_never_serves_a_kernel_built_with_another_implementation(tmp_path):
+    # the first process registers a (deliberately different) tanh implementation; the second
+    # does not: it must rebuild, not load the first one's kernel, and get the real tanh
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np, relay_backend as relay
+        from relay_backend import nd, te
+        from relay_backend.backend import te_compiler
+        from relay_backend.strategy import register_strategy, schedule_default
+        if sys.argv[1] == "user":
+            def tanh_plus_one(attrs, inputs, out_type):
+                x = inputs[0]
+                return [te.compute(x.shape, lambda *i: te.tanh(x[i]) + 1.0, name="t1")]
+            def fstrategy(strategy, attrs, inputs, out_type, target):
+                strategy.add_implementation(tanh_plus_one, schedule_default, name="tanh.user",
+                                            plevel=50)
+            register_strategy("tanh", "x86", fstrategy)
+        x = relay.var("x", shape=(16,))
+        f = relay.Function([x], relay.tanh(relay.multiply(x, x))).with_attr("Primitive", 1)
+        c = te_compiler.TECompiler()
+        k = c.jit(f, "llvm")
+        a = np.linspace(-1, 1, 16).astype("float32"); out = nd.empty((16,), "float32")
+        k(nd.array(a), out)
+        want = np.tanh(a * a) + (1.0 if sys.argv[1] == "user" else 0.0)
+        assert np.allclose(out.numpy(), want, rtol=1e-6, atol=1e-6), out.numpy()
+        print(c.stats["llvm_builds"], c.stats["disk_hits"])
+    """)
+    env = dict(os.environ, RB_CACHE_DIR=str(tmp_path), RB_NO_DISK_CACHE="")
+    runs = [subprocess.run([sys.executable, "-c", script, which], env=env, capture_output=True,
+                           text=True) for which in ("user", "builtin", "builtin", "user")]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert [r.stdout.split() for r in runs] == [["1", "0"], ["1", "0"], ["0", "1"], ["0", "1"]]
