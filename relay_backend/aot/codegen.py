@@ -28,16 +28,48 @@ PER_LINE = 8
 ERR_ALIGN = -3
 
 
+# Words a struct field of model.h cannot be: C99/C11 keywords, C++ keywords (model.h is
+# meant to be included from C++ too) and object-like macros of the headers model.c / main.c
+# include (a field named after a macro would be expanded away).
+C_KEYWORDS = frozenset("""
+    auto break case char const continue default do double else enum extern float for goto if
+    inline int long register restrict return short signed sizeof static struct switch typedef
+    union unsigned void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic
+    _Generic _Noreturn _Static_assert _Thread_local
+    alignas alignof and and_eq asm bitand bitor bool catch char8_t char16_t char32_t class compl
+    concept consteval constexpr constinit const_cast co_await co_return co_yield decltype delete
+    dynamic_cast explicit export false friend mutable namespace new noexcept not not_eq nullptr
+    operator or or_eq private protected public reinterpret_cast requires static_assert
+    static_cast template this thread_local throw true try typeid typename using virtual wchar_t
+    xor xor_eq
+    NULL EOF BUFSIZ FILENAME_MAX FOPEN_MAX L_tmpnam TMP_MAX SEEK_SET SEEK_CUR SEEK_END
+    stdin stdout stderr errno EDOM ERANGE EILSEQ INFINITY NAN HUGE_VAL HUGE_VALF HUGE_VALL
+    MATH_ERRNO MATH_ERREXCEPT math_errhandling
+""".split())
+_RESERVED = re.compile(r"__\w*|_[A-Z]\w*|(RB|TVMGEN|FP|M|_?OPENMP)_\w*|"
+                       r"U?INT(8|16|32|64|_LEAST\d+|_FAST\d+|PTR|MAX)?_(MAX|MIN|C)|"
+                       r"(SIZE|PTRDIFF|SIG_ATOMIC|WCHAR|WINT)_(MAX|MIN)")
+
+
 def c_identifier(name: str, used: set) -> str:
-    """A unique C identifier for a Relay var name ("input.1" -> "input_1")."""
+    """A unique C identifier for a Relay var name ("input.1" -> "input_1", "int" -> "int_").
+
+    C/C++ keywords, standard macros and reserved names (__x, _X) get a "_" suffix ("v" prefix
+    for reserved ones). `used` holds lower-cased names: model.h's size macros spell fields in
+    upper case, so inputs "a" and "A" become fields "a" and "A_1".
+    """
     base = re.sub(r"[^A-Za-z0-9_]", "_", name) or "input"
     if base[0].isdigit():
         base = "v_" + base
+    if base.startswith("_") and _RESERVED.fullmatch(base):
+        base = "v" + base
+    elif base in C_KEYWORDS or _RESERVED.fullmatch(base):
+        base = base + "_"
     out, k = base, 0
-    while out in used:
+    while out.lower() in used:
         k += 1
         out = f"{base}_{k}"
-    used.add(out)
+    used.add(out.lower())
     return out
 
 

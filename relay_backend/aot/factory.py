@@ -5,7 +5,7 @@ and model.h (codegen.py), compiles and loads them (build.py). The factory report
 `workspace_size` (bytes of the static arena), creates AotModules with `["default"](device)`,
 and `export_library(dir)` writes the standalone sources (export.py).
 """
-from ..errors import RelayError
+from ..errors import CompileError, RelayError
 from .build import AotLibrary, compile_model
 from .codegen import emit_source, field_names
 from .export import export_sources
@@ -77,8 +77,23 @@ class AotExecutorFactoryModule:
                 f"calls, workspace {self.workspace_size} B>")
 
 
+AOT_TARGETS = ("c", "llvm")
+
+
+def check_aot_target(target) -> str:
+    """The target's kind if the AOT executor can compile for it ("c" or "llvm": the CPU)."""
+    text = str(getattr(getattr(target, "kind", None), "name", None) or target or "llvm").strip()
+    kind = text.split()[0] if text else "llvm"
+    if kind not in AOT_TARGETS:
+        raise CompileError(
+            f"the AOT executor compiles one C program for the CPU and supports targets "
+            f"{list(AOT_TARGETS)}, not {target!r}: build with target=\"llvm\" or target=\"c\"")
+    return kind
+
+
 def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryModule:
     """Compile the fused, typed main of `opt_mod` ahead of time into one C library."""
+    check_aot_target(target)
     func = opt_mod["main"]
     program = lower_program(func, target, mod_name)
     c_source, h_source, _ = emit_source(program)

@@ -80,7 +80,7 @@ class AotProgram:
 
 def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
     """Flatten the fused, typed `func` (main) into an AotProgram with a checked memory plan."""
-    lowered = lower_main(func, target, mod_name)
+    lowered = lower_main(func, target, mod_name, executor="AOT")
     tensors = [Tensor(e.shape, e.dtype, e.kind, e.name, e.nbytes) for e in lowered.entries]
     kinds = [t.kind for t in tensors]
 

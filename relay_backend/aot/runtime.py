@@ -89,7 +89,11 @@ class AotModule(ExecutorModule):
         arr = self._outputs[int(index)]
         if out is None:
             return arr
-        if tuple(out.shape) != tuple(arr.shape):
-            raise InputError(f"get_output({index}): out has shape {tuple(out.shape)}, the output "
-                             f"is {tuple(arr.shape)}")
+        want = f"Tensor[{tuple(arr.shape)}, {arr.dtype}]"
+        if not isinstance(out, NDArray):
+            raise InputError(f"get_output({index}, out): out must be an NDArray ({want}), "
+                             f"got {type(out).__name__}")
+        if tuple(out.shape) != tuple(arr.shape) or str(out.dtype) != str(arr.dtype):
+            raise InputError(f"get_output({index}, out): out is Tensor[{tuple(out.shape)}, "
+                             f"{out.dtype}], but the output is {want}")
         return out.copyfrom(arr)

@@ -35,11 +35,10 @@ class GraphExecutorFactoryModule:
         self.libmod_name = libmod_name
         self.params = dict(params or {})
         self._codegen = codegen_result
-        plan = getattr(codegen_result, "plan", None)
-        if plan is not None:
-            self.planned_bytes, self.no_reuse_bytes = plan.total_bytes, plan.no_reuse_bytes
-        else:                                    # a loaded factory: recompute from the graph
-            self.planned_bytes, self.no_reuse_bytes = _plan_bytes(parse_graph(graph_json_str))
+        # planned_bytes: every storage (inputs, params, outputs too); no_reuse_bytes: one storage
+        # per entry; intermediate_bytes: what the plan spends on intermediates (AOT's workspace)
+        self.planned_bytes, self.no_reuse_bytes, self.intermediate_bytes = \
+            _plan_bytes(parse_graph(graph_json_str))
         self._iter_cnt = 0
 
     # -- TVM accessors
@@ -116,13 +115,29 @@ class GraphExecutorFactoryModule:
 
 
 def _plan_bytes(graph) -> tuple:
-    """(bytes allocated with the graph's storage ids, bytes without any reuse)."""
-    sizes, pools = [], {}
-    for sid, shape, dtype in zip(graph.storage_id, graph.shape, graph.dltype):
-        nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    """(bytes allocated with the graph's storage ids, bytes without any reuse, bytes of the
+    storages that hold intermediates only).
+
+    The last counts, per storage holding no input or param, its largest intermediate entry (a
+    node output that is not a head): the memory the plan spends on temporaries, comparable with
+    the AOT executor's workspace (whose outputs and inputs are the caller's buffers).
+    """
+    sizes, pools, temps, pinned = [], {}, {}, set()
+    heads = {graph.entry_id(nid, k) for nid, k in graph.heads}
+    for eid, (sid, shape, dtype) in enumerate(zip(graph.storage_id, graph.shape, graph.dltype)):
+        nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
         sizes.append(nbytes)
         pools[sid] = max(pools.get(sid, 0), nbytes)
-    return sum(pools.values()), sum(sizes)
+    for nid, node in enumerate(graph.nodes):
+        for k in range(node.num_outputs):
+            eid = graph.entry_id(nid, k)
+            sid = graph.storage_id[eid]
+            if node.op == "null":
+                pinned.add(sid)
+            elif eid not in heads:
+                temps[sid] = max(temps.get(sid, 0), sizes[eid])
+    return (sum(pools.values()), sum(sizes),
+            sum(nbytes for sid, nbytes in temps.items() if sid not in pinned))
 
 
 def _load_factory(module, sections) -> GraphExecutorFactoryModule:

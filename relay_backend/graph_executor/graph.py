@@ -3,8 +3,10 @@
 The graph runtime accepts exactly the keys TVM's runtime accepts: the five top-level keys
 (nodes, arg_nodes, heads, attrs, node_row_ptr), node keys op/name/inputs/attrs, tvm_op attrs
 func_name/num_inputs/num_outputs/flatten_data, and the list-encoded graph attrs storage_id /
-shape / dltype (+ optional device_index, storage_scope). Anything malformed raises
-SerializationError naming the key and what was expected.
+shape / dltype (+ optional device_index, storage_scope). Anything malformed (a wrong type
+anywhere, an unknown dltype, a shape whose byte size overflows int64) raises SerializationError
+naming the key and what was expected; a device_index other than the CPU (1) is rejected
+because this runtime executes on the CPU only.
 """
 import json
 from dataclasses import dataclass, field
@@ -18,6 +20,11 @@ NODE_KEYS = {"op", "name", "inputs", "attrs", "attr", "control_deps"}
 OP_ATTRS = ("func_name", "num_inputs", "num_outputs", "flatten_data")
 ATTR_TAGS = {"storage_id": "list_int", "shape": "list_shape", "dltype": "list_str",
              "device_index": "list_int", "storage_scope": "list_str"}
+# the dtypes the runtime allocates (runtime.params' DLPack table)
+DLTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "float32", "float64")
+CPU_DEVICE_TYPE = 1
+INT64_MAX = 2 ** 63 - 1
 
 
 @dataclass
@@ -63,8 +70,22 @@ def _bad(what: str) -> SerializationError:
     return SerializationError(f"invalid graph json: {what}")
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _int_list(value, key: str) -> list:
+    """`value` as a list of ints, else SerializationError naming `key`."""
+    if not isinstance(value, list):
+        raise _bad(f"{key} must be a list of integers, got {type(value).__name__}")
+    for i, x in enumerate(value):
+        if not _is_int(x):
+            raise _bad(f"{key}[{i}] must be an integer, got {x!r}")
+    return list(value)
+
+
 def _ref(ref, where: str) -> tuple:
-    if not isinstance(ref, list) or len(ref) not in (2, 3) or not all(isinstance(x, int) for x in ref):
+    if not isinstance(ref, list) or len(ref) not in (2, 3) or not all(_is_int(x) for x in ref):
         raise _bad(f"{where}: an entry reference must be [node_id, index] or [node_id, index, version], got {ref!r}")
     return ref[0], ref[1]
 
@@ -78,10 +99,16 @@ def _node(obj, nid: int) -> Node:
     for key in ("op", "name", "inputs"):
         if key not in obj:
             raise _bad(f"node {nid} lacks the required key {key!r}")
+    for key in ("op", "name"):
+        if not isinstance(obj[key], str):
+            raise _bad(f"node {nid}: {key!r} must be a string, got {obj[key]!r}")
+    if not isinstance(obj["inputs"], list):
+        raise _bad(f"node {nid} ({obj['name']}): 'inputs' must be a list of entry references, "
+                   f"got {type(obj['inputs']).__name__}")
     attrs = obj.get("attrs", obj.get("attr", {}))
     if not isinstance(attrs, dict) or not all(isinstance(v, str) for v in attrs.values()):
         raise _bad(f"node {nid} ({obj['name']}): attrs must be an object of strings, got {attrs!r}")
-    node = Node(str(obj["op"]), str(obj["name"]),
+    node = Node(obj["op"], obj["name"],
                 [_ref(r, f"node {nid} ({obj['name']}) input") for r in obj["inputs"]], dict(attrs))
     if node.op == "tvm_op":
         missing = [k for k in OP_ATTRS if k not in attrs]
@@ -92,6 +119,9 @@ def _node(obj, nid: int) -> Node:
         except ValueError as err:
             raise _bad(f"tvm_op node {nid} ({node.name}): num_inputs/num_outputs/flatten_data must be "
                        f"integers written as strings ({err})") from None
+        if counts[0] < 0 or counts[1] < 1:
+            raise _bad(f"tvm_op node {nid} ({node.name}): num_inputs must be >= 0 and num_outputs "
+                       f">= 1, got {counts[0]} and {counts[1]}")
         if counts[0] != len(node.inputs):
             raise _bad(f"tvm_op node {nid} ({node.name}) says num_inputs={counts[0]} but has "
                        f"{len(node.inputs)} inputs")
@@ -125,6 +155,8 @@ def parse_graph(graph_json) -> Graph:
     missing = [k for k in TOP_KEYS if k not in obj]
     if missing:
         raise _bad(f"missing key(s) {missing}")
+    if not isinstance(obj["nodes"], list):
+        raise _bad(f"nodes must be a list, got {type(obj['nodes']).__name__}")
     nodes = [_node(n, i) for i, n in enumerate(obj["nodes"])]
     attrs = obj["attrs"]
     if not isinstance(attrs, dict):
@@ -132,12 +164,41 @@ def parse_graph(graph_json) -> Graph:
     for key, value in attrs.items():
         if key not in ATTR_TAGS and not (isinstance(value, list) and value and value[0] in ("list_int", "size_t")):
             raise _bad(f"graph attr {key!r} is not supported")
-    graph = Graph(nodes, list(obj["arg_nodes"]), [_ref(h, "heads") for h in obj["heads"]],
-                  list(obj["node_row_ptr"]), _attr_list(attrs, "storage_id", True),
-                  [tuple(s) for s in _attr_list(attrs, "shape", True)], _attr_list(attrs, "dltype", True),
-                  _attr_list(attrs, "device_index", False))
+    if not isinstance(obj["heads"], list):
+        raise _bad(f"heads must be a list of entry references, got {type(obj['heads']).__name__}")
+    device_index = _attr_list(attrs, "device_index", False)
+    graph = Graph(nodes, _int_list(obj["arg_nodes"], "arg_nodes"), [_ref(h, "heads") for h in obj["heads"]],
+                  _int_list(obj["node_row_ptr"], "node_row_ptr"),
+                  _int_list(_attr_list(attrs, "storage_id", True), "attrs['storage_id']"),
+                  _shapes(_attr_list(attrs, "shape", True)), _dltypes(_attr_list(attrs, "dltype", True)),
+                  None if device_index is None else _int_list(device_index, "attrs['device_index']"))
     _check_consistent(graph)
     return graph
+
+
+def _shapes(value) -> list:
+    """attrs["shape"] items as tuples of non-negative ints whose element count fits int64."""
+    out = []
+    for i, shape in enumerate(value):
+        if not isinstance(shape, list):
+            raise _bad(f"attrs['shape'][{i}] must be a list of dimensions, got {shape!r}")
+        count = 1
+        for d in shape:
+            if not _is_int(d) or d < 0:
+                raise _bad(f"attrs['shape'][{i}] is {shape}; dimensions must be non-negative integers")
+            count *= d
+        if count > INT64_MAX // 8:
+            raise _bad(f"attrs['shape'][{i}] is {shape}: {count} elements overflow int64 byte sizes")
+        out.append(tuple(shape))
+    return out
+
+
+def _dltypes(value) -> list:
+    """attrs["dltype"] items, each one of DLTYPES."""
+    for i, dtype in enumerate(value):
+        if not isinstance(dtype, str) or dtype not in DLTYPES:
+            raise _bad(f"attrs['dltype'][{i}] is {dtype!r}; supported dltypes are {list(DLTYPES)}")
+    return list(value)
 
 
 def _check_consistent(g: Graph) -> None:
@@ -161,12 +222,13 @@ def _check_consistent(g: Graph) -> None:
     for src, idx in g.heads:
         if not 0 <= src < len(g.nodes) or not 0 <= idx < g.nodes[src].num_outputs:
             raise _bad(f"head [{src}, {idx}] is not a node output")
-    for i, (sid, dtype, shape) in enumerate(zip(g.storage_id, g.dltype, g.shape)):
-        if not isinstance(sid, int) or sid < 0:
-            raise _bad(f"entry {i} has storage id {sid!r}")
-        try:
-            np.dtype(dtype)
-        except TypeError:
-            raise _bad(f"entry {i} has unknown dltype {dtype!r}") from None
-        if not all(isinstance(d, int) and d >= 0 for d in shape):
-            raise _bad(f"entry {i} has shape {list(shape)}; shapes must be non-negative integers")
+    for i, sid in enumerate(g.storage_id):
+        if sid < 0:
+            raise _bad(f"attrs['storage_id'][{i}] is {sid}; storage ids must be non-negative")
+    if g.device_index is not None:
+        if len(g.device_index) != n:
+            raise _bad(f"attrs['device_index'] has {len(g.device_index)} items but the graph has {n} entries")
+        for i, dev in enumerate(g.device_index):
+            if dev != CPU_DEVICE_TYPE:
+                raise _bad(f"attrs['device_index'][{i}] is {dev}, but this runtime executes on the CPU "
+                           f"only (device type {CPU_DEVICE_TYPE}); rebuild the graph for target 'llvm'")

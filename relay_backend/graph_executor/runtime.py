@@ -145,9 +145,7 @@ class GraphModule(ExecutorModule):
         view = self._output_view(index)
         if out is None:
             return view
-        if tuple(out.shape) != view.shape:
-            raise InputError(f"get_output({index}): out has shape {tuple(out.shape)}, the output is {view.shape}")
-        return out.copyfrom(view)
+        return _check_out(index, out, view).copyfrom(view)
 
     def get_output_info(self):
         shapes, dtypes = {}, {}
@@ -156,6 +154,18 @@ class GraphModule(ExecutorModule):
             key = f"{self.graph.nodes[nid].name}:{k}"
             shapes[key], dtypes[key] = view.shape, view.dtype
         return shapes, dtypes
+
+
+def _check_out(index, out, arr: NDArray) -> NDArray:
+    """`out` if it is an NDArray of `arr`'s shape and dtype, else InputError (get_output's rule)."""
+    want = f"Tensor[{tuple(arr.shape)}, {arr.dtype}]"
+    if not isinstance(out, NDArray):
+        raise InputError(f"get_output({index!r}, out): out must be an NDArray ({want}, e.g. "
+                         f"relay_backend.nd.empty({tuple(arr.shape)}, {arr.dtype!r})), got {type(out).__name__}")
+    if tuple(out.shape) != tuple(arr.shape) or str(out.dtype) != str(arr.dtype):
+        raise InputError(f"get_output({index!r}, out): out is Tensor[{tuple(out.shape)}, {out.dtype}], "
+                         f"but the output is {want}")
+    return out
 
 
 def create(graph_json_str, libmod, device) -> GraphModule:

@@ -5,16 +5,18 @@ the same walk, which lives here so neither reaches into the other:
 
 * one "input" node per main parameter, in order (a tuple-typed parameter gives one input per
   field: x_0, x_1, ...);
-* the body in post-order (memoized): each tensor Constant becomes a "const" node p0, p1, ...;
+* the body in post-order (memoized): each tensor Constant becomes a "const" node p0, p1, ...
+  (skipping names already taken by inputs, so a var named "p0" never shares a name with a
+  param; two inputs with one name are rejected, since set_input by name would be ambiguous);
   each call of a primitive function is lowered through the TECompiler and becomes one "call"
   node after its inputs; Tuple, TupleGetItem and Let only regroup entry references;
 * every node output is an entry (shape, dtype, kind, name); the entries of main's result are
   its outputs, and those written by a kernel get kind "output".
 
 Control flow, ADTs, references, closures and dynamic shapes are not static dataflow: they raise
-GraphCodegenError pointing to kind="vm". Memory planning stays with each consumer (the graph
-executor lets outputs reuse dead intermediates, AOT does not), fed by `steps()` and
-`planner_entries()`.
+GraphCodegenError pointing to kind="vm" and naming the executor that asked (`executor=`).
+Memory planning stays with each consumer (the graph executor lets outputs reuse dead
+intermediates, AOT does not), fed by `steps()` and `planner_entries()`.
 """
 from dataclasses import dataclass, field
 
@@ -36,6 +38,9 @@ class GraphCodegenError(CompileError):
     """main is not a static dataflow graph (control flow, ADTs, dynamic shapes); graph and AOT."""
 
 
+DEFAULT_EXECUTOR = "graph"
+
+
 _UNSUPPORTED = {If: "control flow (If)", Match: "pattern matching (Match)",
                 RefCreate: "references (RefCreate)", RefRead: "references (RefRead)",
                 RefWrite: "references (RefWrite)", Constructor: "ADT constructors",
@@ -48,26 +53,27 @@ def _excerpt(expr, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def _unsupported(what: str, expr) -> GraphCodegenError:
+def _unsupported(what: str, expr, executor: str = DEFAULT_EXECUTOR) -> GraphCodegenError:
     return GraphCodegenError(
-        f"the graph executor does not support {what} (found in: {_excerpt(expr)}); "
+        f"the {executor} executor does not support {what} (found in: {_excerpt(expr)}); "
         f"it runs static dataflow graphs only — use create_executor(kind=\"vm\") or "
         f"relay_backend.vm.compile for programs with control flow, ADTs, references, closures "
         f"or dynamic shapes")
 
 
-def flatten_tensor_types(ty, where) -> list:
+def flatten_tensor_types(ty, where, executor: str = DEFAULT_EXECUTOR) -> list:
     """The TensorTypes of a (nested) tuple type; anything else is not a static graph value."""
     if isinstance(ty, TensorType):
         for d in ty.shape:
             if is_any(d):
                 raise GraphCodegenError(
-                    f"the graph executor needs static shapes, but {_excerpt(where)} has type "
+                    f"the {executor} executor needs static shapes, but {_excerpt(where)} has type "
                     f"{type_to_str(ty)}; use create_executor(kind=\"vm\") for dynamic shapes")
         return [ty]
     if isinstance(ty, TupleType):
-        return [t for f in ty.fields for t in flatten_tensor_types(f, where)]
-    raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where)
+        return [t for f in ty.fields for t in flatten_tensor_types(f, where, executor)]
+    raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where,
+                       executor)
 
 
 @dataclass
@@ -140,16 +146,21 @@ class LoweredMain:
         return [e.for_planner() for e in self.entries]
 
 
-def lower_main(func: Function, target="llvm", mod_name="default") -> LoweredMain:
-    """Flatten the fused, typed `func` (main), lowering every primitive call via the TECompiler."""
-    return _Walk(func, target, mod_name).run()
+def lower_main(func: Function, target="llvm", mod_name="default",
+               executor: str = DEFAULT_EXECUTOR) -> LoweredMain:
+    """Flatten the fused, typed `func` (main), lowering every primitive call via the TECompiler.
+
+    `executor` ("graph", "AOT") only names the caller in error messages.
+    """
+    return _Walk(func, target, mod_name, executor).run()
 
 
 class _Walk:
     """One walk over main; `refs` maps each visited expression to the entry ids it denotes."""
 
-    def __init__(self, func: Function, target, mod_name):
+    def __init__(self, func: Function, target, mod_name, executor=DEFAULT_EXECUTOR):
         self.out = LoweredMain(func, target, mod_name)
+        self.executor = executor
         self.names = NameSupply()
         # Kernel names are unique per built module, as in TVM: the shared TECompiler cache may
         # have lowered a function first for another build or the VM, under another name.
@@ -157,6 +168,7 @@ class _Walk:
         self.kernels = {}  # id(CachedFunc in the shared cache) -> this module's copy
         self.refs = {}             # expr -> list of entry ids
         self.num_consts = 0
+        self.input_names = set()   # names of main's flattened inputs (constants skip them)
 
     def _add_node(self, node: MainNode, types) -> list:
         nid = len(self.out.nodes)
@@ -173,15 +185,17 @@ class _Walk:
     def run(self) -> LoweredMain:
         func = self.out.func
         if func.body._checked_type_ is None:
-            raise GraphCodegenError("GraphExecutorCodegen needs a type-checked main; run InferType first")
-        flatten_tensor_types(func.body.checked_type, func)
+            raise GraphCodegenError(f"the {self.executor} executor needs a type-checked main; "
+                                    f"run InferType first")
+        flatten_tensor_types(func.body.checked_type, func, self.executor)
         for p in func.params:
-            types = flatten_tensor_types(p.checked_type, p)
+            types = flatten_tensor_types(p.checked_type, p, self.executor)
             if isinstance(p.checked_type, TensorType):
                 self.refs[p] = self._add_node(MainNode("input", p.name_hint, ()), types)
             else:
                 self.refs[p] = [r for k, t in enumerate(types)
                                 for r in self._add_node(MainNode("input", f"{p.name_hint}_{k}", ()), [t])]
+        self._check_input_names()
         let_values = {}
         for node in post_order(func.body):
             if isinstance(node, Let):
@@ -196,14 +210,37 @@ class _Walk:
                 entry.kind = "output"
         return self.out
 
+    def _check_input_names(self) -> None:
+        """Input names must be unique: set_input(name) and params bind inputs by name."""
+        seen, dups = set(), []
+        for name, _ in self.out.inputs:
+            if name in seen and name not in dups:
+                dups.append(name)
+            seen.add(name)
+        if dups:
+            names = [name for name, _ in self.out.inputs]
+            raise CompileError(
+                f"the {self.executor} executor needs unique input names, but main has several "
+                f"inputs named {', '.join(repr(d) for d in dups)} (inputs: {names}); set_input by "
+                f"name would be ambiguous: rename the parameters of main (relay.var(name_hint=...)) "
+                f"so each name is used once")
+        self.input_names = seen
+
+    def _const_name(self) -> str:
+        """The next free param name p<k>: names of inputs are skipped (a var may be called "p0")."""
+        while True:
+            name = f"p{self.num_consts}"
+            self.num_consts += 1
+            if name not in self.input_names:
+                return name
+
     def _visit(self, node, let_values) -> list:
         if isinstance(node, Var):
             if node in let_values:
                 return self.refs[let_values[node]]
             raise GraphCodegenError(f"free variable %{node.name_hint} in main: make it a parameter of main")
         if isinstance(node, Constant):
-            name = f"p{self.num_consts}"
-            self.num_consts += 1
+            name = self._const_name()
             ty = TensorType(node.data.shape, node.data.dtype)
             return self._add_node(MainNode("const", name, (), data=node.data), [ty])
         if isinstance(node, Tuple):
@@ -217,15 +254,15 @@ class _Walk:
         if isinstance(node, Function):
             if node.is_primitive:
                 return []  # only meaningful as a callee; visited through its call
-            raise _unsupported("closures (a function value in main)", node)
+            raise _unsupported("closures (a function value in main)", node, self.executor)
         for klass, what in _UNSUPPORTED.items():
             if isinstance(node, klass):
-                raise _unsupported(what, node)
-        raise _unsupported(type(node).__name__, node)
+                raise _unsupported(what, node, self.executor)
+        raise _unsupported(type(node).__name__, node, self.executor)
 
     def _tuple_item(self, node: TupleGetItem) -> list:
         ty = node.tuple_value.checked_type
-        sizes = [len(flatten_tensor_types(f, node)) for f in ty.fields]
+        sizes = [len(flatten_tensor_types(f, node, self.executor)) for f in ty.fields]
         start = sum(sizes[:node.index])
         return self.refs[node.tuple_value][start:start + sizes[node.index]]
 
@@ -241,13 +278,13 @@ class _Walk:
                 f"transform.FuseOps first so every op call is inside a primitive function")
         for klass, what in _UNSUPPORTED.items():
             if isinstance(callee, klass):
-                raise _unsupported(what, call)
-        raise _unsupported("calls of non-primitive functions (closures)", call)
+                raise _unsupported(what, call, self.executor)
+        raise _unsupported("calls of non-primitive functions (closures)", call, self.executor)
 
     def _call(self, call: Call, let_values) -> list:
         prim = self._callee(call, let_values)
         inputs = tuple(r for a in call.args for r in self.refs[a])
-        out_types = flatten_tensor_types(call.checked_type, call)
+        out_types = flatten_tensor_types(call.checked_type, call, self.executor)
         reshape_only = int(prim.attrs.get("relay.reshape_only", 0)) == 1 and len(inputs) == 1
         out = self.out
         shared = get_te_compiler().lower(prim, out.target, mod_name=out.mod_name)

@@ -59,11 +59,18 @@ def test_generated_c_never_allocates(model):
 
 
 def test_workspace_no_larger_than_graph_plan(model):
+    """AOT's arena holds intermediates only (inputs, constants and outputs are elsewhere), so it is
+    compared with what the graph plan spends on intermediates, not with its total (which counts
+    params, inputs and outputs too); slack: 64-byte alignment of each arena slot."""
     name, mod, params, _, factory = model
     graph = relay.build(mod, target="llvm", params=params)
+    program = factory.program
     intermediates = sum(e.nbytes for e in factory.memory_plan[1] if e.kind == "intermediate")
-    assert 0 < factory.workspace_size <= graph.planned_bytes, name
-    assert factory.workspace_size <= intermediates + 64 * len(factory.program.calls)
+    slots = {program.plan.storage_ids[i] for i, t in enumerate(program.tensors) if t.kind == "intermediate"}
+    assert 0 < graph.intermediate_bytes < graph.planned_bytes, name
+    arena = factory.workspace_size - program.kernel_ws_bytes
+    assert 0 < arena <= graph.intermediate_bytes + 63 * len(slots), name
+    assert factory.workspace_size <= intermediates + 64 * len(program.calls) + program.kernel_ws_bytes
 
 
 def test_exported_program_builds_and_matches(model, tmp_path):
@@ -153,3 +160,70 @@ def test_kernel_scratch_lives_in_the_static_workspace():
     amod = factory["default"](relay.cpu(0))
     amod.run(data=data)
     np.testing.assert_allclose(amod.get_output(0).numpy(), _interpret(mod, params, data), rtol=RTOL, atol=ATOL)
+
+
+def test_get_output_into_out_checks_shape_and_dtype():
+    x = relay.var("x", shape=(2, 3))
+    amod = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))),
+                       executor="aot")["default"](relay.cpu(0))
+    amod.run(x=np.zeros((2, 3), "float32"))
+    out = relay.nd.empty((2, 3))
+    np.testing.assert_array_equal(amod.get_output(0, out).numpy(), np.ones((2, 3)))
+    with pytest.raises(InputError, match=r"out is Tensor\[\(2, 3\), float64\], but the output is "
+                                         r"Tensor\[\(2, 3\), float32\]"):
+        amod.get_output(0, relay.nd.empty((2, 3), "float64"))
+    with pytest.raises(InputError, match=r"out is Tensor\[\(6,\), float32\]"):
+        amod.get_output(0, relay.nd.empty((6,)))
+
+
+def test_input_names_that_are_c_keywords_compile():
+    names = ["int", "for", "return", "class", "NULL", "RB_OK", "__x"]
+    xs = [relay.var(n, shape=(3,)) for n in names]
+    body = xs[0]
+    for v in xs[1:]:
+        body = relay.add(body, v)
+    mod = relay.IRModule.from_expr(relay.Function(xs, relay.multiply(body, relay.const(2.0))))
+    factory = relay.build(mod, target="c", executor="aot")
+    header = factory.get_source("h")
+    for fld in ("int_", "for_", "return_", "class_", "NULL_", "RB_OK_", "v__x"):
+        assert f"  void* {fld};" in header
+    amod = factory["default"](relay.cpu(0))
+    data = {n: np.full(3, i + 1, "float32") for i, n in enumerate(names)}
+    amod.run(**data)                                    # set_input keeps the Relay names
+    np.testing.assert_allclose(amod.get_output(0).numpy(), np.full(3, 2.0 * sum(range(1, 8))))
+
+
+def test_inputs_differing_only_by_case_get_distinct_macros(tmp_path):
+    a, A = relay.var("a", shape=(2,)), relay.var("A", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([a, A], relay.Tuple([relay.exp(a), relay.exp(A)])))
+    factory = relay.build(mod, executor="aot")
+    header = factory.get_source("h")
+    macros = re.findall(r"#define (\w+_INPUT_\w+_SIZE) ", header)
+    assert len(macros) == 2 and len(set(macros)) == 2, macros
+    assert "TVMGEN_DEFAULT_INPUT_A_SIZE 8 " in header and "TVMGEN_DEFAULT_INPUT_A_1_SIZE 12 " in header
+    amod = factory["default"](relay.cpu(0))
+    amod.run(a=np.zeros(2, "float32"), A=np.ones(3, "float32"))
+    np.testing.assert_allclose(amod.get_output(1).numpy(), np.full(3, np.e), rtol=1e-6)
+    if shutil.which("make") is not None:              # main.c's buffers use the macros
+        out_dir = factory.export_library(str(tmp_path / "model"))
+        proc = subprocess.run(["make", "-s", "model_run", "CFLAGS=-O1 -std=c99 -Werror"], cwd=out_dir,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_cuda_target_is_rejected():
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
+    with pytest.raises(relay.RelayError, match=r"the AOT executor .*supports targets \['c', 'llvm'\], not 'cuda'"):
+        relay.build(mod, target="cuda", executor="aot")
+
+
+def test_static_graph_errors_name_the_aot_executor():
+    c = relay.var("c", shape=(), dtype="bool")
+    x = relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([c, x], relay.If(c, relay.exp(x), relay.log(x))))
+    with pytest.raises(relay.RelayError, match=r"^the AOT executor does not support control flow \(If\)"):
+        relay.build(mod, executor="aot")
+    n = relay.var("n", shape=(relay.Any(), 3))
+    with pytest.raises(relay.RelayError, match=r"^the AOT executor needs static shapes.*vm"):
+        relay.build(relay.IRModule.from_expr(relay.Function([n], relay.exp(n))), executor="aot")

@@ -67,9 +67,12 @@ def test_mlp_structure_and_outputs():
     assert len(g["nodes"]) == 8 and g["arg_nodes"] == [0, 1, 2, 4, 5]
     shapes = g["attrs"]["shape"][1]
     assert shapes == [[4, 16], [32, 16], [32], [4, 32], [10, 32], [10], [4, 10], [4, 10]]
-    assert set(g["attrs"]["dltype"][1]) == {"float32"}
-    sids = g["attrs"]["storage_id"][1]
-    assert len(set(sids[:6])) == 6          # inputs and params never share storage
+    assert g["attrs"]["dltype"] == ["list_str", ["float32"] * 8]
+    # By the planner's rules: x gets sid 0 up front; p0, p1 get 1, 2 when dense1 first reads
+    # them; dense1's output (512 B) is requested before any release: 3; p2, p3 -> 4, 5; dense2's
+    # output: 6 (sid 3 is still read by dense2); then sid 3 (512 B) is freed; softmax's output
+    # (160 B, a graph output, which may reuse) takes the free block 3 (160 <= 512 <= 16 * 160).
+    assert g["attrs"]["storage_id"] == ["list_int", [0, 1, 2, 3, 4, 5, 6, 3]]
     data = RNG.standard_normal((4, 16)).astype("float32")
     gmod = lib["default"](relay.cpu(0))
     gmod.run(x=data)
@@ -89,6 +92,11 @@ def test_seed_cnn_structure_and_outputs():
     assert g["attrs"]["shape"][1] == [[1, 3, 32, 32], [16, 3, 3, 3], [1, 16, 32, 32], [1, 16, 1, 1],
                                       [1, 16], [10, 16], [10], [1, 10]]
     assert g["node_row_ptr"] == list(range(9))
+    assert g["attrs"]["dltype"] == ["list_str", ["float32"] * 8]
+    # data: 0; p0: 1 (first read by the conv); conv out (64 KiB): 2; pool out (64 B): 3, then
+    # sid 2 is freed; flatten out (64 B): 4 (the free 64 KiB block is more than 16x too big);
+    # then sid 3 is freed; p1, p2: 5, 6; dense out (40 B, a graph output) reuses sid 3 (64 B).
+    assert g["attrs"]["storage_id"] == ["list_int", [0, 1, 2, 3, 4, 5, 6, 3]]
     data = RNG.standard_normal((1, 3, 32, 32)).astype("float32")
     gmod = lib["default"](relay.cpu(0))
     gmod.set_input("data", data)
@@ -193,11 +201,50 @@ def test_control_flow_and_dynamic_shapes_point_to_vm():
     c = relay.var("c", shape=(), dtype="bool")
     x = relay.var("x", shape=(3,))
     mod = relay.IRModule.from_expr(relay.Function([c, x], relay.If(c, relay.exp(x), relay.log(x))))
-    with pytest.raises(GraphCodegenError, match=r"If.*kind=\"vm\""):
+    with pytest.raises(GraphCodegenError, match=r"the graph executor does not support .*If.*kind=\"vm\""):
         relay.build(mod)
     n = relay.var("n", shape=(relay.Any(), 3))
-    with pytest.raises(GraphCodegenError, match="static shapes.*vm"):
+    with pytest.raises(GraphCodegenError, match="the graph executor needs static shapes.*vm"):
         relay.build(relay.IRModule.from_expr(relay.Function([n], relay.exp(n))))
+
+
+def test_input_named_like_a_param_keeps_its_own_storage():
+    """A var named "p0" must not share its name with constant p0: set_input("p0") would write
+    into the constant's storage and run() would silently use the wrong values."""
+    x = relay.var("p0", shape=(3,))
+    c = np.arange(3, dtype="float32")
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(c)))))
+    g = json.loads(lib.get_graph_json())
+    assert [n["name"] for n in g["nodes"] if n["op"] == "null"] == ["p0", "p1"]
+    assert set(lib.get_params()) == {"p1"}
+    gmod = lib["default"](relay.cpu(0))
+    gmod.set_input("p0", np.ones(3, "float32"))
+    gmod.run()
+    np.testing.assert_array_equal(gmod.get_output(0).numpy(), 1 + c)
+    # several inputs and constants: constants take the next free names, in first-use order
+    a, b = relay.var("p0", shape=(3,)), relay.var("p2", shape=(3,))
+    body = relay.multiply(relay.add(a, relay.const(c)), relay.add(b, relay.const(2 * c)))
+    lib = relay.build(relay.IRModule.from_expr(relay.Function([a, b], body)))
+    g = json.loads(lib.get_graph_json())
+    assert [n["name"] for n in g["nodes"] if n["op"] == "null"] == ["p0", "p2", "p1", "p3"]
+    gmod = lib["default"](relay.cpu(0))
+    gmod.run(p0=np.full(3, 2, "float32"), p2=np.full(3, 3, "float32"))
+    np.testing.assert_array_equal(gmod.get_output(0).numpy(), (2 + c) * (3 + 2 * c))
+
+
+def test_duplicate_input_names_are_rejected():
+    x1, x2 = relay.var("x", shape=(3,)), relay.var("x", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([x1, x2], relay.subtract(x1, x2)))
+    with pytest.raises(relay.RelayError, match=r"several inputs named 'x'.*ambiguous.*rename"):
+        relay.build(mod)
+    with pytest.raises(relay.RelayError, match=r"the AOT executor .*inputs named 'x'"):
+        relay.build(mod, executor="aot")
+    # a tuple parameter t flattens to inputs t_0, t_1: a var named t_1 collides
+    t = relay.var("t", relay.TupleType([relay.TensorType((3,)), relay.TensorType((3,))]))
+    t1 = relay.var("t_1", shape=(3,))
+    mod = relay.IRModule.from_expr(relay.Function([t, t1], relay.add(relay.TupleGetItem(t, 0), t1)))
+    with pytest.raises(relay.RelayError, match=r"inputs named 't_1'.*\['t_0', 't_1', 't_1'\]"):
+        relay.build(mod)
 
 
 def test_build_executor_argument():

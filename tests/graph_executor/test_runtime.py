@@ -58,6 +58,13 @@ def test_outputs_alias_internal_storage_and_out_copies(cnn):
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
     gmod.run(data=np.zeros_like(DATA))
     assert not np.allclose(view.numpy(), out.numpy())          # the view was overwritten by run()
+    with pytest.raises(InputError, match=r"out is Tensor\[\(1, 10\), float64\], but the output is "
+                                         r"Tensor\[\(1, 10\), float32\]"):
+        gmod.get_output(0, relay.nd.empty((1, 10), "float64"))
+    with pytest.raises(InputError, match=r"out is Tensor\[\(10,\), float32\]"):
+        gmod.get_output(0, relay.nd.empty((10,)))
+    with pytest.raises(InputError, match="out must be an NDArray"):
+        gmod.get_output(0, np.empty((1, 10), "float32"))
     np.testing.assert_array_equal(gmod.get_input("data").numpy(), np.zeros_like(DATA))
     shapes, dtypes = gmod.get_input_info()
     assert shapes == {"data": (1, 3, 32, 32)} and dtypes == {"data": "float32"}
@@ -117,6 +124,24 @@ def test_graph_json_validation():
         (lambda g: g["nodes"][1]["attrs"].pop("func_name"), r"lacks attrs \['func_name'\]"),
         (lambda g: g["attrs"].update(dltype=["list_int", [1, 1]]), "dltype"),
         (lambda g: g["nodes"][1].update(inputs=[[5, 0, 0]]), "not an earlier node's output"),
+        # wrong types anywhere are SerializationErrors naming the field, never TypeError/ValueError
+        (lambda g: g["attrs"]["dltype"][1].__setitem__(0, "object"), r"attrs\['dltype'\]\[0\] is 'object'"),
+        (lambda g: g["attrs"]["dltype"][1].__setitem__(1, 32), r"attrs\['dltype'\]\[1\] is 32"),
+        (lambda g: g["attrs"]["shape"][1].__setitem__(0, 2), r"attrs\['shape'\]\[0\] must be a list"),
+        (lambda g: g["attrs"]["shape"][1].__setitem__(0, [2.0]), r"attrs\['shape'\]\[0\].*integers"),
+        (lambda g: g["attrs"]["shape"][1].__setitem__(1, [2 ** 62, 4]), r"attrs\['shape'\]\[1\].*overflow int64"),
+        (lambda g: g["attrs"]["shape"][1].__setitem__(1, [2 ** 70]), r"attrs\['shape'\]\[1\].*overflow int64"),
+        (lambda g: g.update(arg_nodes=["0"]), r"arg_nodes\[0\] must be an integer, got '0'"),
+        (lambda g: g.update(node_row_ptr=[0, 1, "2"]), r"node_row_ptr\[2\] must be an integer"),
+        (lambda g: g["attrs"]["storage_id"][1].__setitem__(0, "0"), r"attrs\['storage_id'\]\[0\]"),
+        (lambda g: g["attrs"]["storage_id"][1].__setitem__(0, True), r"attrs\['storage_id'\]\[0\]"),
+        (lambda g: g["nodes"][1].update(inputs=7), r"node 1 .*'inputs' must be a list"),
+        (lambda g: g["nodes"][0].update(name=3), r"node 0: 'name' must be a string"),
+        (lambda g: g.update(heads=0), "heads must be a list"),
+        (lambda g: g["nodes"][1]["attrs"].update(num_outputs="0"), "num_outputs >= 1"),
+        (lambda g: g["attrs"]["device_index"][1].__setitem__(1, 2),
+         r"attrs\['device_index'\]\[1\] is 2, but this runtime executes on the CPU only"),
+        (lambda g: g["attrs"].update(device_index=["list_int", [1]]), r"attrs\['device_index'\] has 1 items"),
     ]:
         bad = json.loads(json.dumps(good))
         mutate(bad)
