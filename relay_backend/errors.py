@@ -39,3 +39,7 @@ class ExecutionError(RelayError):
 class AttrsError(RelayError, ValueError):
     """An operator attribute has an invalid value (raised when the attrs are constructed)."""
 
+
+class IRConstructionError(RelayError, TypeError, ValueError):
+    """An IR node or type was built from a wrong value (e.g. `Function([const(1.0)], ...)`,
+    `TensorType((2,), "floaty")`). Also a TypeError/ValueError, which such mistakes raised before."""

@@ -24,12 +24,12 @@ from .values import Closure, ConstructorValue, RecClosure, RefValue
 def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
     """Order `args` and `kwargs` by `func`'s parameters (TVM's _convert_args).
 
-    With no keywords the positional args are returned unchanged; arity is checked by
-    check_arguments. A parameter given both ways, an unknown keyword, or a wrong count is an
-    InputError naming the parameters.
+    Arity is checked by check_arguments. A parameter given both ways, an unknown keyword, or a
+    wrong count is an InputError naming the parameters. Python lists and ints are then adapted
+    to the parameter types (see adapt_python_arg), for every executor alike.
     """
     if not kwargs:
-        return tuple(args)
+        return adapt_python_args(func, tuple(args), name)
     if not isinstance(func, Function):
         raise InputError(f"can only supply keyword parameters for a relay.Function, found {func!r}")
     names = [p.name_hint for p in func.params]
@@ -46,7 +46,58 @@ def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
             cargs.append(kwargs[pname])
     if len(cargs) != len(names):
         _arity_error(name, names, len(cargs))
-    return tuple(cargs)
+    return adapt_python_args(func, tuple(cargs), name)
+
+
+_INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
+
+
+def adapt_python_args(func, args: tuple, name: str = "main") -> tuple:
+    """`args` with Python lists and ints adapted to `func`'s parameter types (adapt_python_arg);
+    unchanged where a parameter's type is unknown."""
+    if not isinstance(func, Function):
+        return args
+    out = list(args)   # extra arguments stay, for the arity check to report
+    for i, (param, arg) in enumerate(zip(func.params, args)):
+        out[i] = adapt_python_arg(arg, param_type(param), f"{name}: parameter '{param.name_hint}'")
+    return tuple(out)
+
+
+def adapt_python_arg(value, ty, where: str):
+    """A Python argument adapted to the parameter type `ty`, or an InputError saying `where`
+    (e.g. "main: parameter 'x'") what was expected.
+
+    A list becomes a tuple only for a tuple type (field by field) and a tensor (as relay.const
+    converts it) only for a tensor type; a Python int must fit int32, the dtype it is passed
+    as. Anything else is returned unchanged and checked later against the type."""
+    if isinstance(value, list):
+        if isinstance(ty, TupleType):
+            if len(value) != len(ty.fields):
+                raise InputError(f"{where} expects a tuple of {len(ty.fields)} field(s) "
+                                 f"{type_to_str(ty)}, got a list of {len(value)}")
+            return tuple(adapt_python_arg(v, t, f"{where} field {i}")
+                         for i, (v, t) in enumerate(zip(value, ty.fields)))
+        if isinstance(ty, TensorType):
+            try:
+                return const(value).data
+            except (ValueError, TypeError, OverflowError) as err:
+                raise InputError(f"{where} expects {type_to_str(ty)}, got a list that is not a "
+                                 f"rectangular array of numbers ({err}); pass a numpy array") from None
+        if ty is not None:
+            raise InputError(f"{where} expects {type_to_str(ty)}, got a Python list; a list is "
+                             f"accepted only for a tensor or a tuple parameter")
+        return value
+    if isinstance(value, tuple) and isinstance(ty, TupleType) and len(value) == len(ty.fields):
+        return tuple(adapt_python_arg(v, t, f"{where} field {i}")
+                     for i, (v, t) in enumerate(zip(value, ty.fields)))
+    if isinstance(value, int) and not isinstance(value, bool) and \
+            not _INT32_MIN <= value <= _INT32_MAX:
+        want = f" expects {type_to_str(ty)}:" if ty is not None else ":"
+        hint = (f"; pass np.{ty.dtype}({value})" if isinstance(ty, TensorType) and ty.dtype != "int32"
+                else "")
+        raise InputError(f"{where}{want} value {value} is out of range for int32 (a Python int is "
+                         f"passed as int32, range [{_INT32_MIN}, {_INT32_MAX}]){hint}")
+    return value
 
 
 def _arity_error(name, names, provided):
@@ -77,7 +128,13 @@ def to_value(arg, device=None):
     if isinstance(getattr(arg, "closure", None), (Closure, RecClosure)):  # a ClosureCallable
         return arg.closure
     if isinstance(arg, (bool, int, float, list)):
-        return _nd.array(const(arg).data, device=device)
+        try:
+            data = const(arg).data
+        except (ValueError, TypeError, OverflowError) as err:
+            text = repr(arg)
+            raise InputError(f"cannot pass {type(arg).__name__} {text[:60]}{'...' if len(text) > 60 else ''} "
+                             f"to a relay function: {err}") from None
+        return _nd.array(data, device=device)
     raise InputError(f"cannot pass a {type(arg).__name__} to a relay function: use a numpy array, "
                      f"an NDArray, a Python scalar or a tuple of these")
 
@@ -240,5 +297,5 @@ class CompiledExecutor(Executor):
         return run
 
 
-__all__ = ["Executor", "CompiledExecutor", "convert_args", "to_value", "to_ast", "check_arguments",
+__all__ = ["Executor", "CompiledExecutor", "convert_args", "adapt_python_args", "adapt_python_arg", "to_value", "to_ast", "check_arguments",
            "param_type", "flatten_value", "flatten_arg", "regroup_outputs"]

@@ -6,6 +6,7 @@ After InferType every expression carries `checked_type`.
 """
 import numpy as np
 
+from ..errors import IRConstructionError
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from .attrs import DictAttrs
@@ -102,6 +103,27 @@ def _dtype_hint(expr: Expr) -> str:
     return None
 
 
+def _describe(value) -> str:
+    """How a wrong constructor argument is named in an error: its class, and its value when it
+    is not a relay expression."""
+    if isinstance(value, Expr):
+        return f"a {type(value).__name__}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:60] + '...'}"
+
+
+def _check_expr(value, what: str, note: str = ""):
+    """`value` if it is a relay Expr, else an IRConstructionError naming `what` it was meant to be."""
+    if isinstance(value, Expr):
+        return value
+    hint = ""
+    if isinstance(value, TupleWrapper):
+        hint = "; a multi-output op's result is a TupleWrapper: use .astuple() or index it"
+    elif isinstance(value, (bool, int, float, np.ndarray, np.generic, list)):
+        hint = "; wrap constants with relay.const(...)"
+    raise IRConstructionError(f"{what} must be a relay expression{note}, got {_describe(value)}{hint}")
+
+
 class Var(Expr):
     """A local variable. `name_hint` is for printing only; identity is the object."""
 
@@ -115,11 +137,15 @@ class Var(Expr):
 
 
 class GlobalVar(Expr):
-    """The name of a function in an IRModule."""
+    """The name of a function in an IRModule. Calling it builds a Call, as in tvm.relay:
+    `gv(x, y)` is `Call(gv, [x, y])` (so Prelude code such as `p.sum(xs)` ports unchanged)."""
 
     def __init__(self, name_hint: str, type_annot: Type = None):
         self.name_hint = name_hint
         self.type_annot = type_annot
+
+    def __call__(self, *args):
+        return Call(self, args)
 
 
 class Constant(Expr):
@@ -142,11 +168,10 @@ class Call(Expr):
     """`op(args...)` with optional attrs (a frozen Attrs dataclass) and explicit type args."""
 
     def __init__(self, op: Expr, args, attrs=None, type_args=None):
-        self.op = op
+        self.op = _check_expr(op, "Call: the callee")
         self.args = tuple(args)
-        for a in self.args:
-            if not isinstance(a, Expr):
-                raise TypeError(f"call argument must be a relay expression, got {type(a).__name__}: {a!r}")
+        for i, a in enumerate(self.args):
+            _check_expr(a, f"Call: argument {i}")
         self.attrs = attrs
         self.type_args = tuple(type_args or ())
 
@@ -155,8 +180,16 @@ class Function(Expr):
     """`fn (params) -> ret_type { body }` with optional type params and attrs."""
 
     def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None):
+        if isinstance(params, Var) or not hasattr(params, "__iter__"):
+            raise IRConstructionError(f"Function: params must be a list of relay.Var, got "
+                                      f"{_describe(params)}")
         self.params = tuple(params)
-        self.body = body
+        for i, p in enumerate(self.params):
+            if not isinstance(p, Var):
+                raise IRConstructionError(
+                    f"Function: parameter {i} must be a relay.Var (e.g. relay.var('x', shape=(3,))), "
+                    f"got {_describe(p)}; to fix a value, bind it in the body (a let) instead")
+        self.body = _check_expr(body, "Function: the body")
         self.ret_type = ret_type
         self.type_params = tuple(type_params or ())
         self.attrs = DictAttrs(attrs or {})
@@ -175,8 +208,7 @@ class Tuple(Expr):
     def __init__(self, fields):
         self.fields = tuple(fields)
         for f in self.fields:
-            if not isinstance(f, Expr):
-                raise TypeError(f"tuple field must be a relay expression, got {type(f).__name__}")
+            _check_expr(f, "Tuple: each field")
 
     def __len__(self):
         return len(self.fields)
@@ -187,7 +219,9 @@ class Tuple(Expr):
 
 class TupleGetItem(Expr):
     def __init__(self, tuple_value: Expr, index: int):
-        self.tuple_value = tuple_value
+        self.tuple_value = _check_expr(tuple_value, "TupleGetItem: the tuple")
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
+            raise IRConstructionError(f"TupleGetItem: the index must be an int, got {_describe(index)}")
         self.index = int(index)
 
 
@@ -195,34 +229,38 @@ class Let(Expr):
     """`let var = value; body`."""
 
     def __init__(self, variable: Var, value: Expr, body: Expr):
+        if not isinstance(variable, Var):
+            raise IRConstructionError(f"Let: the bound variable must be a relay.Var, got {_describe(variable)}")
         self.var = variable
-        self.value = value
-        self.body = body
+        self.value = _check_expr(value, "Let: the value")
+        self.body = _check_expr(body, "Let: the body")
 
 
 class If(Expr):
     """`if (cond) { true_branch } else { false_branch }`; cond is a bool scalar tensor."""
 
     def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr):
-        self.cond = cond
-        self.true_branch = true_branch
-        self.false_branch = false_branch
+        self.cond = _check_expr(cond, "If: the condition", " (a bool scalar, e.g. relay.const(True) "
+                                                              "or a comparison such as x < y)")
+        # None is accepted for a branch still being built (ScopeBuilder's partial If, as in TVM)
+        self.true_branch = None if true_branch is None else _check_expr(true_branch, "If: the then-branch")
+        self.false_branch = None if false_branch is None else _check_expr(false_branch, "If: the else-branch")
 
 
 class RefCreate(Expr):
     def __init__(self, value: Expr):
-        self.value = value
+        self.value = _check_expr(value, "RefCreate: the value")
 
 
 class RefRead(Expr):
     def __init__(self, ref: Expr):
-        self.ref = ref
+        self.ref = _check_expr(ref, "RefRead: the reference")
 
 
 class RefWrite(Expr):
     def __init__(self, ref: Expr, value: Expr):
-        self.ref = ref
-        self.value = value
+        self.ref = _check_expr(ref, "RefWrite: the reference")
+        self.value = _check_expr(value, "RefWrite: the value")
 
 
 class TupleWrapper:
@@ -253,10 +291,17 @@ class TupleWrapper:
 def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32") -> Var:
     """relay.var: a Var with a tensor type from `shape`/`dtype`, or an explicit type."""
     if type_annotation is not None and shape is not None:
-        raise ValueError("var: give either type_annotation or shape, not both")
+        raise IRConstructionError(f"var({name_hint!r}): give either type_annotation or shape, not both")
     if isinstance(type_annotation, str):
         type_annotation = TensorType((), type_annotation)
+    elif type_annotation is not None and not isinstance(type_annotation, Type):
+        raise IRConstructionError(f"var({name_hint!r}): type_annotation must be a relay type or a "
+                                  f"dtype string, got {_describe(type_annotation)}; for a tensor "
+                                  f"give shape=(...) and dtype=...")
     if shape is not None:
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+            raise IRConstructionError(f"var({name_hint!r}): shape must be a sequence of dimensions, "
+                                      f"e.g. shape=({shape!r},), got {_describe(shape)}")
         type_annotation = TensorType(shape, dtype)
     return Var(name_hint, type_annotation)
 

@@ -4,9 +4,14 @@ The output follows TVM's printer: every non-atomic sub-expression of a scope is 
 temporary `%N = ...;` line (so shared sub-expressions print once), the scope's result comes last,
 `/* ty=... */` annotates expressions whose type is known, op attrs print as key=value for fields
 that differ from their defaults, scalar constants print inline (`1f`, `2i64`, `True`) and larger
-constants as `meta[relay.Constant][k]`. Within a scope the walk is iterative, so a 10,000-op
-chain prints fine; recursion grows only with the nesting of functions, branches and clauses.
-Output depends only on the program, so it is stable across runs.
+constants as `meta[relay.Constant][k]`. Output depends only on the program, so it is stable
+across runs.
+
+Nothing recurses in Python, so any depth prints: within a scope the walk is an explicit
+post-order, and the methods that open nested scopes (branches, bodies, clauses) are generators
+that yield the sub-printing they need to `_drive`, which runs them on an explicit stack. Text is
+built as `_Doc` trees (pieces and indented blocks) and rendered once at the end, so nesting n
+deep costs O(output) rather than re-indenting each block once per enclosing level.
 """
 import dataclasses
 import sys
@@ -25,8 +30,120 @@ VERSION_HEADER = '#[version = "0.0.5"]'
 _INDENT = "  "
 
 
-def _indent(text: str) -> str:
-    return "\n".join(_INDENT + line if line else line for line in text.split("\n"))
+class _Doc:
+    """Printer text without copying: `parts` are str pieces and nested _Docs, in order; an
+    `indented` doc's lines print one _INDENT deeper than the text around it (empty lines stay
+    empty). `multiline` tells whether it contains a line break."""
+
+    __slots__ = ("parts", "indented", "multiline")
+
+    def __init__(self, parts, indented: bool = False):
+        self.parts = parts
+        self.indented = indented
+        self.multiline = any(p.multiline if isinstance(p, _Doc) else "\n" in p for p in parts)
+
+
+def _cat(*parts):
+    """The concatenation of parts: a plain str when they all are, else a _Doc."""
+    for p in parts:
+        if not isinstance(p, str):
+            return _Doc(list(parts))
+    return "".join(parts)
+
+
+def _block(doc) -> _Doc:
+    """`doc` indented one level (what the old `_indent(text)` did to a string)."""
+    return _Doc([doc], indented=True)
+
+
+def _join(sep: str, docs):
+    """docs joined by sep: a plain str when they all are str, else a _Doc."""
+    docs = list(docs)
+    if all(isinstance(d, str) for d in docs):
+        return sep.join(docs)
+    parts = []
+    for i, d in enumerate(docs):
+        if i:
+            parts.append(sep)
+        parts.append(d)
+    return _Doc(parts)
+
+
+def _multiline(doc) -> bool:
+    return doc.multiline if isinstance(doc, _Doc) else "\n" in doc
+
+
+def _pad(pads: list, depth: int) -> str:
+    """The indentation of `depth`, one string per depth (deep nesting repeats it per line)."""
+    while len(pads) <= depth:
+        pads.append(pads[-1] + _INDENT)
+    return pads[depth]
+
+
+def _render(doc) -> str:
+    """The text of a _Doc (or str), in one iterative pass."""
+    if isinstance(doc, str):
+        return doc
+    out, at_line_start, pads = [], False, [""]   # pads[d]: the indentation of depth d, shared
+    depth = int(doc.indented)
+    stack = [(iter(doc.parts), doc.indented)]
+    while stack:
+        parts, indented = stack[-1]
+        part = next(parts, None)
+        if part is None:
+            stack.pop()
+            depth -= indented
+            continue
+        if isinstance(part, _Doc):
+            stack.append((iter(part.parts), part.indented))
+            depth += part.indented
+            continue
+        if "\n" not in part:
+            if part:
+                if at_line_start:
+                    out.append(_pad(pads, depth))
+                    at_line_start = False
+                out.append(part)
+            continue
+        pad = _pad(pads, depth)
+        for i, line in enumerate(part.split("\n")):
+            if i:
+                out.append("\n")
+                at_line_start = True
+            if line:
+                if at_line_start:
+                    out.append(pad)
+                    at_line_start = False
+                out.append(line)
+    return "".join(out)
+
+
+def _drive(gen):
+    """Run a printing generator to completion without Python recursion.
+
+    A generator yields another generator to ask for its result (e.g. the text of a nested
+    scope); the child runs on the explicit stack and its return value is sent back. An
+    exception thrown by a child is thrown into its parent, as a call would propagate it."""
+    stack, value, error = [gen], None, None
+    while stack:
+        try:
+            if error is not None:
+                request, error = stack[-1].throw(error), None
+            else:
+                request = stack[-1].send(value)
+        except StopIteration as stop:
+            stack.pop()
+            value = stop.value
+            continue
+        except BaseException as err:  # noqa: BLE001 - re-raised in the parent, or below
+            stack.pop()
+            if not stack:
+                raise
+            error = err
+            continue
+        stack.append(request)
+        value = None
+    return value
 
 
 def format_scalar(value, dtype: str) -> str:
@@ -95,6 +212,28 @@ def format_call_attrs(attrs) -> list:
     return out
 
 
+_DATAFLOW = (Call, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite)
+
+
+class _Unbound(Exception):
+    """Internal: flat_text met an operand that has no text yet."""
+
+
+def _operands(e) -> tuple:
+    """The operands of a dataflow node, in printing order (a call's args before its callee)."""
+    if isinstance(e, Call):
+        return (*e.args, e.op)
+    if isinstance(e, Tuple):
+        return e.fields
+    if isinstance(e, TupleGetItem):
+        return (e.tuple_value,)
+    if isinstance(e, RefCreate):
+        return (e.value,)
+    if isinstance(e, RefRead):
+        return (e.ref,)
+    return (e.ref, e.value)
+
+
 class _Printer:
     """Holds the naming state of one print: var names, temporaries, scopes and the meta table."""
 
@@ -102,13 +241,15 @@ class _Printer:
         self.show_meta_data = show_meta_data
         self.meta = []           # non-scalar constants, in order of first appearance
         self.meta_index = {}     # id(Constant) -> index in self.meta
+        self.type_texts = {}     # type_to_str's memo: id(type) -> (type, text)
         self.reset_names()
 
     def reset_names(self) -> None:
         self.var_names = {}      # Var -> printed name (without %)
         self.used_names = set()
         self.temp = 0
-        self.scopes = []         # one {id(expr): "%N"} per open scope, innermost last
+        self.temps = {}          # id(expr) -> "%N" for the temporaries visible now
+        self.scopes = []         # per open scope, innermost last: (key, shadowed name) to undo
 
     # --- atoms ---------------------------------------------------------------------------------
     def var_name(self, v: Var) -> str:
@@ -126,7 +267,7 @@ class _Printer:
 
     def var_decl(self, v: Var) -> str:
         ty = v.type_annotation if v.type_annotation is not None else v._checked_type_
-        return self.var_name(v) + ("" if ty is None else ": " + type_to_str(ty))
+        return self.var_name(v) + ("" if ty is None else ": " + type_to_str(ty, self.type_texts))
 
     def constant(self, c: Constant) -> str:
         arr = c.data.view_numpy()
@@ -154,22 +295,23 @@ class _Printer:
         return None
 
     def lookup(self, e):
-        for scope in reversed(self.scopes):
-            name = scope.get(id(e))
-            if name is not None:
-                return name
-        return None
+        return self.temps.get(id(e))
 
-    def ref(self, e) -> str:
-        """How a use of e prints: its atom, its temporary, or (unbound) its full text."""
+    def bound(self, e):
+        """How a use of e prints if it needs no printing of its own: its atom or its temporary."""
         text = self.atom(e)
+        return text if text is not None else self.lookup(e)
+
+    def ref(self, e):
+        """(generator) How a use of e prints: its atom, its temporary, or (unbound) its full text."""
+        text = self.bound(e)
         if text is None:
-            text = self.lookup(e)
-        return text if text is not None else self.node_text(e)
+            text = yield self.node_text(e)
+        return text
 
     # --- scopes --------------------------------------------------------------------------------
     def _children(self, e):
-        if self.atom(e) is not None or self.lookup(e) is not None:
+        if self.bound(e) is not None:
             return ()
         if isinstance(e, Call):
             kids = (e.op, *e.args)
@@ -189,73 +331,119 @@ class _Printer:
             kids = (e.ref, e.value)
         else:  # Function and Let print as blocks with their own scope
             kids = ()
-        return [k for k in kids if self.atom(k) is None and self.lookup(k) is None]
+        return [k for k in kids if self.bound(k) is None]
 
-    def emit_inline(self, e: Expr, lines: list) -> str:
-        """Bind e's non-atomic sub-expressions to %N lines, then return e's own text."""
-        if self.atom(e) is not None or self.lookup(e) is not None:
-            return self.ref(e)
+    def emit_inline(self, e: Expr, lines: list):
+        """(generator) Bind e's non-atomic sub-expressions to %N lines, then return e's own text."""
+        text = self.bound(e)
+        if text is not None:
+            return text
         for node in post_order(e, children=self._children):
             if node is e or self.lookup(node) is not None:
                 continue
-            text = self.node_text(node)
+            try:   # the common case: a dataflow node whose operands are all printed already
+                text = self.flat_text(node) if isinstance(node, _DATAFLOW) else None
+            except _Unbound:
+                text = None
+            if text is None:
+                text = yield self.node_text(node)
             name = f"%{self.temp}"
             self.temp += 1
-            lines.append(f"{name} = {text};")
-            self.scopes[-1][id(node)] = name
-        return self.node_text(e)
+            lines.append(_cat(name, " = ", text, ";"))
+            self.bind_temp(node, name)
+        return (yield self.node_text(e))
 
-    def print_scope(self, expr: Expr) -> str:
-        """A block body: let/temporary lines, then the result expression."""
-        self.scopes.append({})
+    def bind_temp(self, node, name: str) -> None:
+        key = id(node)
+        self.scopes[-1].append((key, self.temps.get(key)))
+        self.temps[key] = name
+
+    def close_scope(self) -> None:
+        """Forget the temporaries of the innermost scope (restoring any they shadowed)."""
+        for key, shadowed in reversed(self.scopes.pop()):
+            if shadowed is None:
+                del self.temps[key]
+            else:
+                self.temps[key] = shadowed
+
+    def print_scope(self, expr: Expr):
+        """(generator) A block body: let/temporary lines, then the result expression."""
+        self.scopes.append([])
         lines = []
         try:
             while isinstance(expr, Let) and self.lookup(expr) is None:
-                value = self.emit_inline(expr.value, lines)
-                lines.append(f"let {self.var_decl(expr.var)} = {value};")
+                value = yield self.emit_inline(expr.value, lines)
+                lines.append(_cat("let ", self.var_decl(expr.var), " = ", value, ";"))
                 expr = expr.body
-            lines.append(self.emit_inline(expr, lines))
+            result = yield self.emit_inline(expr, lines)
+            lines.append(result)
         finally:
-            self.scopes.pop()
-        return "\n".join(lines)
+            self.close_scope()
+        return _join("\n", lines)
+
+    def braced(self, expr: Expr):
+        """(generator) `{`, the scope of expr indented, `}`."""
+        body = yield self.print_scope(expr)
+        return _cat("{\n", _block(body), "\n}")
 
     # --- compound expressions ------------------------------------------------------------------
-    @staticmethod
-    def type_comment(e: Expr) -> str:
+    def type_comment(self, e: Expr) -> str:
         t = e._checked_type_
-        return "" if t is None else f" /* ty={type_to_str(t)} */"
+        return "" if t is None else f" /* ty={type_to_str(t, self.type_texts)} */"
 
-    def node_text(self, e: Expr) -> str:
+    def flat_text(self, e: Expr, texts=None) -> str:
+        """The text of a dataflow node (Call, Tuple, TupleGetItem, Ref*): each operand prints as
+        its atom or temporary, or as texts[id(operand)] (printed in full already); _Unbound if
+        an operand has neither."""
+        def ref(k):
+            text = self.bound(k)
+            if text is None:
+                text = texts.get(id(k)) if texts else None
+                if text is None:
+                    raise _Unbound()
+            return text
+
         if isinstance(e, Call):
-            args = [self.ref(a) for a in e.args] + format_call_attrs(e.attrs)
-            return f"{self.ref(e.op)}({', '.join(args)}){self.type_comment(e)}"
+            args = [ref(a) for a in e.args] + format_call_attrs(e.attrs)
+            return _cat(ref(e.op), "(", _join(", ", args), ")", self.type_comment(e))
         if isinstance(e, Tuple):
-            inner = ", ".join(self.ref(f) for f in e.fields)
-            text = f"({inner},)" if len(e.fields) == 1 else f"({inner})"
-            return text + self.type_comment(e)
+            inner = _join(", ", [ref(f) for f in e.fields])
+            return _cat("(", inner, ",)" if len(e.fields) == 1 else ")", self.type_comment(e))
         if isinstance(e, TupleGetItem):
-            return f"{self.ref(e.tuple_value)}.{e.index}{self.type_comment(e)}"
-        if isinstance(e, Function):
-            return self.function_text(e, "fn ")
-        if isinstance(e, If):
-            return (f"if ({self.ref(e.cond)}) {{\n{_indent(self.print_scope(e.true_branch))}\n}} "
-                    f"else {{\n{_indent(self.print_scope(e.false_branch))}\n}}")
-        if isinstance(e, Let):
-            return "{\n" + _indent(self.print_scope(e)) + "\n}"
-        if isinstance(e, Match):
-            return self.match_text(e)
+            return _cat(ref(e.tuple_value), f".{e.index}", self.type_comment(e))
         if isinstance(e, RefCreate):
-            return f"ref({self.ref(e.value)}){self.type_comment(e)}"
+            return _cat("ref(", ref(e.value), ")", self.type_comment(e))
         if isinstance(e, RefRead):
-            return f"ref_read({self.ref(e.ref)}){self.type_comment(e)}"
-        if isinstance(e, RefWrite):
-            return f"ref_write({self.ref(e.ref)}, {self.ref(e.value)}){self.type_comment(e)}"
+            return _cat("ref_read(", ref(e.ref), ")", self.type_comment(e))
+        ref_text = ref(e.ref)
+        return _cat("ref_write(", ref_text, ", ", ref(e.value), ")", self.type_comment(e))
+
+    def node_text(self, e: Expr):
+        """(generator) The text of a compound expression (a str or a _Doc)."""
+        if isinstance(e, _DATAFLOW):
+            texts = {}
+            for k in _operands(e):   # unbound operands print in full, in place
+                if id(k) not in texts and self.bound(k) is None:
+                    texts[id(k)] = yield self.node_text(k)
+            return self.flat_text(e, texts)
+        if isinstance(e, Function):
+            return (yield self.function_text(e, "fn "))
+        if isinstance(e, If):
+            cond = yield self.ref(e.cond)
+            then = yield self.braced(e.true_branch)
+            other = yield self.braced(e.false_branch)
+            return _cat("if (", cond, ") ", then, " else ", other)
+        if isinstance(e, Let):
+            return (yield self.braced(e))
+        if isinstance(e, Match):
+            return (yield self.match_text(e))
         text = self.atom(e)
         if text is None:
             raise TypeError(f"astext: cannot print {type(e).__name__} (not a relay expression)")
         return text
 
-    def function_text(self, fn: Function, head: str) -> str:
+    def function_text(self, fn: Function, head: str):
+        """(generator) `head[tparams](params) -> ret { body }`."""
         params = [self.var_decl(p) for p in fn.params]
         params += [f"{k}={format_attr_value(v)}" for k, v in fn.attrs.items()]
         tparams = ""
@@ -265,35 +453,43 @@ class _Printer:
         if ret is None and isinstance(fn._checked_type_, FuncType):
             ret = fn._checked_type_.ret_type
         ret_text = "" if ret is None else " -> " + type_to_str(ret)
-        body = self.print_scope(fn.body)
-        return f"{head}{tparams}({', '.join(params)}){ret_text} {{\n{_indent(body)}\n}}"
+        body = yield self.braced(fn.body)
+        return _cat(f"{head}{tparams}({', '.join(params)}){ret_text} ", body)
 
     def pattern_text(self, p) -> str:
-        # Patterns nest shallowly (one level per constructor), so recursion is bounded by them.
-        if isinstance(p, PatternWildcard):
-            return "_"
-        if isinstance(p, PatternVar):
-            return self.var_name(p.var)
-        if isinstance(p, PatternConstructor):
-            if not p.patterns:
-                return p.constructor.name_hint
-            fields = ", ".join(self.pattern_text(q) for q in p.patterns)
-            return f"{p.constructor.name_hint}({fields})"
-        if isinstance(p, PatternTuple):
-            return "(" + ", ".join(self.pattern_text(q) for q in p.patterns) + ")"
-        raise TypeError(f"astext: unknown pattern {type(p).__name__}")
+        """A pattern's text (patterns are small: nothing in them opens a scope)."""
+        out, stack = [], [p]
+        while stack:
+            q = stack.pop()
+            if isinstance(q, str):
+                out.append(q)
+            elif isinstance(q, PatternWildcard):
+                out.append("_")
+            elif isinstance(q, PatternVar):
+                out.append(self.var_name(q.var))
+            elif isinstance(q, PatternConstructor):
+                out.append(q.constructor.name_hint)
+                if q.patterns:
+                    stack.extend(reversed(["(", *_interleave(q.patterns, ", "), ")"]))
+            elif isinstance(q, PatternTuple):
+                stack.extend(reversed(["(", *_interleave(q.patterns, ", "), ")"]))
+            else:
+                raise TypeError(f"astext: unknown pattern {type(q).__name__}")
+        return "".join(out)
 
-    def match_text(self, m: Match) -> str:
+    def match_text(self, m: Match):
+        """(generator) `match (data) { lhs => rhs, ... }`."""
         clauses = []
         for c in m.clauses:
             lhs = self.pattern_text(c.lhs)
-            body = self.print_scope(c.rhs)
-            if "\n" in body:
-                clauses.append(f"{lhs} => {{\n{_indent(body)}\n}},")
+            body = yield self.print_scope(c.rhs)
+            if _multiline(body):
+                clauses.append(_cat(f"{lhs} => {{\n", _block(body), "\n},"))
             else:
-                clauses.append(f"{lhs} => {body},")
+                clauses.append(_cat(f"{lhs} => ", body, ","))
         keyword = "match" if m.complete else "match?"
-        return f"{keyword} ({self.ref(m.data)}) {{\n" + _indent("\n".join(clauses)) + "\n}"
+        data = yield self.ref(m.data)
+        return _cat(f"{keyword} (", data, ") {\n", _block(_join("\n", clauses)), "\n}")
 
     # --- top level -----------------------------------------------------------------------------
     @staticmethod
@@ -305,12 +501,11 @@ class _Printer:
         for c in data.constructors:
             args = ", ".join(type_to_str(t) for t in c.inputs)
             ctors.append(f"{c.name_hint}({args})," if c.inputs else f"{c.name_hint},")
-        return f"type {head} {{\n" + _indent("\n".join(ctors)) + "\n}"
+        return _render(_cat(f"type {head} {{\n", _block("\n".join(ctors)), "\n}"))
 
     def expr_text(self, expr: Expr) -> str:
-        if isinstance(expr, Function):
-            return self.function_text(expr, "fn ")
-        return self.print_scope(expr)
+        gen = self.function_text(expr, "fn ") if isinstance(expr, Function) else self.print_scope(expr)
+        return _render(_drive(gen))
 
     def metadata_text(self) -> str:
         if not self.show_meta_data or not self.meta:
@@ -339,8 +534,17 @@ def module_astext(mod, show_meta_data: bool = False) -> str:
         parts.append(printer.type_data_text(mod.type_definitions[gtv]))
     for gv in sorted(mod.functions, key=lambda g: g.name_hint):
         printer.reset_names()
-        parts.append(printer.function_text(mod.functions[gv], f"def @{gv.name_hint}"))
+        parts.append(_render(_drive(printer.function_text(mod.functions[gv], f"def @{gv.name_hint}"))))
     return VERSION_HEADER + "\n" + "\n\n".join(parts) + printer.metadata_text()
+
+
+def _interleave(items, sep: str) -> list:
+    out = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(sep)
+        out.append(item)
+    return out
 
 
 __all__ = ["astext", "module_astext", "format_scalar", "format_attr_value", "VERSION_HEADER"]

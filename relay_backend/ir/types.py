@@ -1,7 +1,12 @@
 """Relay types: TensorType (with Any dims), TupleType, FuncType, TypeVar, TypeCall, RefType,
 IncompleteType. Types are immutable values; equality is structural except for type variables,
-which compare by identity (alpha-equivalence is handled by ir.structural)."""
+which compare by identity (alpha-equivalence is handled by ir.structural).
+
+Composite types hash in O(1) (the hash is computed once, from the fields' cached hashes) and
+compare and print with explicit stacks, so a tuple type nested 10,000 deep is fine."""
 import numpy as np
+
+from ..errors import IRConstructionError
 
 
 class Type:
@@ -38,17 +43,26 @@ def _norm_dim(d):
     if d is None:
         return Any()
     if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-        raise TypeError(f"a tensor dimension must be an int or relay.Any(), got {d!r}")
+        raise IRConstructionError(f"a tensor dimension must be an int or relay.Any(), got "
+                                  f"{type(d).__name__} {d!r}")
     if d < 0:
-        raise ValueError(f"a tensor dimension must be >= 0, got {d}")
+        raise IRConstructionError(f"a tensor dimension must be >= 0, got {d}")
     return int(d)
 
 
 def _norm_dtype(dtype) -> str:
     try:
         return str(np.dtype(dtype))
-    except TypeError as err:
-        raise TypeError(f"unknown dtype {dtype!r}") from err
+    except (TypeError, ValueError) as err:
+        raise IRConstructionError(f"unknown dtype {dtype!r}; use a numpy dtype name such as "
+                                  f"'float32', 'int32', 'int64' or 'bool'") from err
+
+
+def _norm_shape(shape) -> tuple:
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise IRConstructionError(f"a tensor shape must be a sequence of dimensions, e.g. (3,) or "
+                                  f"(1, 3), got {type(shape).__name__} {shape!r}")
+    return tuple(_norm_dim(d) for d in shape)
 
 
 class TensorType(Type):
@@ -57,7 +71,7 @@ class TensorType(Type):
     __slots__ = ("shape", "dtype")
 
     def __init__(self, shape=(), dtype="float32"):
-        self.shape = tuple(_norm_dim(d) for d in shape)
+        self.shape = _norm_shape(shape)
         self.dtype = _norm_dtype(dtype)
 
     @property
@@ -86,17 +100,25 @@ def scalar_type(dtype) -> TensorType:
     return TensorType((), dtype)
 
 
-class TupleType(Type):
+class _CompositeType(Type):
+    """A type with sub-types. Its hash is computed once at construction (from the sub-types'
+    own cached hashes, so it costs O(fields)); equality walks both types with an explicit stack."""
+
+    __slots__ = ("_hash",)
+
+    def __eq__(self, other) -> bool:
+        return _types_equal(self, other)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+class TupleType(_CompositeType):
     __slots__ = ("fields",)
 
     def __init__(self, fields):
         self.fields = tuple(fields)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, TupleType) and self.fields == other.fields
-
-    def __hash__(self) -> int:
-        return hash(("TupleType", self.fields))
+        self._hash = hash(("TupleType", self.fields))
 
 
 class TypeVar(Type):
@@ -119,7 +141,7 @@ class GlobalTypeVar(Type):
         self.kind = kind
 
 
-class TypeCall(Type):
+class TypeCall(_CompositeType):
     """An ADT applied to type arguments, e.g. `List[Tensor[(), int32]]`."""
 
     __slots__ = ("func", "args")
@@ -127,15 +149,10 @@ class TypeCall(Type):
     def __init__(self, func: GlobalTypeVar, args):
         self.func = func
         self.args = tuple(args)
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, TypeCall) and self.func is other.func and self.args == other.args
-
-    def __hash__(self) -> int:
-        return hash(("TypeCall", id(self.func), self.args))
+        self._hash = hash(("TypeCall", id(self.func), self.args))
 
 
-class FuncType(Type):
+class FuncType(_CompositeType):
     __slots__ = ("arg_types", "ret_type", "type_params", "type_constraints")
 
     def __init__(self, arg_types, ret_type, type_params=None, type_constraints=None):
@@ -143,28 +160,52 @@ class FuncType(Type):
         self.ret_type = ret_type
         self.type_params = tuple(type_params or ())
         self.type_constraints = tuple(type_constraints or ())
-
-    def __eq__(self, other) -> bool:
-        return (isinstance(other, FuncType) and self.arg_types == other.arg_types
-                and self.ret_type == other.ret_type and self.type_params == other.type_params)
-
-    def __hash__(self) -> int:
-        return hash(("FuncType", self.arg_types, self.ret_type))
+        self._hash = hash(("FuncType", self.arg_types, self.ret_type))
 
 
-class RefType(Type):
+class RefType(_CompositeType):
     """The type of a mutable reference cell holding `value`."""
 
     __slots__ = ("value",)
 
     def __init__(self, value: Type):
         self.value = value
+        self._hash = hash(("RefType", self.value))
 
-    def __eq__(self, other) -> bool:
-        return isinstance(other, RefType) and self.value == other.value
 
-    def __hash__(self) -> int:
-        return hash(("RefType", self.value))
+def _eq_children(a, b):
+    """The pairs of sub-types to compare when a and b have the same class, or None when they
+    already differ at the top (arity, ADT name)."""
+    if isinstance(a, TupleType):
+        return None if len(a.fields) != len(b.fields) else zip(a.fields, b.fields)
+    if isinstance(a, FuncType):
+        if len(a.arg_types) != len(b.arg_types) or len(a.type_params) != len(b.type_params):
+            return None
+        return zip((*a.arg_types, a.ret_type, *a.type_params),
+                   (*b.arg_types, b.ret_type, *b.type_params))
+    if isinstance(a, TypeCall):
+        return None if a.func is not b.func or len(a.args) != len(b.args) else zip(a.args, b.args)
+    return ((a.value, b.value),)   # RefType
+
+
+def _types_equal(a, b) -> bool:
+    """Structural equality of types (type variables and holes by identity), iteratively."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        if not isinstance(x, _CompositeType):
+            if not x == y:
+                return False
+            continue
+        if type(x) is not type(y) or x._hash != y._hash:
+            return False
+        pairs = _eq_children(x, y)
+        if pairs is None:
+            return False
+        stack.extend(pairs)
+    return True
 
 
 class IncompleteType(Type):
@@ -180,29 +221,72 @@ def shape_to_str(shape) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
-def type_to_str(t) -> str:
-    """Relay text for a type: Tensor[(1, 3), float32], (T1, T2), fn (T) -> T, ..."""
+def type_to_str(t, memo: dict = None) -> str:
+    """Relay text for a type: Tensor[(1, 3), float32], (T1, T2), fn (T) -> T, ...
+
+    Built as one list of pieces with an explicit stack, so deep nesting costs O(output). With
+    `memo` (id -> (type, text), e.g. one per printout), sub-types printed before are reused and
+    `t`'s text is remembered, so printing the types of nested tuples costs their text's length."""
+    if isinstance(t, TensorType):
+        return _type_pieces(t)
+    out, stack = [], [(False, t)]
+    while stack:
+        is_text, item = stack.pop()
+        if is_text:
+            out.append(item)
+            continue
+        if memo is not None:
+            known = memo.get(id(item))
+            if known is not None:
+                out.append(known[1])
+                continue
+        pieces = _type_pieces(item)
+        if isinstance(pieces, str):
+            out.append(pieces)
+        else:
+            stack.extend(reversed(pieces))
+    text = "".join(out)
+    if memo is not None:
+        memo[id(t)] = (t, text)
+    return text
+
+
+def _text(s: str) -> tuple:
+    return (True, s)
+
+
+def _sep(types) -> list:
+    """Pieces for the sub-types `types` separated by ", "."""
+    out = []
+    for i, sub in enumerate(types):
+        if i:
+            out.append(_text(", "))
+        out.append((False, sub))
+    return out
+
+
+def _type_pieces(t):
+    """The text of `t` as a str, or as pieces in order: (True, text) or (False, sub-type)."""
     if isinstance(t, TensorType):
         if t.shape == ():
             return t.dtype
         return f"Tensor[{shape_to_str(t.shape)}, {t.dtype}]"
     if isinstance(t, TupleType):
-        inner = ", ".join(type_to_str(f) for f in t.fields)
-        return f"({inner},)" if len(t.fields) == 1 else f"({inner})"
+        return [_text("("), *_sep(t.fields), _text(",)" if len(t.fields) == 1 else ")")]
     if isinstance(t, FuncType):
-        params = ""
-        if t.type_params:
-            params = "[" + ", ".join(type_to_str(p) for p in t.type_params) + "]"
-        args = ", ".join(type_to_str(a) for a in t.arg_types)
-        return f"fn {params}({args}) -> {type_to_str(t.ret_type)}"
+        params = [_text("["), *_sep(t.type_params), _text("]")] if t.type_params else []
+        return [_text("fn "), *params, _text("("), *_sep(t.arg_types), _text(") -> "),
+                (False, t.ret_type)]
     if isinstance(t, (TypeVar, GlobalTypeVar)):
         return t.name_hint
     if isinstance(t, TypeCall):
-        return f"{t.func.name_hint}[" + ", ".join(type_to_str(a) for a in t.args) + "]"
+        return [_text(f"{t.func.name_hint}["), *_sep(t.args), _text("]")]
     if isinstance(t, RefType):
-        return f"ref({type_to_str(t.value)})"
+        return [_text("ref("), (False, t.value), _text(")")]
     if isinstance(t, IncompleteType):
         return "?"
     if t is None:
         return "None"
+    if isinstance(t, Type):
+        return type(t).__name__
     return repr(t)

@@ -2,9 +2,12 @@
 
 Kernels take NDArrays in destination-passing style; `data_ptr` is what native code sees.
 """
+import functools
+
 import numpy as np
 
-from .device import Device, cpu
+from ..errors import RelayError
+from .device import DEVICE_TYPES, Device, cpu
 
 ALIGNMENT = 64  # bytes; lets LLVM assume aligned vector loads
 
@@ -79,16 +82,50 @@ def dtype_name(dtype) -> str:
     return str(np.dtype(dtype))
 
 
+@functools.lru_cache(maxsize=None)
+def cuda_device_count() -> tuple:
+    """(number of CUDA devices, why none) from pycuda's driver; checked once per process."""
+    try:
+        import pycuda.driver as drv
+    except ImportError as err:
+        return 0, f"pycuda is not installed ({err}); install the cuda extra (pip install pycuda)"
+    try:
+        drv.init()
+        count = drv.Device.count()
+    except Exception as err:  # noqa: BLE001 - pycuda raises its own driver error classes
+        return 0, f"the CUDA driver did not start: {type(err).__name__}: {err}"
+    return count, "" if count else "the CUDA driver reports no devices"
+
+
+def check_device(device: Device) -> Device:
+    """`device` (cpu(0) for None), or a RelayError if it is a CUDA device this machine lacks,
+    rather than silently keeping host memory under a cuda label."""
+    if device is None:
+        return cpu(0)
+    if isinstance(device, Device) and device.device_type == DEVICE_TYPES["cuda"]:
+        count, why = cuda_device_count()
+        if not count:
+            raise RelayError(f"no CUDA device/driver available: {why}; {device} was requested. "
+                             f"Use relay_backend.cpu() (target 'llvm') on this machine")
+        if device.device_id >= count:
+            raise RelayError(f"no CUDA device/driver available: {device} was requested but this "
+                             f"machine has {count} CUDA device(s), cuda(0)..cuda({count - 1})")
+    return device
+
+
 def array(arr, device: Device = None, dtype=None) -> NDArray:
-    """Copy `arr` (numpy array, list, scalar or NDArray) into a new aligned NDArray."""
+    """Copy `arr` (numpy array, list, scalar or NDArray) into a new aligned NDArray on `device`
+    (cpu(0) by default; a RelayError if a CUDA device is requested and none is usable)."""
+    device = check_device(device)
     if isinstance(arr, NDArray):
         arr = arr.view_numpy()
     src = np.asarray(arr, dtype=dtype)
     out = _aligned_empty(src.shape, src.dtype)
     np.copyto(out, src)
-    return NDArray(out, device or cpu(0))
+    return NDArray(out, device)
 
 
 def empty(shape, dtype="float32", device: Device = None) -> NDArray:
-    """An uninitialized aligned NDArray."""
-    return NDArray(_aligned_empty(tuple(int(s) for s in shape), dtype), device or cpu(0))
+    """An uninitialized aligned NDArray (a RelayError for an unusable CUDA device, as array)."""
+    device = check_device(device)
+    return NDArray(_aligned_empty(tuple(int(s) for s in shape), dtype), device)

@@ -26,7 +26,7 @@ from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType
                         type_to_str)
 from .excerpt import excerpt
 from .pass_infra import module_pass, register_pass_factory
-from .type_solver import TypeSolver, UnifyError, substitute
+from .type_solver import TypeSolver, UnifyError, has_hole, substitute
 
 _BOOL_SCALAR = TensorType((), "bool")
 _CONST_TYPES = {}   # (shape, dtype) -> TensorType: types are immutable, so constants share them
@@ -207,8 +207,11 @@ class _Checker:
             if len(names) != len(arg_types):
                 names = [f"arg{i}" for i in range(len(arg_types))]
             args = "\n".join(f"    {n}: {type_to_str(t)}" for n, t in zip(names, arg_types))
+            msg = str(err)
+            if not msg.startswith(f"{op.name}:"):   # relations often name their op already
+                msg = f"{op.name}: {msg}"
             raise TypeInferenceError(
-                f"{op.name}: {err}\n  in call `{excerpt(call)}`\n  argument types:\n{args}") from err
+                f"{msg}\n  in call `{excerpt(call)}`\n  argument types:\n{args}") from err
         if out is None:
             raise TypeInferenceError(f"{op.name}: the type relation returned None for `{excerpt(call)}`")
         return out
@@ -389,12 +392,14 @@ class _Checker:
         if self.pending:
             raise self._unresolved_error(self.pending[0])
         solver, resolved, bad = self.solver, [], None
+        resolve_memo, hole_memo = {}, {}   # shared: nested types cost their total size once
         for node, t in self.memo.items():
-            if not solver.is_complete(t):
+            rt = solver.resolve(t, resolve_memo)
+            if has_hole(rt, hole_memo):
                 if bad is None or (isinstance(node, Var) and not isinstance(bad, Var)):
                     bad = node
                 continue
-            resolved.append((node, solver.resolve(t)))
+            resolved.append((node, rt))
         if bad is not None:
             got = type_to_str(solver.resolve(self.memo[bad]))
             raise TypeInferenceError(

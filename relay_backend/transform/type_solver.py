@@ -4,7 +4,13 @@ variables, and the "unable to unify ... in particular ..." error text.
 
 TypeVars are rigid: they unify only with themselves. A polymorphic FuncType met where a
 monomorphic one is expected (a polymorphic function passed as a value) is instantiated first.
+
+Every walk over a type uses an explicit stack (unification runs its per-field steps as
+generators on one), so types nested 10,000 deep are fine; resolve keeps sub-types that need no
+change, and takes a memo so that resolving many types that share parts costs their total size.
 """
+from types import GeneratorType
+
 from ..errors import TypeInferenceError
 from ..ir.types import (Any, FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType,
                         TupleType, TypeCall, TypeVar, is_any, type_to_str)
@@ -15,8 +21,17 @@ class UnifyError(TypeInferenceError):
 
     def __init__(self, lhs, rhs, detail: str, context: str = ""):
         self.lhs, self.rhs, self.detail, self.context = lhs, rhs, detail, context
-        msg = f"unable to unify: `{type_to_str(lhs)}` and `{type_to_str(rhs)}`; in particular {detail}"
+        msg = f"unable to unify: `{_short(lhs)}` and `{_short(rhs)}`; in particular {detail}"
         super().__init__(msg + (f"\n  {context}" if context else ""))
+
+
+def _short(t, limit: int = 240) -> str:
+    """type_to_str(t), cut in the middle when longer than `limit` (deeply nested types)."""
+    text = type_to_str(t)
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} ... {text[-half:]}"
 
 
 class _Conflict(Exception):
@@ -56,32 +71,36 @@ class TypeSolver:
             binding[h] = t
         return t
 
-    def resolve(self, t):
-        """`t` with every bound hole replaced by its binding (unbound holes stay)."""
+    def resolve(self, t, memo: dict = None):
+        """`t` with every bound hole replaced by its binding (unbound holes stay). Sub-types with
+        nothing to replace are kept as they are. `memo` (id -> (type, resolved)) may be shared by
+        calls made while no hole is bound in between."""
         if isinstance(t, TensorType):
             return t
-        t = self.find(t)
-        if isinstance(t, (TensorType, IncompleteType, TypeVar, GlobalTypeVar)) or t is None:
-            return t
-        if isinstance(t, TupleType):
-            return TupleType([self.resolve(f) for f in t.fields])
-        if isinstance(t, FuncType):
-            return FuncType([self.resolve(a) for a in t.arg_types], self.resolve(t.ret_type),
-                            t.type_params, t.type_constraints)
-        if isinstance(t, TypeCall):
-            return TypeCall(t.func, [self.resolve(a) for a in t.args])
-        if isinstance(t, RefType):
-            return RefType(self.resolve(t.value))
-        return t
+        memo = {} if memo is None else memo
+        stack = [(t, None)]
+        while stack:
+            u, rep = stack.pop()
+            if rep is None:                       # first visit
+                if id(u) in memo:
+                    continue
+                rep = self.find(u)
+                kids = _children(rep)
+                if not kids:
+                    memo[id(u)] = (u, rep)
+                    continue
+                stack.append((u, rep))
+                stack.extend((k, None) for k in kids if id(k) not in memo)
+            elif id(u) not in memo:               # children resolved: rebuild
+                memo[id(u)] = (u, _rebuild(rep, [memo[id(k)][1] for k in _children(rep)]))
+        return memo[id(t)][1]
 
-    def is_complete(self, t) -> bool:
-        """True when `t` has no unbound hole (so a type relation can be run on it)."""
+    def is_complete(self, t, memo: dict = None) -> bool:
+        """True when `t` has no unbound hole (so a type relation can be run on it). `memo`
+        (id -> (type, complete)) may be shared as for resolve."""
         if isinstance(t, TensorType):
             return True
-        t = self.find(t)
-        if isinstance(t, IncompleteType):
-            return False
-        return all(self.is_complete(c) for c in _children(t))
+        return not has_hole(self.resolve(t), memo)
 
     # --- instantiation ------------------------------------------------------------------------
     def instantiate(self, ft: FuncType, type_args=()) -> FuncType:
@@ -99,7 +118,7 @@ class TypeSolver:
     def unify(self, lhs, rhs, context: str = ""):
         """The unified type of lhs and rhs, binding holes; UnifyError naming the first conflict."""
         try:
-            return self._unify(lhs, rhs, "")
+            return self._unify(lhs, rhs, ())
         except _Conflict as c:
             raise UnifyError(self.resolve(lhs), self.resolve(rhs), c.detail, context) from None
 
@@ -110,7 +129,29 @@ class TypeSolver:
         self._binding[hole] = t
         return t
 
-    def _unify(self, a, b, where: str):
+    def _unify(self, a, b, where):
+        """Unify on an explicit stack: a step returns a type, or a generator that yields the
+        (x, y, where) pairs it needs unified and returns the combined type. `where` is the path
+        to the current pair, a linked list of labels rendered only for an error."""
+        stack = []
+        out = self._unify_step(a, b, where)
+        while True:
+            if isinstance(out, GeneratorType):
+                stack.append(out)
+                send = None
+            elif not stack:
+                return out
+            else:
+                send = out
+            try:
+                x, y, w = stack[-1].send(send)
+            except StopIteration as stop:
+                stack.pop()
+                out = stop.value
+                continue
+            out = self._unify_step(x, y, w)
+
+    def _unify_step(self, a, b, where):
         if isinstance(a, TensorType) and isinstance(b, TensorType):
             return _unify_tensor(a, b, where)
         a, b = self.find(a), self.find(b)
@@ -123,62 +164,97 @@ class TypeSolver:
         if isinstance(a, FuncType) and isinstance(b, FuncType) and \
                 bool(a.type_params) != bool(b.type_params):
             a, b = self.instantiate(a), self.instantiate(b)
+        w = _where_text(where)
         if type(a) is not type(b):
-            raise _Conflict(f"{where}{_kind_name(a)} does not match {_kind_name(b)}")
+            raise _Conflict(f"{w}{_kind_name(a)} does not match {_kind_name(b)}")
         if isinstance(a, TensorType):
             return _unify_tensor(a, b, where)
         if isinstance(a, TupleType):
             if len(a.fields) != len(b.fields):
-                raise _Conflict(f"{where}a tuple of {len(a.fields)} fields does not match a tuple of "
+                raise _Conflict(f"{w}a tuple of {len(a.fields)} fields does not match a tuple of "
                                 f"{len(b.fields)} fields")
-            return TupleType([self._unify(x, y, f"{where}field {i}: ")
-                              for i, (x, y) in enumerate(zip(a.fields, b.fields))])
+            return _unify_tuple(a, b, where)
         if isinstance(a, FuncType):
             return self._unify_func(a, b, where)
         if isinstance(a, TypeCall):
             if a.func is not b.func:
-                raise _Conflict(f"{where}{a.func.name_hint} does not match {b.func.name_hint}")
+                raise _Conflict(f"{w}{a.func.name_hint} does not match {b.func.name_hint}")
             if len(a.args) != len(b.args):
-                raise _Conflict(f"{where}{a.func.name_hint} applied to {len(a.args)} vs "
+                raise _Conflict(f"{w}{a.func.name_hint} applied to {len(a.args)} vs "
                                 f"{len(b.args)} type arguments")
-            return TypeCall(a.func, [self._unify(x, y, f"{where}type argument {i}: ")
-                                     for i, (x, y) in enumerate(zip(a.args, b.args))])
+            return _unify_type_call(a, b, where)
         if isinstance(a, RefType):
-            return RefType(self._unify(a.value, b.value, f"{where}referenced value: "))
+            return _unify_ref(a, b, where)
         if isinstance(a, (TypeVar, GlobalTypeVar)):
-            raise _Conflict(f"{where}type variable {a.name_hint} does not match {b.name_hint}")
-        raise _Conflict(f"{where}{type_to_str(a)} does not match {type_to_str(b)}")
+            raise _Conflict(f"{w}type variable {a.name_hint} does not match {b.name_hint}")
+        raise _Conflict(f"{w}{type_to_str(a)} does not match {type_to_str(b)}")
 
-    def _unify_func(self, a: FuncType, b: FuncType, where: str) -> FuncType:
+    def _unify_func(self, a: FuncType, b: FuncType, where):
+        w = _where_text(where)
         if len(a.arg_types) != len(b.arg_types):
-            raise _Conflict(f"{where}a function of {len(a.arg_types)} argument(s) does not match "
+            raise _Conflict(f"{w}a function of {len(a.arg_types)} argument(s) does not match "
                             f"one of {len(b.arg_types)}")
         if len(a.type_params) != len(b.type_params):
-            raise _Conflict(f"{where}a function with {len(a.type_params)} type parameter(s) does not "
+            raise _Conflict(f"{w}a function with {len(a.type_params)} type parameter(s) does not "
                             f"match one with {len(b.type_params)}")
         if a.type_params:   # alpha-rename b's type params to a's
             mapping = dict(zip(b.type_params, a.type_params))
             b = FuncType([substitute(t, mapping) for t in b.arg_types],
                          substitute(b.ret_type, mapping), a.type_params)
-        args = [self._unify(x, y, f"{where}argument {i}: ")
-                for i, (x, y) in enumerate(zip(a.arg_types, b.arg_types))]
-        ret = self._unify(a.ret_type, b.ret_type, f"{where}return type: ")
-        return FuncType(args, ret, a.type_params)
+        return _unify_func_parts(a, b, where)
 
 
-def _unify_tensor(a: TensorType, b: TensorType, where: str) -> TensorType:
+def _where_text(where) -> str:
+    """The path (label, parent) linked list as text: "field 0: argument 1: " (outermost first)."""
+    labels = []
+    while where:
+        where, label = where
+        labels.append(label)
+    labels.reverse()
+    if len(labels) > 8:   # a deeply nested conflict: the outermost and innermost steps
+        labels[3:-3] = [f"... ({len(labels) - 6} more levels) ... "]
+    return "".join(labels)
+
+
+def _unify_tuple(a: TupleType, b: TupleType, where):
+    fields = []
+    for i, (x, y) in enumerate(zip(a.fields, b.fields)):
+        fields.append((yield x, y, (where, f"field {i}: ")))
+    return TupleType(fields)
+
+
+def _unify_type_call(a: TypeCall, b: TypeCall, where):
+    args = []
+    for i, (x, y) in enumerate(zip(a.args, b.args)):
+        args.append((yield x, y, (where, f"type argument {i}: ")))
+    return TypeCall(a.func, args)
+
+
+def _unify_ref(a: RefType, b: RefType, where):
+    return RefType((yield a.value, b.value, (where, "referenced value: ")))
+
+
+def _unify_func_parts(a: FuncType, b: FuncType, where):
+    args = []
+    for i, (x, y) in enumerate(zip(a.arg_types, b.arg_types)):
+        args.append((yield x, y, (where, f"argument {i}: ")))
+    ret = yield a.ret_type, b.ret_type, (where, "return type: ")
+    return FuncType(args, ret, a.type_params)
+
+
+def _unify_tensor(a: TensorType, b: TensorType, where) -> TensorType:
     if a is b:
         return a
     if a.dtype != b.dtype:
-        raise _Conflict(f"{where}dtype {a.dtype} does not match {b.dtype}")
+        raise _Conflict(f"{_where_text(where)}dtype {a.dtype} does not match {b.dtype}")
     if len(a.shape) != len(b.shape):
-        raise _Conflict(f"{where}rank {len(a.shape)} does not match rank {len(b.shape)}")
+        raise _Conflict(f"{_where_text(where)}rank {len(a.shape)} does not match rank {len(b.shape)}")
     dims = []
     for i, (x, y) in enumerate(zip(a.shape, b.shape)):
         if is_any(x) or is_any(y):
             dims.append(Any())   # a dynamic dim is compatible with anything (as in TVM)
         elif x != y:
-            raise _Conflict(f"{where}dimension {i} conflicts: {x} does not match {y}")
+            raise _Conflict(f"{_where_text(where)}dimension {i} conflicts: {x} does not match {y}")
         else:
             dims.append(x)
     return a if tuple(dims) == a.shape else TensorType(dims, a.dtype)
@@ -197,30 +273,70 @@ def _children(t) -> tuple:
 
 
 def _holes(t):
-    """Unbound holes in an already-resolved type, left to right."""
-    stack = [t]
+    """Unbound holes in an already-resolved type, left to right, each shared sub-type once."""
+    stack, seen = [t], set()
     while stack:
         u = stack.pop()
+        if id(u) in seen:
+            continue
+        seen.add(id(u))
         if isinstance(u, IncompleteType):
             yield u
         else:
             stack.extend(reversed(_children(u)))
 
 
+def _rebuild(t, kids: list):
+    """`t` with its sub-types (in _children order) replaced by `kids`; `t` itself if unchanged."""
+    if all(k is c for k, c in zip(kids, _children(t))):
+        return t
+    if isinstance(t, TupleType):
+        return TupleType(kids)
+    if isinstance(t, FuncType):
+        return FuncType(kids[:-1], kids[-1], t.type_params, t.type_constraints)
+    if isinstance(t, TypeCall):
+        return TypeCall(t.func, kids)
+    return RefType(kids[0])
+
+
+def has_hole(t, memo: dict = None) -> bool:
+    """Whether the resolved type `t` contains an IncompleteType (explicit stack, memoized)."""
+    memo = {} if memo is None else memo
+    stack = [(t, False)]
+    while stack:
+        u, expanded = stack.pop()
+        if id(u) in memo:
+            continue
+        kids = _children(u)
+        if not expanded and kids:
+            stack.append((u, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+            continue
+        memo[id(u)] = (u, isinstance(u, IncompleteType) or any(memo[id(k)][1] for k in kids))
+    return memo[id(t)][1]
+
+
 def substitute(t, mapping: dict):
-    """`t` with the TypeVars that are keys of `mapping` replaced by their values."""
+    """`t` with the TypeVars that are keys of `mapping` replaced by their values (a FuncType's
+    own type params shadow the mapping inside it)."""
     if not mapping or isinstance(t, TensorType):
         return t
-    if isinstance(t, TypeVar):
-        return mapping.get(t, t)
-    if isinstance(t, TupleType):
-        return TupleType([substitute(f, mapping) for f in t.fields])
-    if isinstance(t, FuncType):
-        inner = {k: v for k, v in mapping.items() if k not in t.type_params}
-        return FuncType([substitute(a, inner) for a in t.arg_types], substitute(t.ret_type, inner),
-                        t.type_params, t.type_constraints)
-    if isinstance(t, TypeCall):
-        return TypeCall(t.func, [substitute(a, mapping) for a in t.args])
-    if isinstance(t, RefType):
-        return RefType(substitute(t.value, mapping))
-    return t
+    results, stack = [], [(t, mapping, False)]
+    while stack:
+        u, m, expanded = stack.pop()
+        kids = _children(u)
+        if expanded:
+            n = len(kids)
+            new = results[len(results) - n:]
+            del results[len(results) - n:]
+            results.append(_rebuild(u, new))
+        elif isinstance(u, TypeVar):
+            results.append(m.get(u, u))
+        elif not m or not kids:
+            results.append(u)
+        else:
+            if isinstance(u, FuncType) and u.type_params:
+                m = {k: v for k, v in m.items() if k not in u.type_params}
+            stack.append((u, m, True))
+            stack.extend((k, m, False) for k in reversed(kids))
+    return results[0]

@@ -113,3 +113,17 @@ def make_list_expr(p, values):
     for v in reversed(list(values)):
         expr = p.cons(const(v), expr)
     return expr
+
+
+def test_global_var_calls_port_tvm_prelude_code(p):
+    # tvm.relay code calls the Prelude's GlobalVars directly: p.sum(xs), p.foldl(f, init, xs).
+    xs = Var("xs", TypeCall(p.l, [I32]))
+    p.mod["main"] = Function([xs], p.sum(xs))
+    vals = np.int32([4, 8, 15, 16, 23, 42])
+    assert int(Interpreter(p.mod).evaluate()(make_list(p, vals)).numpy()) == int(vals.sum())
+    acc, x = var("acc", shape=(), dtype="int32"), var("x", shape=(), dtype="int32")
+    digits = Function([acc, x], T.add(T.multiply(acc, const(10)), x))
+    p.mod["digits"] = Function([], p.foldl(digits, const(0), make_list_expr(p, [1, 2, 3])))
+    assert int(Interpreter(p.mod).evaluate(p.mod.get_global_var("digits"))().numpy()) == 123
+    call = p.length(xs)
+    assert isinstance(call, Call) and call.op is p.length and call.args == (xs,)

@@ -412,3 +412,52 @@ def test_infer_type_is_idempotent_and_returns_new_module():
     out2 = InferType()(out1)
     assert out1 is not mod and out2["main"] is mod["main"]
     assert out2["main"].checked_type == FuncType([TensorType((2,))], TensorType((2,)))
+
+
+def test_dense_error_names_the_op_once():
+    x, w = var("x", shape=(1, 4)), var("w", shape=(3, 8))
+    with pytest.raises(TypeInferenceError) as info:
+        infer(Function([x, w], op.nn.dense(x, w)))
+    assert str(info.value) == (
+        "nn.dense: input has 4 features but weight expects 8 (data: Tensor[(1, 4), float32], "
+        "weight: Tensor[(3, 8), float32])\n"
+        "  in call `nn.dense(%x, %w)`\n"
+        "  argument types:\n"
+        "    data: Tensor[(1, 4), float32]\n"
+        "    weight: Tensor[(3, 8), float32]")
+
+
+def _deep_tuple_type(n, leaf):
+    t = leaf
+    for _ in range(n):
+        t = TupleType([t, leaf])
+    return t
+
+
+def test_tuples_nested_5000_deep(low_recursion_limit):
+    n, f2 = 5_000, TensorType((2,))
+    x = var("x", shape=(2,))
+    body = x
+    for _ in range(n):
+        body = Tuple([body, x])
+    fn = infer(Function([x], body))
+    assert fn.body.checked_type == _deep_tuple_type(n, f2)
+    # unification of two deep tuple types: the return annotation, and the branches of an If
+    c = var("c", shape=(), dtype="bool")
+    fn = infer(Function([x, c], If(c, body, body), ret_type=_deep_tuple_type(n, f2)))
+    assert fn.checked_type.ret_type == _deep_tuple_type(n, f2)
+    with pytest.raises(TypeInferenceError) as info:
+        infer(Function([x], body, ret_type=_deep_tuple_type(n, TensorType((2,), "int32"))))
+    msg = str(info.value)   # both types cut short, and the path to the conflict abbreviated
+    assert len(msg) < 1000 and "` and `((((" in msg and " ... " in msg
+    assert ("in particular field 0: field 0: field 0: ... (4994 more levels) ... field 0: field 0: "
+            "field 0: dtype int32 does not match float32") in msg
+
+
+@pytest.fixture
+def low_recursion_limit():
+    import sys
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(old)
