@@ -7,6 +7,7 @@ import datetime
 import json
 import os
 import platform
+import sys
 
 from . import bench_aot, bench_frontend_passes, bench_kernels, bench_models, bench_vm
 
@@ -25,12 +26,14 @@ def main() -> None:
               "machine": f"{platform.machine()} {os.cpu_count()} cores, {platform.python_version()}",
               "suites": {}}
     print(f"{'benchmark':58} {'median':>10} {'ratio':>7} {'spread':>7}")
+    failed = []
     only = [n for n in args.only.split(",") if n]
     for name, suite in SUITES.items():
         if only and name not in only:
             continue
         rows = suite.run(repeats=repeats)
         record["suites"][name] = [dict(zip(("name", "unit", "median", "ratio", "spread"), r)) for r in rows]
+        failed += [r[0] for r in rows if r[1] == "FAILED"]
         for label, unit, median, ratio, spread in rows:
             r = f"{ratio:7.2f}" if ratio is not None else f"{'':7}"
             print(f"{label:58} {median:7.2f} {unit:2} {r} {spread:6.0%}")
@@ -38,6 +41,9 @@ def main() -> None:
         json.dump(record, f, indent=2)
     print(f"\nwritten to {args.json}; ratio = median / the group's baseline (numpy for kernels, "
           "onnxruntime for models, the graph executor for vm/aot); spread = (p90 - p10) / median")
+    if failed:
+        print(f"\n{len(failed)} FAILED row(s):\n  " + "\n  ".join(failed), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

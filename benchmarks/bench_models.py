@@ -16,7 +16,10 @@ with the same weights:
 - the executors' own per-run cost: the graph executor's Python run loop (a one-add graph, and
   the seed CNN's run() minus the sum of its kernels run alone) and the VM's dispatch loop.
 
-Every executor's output is checked against onnxruntime before it is timed.
+Every executor's output is checked against onnxruntime (without onnxruntime: against the debug
+interpreter) before it is timed. An executor that fails to build, to run, or the check gives a
+FAILED row (unit "FAILED", median nan) instead of vanishing, and `python -m benchmarks` then
+exits non-zero.
 `python -m benchmarks.bench_models --targets` times only the graph executor against
 onnxruntime on the two issue-4 target workloads, over many rounds, and says met / not met. Rows are
 (name, unit, median, ratio, spread); ratio = median / onnxruntime's median for that workload
@@ -35,6 +38,12 @@ from relay_backend.testing import onnx_models as M
 from .common import interleaved_medians
 
 ORT = "onnxruntime 2 threads"
+FAILED = "FAILED"       # the unit of a row whose executor failed to build, run or match
+
+
+def failed_row(label: str, name: str, err) -> tuple:
+    reason = " ".join(str(err).split())[:160]
+    return (f"{label}, {name}: FAILED ({type(err).__name__}: {reason})", FAILED, float("nan"), None, 0.0)
 
 
 def _workloads(quick: bool) -> list:
@@ -169,9 +178,9 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
-def _build_executors(mod, params, data, small: bool, compile_rows: list, label: str) -> dict:
+def _build_executors(mod, params, data, small: bool, compile_rows: list, label: str, failed: dict) -> dict:
     """name -> (run callable, output getter); appends compile-time rows. An executor that fails
-    to build is reported on stderr and left out (the others still run)."""
+    to build is reported on stderr and recorded in `failed` (name -> error); the others still run."""
     from relay_backend import vm as rvm
     out = {}
     try:
@@ -185,6 +194,7 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
                          (f"{label}: compile graph, warm", "s", warm, None, 0.0)]
     except Exception as err:  # noqa: BLE001 - one broken executor must not hide the others
         print(f"[bench_models] {label}: graph executor failed: {err}", file=sys.stderr)
+        failed["graph executor"] = err
     try:
         exe, t_vm = _timed(lambda: rvm.compile(mod, params=params))
         machine = rvm.VirtualMachine(exe, relay.cpu(0))
@@ -194,6 +204,7 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
         compile_rows.append((f"{label}: compile vm", "s", t_vm, None, 0.0))
     except Exception as err:  # noqa: BLE001
         print(f"[bench_models] {label}: vm failed: {err}", file=sys.stderr)
+        failed["vm"] = err
     aot = small or os.environ.get("RB_BENCH_AOT_BIG", "") not in ("", "0")
     try:
         if not aot:
@@ -207,6 +218,7 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
         print(f"[bench_models] {label}: aot skipped ({why})", file=sys.stderr)
     except Exception as err:  # noqa: BLE001
         print(f"[bench_models] {label}: aot failed: {err}", file=sys.stderr)
+        failed["aot"] = err
     if small and label.startswith(("MLP", "seed")):   # the interpreter is numpy op by op
         run_debug = relay.create_executor("debug", mod=mod, params=params).evaluate()
         box = {}
@@ -214,11 +226,11 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
     return out
 
 
-def _check(label, name, got, want):
+def _check(label, name, got, want, ref="onnxruntime"):
     scale = max(1.0, float(np.abs(want).max()))
     err = float(np.abs(np.asarray(got, dtype="float64") - want).max())
     if not err <= 1e-3 * scale:
-        raise AssertionError(f"bench_models: {label} on {name} differs from onnxruntime by {err:.3g} "
+        raise AssertionError(f"bench_models: {label} on {name} differs from {ref} by {err:.3g} "
                              f"(scale {scale:.3g}); a benchmark of wrong results is worthless")
 
 
@@ -228,15 +240,31 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
     data = np.random.default_rng(0).standard_normal(shape).astype("float32")
     mod, params = from_onnx(model)
     sess = _ort_session(model)
-    want = sess.run(None, {"data": data})[0].astype("float64") if sess is not None else None
-    execs = _build_executors(mod, params, data, small, compile_rows, label)
+    failed = {}
+    if sess is not None:
+        ref, want = "onnxruntime", sess.run(None, {"data": data})[0].astype("float64")
+    else:   # no onnxruntime: the debug interpreter (numpy op by op) is the oracle
+        print(f"[bench_models] {label}: onnxruntime missing; checking against the debug interpreter",
+              file=sys.stderr)
+        ref, want = "the debug interpreter", None
+        try:
+            want = relay.create_executor("debug", mod=mod, params=params).evaluate()(data).numpy()
+            want = want.astype("float64")
+        except Exception as err:  # noqa: BLE001
+            failed["debug interpreter (reference)"] = err
+    execs = _build_executors(mod, params, data, small, compile_rows, label, failed)
     cands = {}
     if sess is not None:
         cands[ORT] = lambda: sess.run(None, {"data": data})
     for name, (run, get) in execs.items():
-        run()
-        if want is not None:
-            _check(label, name, get(), want)
+        try:
+            run()
+            if want is not None:
+                _check(label, name, get(), want, ref)
+        except Exception as err:  # noqa: BLE001 - reported as a FAILED row, not fatal
+            print(f"[bench_models] {label}: {name} failed: {err}", file=sys.stderr)
+            failed[name] = err
+            continue
         cands[name] = run
     for name, fwd in (("numpy eager", _numpy_forward(builder, model) if small else None),
                       ("torch 2 threads", _torch_forward(builder, model) if small else None)):
@@ -244,16 +272,19 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
             continue
         try:
             if want is not None:
-                _check(label, name, fwd(data), want)
+                _check(label, name, fwd(data), want, ref)
         except Exception as err:  # noqa: BLE001 - a peer's failure is reported, not fatal
             print(f"[bench_models] {label}: {name} left out: {err}", file=sys.stderr)
             continue
         cands[name] = lambda f=fwd: f(data)
     # small models run in ~1 ms: more rounds buy a steadier median on a shared machine
     reps = repeats * 4 if small else max(3, repeats // 3)
+    fails = [failed_row(label, name, err) for name, err in failed.items()]
+    if not cands:
+        return fails
     timing = interleaved_medians(cands, repeats=reps, warmup=1 if not small else 2)
     base = timing[ORT][0] if ORT in timing else timing[next(iter(timing))][0]
-    return [(f"{label}, {name}", "ms", t * 1e3, t / base, spread) for name, (t, spread) in timing.items()]
+    return [(f"{label}, {name}", "ms", t * 1e3, t / base, spread) for name, (t, spread) in timing.items()] + fails
 
 
 # --- the executors' own cost -----------------------------------------------------------------
@@ -309,7 +340,11 @@ def run(repeats: int = 15) -> list:
     quick = repeats < 10
     rows, compile_rows = [], []
     for label, builder, kwargs, small in _workloads(quick):
-        rows += _workload_rows(label, builder, kwargs, small, repeats, compile_rows)
+        try:
+            rows += _workload_rows(label, builder, kwargs, small, repeats, compile_rows)
+        except Exception as err:  # noqa: BLE001 - import/reference failure: one FAILED row
+            print(f"[bench_models] {label} failed: {err}", file=sys.stderr)
+            rows.append(failed_row(label, "workload", err))
     return rows + compile_rows + _overhead_rows(repeats)
 
 
@@ -354,6 +389,8 @@ if __name__ == "__main__":
             print(f"{label:28} graph {g:7.3f} ms  onnxruntime {o:7.3f} ms  ratio {ratio:5.2f} "
                   f"(of minimums {ratio_min:5.2f})  target <= {TARGET_RATIO}: {'met' if met else 'NOT met'}")
         sys.exit(0)
-    for name, unit, median, ratio, spread in run(5 if "--quick" in sys.argv else 15):
+    all_rows = run(5 if "--quick" in sys.argv else 15)
+    for name, unit, median, ratio, spread in all_rows:
         r = f"{ratio:6.2f}" if ratio is not None else " " * 6
         print(f"{name:56} {median:9.3f} {unit:2} {r} {spread:5.0%}")
+    sys.exit(1 if any(row[1] == FAILED for row in all_rows) else 0)

@@ -266,15 +266,21 @@ def batch_matmul_schedule(attrs, outs, target):
 
 
 # --- registration ----------------------------------------------------------------------------
+def _nonempty(attrs, inputs, out_type):
+    """Every dimension > 0: the packed/tiled schedules split by the extents, so zero-size
+    tensors fall back to the generic implementation."""
+    return all(d > 0 for t in inputs for d in static_shape(t))
+
+
 def _one_row(attrs, inputs, out_type):
-    return prod(static_shape(inputs[0])[:-1]) == 1
+    return _nonempty(attrs, inputs, out_type) and prod(static_shape(inputs[0])[:-1]) == 1
 
 
 def _few_rows(attrs, inputs, out_type):
     """2..DOT_MAX_ROWS rows and whole 4 x 4 tiles (other tile shapes measured slower than
     dense_pack: LLVM re-vectorizes small unrolled bodies badly)."""
     rows, cols = prod(static_shape(inputs[0])[:-1]), static_shape(inputs[1])[0]
-    return (2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
+    return (_nonempty(attrs, inputs, out_type) and 2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
             and cols >= 4 * DOT_TILE)
 
 
@@ -283,7 +289,8 @@ def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
     data, weight = inputs
     if not all_static(data, weight):
         return
-    strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15)
+    strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15,
+                                condition=_nonempty)
     strategy.add_implementation(dense_dot_compute, dense_dot_schedule, DOT_TAG, 17,
                                 condition=_few_rows)
     strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, "dense_batch1.x86", 20,

@@ -47,10 +47,11 @@ class OnnxNet:
         return outs[0] if n_out == 1 else outs
 
     # --- layers --------------------------------------------------------------------------------
-    def conv(self, x, cin, cout, k, stride=1, pad=0, group=1, bias=True):
+    def conv(self, x, cin, cout, k, stride=1, pad=0, group=1, bias=True, gain=1.0):
         kh, kw = (k, k) if isinstance(k, int) else k
         ph, pw = (pad, pad) if isinstance(pad, int) else pad
-        ins = [x, self.weight((cout, cin // group, kh, kw))]
+        shape = (cout, cin // group, kh, kw)
+        ins = [x, self.weight(shape, scale=gain * np.sqrt(2.0 / int(np.prod(shape[1:]))))]
         if bias:
             ins.append(self.weight((cout,), scale=0.05, kind="b"))
         return self.node("Conv", ins, kernel_shape=[kh, kw], strides=[stride, stride],
@@ -64,8 +65,10 @@ class OnnxNet:
         var = self.tensor(r.uniform(0.5, 1.5, c).astype("float32"), "var")
         return self.node("BatchNormalization", [x, gamma, beta, mean, var], epsilon=1e-5)
 
-    def conv_bn_relu(self, x, cin, cout, k, stride=1, pad=0, group=1, relu=True):
-        y = self.bn(self.conv(x, cin, cout, k, stride, pad, group, bias=False), cout)
+    def conv_bn_relu(self, x, cin, cout, k, stride=1, pad=0, group=1, relu=True, gain=1.0):
+        """gain < 1 on a residual branch's last conv keeps sums of branches from growing
+        geometrically with depth (the role zero-init / fixup scaling plays in real training)."""
+        y = self.bn(self.conv(x, cin, cout, k, stride, pad, group, bias=False, gain=gain), cout)
         return self.relu(y) if relu else y
 
     def relu(self, x):
@@ -106,6 +109,10 @@ class OnnxNet:
 
 
 # --- architectures ---------------------------------------------------------------------------------
+RESIDUAL_GAIN = 0.25    # ResNet-50 bottleneck branches: logits O(1-10), not ~1e4, at 224x224
+LINEAR_GAIN = float(np.sqrt(0.5))   # a conv reading a non-relu'd input (He's sqrt(2) assumes relu)
+
+
 def resnet50(image=64, batch=1, num_classes=1000, seed=0):
     n = OnnxNet("resnet50", seed)
     x = n.maxpool(n.conv_bn_relu("data", 3, 64, 7, 2, 3), 3, 2, 1)
@@ -115,7 +122,7 @@ def resnet50(image=64, batch=1, num_classes=1000, seed=0):
             s = stride if i == 0 else 1
             y = n.conv_bn_relu(x, cin, width, 1)
             y = n.conv_bn_relu(y, width, width, 3, s, 1)
-            y = n.conv_bn_relu(y, width, width * 4, 1, relu=False)
+            y = n.conv_bn_relu(y, width, width * 4, 1, relu=False, gain=RESIDUAL_GAIN)
             short = n.conv_bn_relu(x, cin, width * 4, 1, s, relu=False) if i == 0 else x
             x = n.relu(n.node("Add", [y, short]))
             cin = width * 4
@@ -212,15 +219,16 @@ def shufflenet_v2(image=64, batch=1, num_classes=1000, seed=0, channels=(24, 48,
         for i in range(repeats):
             if i == 0:
                 size = (size + 1) // 2
-                b1 = n.conv_bn_relu(n.conv_bn_relu(x, cin, cin, 3, 2, 1, group=cin, relu=False), cin, half, 1)
+                b1 = n.conv_bn_relu(n.conv_bn_relu(x, cin, cin, 3, 2, 1, group=cin, relu=False), cin, half, 1,
+                                    gain=LINEAR_GAIN)
                 b2 = n.conv_bn_relu(x, cin, half, 1)
                 b2 = n.conv_bn_relu(b2, half, half, 3, 2, 1, group=half, relu=False)
-                b2 = n.conv_bn_relu(b2, half, half, 1)
+                b2 = n.conv_bn_relu(b2, half, half, 1, gain=LINEAR_GAIN)
             else:
                 b1, b2 = n.node("Split", [x, n.tensor(np.array([half, half], "int64"))], n_out=2, axis=1)
                 b2 = n.conv_bn_relu(b2, half, half, 1)
                 b2 = n.conv_bn_relu(b2, half, half, 3, 1, 1, group=half, relu=False)
-                b2 = n.conv_bn_relu(b2, half, half, 1)
+                b2 = n.conv_bn_relu(b2, half, half, 1, gain=LINEAR_GAIN)
             x = shuffle(n.node("Concat", [b1, b2], axis=1), cout, size)
             cin = cout
     x = n.conv_bn_relu(x, cin, channels[4], 1)

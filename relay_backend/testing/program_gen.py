@@ -234,15 +234,18 @@ def build_program(draw, max_calls: int = 30, control_flow: bool = True, dtype: s
     body = b.outputs()
     if body is None:  # every attempt was rejected: fall back to one relu
         body = program_ops.unary_relu(b.new_input(b.shape(2)))
-    params = [spec.var for spec in b.inputs]
-    mod = InferType()(ir.IRModule.from_expr(ir.Function(params, body)))
-    inputs = make_inputs(b.inputs, draw(st.integers(0, 2 ** 32 - 1)))
-    flow = any(isinstance(n, ir.If) for n in _walk(body))
-    return Program(mod, inputs, b.calls, flow)
+    nodes = _walk(body)
+    used = {id(n) for n in nodes if isinstance(n, ir.Var)}
+    specs = [spec for spec in b.inputs if id(spec.var) in used]  # drop inputs the body never reads
+    mod = InferType()(ir.IRModule.from_expr(ir.Function([spec.var for spec in specs], body)))
+    inputs = make_inputs(specs, draw(st.integers(0, 2 ** 32 - 1)))
+    flow = any(isinstance(n, ir.If) for n in nodes)
+    num_calls = sum(isinstance(n, Call) for n in nodes)  # the calls actually in the body
+    return Program(mod, inputs, num_calls, flow)
 
 
 def _walk(expr):
-    """Every node of `expr` once, iteratively (for the If check)."""
+    """Every node of `expr` once, iteratively (for the If check, used inputs and the call count)."""
     seen, stack, out = set(), [expr], []
     while stack:
         e = stack.pop()

@@ -201,3 +201,25 @@ def test_depthwise_conv2d_rows_and_fused_bias_relu():
     want = get_op("nn.conv2d").ref(x.astype("float64"), w.astype("float64"), attrs)
     got = _run_impl("nn.conv2d", "depthwise_conv2d_nchw.x86", [x, w], attrs, _bias_relu(1, b))
     _check(got, np.maximum(want + b[:, None, None], 0).astype("float32"))
+
+
+def test_zero_size_dense_falls_back_to_generic():
+    """A zero extent fails the x86 specializations' condition, so the generic dense is chosen,
+    and mlp(batch_size=0) compiles on every compiled executor and matches the interpreter."""
+    import relay_backend as relay
+    from relay_backend.op.nn.dense import DenseAttrs
+    from relay_backend.te_compiler.select import select_implementation
+    from relay_backend.testing import mlp
+    op = get_op("nn.dense")
+    for dshape, wshape in (((0, 32), (64, 32)), ((1, 0), (64, 0)), ((8, 32), (0, 32))):
+        data, weight = te.placeholder(dshape), te.placeholder(wshape)
+        out_type = op.rel([TensorType(dshape, "float32"), TensorType(wshape, "float32")], DenseAttrs())
+        impl, _ = select_implementation(op, DenseAttrs(), [data, weight], out_type, "llvm")
+        assert not impl.name.endswith(".x86"), (dshape, wshape, impl.name)
+    mod, params = mlp.get_workload(batch_size=0)
+    x = np.zeros((0, 1, 28, 28), "float32")
+    want = relay.create_executor("debug", mod=mod, params=params).evaluate()(x).numpy()
+    assert want.shape == (0, 10)
+    for kind in ("graph", "vm", "aot"):
+        got = relay.create_executor(kind, mod=mod, params=params).evaluate()(x).numpy()
+        assert got.shape == want.shape, kind

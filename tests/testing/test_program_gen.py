@@ -40,6 +40,22 @@ class _Census(ExprVisitor):
         super().visit_tuple_getitem(t)
 
 
+class _Uses(ExprVisitor):
+    """Call nodes and variables a body actually contains (each node once)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls, self.vars = 0, set()
+
+    def visit_call(self, call):
+        self.calls += 1
+        super().visit_call(call)
+
+    def visit_var(self, var):
+        self.vars.add(var.name_hint)
+        super().visit_var(var)
+
+
 def _collect(strategy, n=120):
     seen = []
 
@@ -66,7 +82,13 @@ def test_programs_cover_every_family_and_construct():
     assert not missing, f"op families never generated: {missing} (seen {sorted(census.ops)})"
     assert {"Let", "If", "Tuple", "TupleGetItem"} <= census.kinds, census.kinds
     assert any(isinstance(p.mod["main"].body, Tuple) or _ends_in_tuple(p) for p in found), "no multi-output"
-    assert max(p.num_calls for p in found) >= 20 and min(p.num_calls for p in found) <= 3
+    # num_calls counts the Call nodes in the final body (calls the outputs do not reach are gone)
+    assert max(p.num_calls for p in found) >= 15 and min(p.num_calls for p in found) <= 3
+    for p in found[:20]:
+        counter = _Uses()
+        counter.visit(p.mod["main"].body)
+        assert p.num_calls == counter.calls
+        assert {v.name_hint for v in p.mod["main"].params} <= counter.vars, "unused parameter kept"
 
 
 def _ends_in_tuple(p):

@@ -105,3 +105,20 @@ def test_workloads_on_compiled_executors(kind):
     x = _data((1, 8, 10, 10))
     out = relay.create_executor(kind, mod=mod, params=params).evaluate()(x).numpy()
     np.testing.assert_allclose(out, resnet.block_numpy_forward(x, params), rtol=1e-4, atol=1e-5)
+
+
+def test_resnet50_small_image_matches_numpy():
+    mod, params = resnet.get_workload(batch_size=1, num_classes=10, num_layers=50, image_shape=(3, 32, 32))
+    assert mod["main"].checked_type.ret_type == relay.TensorType((1, 10), "float32")
+    x = _data((1, 3, 32, 32))
+    out = _run(mod, params, x)
+    np.testing.assert_allclose(out, resnet.numpy_forward(x, params, num_layers=50), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph"])
+def test_resnet18_maxpool_stem_matches_numpy(kind):
+    """image side 64 > 32 takes the 7x7/stride-2 conv + max-pool stem."""
+    mod, params = resnet.get_workload(batch_size=1, num_classes=10, num_layers=18, image_shape=(3, 64, 64))
+    x = _data((1, 3, 64, 64))
+    out = relay.create_executor(kind, mod=mod, params=params).evaluate()(x).numpy()
+    np.testing.assert_allclose(out, resnet.numpy_forward(x, params, num_layers=18), rtol=1e-4, atol=1e-6)
