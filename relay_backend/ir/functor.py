@@ -254,20 +254,22 @@ def post_order_visit(expr: Expr, fvisit) -> None:
         fvisit(node)
 
 
+def all_children(e) -> tuple:
+    """Every direct sub-expression of `e`: function params and bodies, branches, clause bodies,
+    let variables, the callee and the arguments (dataflow_children plus the rest)."""
+    if isinstance(e, Function):
+        return (*e.params, e.body)
+    if isinstance(e, If):
+        return (e.cond, e.true_branch, e.false_branch)
+    if isinstance(e, Match):
+        return (e.data, *(c.rhs for c in e.clauses))
+    if isinstance(e, Let):
+        return (e.var, e.value, e.body)
+    if isinstance(e, Call):
+        return (e.op, *e.args)
+    return dataflow_children(e)
+
+
 def all_nodes_post_order(expr: Expr):
     """Every sub-expression, including function bodies, branches and clauses, in post-order."""
-
-    def children(e):
-        if isinstance(e, Function):
-            return (*e.params, e.body)
-        if isinstance(e, If):
-            return (e.cond, e.true_branch, e.false_branch)
-        if isinstance(e, Match):
-            return (e.data, *(c.rhs for c in e.clauses))
-        if isinstance(e, Let):
-            return (e.var, e.value, e.body)
-        if isinstance(e, Call):
-            return (e.op, *e.args)
-        return dataflow_children(e)
-
-    return post_order(expr, children=children)
+    return post_order(expr, children=all_children)

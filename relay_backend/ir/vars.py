@@ -1,7 +1,7 @@
 """free_vars / bound_vars / all_vars (re-exported by relay_backend.analysis)."""
 from .adt import Match, pattern_vars
-from .expr import (Call, Function, If, Let, RefCreate, RefRead, RefWrite, Tuple, TupleGetItem,
-                   Var)
+from .expr import Function, Let, Var
+from .functor import all_children
 
 
 def _walk_pre_order(expr):
@@ -13,28 +13,9 @@ def _walk_pre_order(expr):
             continue
         seen.add(e)
         yield e
-        if isinstance(e, Function):
-            kids = (*e.params, e.body)
-        elif isinstance(e, Let):
-            kids = (e.var, e.value, e.body)
-        elif isinstance(e, Call):
-            kids = (e.op, *e.args)
-        elif isinstance(e, Tuple):
-            kids = e.fields
-        elif isinstance(e, TupleGetItem):
-            kids = (e.tuple_value,)
-        elif isinstance(e, If):
-            kids = (e.cond, e.true_branch, e.false_branch)
-        elif isinstance(e, Match):
+        kids = all_children(e)
+        if isinstance(e, Match):  # pattern variables count as appearing before their clause body
             kids = (e.data, *(v for c in e.clauses for v in (*pattern_vars(c.lhs), c.rhs)))
-        elif isinstance(e, RefCreate):
-            kids = (e.value,)
-        elif isinstance(e, RefRead):
-            kids = (e.ref,)
-        elif isinstance(e, RefWrite):
-            kids = (e.ref, e.value)
-        else:
-            kids = ()
         stack.extend(reversed(kids))
 
 

@@ -28,7 +28,7 @@ from ..errors import RelayError
 from ..ir.adt import Clause, Constructor, Match
 from ..ir.expr import (Call, Function, GlobalVar, If, Let, Op, RefCreate, RefRead, RefWrite, Tuple,
                        TupleGetItem, Var, bind_type)
-from ..ir.functor import all_nodes_post_order, dataflow_children, post_order
+from ..ir.functor import all_children, all_nodes_post_order, post_order
 from ..ir.types import FuncType
 from .infer_type import infer_module_types
 from .pass_infra import function_pass
@@ -211,21 +211,6 @@ class FuseRewriter:
         return body
 
 
-def _all_children(e) -> tuple:
-    """Every direct sub-expression, function bodies, branches and clauses included."""
-    if isinstance(e, Function):
-        return (*e.params, e.body)
-    if isinstance(e, If):
-        return (e.cond, e.true_branch, e.false_branch)
-    if isinstance(e, Match):
-        return (e.data, *(c.rhs for c in e.clauses))
-    if isinstance(e, Let):
-        return (e.var, e.value, e.body)
-    if isinstance(e, Call):
-        return (e.op, *e.args)
-    return dataflow_children(e)
-
-
 def _reused_later(steps, tails) -> list:
     """For each step, the nodes it computes first that later steps or tails use directly.
 
@@ -235,9 +220,9 @@ def _reused_later(steps, tails) -> list:
     reused = [set() for _ in steps]
     for i, elem in enumerate((*steps, *tails)):
         idx = min(i, len(steps))
-        for node in post_order(elem, seen=seen, children=_all_children):
+        for node in post_order(elem, seen=seen, children=all_children):
             owner[node] = idx
-            for child in _all_children(node):
+            for child in all_children(node):
                 j = owner.get(child, idx)
                 if j < idx and not isinstance(child, LEAF_TYPES):
                     reused[j].add(child)
