@@ -177,3 +177,53 @@ def test_slice_gather_expand_tile_pad():
     m = make_model(nodes, [("x", F, [5, 6])], [("y", F, None)], inits)
     m.graph.output[0].type.tensor_type.ClearField("shape")
     _both(m, {"x": _x(5, 6)})
+
+
+@pytest.mark.parametrize("op,kw", [("Conv", dict(auto_pad="SAME_UPPER")),
+                                   ("Conv", dict(auto_pad="SAME_LOWER", strides=[2, 2])),
+                                   ("MaxPool", dict(auto_pad="SAME_UPPER", kernel_shape=[3, 3], strides=[2, 2])),
+                                   ("AveragePool", dict(auto_pad="SAME_LOWER", kernel_shape=[2, 2]))])
+def test_same_padding_with_symbolic_spatial_dims(op, kw):
+    """SAME pads depend on the input size: a symbolic H/W is a clear error; a shape override fixes it."""
+    ins, inits = (["x", "w"], {"w": _x(2, 2, 3, 3)}) if op == "Conv" else (["x"], {})
+    m = make_model([helper.make_node(op, ins, ["y"], **kw)], [("x", F, [1, 2, "H", "W"])], [("y", F, None)], inits)
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    with pytest.raises(OpNotImplemented, match=rf"{op}.*auto_pad=SAME_\w+ needs static spatial dims.*shape="):
+        relay.frontend.from_onnx(m)
+    _both(m, {"x": _x(1, 2, 7, 6)}, shape={"x": (1, 2, 7, 6)})
+
+
+def test_unsupported_attributes_of_several_nodes_are_listed_at_once():
+    """Every unsupported op and attribute (value) is reported in one error, even on nodes that
+    come after a node that failed (its output is typed by ONNX shape inference)."""
+    nodes = [helper.make_node("MaxPool", ["x"], ["a"], kernel_shape=[2, 2], storage_order=1, name="pool"),
+             helper.make_node("Trilu", ["a"], ["b"]),
+             helper.make_node("Relu", ["b"], ["c"], bogus=3, name="act"),
+             helper.make_node("Gelu", ["x"], ["d"], approximate="fast", name="gelu"),
+             helper.make_node("Add", ["c", "d"], ["y"])]
+    m = make_model(nodes, [("x", F, [1, 1, 3, 3])], [("y", F, [1, 1, 3, 3])], opset=20)
+    with pytest.raises(OpNotImplemented) as err:
+        relay.frontend.from_onnx(m)
+    msg = str(err.value)
+    assert "1 operator(s)" in msg and "Trilu" in msg, msg
+    assert "3 node(s)" in msg, msg
+    assert "'pool' (MaxPool" in msg and "storage_order=1" in msg, msg
+    assert "'act' (Relu" in msg and "['bogus']" in msg, msg
+    assert "'gelu' (Gelu" in msg and "approximate='fast'" in msg, msg
+    assert "Add" not in msg, msg
+
+
+def test_run_time_inputs_of_several_nodes_stay_a_dynamic_input_error():
+    """Only run-time shape inputs missing: still a DynamicInputError (the ONNX backend then binds
+    the integer inputs per run), now naming both nodes."""
+    from relay_backend.frontend.onnx.common import DynamicInputError
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["a"], name="r"),
+             helper.make_node("Tile", ["a", "t"], ["y"], name="t")]
+    m = make_model(nodes, [("x", F, [2, 3]), ("s", "int64", [2]), ("t", "int64", [2])], [("y", F, [3, 4])])
+    with pytest.raises(DynamicInputError) as err:
+        relay.frontend.from_onnx(m)
+    assert "'r' (Reshape" in str(err.value), str(err.value)
+    from relay_backend.frontend.onnx.backend import RelayBackend
+    feeds = {"x": _x(2, 3), "s": np.array([3, 2], "int64"), "t": np.array([1, 2], "int64")}
+    out = RelayBackend.prepare(m, executor="debug").run([feeds["x"], feeds["s"], feeds["t"]])
+    assert_close(out, run_ort(m, feeds))

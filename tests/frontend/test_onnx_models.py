@@ -1,6 +1,7 @@
 """Real architectures (relay_backend.testing.onnx_models, random weights) imported from ONNX and
-run through the debug interpreter and every available compiled executor, compared with
-onnxruntime. Tolerance: |out - ref| <= 1e-4 * max|ref| (float32 accumulation over deep nets)."""
+run through the debug interpreter and every available compiled executor (AOT on the small
+variants, marked slow), compared with onnxruntime. Tolerance: |out - ref| <= 1e-4 * max|ref|
+(float32 accumulation over deep nets)."""
 import numpy as np
 import pytest
 
@@ -39,6 +40,21 @@ def _cases():
 @pytest.mark.parametrize("name,kind", list(_cases()))
 def test_small(name, kind):
     _check(name, kind, **SMALL[name])
+
+
+# AOT compiles one C program with the system compiler: the small variants whose compile stays well
+# under a minute (AlexNet/VGG with a narrow classifier: a 4096-wide one takes 2-3 minutes of cc).
+AOT_SMALL = {"squeezenet": SMALL["squeezenet"], "shufflenet_v2": SMALL["shufflenet_v2"],
+             "alexnet": dict(image=95, hidden=256), "vgg11": dict(image=32, width=0.25, hidden=256)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(AOT_SMALL))
+def test_small_aot(name):
+    import shutil
+    if shutil.which("cc") is None:
+        pytest.skip("no system C compiler (cc) for the AOT executor")
+    _check(name, "aot", **AOT_SMALL[name])
 
 
 @pytest.mark.slow

@@ -34,6 +34,10 @@ class DynamicInputError(OpNotImplemented):
     """A converter needs the value of an input (axes, pads, shape, ...) that is only known at run time."""
 
 
+class DynamicShapeError(OpNotImplemented):
+    """A converter needs a static shape (or dim) that is only known at run time."""
+
+
 class NodeAttrs:
     """An ONNX node's attributes as Python values; remembers which ones were read."""
 
@@ -83,6 +87,10 @@ class NodeContext:
     def fail(self, msg: str, fix: str = "") -> OpNotImplemented:
         return OpNotImplemented(f"{self.where()}: {msg}" + (f"; {fix}" if fix else ""))
 
+    def fail_shape(self, msg: str, fix: str = "") -> DynamicShapeError:
+        """fail() for a problem caused by a dynamic (run-time) shape rather than by the node itself."""
+        return DynamicShapeError(f"{self.where()}: {msg}" + (f"; {fix}" if fix else ""))
+
     def value(self, expr, what: str, fix: str = "the importer needs it to be constant; give static input "
                                                  "shapes via from_onnx(model, shape={...})"):
         """The numpy value of `expr` if it folds to a constant, else OpNotImplemented."""
@@ -107,7 +115,7 @@ class NodeContext:
         from ...ir.types import is_any
         shape = self.shape(expr)
         if any(is_any(d) for d in shape):
-            raise self.fail(f"{what} has a dynamic shape {shape}, which this converter needs static",
+            raise self.fail_shape(f"{what} has a dynamic shape {shape}, which this converter needs static",
                             "give static input shapes via from_onnx(model, shape={...})")
         return tuple(int(d) for d in shape)
 

@@ -5,6 +5,9 @@ typed as it is made, with the ops' own type relations, and any call whose argume
 constants is folded right away with the ops' numpy references (transform.fold_constant's
 evaluate_call). So shape-computing subgraphs (Shape -> Gather -> Concat -> Reshape) become
 constants when input shapes are static, and converters can read the values they need.
+
+What cannot be imported is reported all at once: every unsupported op, and every node whose
+attribute values or run-time inputs its converter rejects (see OnnxImporter._convert_all).
 """
 import numpy as np
 
@@ -15,7 +18,7 @@ from ...ir.types import Any, TensorType, TupleType
 from ...op.registry import OpDef
 from ...runtime import ndarray as _nd
 from ...transform.fold_constant import evaluate_call, is_foldable_op
-from .common import NodeAttrs, NodeContext, const, onnx_dtype
+from .common import DynamicInputError, DynamicShapeError, NodeAttrs, NodeContext, const, onnx_dtype
 
 MIN_OPSET = 1  # per-op limits live in the converter table (e.g. broadcasting binary ops need 7+)
 
@@ -124,8 +127,11 @@ class OnnxImporter:
                 return int(imp.version)
         return MIN_OPSET if not model.opset_import else 1
 
-    def check_supported(self, graph, opset: int) -> None:
-        """One OpNotImplemented naming every unsupported op (and opset) of the model at once."""
+    def check_supported(self, graph, opset: int) -> dict:
+        """{(domain, op_type): why} for every op of the model this importer cannot convert.
+
+        Raises at once only for an opset below MIN_OPSET; import_model reports the ops together
+        with every node-level problem (unsupported attribute values, run-time inputs) at once."""
         if opset < MIN_OPSET:
             raise OpNotImplemented(f"from_onnx: the model uses ONNX opset {opset}; supported opsets are "
                                    f"{MIN_OPSET} and later (convert it with onnx.version_converter)")
@@ -146,9 +152,7 @@ class OnnxImporter:
             elif not conv.min_version <= since <= conv.max_version:
                 problems[key] = (f"{node.op_type} (opset {opset} uses version {since}; supported versions "
                                  f"{conv.min_version}..{conv.max_version})")
-        if problems:
-            raise OpNotImplemented(f"from_onnx: {len(problems)} operator(s) in this model are not supported: "
-                                   + ", ".join(sorted(problems.values())))
+        return problems
 
     def import_model(self, model):
         import onnx
@@ -159,7 +163,7 @@ class OnnxImporter:
             raise InputError(f"from_onnx: expected an onnx.ModelProto (or a path), got {type(model).__name__}")
         graph = model.graph
         opset = self._opset(model)
-        self.check_supported(graph, opset)
+        unsupported_ops = self.check_supported(graph, opset)
         values, params, param_vars = {}, {}, []
         for init in graph.initializer:
             arr = numpy_helper.to_array(init)
@@ -181,8 +185,7 @@ class OnnxImporter:
             v = self._input_var(inp)
             values[inp.name] = v
             input_vars.append(v)
-        for node in graph.node:
-            self._convert_node(node, values, opset)
+        self._convert_all(model, values, opset, unsupported_ops)
         outs = []
         for out in graph.output:
             if out.name not in values:
@@ -211,6 +214,77 @@ class OnnxImporter:
             raise InputError(f"from_onnx: graph input {inp.name!r} has no declared shape; pass "
                              f"shape={{{inp.name!r}: (...)}}")
         return var(inp.name, shape=shape, dtype=dtype)
+
+    def _convert_all(self, model, values, opset, unsupported_ops):
+        """Convert every node; collect what is unsupported and raise it all at once.
+
+        A node that cannot be converted (an unsupported op, attribute value or run-time input)
+        is recorded, and its outputs become placeholder variables typed by ONNX shape inference,
+        so the nodes after it are still checked. Their failures that may be consequences of the
+        placeholder (a value or static shape that is unknown, a type error) are not reported
+        separately but counted as unchecked; their unsupported attributes are reported."""
+        failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
+        unchecked, inferred = 0, None
+        for node in model.graph.node:
+            is_tainted = any(n in tainted for n in node.input if n)
+            if any(n and n in values and values[n] is None for n in node.input):
+                unchecked += 1  # an input we could not even type: skip the node
+                err = None
+            elif (node.domain or "", node.op_type) in unsupported_ops:
+                err = None
+            else:
+                try:
+                    self._convert_node(node, values, opset)
+                    if is_tainted:
+                        tainted.update(n for n in node.output if n)
+                    continue
+                except OpNotImplemented as e:
+                    err = e
+                except Exception:  # noqa: BLE001 - after a placeholder input, any failure may be its fault
+                    if not is_tainted:
+                        raise
+                    err = None
+                if err is not None and is_tainted and isinstance(err, (DynamicInputError, DynamicShapeError)):
+                    err = None
+                if err is None:
+                    unchecked += 1
+                else:
+                    failed.append(err)
+            if inferred is None:
+                inferred = _inferred_types(model)
+            for name in node.output:
+                if name:
+                    values[name] = self._placeholder(name, inferred.get(name))
+                    tainted.add(name)
+        if not failed and not unsupported_ops:
+            return
+        if len(failed) == 1 and not unsupported_ops and not unchecked:
+            raise failed[0]
+        parts = []
+        if unsupported_ops:
+            parts.append(f"{len(unsupported_ops)} operator(s) in this model are not supported: "
+                         + ", ".join(sorted(unsupported_ops.values())))
+        if failed:
+            parts.append(f"{len(failed)} node(s) use unsupported attributes or inputs:\n  - "
+                         + "\n  - ".join(str(e) for e in failed))
+        msg = "from_onnx: " + ";\n".join(parts)
+        if unchecked:
+            msg += (f"\n({unchecked} node(s) that depend on these could not be checked; more problems may "
+                    "appear once these are fixed)")
+        only_dynamic = not unsupported_ops and all(isinstance(e, DynamicInputError) for e in failed)
+        raise (DynamicInputError if only_dynamic else OpNotImplemented)(msg)
+
+    @staticmethod
+    def _placeholder(name, tensor_type):
+        """A variable standing for the output of a node that could not be converted (None: untyped)."""
+        if tensor_type is None:
+            return None
+        shape, elem = tensor_type
+        try:
+            dtype = onnx_dtype(elem, name)
+        except OpNotImplemented:
+            return None
+        return var(f"unconverted:{name}", shape=shape, dtype=dtype)
 
     def _convert_node(self, node, values, opset):
         conv = self.table[node.op_type]
@@ -241,6 +315,24 @@ class OnnxImporter:
 
 def _is_const(e) -> bool:
     return isinstance(e, Constant) or (isinstance(e, Tuple) and all(_is_const(f) for f in e.fields))
+
+
+def _inferred_types(model) -> dict:
+    """{value name: (shape with Any for unknown dims, ONNX elem type)} from ONNX shape inference
+    (only the values whose rank and element type it found); {} if inference fails."""
+    import onnx
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # inference is best-effort here: it only types placeholders
+        return {}
+    out = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or not tt.elem_type or not tt.HasField("shape"):
+            continue
+        out[vi.name] = (tuple(int(d.dim_value) if d.HasField("dim_value") else Any() for d in tt.shape.dim),
+                        tt.elem_type)
+    return out
 
 
 def _all_nodes(graph):

@@ -58,10 +58,16 @@ def binary(ctx, inputs):
 
 @converter("Pow", min_version=7)
 def power(ctx, inputs):
+    """ONNX Pow: the result has the base's type. With an integer base and a float exponent the
+    power is computed in float64 and truncated to the base's type (as onnxruntime and the ONNX
+    reference do: 3 ** 1.5 -> 5), not with the exponent cast to an integer (3 ** 1 -> 3)."""
     a, b = inputs
-    if ctx.dtype(b) != ctx.dtype(a):
-        b = _op.cast(b, ctx.dtype(a))
-    return _op.power(a, b)
+    ta, tb = ctx.dtype(a), ctx.dtype(b)
+    if ta == tb:
+        return _op.power(a, b)
+    if ta.startswith(("int", "uint")) and tb.startswith("float"):
+        return _op.cast(_op.power(_op.cast(a, "float64"), _op.cast(b, "float64")), ta)
+    return _op.power(a, _op.cast(b, ta))
 
 
 @converter("Mod")

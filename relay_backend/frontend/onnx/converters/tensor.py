@@ -93,16 +93,41 @@ def unsqueeze(ctx, inputs):
 
 @converter("Gather")
 def gather(ctx, inputs):
+    """ONNX indices lie in [-n, n-1] (negatives wrap once); anything else is an error.
+
+    Constant indices are checked here (OpNotImplemented naming the node and the bad index) and then
+    read with mode="fast". Run-time indices have their negatives made positive and are read with
+    mode="clip": an out-of-range run-time index is clamped to the nearest valid row instead of
+    raising (onnxruntime raises), because a compiled kernel cannot raise; it never reads out of
+    bounds. When the axis length is itself dynamic, mode="wrap" (exact for every valid index).
+    """
+    from ....ir.types import is_any
     x, idx = inputs
+    nd = ctx.ndim(x)
     axis = int(ctx.attrs.get("axis", 0))
+    if not -nd <= axis < nd:
+        raise ctx.fail(f"axis={axis} is out of range for data of rank {nd}")
+    axis %= nd
     dim = ctx.shape(x)[axis]
+    if is_any(dim):
+        return _op.take(x, idx, axis=axis, mode="wrap")
+    dim = int(dim)
     value = ctx.maybe_value(idx)
-    if value is not None:  # constant indices: make negatives positive here
-        idx = const(np.where(value < 0, value + dim, value).astype(value.dtype))
-    else:
-        zero = const(np.array(0, ctx.dtype(idx)))
-        idx = _op.where(_op.less(idx, zero), _op.add(idx, const(np.array(dim, ctx.dtype(idx)))), idx)
-    return _op.take(x, idx, axis=axis, mode="fast")
+    if value is not None:  # constant indices: check the range, make negatives positive here
+        value = np.asarray(value)
+        bad = (value < -dim) | (value >= dim)
+        if bad.any():
+            first = value[bad].reshape(-1)[0]
+            raise ctx.fail(f"index {int(first)} is out of range for axis {axis} of length {dim} "
+                           f"(valid indices are in [{-dim}, {dim - 1}]; {int(bad.sum())} bad index(es) "
+                           f"in all)")
+        return _op.take(x, const(np.where(value < 0, value + dim, value).astype(value.dtype)), axis=axis,
+                        mode="fast")
+    itype = ctx.dtype(idx)
+    if not itype.startswith("uint"):
+        zero = const(np.array(0, itype))
+        idx = _op.where(_op.less(idx, zero), _op.add(idx, const(np.array(dim, itype))), idx)
+    return _op.take(x, idx, axis=axis, mode="clip")
 
 
 @converter("Slice")
