@@ -35,6 +35,10 @@ class Opcode(IntEnum):
     KillRegister = 20
 
 
+# The dtypes an executable may name (tensors, storages, shape functions): the numeric ones.
+SUPPORTED_DTYPES = frozenset(["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                              "uint64", "float16", "float32", "float64"])
+
 # Field kinds: "reg" register, "regs" list of registers, "int" immediate, "ints" list of
 # immediates, "off" relative pc offset, "dtype" a dtype string, "func" function index,
 # "packed" packed-function index, "const" constant index.
@@ -180,5 +184,5 @@ def format_instruction(ins: tuple, packed_names=None, func_names=None) -> str:
     return name  # Fatal
 
 
-__all__ = ["Opcode", "FIELDS", "MNEMONICS", "make", "format_instruction", "dst_register",
+__all__ = ["Opcode", "FIELDS", "SUPPORTED_DTYPES", "MNEMONICS", "make", "format_instruction", "dst_register",
            "read_registers"]

@@ -109,6 +109,16 @@ class CompileContext:
             program = self._programs[id(prim)] = (ShapeProgram.from_function(prim, name), prim)
         return program[0]
 
+    def shape_check(self, prim, expected) -> ShapeProgram:
+        """The shape check of a primitive with a static output (`expected`: flat output shapes)."""
+        key = ("check", id(prim))
+        program = self._programs.get(key)
+        if program is None:
+            name = self._shape_names.fresh(f"{MOD_NAME}_shape_check_{candidate_name(prim)[len('fused_'):]}"
+                                           .replace(".", "_"))
+            program = self._programs[key] = (ShapeProgram.from_function(prim, name, expected), prim)
+        return program[0]
+
 
 # registers worth releasing: tensors and the values of calls (not storages, constants or ints)
 _KILLABLE = (Opcode.AllocTensor, Opcode.AllocTensorReg, Opcode.Invoke, Opcode.InvokeClosure, Opcode.AllocADT)

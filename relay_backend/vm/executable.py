@@ -14,7 +14,11 @@ Byte layout (little-endian, no pickle; loading never runs code from the file):
     32s sha256 of everything before
 
 Every field is validated on load (magic, version, lengths, checksum, each instruction's shape,
-register / function / constant / packed indices in range); a bad file raises SerializationError.
+register / function / constant / packed indices in range, jump targets inside the function,
+numeric dtypes, non-negative shapes, parameter types, shape-function nodes); a bad file raises
+SerializationError. The checksum only detects accidents (anyone can recompute it), so a loaded
+executable is also never trusted at run time: the VM calls its kernels through the checked
+call (count, dtype, shape, alignment and aliasing of every argument), never the unchecked path.
 """
 import hashlib
 import json
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from ..config import VERSION
 from ..errors import SerializationError
 from ..runtime.params import load_param_dict, save_param_dict
-from .bytecode import FIELDS, Opcode, format_instruction, make
+from .bytecode import FIELDS, SUPPORTED_DTYPES, Opcode, format_instruction, make
 from .shape_func import ShapeProgram
 
 MAGIC = b"RBVMEXE\x00"
@@ -60,6 +64,9 @@ class Executable:
         self.shape_funcs = dict(shape_funcs)        # packed index -> ShapeProgram
         self.constants = list(constants)
         self.lib = lib
+        # True for executables read from bytes (load_exec): the VM then calls every kernel with
+        # its signature check, so a hand-edited file cannot make a kernel touch foreign memory
+        self.checked_calls = False
 
     # -- inspection
     @property
@@ -139,6 +146,7 @@ class Executable:
         for func in functions:
             _validate_function(func, len(functions), len(prims), len(constants))
         exe = Executable(functions, {n: i for i, n in enumerate(globals_)}, prims, shape_funcs, constants, lib)
+        exe.checked_calls = True
         missing = [n for n in exe.primitive_ops if lib is None or n not in lib]
         if missing:
             raise SerializationError(f"VM executable: cannot find function(s) {missing} in module {lib!r}; "
@@ -185,20 +193,83 @@ def _read(data: bytes):
     return meta, [blob[str(i)] for i in range(n)]
 
 
+_TERMINATORS = (Opcode.Ret, Opcode.Goto, Opcode.Fatal, Opcode.If)
+_INT64_MAX = (1 << 63) - 1
+_MAX_TENSOR_BYTES = 1 << 48
+_MAX_IMMEDIATE = 1 << 31
+
+
+def _bad(func: VMFunction, pc, what: str) -> SerializationError:
+    where = f"{func.name}" if pc is None else f"{func.name}[{pc}] {Opcode(func.instructions[pc][0]).name}"
+    return SerializationError(f"VM executable: function {where}: {what}")
+
+
+def _validate_param_type(desc, where: str) -> None:
+    """SerializationError unless `desc` is a compiler.type_descriptor (None, tensor or tuple)."""
+    if desc is None:
+        return
+    if isinstance(desc, dict) and set(desc) == {"tuple"} and isinstance(desc["tuple"], list):
+        for i, d in enumerate(desc["tuple"]):
+            _validate_param_type(d, f"{where}.{i}")
+        return
+    ok = (isinstance(desc, dict) and set(desc) == {"shape", "dtype"} and isinstance(desc["shape"], list)
+          and desc["dtype"] in SUPPORTED_DTYPES
+          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) for d in desc["shape"]))
+    if not ok:
+        raise SerializationError(f"VM executable: {where} has a malformed type {str(desc)[:120]} (a tensor "
+                                 f"type needs a shape of ints / null and one of the dtypes "
+                                 f"{sorted(SUPPORTED_DTYPES)})")
+
+
 def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int) -> None:
+    """SerializationError naming the function, instruction index and field of anything the run loop
+    could not execute safely: registers, functions, constants and kernels out of range, jumps
+    outside the function (or onto themselves), code that falls off the end, dtypes that are not
+    numeric, negative or overflowing shapes and immediates, and malformed parameter types."""
+    n = len(func.instructions)
     limits = {"reg": func.register_file_size, "func": nfuncs, "packed": npacked, "const": nconsts}
     if not func.instructions or func.register_file_size < len(func.params):
-        raise SerializationError(f"VM executable: function {func.name} is empty or has too few registers")
+        raise _bad(func, None, "is empty or has too few registers")
+    # the compiler gives every register at least one writing instruction
+    if func.register_file_size > len(func.params) + 2 * n + 16:
+        raise _bad(func, None, f"register_file_size={func.register_file_size} is larger than "
+                               f"{len(func.params)} parameters and {n} instructions can use")
+    if len(func.param_types) != len(func.params):
+        raise _bad(func, None, f"has {len(func.params)} parameters but {len(func.param_types)} parameter types")
+    for name, desc in zip(func.params, func.param_types):
+        _validate_param_type(desc, f"function {func.name}: parameter '{name}'")
     for pc, ins in enumerate(func.instructions):
-        for value, (name, kind) in zip(ins[1:], FIELDS[Opcode(ins[0])]):
+        op = Opcode(ins[0])
+        for value, (name, kind) in zip(ins[1:], FIELDS[op]):
             values = value if kind in ("regs", "ints") else (value,)
             key = "reg" if kind == "regs" else kind
             for v in values:
-                bad = (key in limits and not 0 <= v < limits[key]) or \
-                      (kind == "off" and not (v != 0 and 0 <= pc + v < len(func.instructions) + 1))
-                if bad:
-                    raise SerializationError(f"VM executable: {func.name}[{pc}] {Opcode(ins[0]).name}: "
-                                             f"{name}={v} is out of range")
+                if key in limits and not 0 <= v < limits[key]:
+                    raise _bad(func, pc, f"{name}={v} is out of range (0..{limits[key] - 1})")
+                if kind == "off" and not (v != 0 and 0 <= pc + v < n):
+                    raise _bad(func, pc, f"{name}={v} jumps to {pc + v}, outside the function's "
+                                         f"{n} instructions (or onto itself)")
+                if kind == "ints" and not 0 <= v <= _INT64_MAX:
+                    raise _bad(func, pc, f"{name} has the dim {v}; dims must be non-negative")
+                if kind == "int" and op != Opcode.LoadConsti and not 0 <= v < _MAX_IMMEDIATE:
+                    raise _bad(func, pc, f"{name}={v} is out of range")
+                if kind == "int" and not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+                    raise _bad(func, pc, f"{name}={v} does not fit in int64")
+            if kind == "dtype" and value not in SUPPORTED_DTYPES:
+                raise _bad(func, pc, f"{name}={value!r} is not one of the supported dtypes "
+                                     f"{sorted(SUPPORTED_DTYPES)}")
+            if kind == "ints":
+                size = 1
+                for d in value:
+                    size = min(size * d, _MAX_TENSOR_BYTES + 1)
+                if size * 8 > _MAX_TENSOR_BYTES:
+                    raise _bad(func, pc, f"{name}={list(value)} is too large a tensor")
+        if op == Opcode.InvokePacked and not (ins[2] == len(ins[4]) and 0 <= ins[3] <= ins[2]):
+            raise _bad(func, pc, f"arity={ins[2]} / output_size={ins[3]} do not fit its {len(ins[4])} "
+                                 f"arguments")
+    if Opcode(func.instructions[-1][0]) not in _TERMINATORS:
+        raise _bad(func, n - 1, "the last instruction falls off the end of the function (expected ret, "
+                                "goto, if or fatal)")
 
 
 __all__ = ["Executable", "VMFunction", "MAGIC", "FORMAT_VERSION"]

@@ -101,11 +101,13 @@ def _flatten(values, out):
     return out
 
 
-def _fatal(vm, func_index, pc, why):
+def _fatal(vm, func_index, pc, why, cls=ExecutionError):
     func = vm.exe.functions[func_index]
     ins = func.instructions[pc]
-    return ExecutionError(f"VM encountered fatal error in @{func.name} at pc {pc} "
-                          f"({format_instruction(ins, vm.exe.primitive_names)}): {why}")
+    where = f"@{func.name} at pc {pc} ({format_instruction(ins, vm.exe.primitive_names)})"
+    if cls is InputError:
+        return InputError(f"{why} [VM {where}]")
+    return cls(f"VM encountered fatal error in {where}: {why}")
 
 
 def run_loop(vm, func_index: int, args):
@@ -130,8 +132,10 @@ def run_loop(vm, func_index: int, args):
             try:
                 packed[ins[1]](*values)
             except InputError as err:
-                raise _fatal(vm, func_index, pc, f"kernel {vm.exe.primitive_names[ins[1]]} rejected its "
-                                                 f"arguments: {err}") from err
+                # a shape check / shape function rejecting run-time shapes names the op itself
+                why = str(err) if ins[1] in vm.exe.shape_funcs else \
+                    f"kernel {vm.exe.primitive_names[ins[1]]} rejected its arguments: {err}"
+                raise _fatal(vm, func_index, pc, why, InputError) from err
             pc += 1
         elif op == LOAD_CONSTI or op == LOAD_CONST:
             regs[ins[2]] = ins[1]

@@ -9,6 +9,12 @@ Every output of a kernel call is allocated before the call, then the kernel writ
                   alloc_storage $s $nbytes_j 64 dtype dev0; alloc_tensor_reg $t $s $zero $shape_j dtype
   then            invoke_packed <kernel> (in: inputs, out: $t...)
 
+A static output whose inputs have `Any` dims is checked first: the kernel was compiled for that
+one output shape and reads its inputs by it, so inputs of the wrong run-time shape would make it
+read out of bounds. `invoke_packed <shape check> (in: inputs, out: none)` replays the type
+relations on the real input shapes and raises InputError (naming the op and the shapes) when
+they are rejected or give another output shape.
+
 A primitive marked `relay.reshape_only=1` needs no kernel: `reshape_tensor` makes a view with
 the new shape (a constant, or computed by the shape function). As in TVM, every static output
 gets its own storage; the memory of dead registers is released by the `kill` instructions the
@@ -81,6 +87,13 @@ def emit_shape_func(fc, prim, flat_inputs, out_types) -> tuple:
     return shapes, sizes
 
 
+def emit_shape_check(fc, prim, flat_inputs, out_types) -> None:
+    """Check the run-time input shapes of a call with a static output (see the module doc)."""
+    program = fc.ctx.shape_check(prim, [tuple(int(d) for d in t.shape) for t in out_types])
+    fc.emit(Opcode.InvokePacked, fc.ctx.packed_index(program.name, program), len(flat_inputs), 0,
+            flat_inputs)
+
+
 def _regroup(fc, ty, regs):
     """The register holding a value of type `ty` built from flat tensor registers."""
     if isinstance(ty, TensorType):
@@ -96,6 +109,8 @@ def emit_kernel_call(fc, prim, arg_regs, arg_types, out_type) -> int:
     flat_in = flatten_inputs(fc, arg_regs, arg_types)
     out_types = flatten_types(out_type)
     dynamic = is_dynamic(out_type)
+    if not dynamic and any(is_dynamic(t) for t in arg_types):
+        emit_shape_check(fc, prim, flat_in, out_types)
     reshape_only = (int(prim.attrs.get("relay.reshape_only", 0)) == 1 and len(flat_in) == 1
                     and isinstance(out_type, TensorType))
     if reshape_only:
@@ -125,4 +140,4 @@ def emit_kernel_call(fc, prim, arg_regs, arg_types, out_type) -> int:
     return _regroup(fc, out_type, iter(outs))
 
 
-__all__ = ["emit_kernel_call", "alloc_static", "is_dynamic", "flatten_inputs", "ALIGNMENT"]
+__all__ = ["emit_kernel_call", "emit_shape_check", "alloc_static", "is_dynamic", "flatten_inputs", "ALIGNMENT"]

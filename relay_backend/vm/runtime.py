@@ -94,6 +94,8 @@ class VirtualMachine:
                 self._packed.append(exe.shape_funcs[i])
             elif exe.lib is None or name not in exe.lib:
                 raise RelayError(f"Cannot find function in module: {name}")
+            elif getattr(exe, "checked_calls", False):
+                self._packed.append(exe.lib[name])       # loaded from bytes: never unchecked
             else:
                 self._packed.append(fast_kernel(exe.lib[name]))
         self._code = [tuple(decode(ins, exe.constants, self.device) for ins in f.instructions)
