@@ -1,4 +1,4 @@
-"""Compile model.c with the system C compiler and load it with ctypes.
+"""Compile model.c (+ model.h, model_params.bin) with the system C compiler; load it with ctypes.
 
 Flags are codegen.c's (`cc -O3 -march=native -fPIC -shared -std=c99`, plus -fopenmp when the
 compiler supports it). Libraries are cached per process by (sources, flags): building the same
@@ -16,6 +16,7 @@ import threading
 from .. import config
 from ..codegen.c import compile_flags, find_cc
 from ..errors import CompileError
+from .params import FILE_NAME as PARAMS_FILE
 
 _LOCKS = {}
 _LOCKS_GUARD = threading.Lock()
@@ -34,24 +35,35 @@ def model_flags(openmp=None, options=()) -> list:
     return compile_flags(openmp, list(options))
 
 
-def compile_model(c_source: str, h_source: str, openmp=None, options=()) -> str:
-    """Path of a shared library built from model.c + model.h (cached by content and flags)."""
+def _write(path: str, data) -> None:
+    """Write atomically (threads of one process may build the same model at once)."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(tmp, "wb" if isinstance(data, (bytes, bytearray)) else "w") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def compile_model(c_source: str, h_source: str, params: bytes = b"", openmp=None, options=()) -> str:
+    """Path of a shared library built from model.c + model.h + model_params.bin (`params`,
+    included by model.c's `.incbin`), cached by content and flags. cc runs in the folder that
+    holds the three files, where the assembler looks for model_params.bin."""
     cc = find_cc()
     flags = model_flags(openmp, options)
-    key = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode()).hexdigest()[:24]
+    digest = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode())
+    digest.update(params)
+    key = digest.hexdigest()[:24]
     folder = os.path.join(_cache_dir(), key)
     lib_path = os.path.join(folder, "model.so")
     if os.path.exists(lib_path):
         return lib_path
     os.makedirs(folder, exist_ok=True)
-    for name, text in (("model.c", c_source), ("model.h", h_source)):
-        with open(os.path.join(folder, name), "w") as f:
-            f.write(text)
-    tmp = lib_path + f".{os.getpid()}.tmp"
-    cmd = [cc, *flags, os.path.join(folder, "model.c"), "-o", tmp, "-lm"]
+    for name, data in (("model.c", c_source), ("model.h", h_source), (PARAMS_FILE, params)):
+        _write(os.path.join(folder, name), data)
+    tmp = lib_path + f".{os.getpid()}.{threading.get_ident()}.tmp"
+    cmd = [cc, *flags, "model.c", "-o", tmp, "-lm"]
     if config.get().debug >= 4:
         print(f"[relay_backend] AOT model.c ({len(c_source)} chars):\n{c_source}", file=sys.stderr)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
     if proc.returncode != 0:
         raise CompileError(f"aot: the C compiler rejected the generated model:\n{' '.join(cmd)}\n"
                            f"{proc.stderr.strip()[:4000]}\n(the sources are in {folder})")

@@ -1,7 +1,7 @@
 """AotProgram -> one C translation unit (model.c) and its header (model.h).
 
-model.c holds every kernel (codegen/c.py), the constants as 64-byte aligned static arrays, ONE
-static workspace arena and the entry point TVM's AOT executor names
+model.c holds every kernel (codegen/c.py), ONE static workspace arena and the entry point
+TVM's AOT executor names
 
     int32_t tvmgen_default_run(struct tvmgen_default_inputs* inputs,
                                struct tvmgen_default_outputs* outputs);
@@ -11,21 +11,25 @@ planner: no malloc or free anywhere. model.h declares the two structs (one `void
 input, named after the Relay var, and per output: output0, output1, ...), their byte sizes
 and the workspace size. Caller buffers must be 64-byte aligned (the kernels assume it); the
 entry checks and returns TVMGEN_ERR_ALIGN otherwise.
+
+The constants are not C text: they are model_params.bin (params.py), included into .rodata by
+the assembler (`.incbin` in a top-level `__asm__`) as `tvmgen_default_params`, each constant
+at a 64-byte aligned offset; the entry checks the file's header against the one the sources
+were generated with and returns TVMGEN_ERR_PARAMS on a mismatch. model.c stays a few hundred
+KB however large the weights, and cc's time does not grow with them.
 """
 import os
 import re
 
-import numpy as np
-
 from ..codegen.c import generate
-from ..codegen.c_expr import storage_type
 from ..codegen.c_prelude import PRELUDE
 from ..codegen.c_stmt import FunctionEmitter
 from ..codegen.llvm import signature
+from .params import FILE_NAME, ParamsBlob, pack_params
 from .program import AotCodegenError, AotProgram, align
 
-PER_LINE = 8
 ERR_ALIGN = -3
+ERR_PARAMS = -4
 
 
 # Words a struct field of model.h cannot be: C99/C11 keywords, C++ keywords (model.h is
@@ -83,49 +87,84 @@ def field_names(program: AotProgram):
 
 # ---------------------------------------------------------------- constants
 
-def _literals(arr: np.ndarray) -> list:
-    """Exact C literals of the elements of `arr` in C order (its storage type)."""
-    flat = np.ascontiguousarray(arr).reshape(-1)
-    dt = str(flat.dtype)
-    if dt == "float16":
-        return [str(int(v)) for v in flat.view(np.uint16)]
-    if dt == "bool":
-        return ["1" if v else "0" for v in flat]
-    if dt in ("float32", "float64"):
-        suffix = "f" if dt == "float32" else ""
-        cast = "(float)" if dt == "float32" else "(double)"
-        out = []
-        for v in flat.tolist():
-            if v != v:
-                out.append(f"{cast}NAN")
-            elif v in (float("inf"), float("-inf")):
-                out.append(f"{'-' if v < 0 else ''}{cast}INFINITY")
-            else:
-                out.append(float(v).hex() + suffix)
-        return out
-    if dt == "int64":
-        return [f"INT64_C({v})" for v in flat.tolist()]
-    if dt == "uint64":
-        return [f"UINT64_C({v})" for v in flat.tolist()]
-    return [str(v) + ("u" if dt.startswith("uint") else "") for v in flat.tolist()]
-
-
-def _constant(prefix: str, k: int, graph_name: str, arr: np.ndarray) -> str:
-    ctype = storage_type(str(arr.dtype))
-    values = _literals(arr) or ["0"]
-    rows = [", ".join(values[i:i + PER_LINE]) for i in range(0, len(values), PER_LINE)]
-    body = ",\n  ".join(rows)
-    return (f"/* {graph_name}: Tensor[{tuple(arr.shape)}, {arr.dtype}] */\n"
-            f"static const {ctype} {prefix}_constant_{k}[{len(values)}] RB_ALIGNED64 = {{\n"
-            f"  {body}\n}};\n")
+def params_block(program: AotProgram, blob: ParamsBlob) -> str:
+    """The C that pulls model_params.bin into .rodata at compile time (`.incbin`), declares it
+    as `extern const uint8_t <prefix>_params[]`, lists where each constant lives, and defines
+    `<prefix>_check_params()`, which compares the file's header and size with the ones the
+    sources were generated with."""
+    p, P = program.prefix, program.prefix.upper()
+    sym, size_sym = f"{p}_params", f"{p}_params_size"
+    header = ", ".join(f"0x{b:02x}" for b in blob.header)
+    lines = [
+        "\n/* ---------------------------------------------------------- constants",
+        f" * The {len(program.constants)} constants ({len(blob)} bytes with the header) are not C text:",
+        f" * they are {FILE_NAME} (raw C-order bytes, each at a 64-byte aligned offset), which",
+        " * the assembler includes at compile time (.incbin), so compile time does not grow",
+        " * with the weights. The file is found relative to the compiler's working directory",
+        f" * (build in the directory holding it, or -D{P}_PARAMS_FILE='\"/path/to/{FILE_NAME}\"').",
+        " * Needs a GNU-compatible compiler and assembler (gcc, clang) and an ELF target. */",
+        f"#ifndef {P}_PARAMS_FILE", f'#define {P}_PARAMS_FILE "{FILE_NAME}"', "#endif",
+        "#if !defined(__ELF__) || !(defined(__GNUC__) || defined(__clang__))",
+        f'#error "model.c embeds {FILE_NAME} with the GNU assembler\'s .incbin (ELF targets, gcc or clang)"',
+        "#endif",
+        "__asm__(",
+        '  "\\t.pushsection .rodata\\n"',
+        '  "\\t.balign 64\\n"',
+        f'  "\\t.globl {sym}\\n"',
+        f'  "\\t.hidden {sym}\\n"',
+        f'  "\\t.type {sym}, %object\\n"',
+        f'  "{sym}:\\n"',
+        f'  "\\t.incbin \\"" {P}_PARAMS_FILE "\\"\\n"',
+        f'  ".L{sym}_end:\\n"',
+        f'  "\\t.size {sym}, .L{sym}_end - {sym}\\n"',
+        '  "\\t.balign 8\\n"',
+        f'  "\\t.globl {size_sym}\\n"',
+        f'  "\\t.hidden {size_sym}\\n"',
+        f'  "\\t.type {size_sym}, %object\\n"',
+        f'  "{size_sym}:\\n"',
+        f'  "\\t.quad .L{sym}_end - {sym}\\n"',
+        f'  "\\t.size {size_sym}, 8\\n"',
+        '  "\\t.popsection\\n");',
+        f'extern const uint8_t {sym}[] __attribute__((visibility("hidden")));',
+        f'extern const uint64_t {size_sym} __attribute__((visibility("hidden")));',
+        "",
+        f"/* constant: offset in {sym}, bytes */",
+    ]
+    for (name, arr, _), off, size in zip(program.constants, blob.offsets, blob.sizes):
+        lines.append(f"/*   {name}: Tensor[{tuple(arr.shape)}, {arr.dtype}] at {off}, {size} bytes */")
+    lines += [
+        "",
+        f"static int32_t {p}_check_params(void) {{",
+        f"  static const uint8_t expected[{len(blob.header)}] = {{{header}}};",
+        f"  if ({size_sym} != UINT64_C({len(blob)}) ||",
+        f"      memcmp({sym}, expected, sizeof(expected)) != 0) return {P}_ERR_PARAMS;",
+        "  return RB_OK;",
+        "}", ""]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- kernel scratch
 
+def max_expr(terms) -> str:
+    """A C constant expression for the max of `terms` (C expressions, deduplicated), as a
+    balanced tree of RB_MAX_CONST: the macro repeats its arguments, so a left-nested chain of
+    n terms expands to 2^n copies (ResNet-50's 18 scratch sizes: cc spent a minute and 2.7 GB
+    on that alone); balanced, each term is expanded about n times."""
+    terms = list(dict.fromkeys(terms))
+    if not terms:
+        return "0"
+    if len(terms) == 1:
+        return terms[0]
+    mid = len(terms) // 2
+    return f"RB_MAX_CONST({max_expr(terms[:mid])}, {max_expr(terms[mid:])})"
+
+
 def kernel_scratch(program: AotProgram, needs_ws: dict, max_threads: int):
     """(bytes in Python, C expression) of scratch for kernels whose temporaries exceed the
-    stack limit; kernels run one at a time, so they share one region (the largest)."""
-    sizes, exprs = [], []
+    stack limit; kernels run one at a time, so they share one region (the largest). Sizes
+    that do not depend on the thread count are folded into one number here; only those that
+    do (-D<PREFIX>_MAX_THREADS may change it when model.c is built) stay C expressions."""
+    sizes, fixed, exprs = [], 0, []
     for name, ws in needs_ws.items():
         if not ws:
             continue
@@ -138,26 +177,27 @@ def kernel_scratch(program: AotProgram, needs_ws: dict, max_threads: int):
         if not re.fullmatch(r"[0-9\s+*()]+", py_text):
             raise AotCodegenError(f"kernel {name} needs a workspace of symbolic size {text}; "
                                   f"the AOT executor needs static shapes (use the vm executor)")
-        sizes.append(align(eval(py_text, {"__builtins__": {}})))  # digits, + * ( ) only
-        exprs.append(f"RB_ALIGN64_CONST({c_text})")
+        size = align(eval(py_text, {"__builtins__": {}}))  # digits, + * ( ) only
+        sizes.append(size)
+        if c_text == text:
+            fixed = max(fixed, size)
+        else:
+            exprs.append(f"RB_ALIGN64_CONST({c_text})")
     if not sizes:
         return 0, "0"
-    c_expr = exprs[0]
-    for e in exprs[1:]:
-        c_expr = f"RB_MAX_CONST({c_expr}, {e})"
-    return max(sizes), c_expr
+    return max(sizes), max_expr(([str(fixed)] if fixed or not exprs else []) + exprs)
 
 
 # ---------------------------------------------------------------- the files
 
-def _pointer(program: AotProgram, tid: int, in_fields, out_fields) -> str:
+def _pointer(program: AotProgram, tid: int, in_fields, out_fields, offsets) -> str:
     kind, where = program.tensors[tid].place
     if kind == "input":
         return f"inputs->{in_fields[where]}"
     if kind == "output":
         return f"outputs->{out_fields[where]}"
     if kind == "const":
-        return f"(void*){program.prefix}_constant_{where}"
+        return f"(void*)({program.prefix}_params + {offsets[where]})"
     return f"(void*)({program.prefix}_workspace + {where})"
 
 
@@ -167,10 +207,13 @@ def emit_header(program: AotProgram, max_threads: int) -> str:
     ins, outs = field_names(program)
     lines = [f"/* Generated by relay_backend.aot: the C interface of model {program.mod_name!r}.",
              " * Buffers are C-contiguous and 64-byte aligned; sizes are in bytes.",
-             f" * {p}_run returns 0, a negative kernel error code, or {P}_ERR_ALIGN. */",
+             f" * {p}_run returns 0, a negative kernel error code, {P}_ERR_ALIGN, or",
+             f" * {P}_ERR_PARAMS when the {FILE_NAME} compiled in is not the one generated with",
+             " * these sources. */",
              f"#ifndef {P}_H_", f"#define {P}_H_", "", "#include <stdint.h>", "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", "",
              f"#define {P}_ERR_ALIGN ({ERR_ALIGN})",
+             f"#define {P}_ERR_PARAMS ({ERR_PARAMS})",
              f"#define {P}_WORKSPACE_SIZE {program.workspace_size}  /* with {max_threads} threads */",
              f"#define {P}_NUM_INPUTS {len(ins)}", f"#define {P}_NUM_OUTPUTS {len(outs)}"]
     for (name, tid), fld in zip(program.inputs, ins):
@@ -191,7 +234,9 @@ def emit_header(program: AotProgram, max_threads: int) -> str:
 
 
 def emit_source(program: AotProgram, max_threads: int = None, header_name: str = "model.h"):
-    """(model.c text, model.h text, workspace bytes) of the program."""
+    """(model.c text, model.h text, workspace bytes, ParamsBlob) of the program: model.c
+    includes the blob's bytes, written next to it as model_params.bin, at compile time."""
+    blob = pack_params([arr for _, arr, _ in program.constants])
     max_threads = max_threads or os.cpu_count() or 1
     p, P = program.prefix, program.prefix.upper()
     kernels, infos, needs_ws = generate(list(program.prim_funcs.values())) if program.prim_funcs \
@@ -204,32 +249,32 @@ def emit_source(program: AotProgram, max_threads: int = None, header_name: str =
     parts = [f'/* Generated by relay_backend.aot: model {program.mod_name!r}, '
              f'{len(program.calls)} kernel calls, workspace {program.workspace_size} bytes. */\n'
              f'#include <string.h>\n#include "{header_name}"\n\n', kernels,
-             "\n/* ---------------------------------------------------------- constants */\n"]
-    parts += [_constant(p, k, name, arr) for k, (name, arr, _) in enumerate(program.constants)]
-    arena_c = f"{program.arena_bytes} + {scratch_c}" if scratch else str(program.arena_bytes)
+             params_block(program, blob)]
+    arena_c = f"{program.arena_bytes} + {P}_SCRATCH_BYTES" if scratch else str(program.arena_bytes)
     parts.append(
         "\n/* ---------------------------------------------------------- workspace */\n"
         f"#ifndef {P}_MAX_THREADS\n#define {P}_MAX_THREADS {int(max_threads)}\n#endif\n"
         "#define RB_ALIGN64_CONST(n) ((((n) + 63) / 64) * 64)\n"
         "#define RB_MAX_CONST(a, b) ((a) > (b) ? (a) : (b))\n"
+        f"#define {P}_SCRATCH_BYTES ({scratch_c})  /* the largest kernel's temporaries */\n"
         f"#define {P}_ARENA_BYTES ({arena_c})\n"
         f"static uint8_t {p}_workspace[{P}_ARENA_BYTES > 0 ? {P}_ARENA_BYTES : 1] RB_ALIGNED64;\n\n")
-    body = []
+    body = [f"  if ({p}_check_params() != RB_OK) return {P}_ERR_PARAMS;"]
     for fld in ins:
         body.append(f"  if (((uintptr_t)inputs->{fld} & 63u) != 0) return {P}_ERR_ALIGN;")
     for fld in outs:
         body.append(f"  if (((uintptr_t)outputs->{fld} & 63u) != 0) return {P}_ERR_ALIGN;")
     for k, call in enumerate(program.calls):
-        args = ", ".join(_pointer(program, t, ins, outs) for t in call.inputs + call.outputs)
-        ws = (f"{p}_workspace + {program.kernel_ws_offset}, {scratch_c}"
+        args = ", ".join(_pointer(program, t, ins, outs, blob.offsets) for t in call.inputs + call.outputs)
+        ws = (f"{p}_workspace + {program.kernel_ws_offset}, {P}_SCRATCH_BYTES"
               if needs_ws.get(call.func_name) else "NULL, 0")
         body.append(f"  {{ /* {call.func_name} */\n    void* args[] = {{{args}}};\n"
                     f"    rc = {symbol[call.func_name]}_ws(args, NULL, {ws});\n"
                     f"    if (rc != RB_OK) return rc;\n  }}")
     for i, tid in program.copies:
-        src = _pointer(program, tid, ins, outs)
+        src = _pointer(program, tid, ins, outs, blob.offsets)
         body.append(f"  memcpy(outputs->{outs[i]}, {src}, {program.tensors[tid].nbytes});")
     parts.append(f"int32_t {p}_run(struct {p}_inputs* inputs, struct {p}_outputs* outputs) {{\n"
                  f"  int32_t rc = RB_OK;\n  (void)inputs; (void)outputs;\n"
                  + "\n".join(body) + "\n  return rc;\n}\n")
-    return "".join(parts), emit_header(program, max_threads), program.workspace_size
+    return "".join(parts), emit_header(program, max_threads), program.workspace_size, blob

@@ -1,6 +1,7 @@
 """export_library(dir): the model as C sources that build and run with no Python at all.
 
-Writes model.c and model.h (as compiled in-process), a Makefile (targets `model_run`, the
+Writes model.c, model.h and model_params.bin (as compiled in-process: model.c includes the
+constants from model_params.bin with the assembler's .incbin, so build in this directory), a Makefile (targets `model_run`, the
 sample program, and `libmodel.so`) and main.c, which reads every input, concatenated in
 model.h's order as raw C-order bytes, from a file, runs the model and writes every output,
 concatenated likewise, to another file:
@@ -13,6 +14,7 @@ import os
 
 from .build import model_flags
 from ..errors import SerializationError
+from .params import FILE_NAME as PARAMS_FILE
 
 _DROP = {"-shared", "-fPIC", "-fopenmp"}
 
@@ -64,25 +66,28 @@ def _makefile(openmp: bool) -> str:
         f"CFLAGS ?= {flags}\n"
         f"OPENMP ?= {'-fopenmp' if openmp else ''}\n\n"
         "all: model_run libmodel.so\n\n"
-        "model_run: main.c model.c model.h\n"
+        "model_run: main.c model.c model.h model_params.bin\n"
         "\t$(CC) $(CFLAGS) $(OPENMP) -o $@ main.c model.c -lm\n\n"
-        "libmodel.so: model.c model.h\n"
+        "libmodel.so: model.c model.h model_params.bin\n"
         "\t$(CC) $(CFLAGS) $(OPENMP) -fPIC -shared -o $@ model.c -lm\n\n"
         "clean:\n\trm -f model_run libmodel.so\n\n"
         ".PHONY: all clean\n")
 
 
 def export_sources(factory, directory, openmp=None) -> str:
-    """Write model.c, model.h, Makefile, main.c into `directory` (created); returns it."""
+    """Write model.c, model.h, model_params.bin, Makefile, main.c into `directory` (created);
+    returns it."""
     from ..codegen.c import has_openmp
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise SerializationError(f"export_library: {directory!r} is a file; the AOT executor exports "
-                                 f"a directory of C sources (model.c, model.h, Makefile, main.c)")
+                                 f"a directory of C sources (model.c, model.h, {PARAMS_FILE}, "
+                                 f"Makefile, main.c)")
     os.makedirs(directory, exist_ok=True)
     openmp = has_openmp() if openmp is None else openmp
     files = {"model.c": factory.c_source, "model.h": factory.h_source,
-             "Makefile": _makefile(openmp), "main.c": _main_c(factory)}
-    for name, text in files.items():
-        with open(os.path.join(directory, name), "w") as f:
-            f.write(text)
+             "Makefile": _makefile(openmp), "main.c": _main_c(factory),
+             PARAMS_FILE: factory.params_blob}
+    for name, data in files.items():
+        with open(os.path.join(directory, name), "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
     return directory

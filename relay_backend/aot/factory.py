@@ -1,7 +1,7 @@
 """AotExecutorFactoryModule: what `relay_backend.build(..., executor="aot")` returns.
 
-`aot_build(opt_mod, target, mod_name)` flattens the optimized main (program.py), emits model.c
-and model.h (codegen.py), compiles and loads them (build.py). The factory reports
+`aot_build(opt_mod, target, mod_name)` flattens the optimized main (program.py), emits model.c,
+model.h and model_params.bin (codegen.py, params.py), compiles and loads them (build.py). The factory reports
 `workspace_size` (bytes of the static arena), creates AotModules with `["default"](device)`,
 and `export_library(dir)` writes the standalone sources (export.py).
 """
@@ -16,13 +16,15 @@ from .runtime import AotModule
 class AotExecutorFactoryModule:
     """tvm.relay.backend.executor_factory.AOTExecutorFactoryModule."""
 
-    def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default"):
+    def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default",
+                 params_blob=b""):
         self.ir_mod = ir_mod
         self.target = target
         self.program = program
         self.lib = lib
         self.c_source = c_source
         self.h_source = h_source
+        self.params_blob = params_blob      # the bytes of model_params.bin (aot/params.py)
         self.libmod_name = libmod_name
         self.workspace_size = program.workspace_size
         self.input_fields, self.output_fields = field_names(program)
@@ -35,7 +37,7 @@ class AotExecutorFactoryModule:
         return self.lib
 
     def get_params(self) -> dict:
-        """Empty: AOT embeds every constant in model.c."""
+        """Empty: AOT compiles every constant in (model_params.bin, see `params_blob`)."""
         return {}
 
     def get_source(self, fmt: str = "c") -> str:
@@ -69,7 +71,7 @@ class AotExecutorFactoryModule:
         raise RelayError(f"the AOT factory has no function {key!r}; use factory[{self.libmod_name!r}](device)")
 
     def export_library(self, directory, **kwargs) -> str:
-        """Write model.c, model.h, a Makefile and a sample main.c into `directory`."""
+        """Write model.c, model.h, model_params.bin, a Makefile and a sample main.c into `directory`."""
         return export_sources(self, directory, **kwargs)
 
     def __repr__(self) -> str:
@@ -96,7 +98,8 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
     check_aot_target(target)
     func = opt_mod["main"]
     program = lower_program(func, target, mod_name)
-    c_source, h_source, _ = emit_source(program)
-    lib = AotLibrary(compile_model(c_source, h_source), program.prefix, c_source, h_source)
-    return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name)
+    c_source, h_source, _, blob = emit_source(program)
+    lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
+    return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name,
+                                    params_blob=blob.data)
 

@@ -76,7 +76,9 @@ class AotModule(ExecutorModule):
         if rc != 0:
             raise ExecutionError(f"{self.lib.prefix}_run returned error code {rc} (-1/-2: a kernel's "
                                  f"workspace is too small or misaligned: rebuild with more "
-                                 f"-D{self.lib.prefix.upper()}_MAX_THREADS; -3: a misaligned buffer)")
+                                 f"-D{self.lib.prefix.upper()}_MAX_THREADS; -3: a misaligned buffer; "
+                                 f"-4: the model_params.bin compiled in is not the one generated "
+                                 f"with model.c)")
 
     def get_num_outputs(self) -> int:
         return len(self._outputs)

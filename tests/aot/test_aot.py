@@ -78,7 +78,7 @@ def test_exported_program_builds_and_matches(model, tmp_path):
         pytest.skip("make is not installed")
     name, mod, params, data, factory = model
     out_dir = factory.export_library(str(tmp_path / "model"))
-    assert sorted(os.listdir(out_dir)) == ["Makefile", "main.c", "model.c", "model.h"]
+    assert sorted(os.listdir(out_dir)) == ["Makefile", "main.c", "model.c", "model.h", "model_params.bin"]
     assert not re.search(r"\b(malloc|calloc|free)\s*\(", open(os.path.join(out_dir, "main.c")).read())
     proc = subprocess.run(["make", "-s", "model_run"], cwd=out_dir, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
