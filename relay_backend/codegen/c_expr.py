@@ -10,6 +10,7 @@ emitted just before the statement being printed, so C compilers never see huge n
 import numpy as np
 
 from .. import tir
+from ..tir.functor import children as tir_children
 from ..errors import CompileError
 
 MAX_DEPTH = 24      # nesting depth after which a subexpression goes into a temporary
@@ -105,19 +106,8 @@ _ARITH = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.Div: "/"}
 
 
 def _children(node) -> list:
-    if isinstance(node, tir.BinaryOp):
-        return [node.a, node.b]
-    if isinstance(node, tir.Not):
-        return [node.a]
-    if isinstance(node, tir.Select):
-        return [node.condition, node.true_value, node.false_value]
-    if isinstance(node, tir.Cast):
-        return [node.value]
-    if isinstance(node, tir.Call):
-        return list(node.args)
-    if isinstance(node, tir.BufferLoad):
-        return list(node.indices)
-    return []
+    """Sub-expressions evaluated before `node` (Let is handled specially by the emitter)."""
+    return [] if isinstance(node, tir.Let) else tir_children(node)
 
 
 class ExprPrinter:

@@ -9,6 +9,7 @@ FloorDiv/FloorMod round toward -inf, Min/Max propagate NaN, `!=` is true for NaN
 from llvmlite import ir
 
 from .. import tir
+from ..tir.functor import children as tir_children
 from ..errors import CompileError
 from . import llvm_target
 
@@ -77,19 +78,7 @@ _ICMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir
 
 def _children(node) -> list:
     """Sub-expressions evaluated before `node` (Let is handled specially by the emitter)."""
-    if isinstance(node, tir.BinaryOp):
-        return [node.a, node.b]
-    if isinstance(node, tir.Not):
-        return [node.a]
-    if isinstance(node, tir.Select):
-        return [node.condition, node.true_value, node.false_value]
-    if isinstance(node, tir.Cast):
-        return [node.value]
-    if isinstance(node, tir.Call):
-        return list(node.args)
-    if isinstance(node, tir.BufferLoad):
-        return list(node.indices)
-    return []
+    return [] if isinstance(node, tir.Let) else tir_children(node)
 
 
 def _loads_in_branches(node) -> bool:
