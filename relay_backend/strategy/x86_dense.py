@@ -70,18 +70,25 @@ def dense_pack_compute(attrs, inputs, out_type):
     return [T.cast_to(out, dtype, DENSE_TAG + ",cast", "dense_cast")]
 
 
-def dense_pack_schedule(attrs, outs, target):
-    s = te.create_schedule(outs)
-    anchor = find_tagged(s, DENSE_TAG)
-    pack = find_tagged(s, PACK_TAG)
-    shape = static_shape(anchor.output(0))
-    work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
-    inline_except(s, keep=[pack])
-    O, R, others = place_anchor(s, outs, anchor, shape)
-    _tile_rows_cols(s, O, R, shape, work)
-    _schedule_pack(s, pack)
-    finish_others(s, others)
-    return s
+def _packed_schedule(anchor_tag):
+    """The schedule of a packed-weight product whose reduction stage carries `anchor_tag`:
+    keep the weight packing as its own stage, tile rows x columns of the (fused) output."""
+    def schedule(attrs, outs, target):
+        s = te.create_schedule(outs)
+        anchor = find_tagged(s, anchor_tag)
+        pack = find_tagged(s, PACK_TAG)
+        shape = static_shape(anchor.output(0))
+        work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
+        inline_except(s, keep=[pack])
+        O, R, others = place_anchor(s, outs, anchor, shape)
+        _tile_rows_cols(s, O, R, shape, work)
+        _schedule_pack(s, pack)
+        finish_others(s, others)
+        return s
+    return schedule
+
+
+dense_pack_schedule = _packed_schedule(DENSE_TAG)
 
 
 def _tile_rows_cols(s, O, R, shape, work):
@@ -251,18 +258,7 @@ def batch_matmul_compute(attrs, inputs, out_type):
     return [T.cast_to(out, dtype, BMM_TAG + ",cast", "batch_matmul_cast")]
 
 
-def batch_matmul_schedule(attrs, outs, target):
-    s = te.create_schedule(outs)
-    anchor = find_tagged(s, BMM_TAG)
-    pack = find_tagged(s, PACK_TAG)
-    shape = static_shape(anchor.output(0))
-    work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
-    inline_except(s, keep=[pack])
-    O, R, others = place_anchor(s, outs, anchor, shape)
-    _tile_rows_cols(s, O, R, shape, work)
-    _schedule_pack(s, pack)
-    finish_others(s, others)
-    return s
+batch_matmul_schedule = _packed_schedule(BMM_TAG)
 
 
 # --- registration ----------------------------------------------------------------------------
