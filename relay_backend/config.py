@@ -15,6 +15,7 @@ class Config:
     no_memory_plan: bool = False   # RB_NO_MEMORY_PLAN=1: disable storage reuse (bisection)
     cache_dir: str = ""            # RB_CACHE_DIR: on-disk kernel cache ("" = ~/.cache/relay_backend)
     no_disk_cache: bool = False    # RB_NO_DISK_CACHE=1
+    max_tensor_bytes: int = 0      # RB_MAX_TENSOR_BYTES: largest single tensor (0 = physical memory)
 
 
 def _read() -> Config:
@@ -25,7 +26,19 @@ def _read() -> Config:
         no_memory_plan=env.get("RB_NO_MEMORY_PLAN", "") not in ("", "0"),
         cache_dir=env.get("RB_CACHE_DIR", ""),
         no_disk_cache=env.get("RB_NO_DISK_CACHE", "") not in ("", "0"),
+        max_tensor_bytes=_int_setting(env, "RB_MAX_TENSOR_BYTES"),
     )
+
+
+def _int_setting(env, name: str) -> int:
+    text = env.get(name, "") or "0"
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{name}={text!r} is not an integer") from None
+    if value < 0:
+        raise ValueError(f"{name}={text!r} must be >= 0")
+    return value
 
 
 _CONFIG = _read()

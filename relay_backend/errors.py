@@ -43,3 +43,8 @@ class AttrsError(RelayError, ValueError):
 class IRConstructionError(RelayError, TypeError, ValueError):
     """An IR node or type was built from a wrong value (e.g. `Function([const(1.0)], ...)`,
     `TensorType((2,), "floaty")`). Also a TypeError/ValueError, which such mistakes raised before."""
+
+
+class AllocationError(RelayError, MemoryError):
+    """A tensor (or a sum of them) is larger than the stated size limit
+    (`runtime.limits.max_tensor_bytes()`), detected before anything is allocated."""

@@ -1,0 +1,52 @@
+"""The stated size limit on a single tensor, checked before anything is allocated.
+
+Shapes that type-check can still be far too large to allocate (`ones((2**20, 2**20))`, a conv
+with padding 1e6, a size field in a hand-edited file). numpy then raises a bare MemoryError, or
+the OS kills the process. Every place that allocates from a shape it did not choose calls
+`check_tensor_size` first, so the user gets an `AllocationError` naming the tensor instead.
+
+The limit is the machine's physical memory, or `RB_MAX_TENSOR_BYTES` when set.
+"""
+import os
+
+import numpy as np
+
+from .. import config
+from ..errors import AllocationError
+
+
+def _physical_memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):   # not POSIX: a generous fixed bound
+        return 1 << 40
+
+
+def max_tensor_bytes() -> int:
+    """The largest tensor, in bytes, that relay_backend will allocate."""
+    return config.get().max_tensor_bytes or _physical_memory_bytes()
+
+
+def tensor_bytes(shape, dtype) -> int:
+    """Exact byte size of a tensor (Python ints: no int64 overflow for absurd shapes)."""
+    size = np.dtype(dtype).itemsize
+    for dim in shape:
+        size *= int(dim)
+    return size
+
+
+def check_tensor_size(shape, dtype, what: str) -> int:
+    """Raise AllocationError naming `what` when `shape` x `dtype` exceeds the limit; else its bytes."""
+    if any(int(dim) < 0 for dim in shape):
+        raise AllocationError(f"{what}: negative dimension in shape {tuple(int(d) for d in shape)}")
+    nbytes = tensor_bytes(shape, dtype)
+    limit = max_tensor_bytes()
+    if nbytes > limit:
+        raise AllocationError(
+            f"{what}: a tensor of shape {tuple(int(d) for d in shape)} and dtype {np.dtype(dtype).name} "
+            f"needs {nbytes:,} bytes, more than the limit of {limit:,} bytes (the machine's memory, "
+            f"or RB_MAX_TENSOR_BYTES); reduce the shape or raise RB_MAX_TENSOR_BYTES")
+    return nbytes
+
+
+__all__ = ["check_tensor_size", "max_tensor_bytes", "tensor_bytes"]
