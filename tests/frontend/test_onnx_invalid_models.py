@@ -6,6 +6,7 @@ match onnxruntime."""
 import os
 
 import numpy as np
+import onnx
 import pytest
 from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
@@ -359,3 +360,58 @@ def test_backend_accepts_bytes_and_paths_and_checks_run_inputs(tmp_path):
         rep.run({"z": x})
     with pytest.raises(InputError, match=r"2 inputs.*expects 1 \(\['x'\]\)"):
         rep.run([x, x])
+
+
+# --- value checks inside converters (found by the mutation tests) ------------------------------------------
+def _with_attr(node, name, value, attr_type):
+    node.attribute.append(helper.make_attribute(name, value, attr_type=attr_type))
+    return node
+
+
+CONVERTER_CASES = {
+    "pool_empty_kernel": ([_with_attr(helper.make_node("MaxPool", ["x"], ["y"], name="n"), "kernel_shape", [],
+                                      onnx.AttributeProto.INTS)], {}, r"'n' \(MaxPool.*kernel_shape is empty"),
+    "pool_kernel_rank": ([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2, 2], name="n")], {},
+                         r"'n' \(AveragePool.*kernel_shape=\[2, 2, 2\] must hold 2 value"),
+    "pool_zero_stride": ([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[0, 1], name="n")],
+                         {}, r"'n' \(MaxPool.*strides=\[0, 1\] must hold 2 value\(s\) >= 1"),
+    "conv_short_pads": ([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1], name="n")],
+                        {"w": np.ones((1, 1, 2, 2), F)}, r"'n' \(Conv.*pads=\[1\] must hold 4"),
+    "conv_negative_pads": ([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, -1, 0, 0], name="n")],
+                           {"w": np.ones((1, 1, 2, 2), F)}, r"'n' \(Conv.*non-negative"),
+    "conv_transpose_short_pads": ([helper.make_node("ConvTranspose", ["x", "w"], ["y"], pads=[1, 1], name="n")],
+                                  {"w": np.ones((1, 1, 2, 2), F)}, r"'n' \(ConvTranspose.*pads=\[1, 1\] must hold 4"),
+    "conv_transpose_output_padding": ([helper.make_node("ConvTranspose", ["x", "w"], ["y"], output_padding=[1],
+                                                        name="n")], {"w": np.ones((1, 1, 2, 2), F)},
+                                      r"'n' \(ConvTranspose.*output_padding=\[1\] must hold 2 value\(s\) >= 0"),
+    "clip_vector_bound": ([helper.make_node("Clip", ["x", "lo"], ["y"], name="n")], {"lo": np.zeros(3, F)},
+                          r"'n' \(Clip.*min must be a scalar.*\(3,\)"),
+    "pad_short_pads": ([helper.make_node("Pad", ["x", "p"], ["y"], name="n")], {"p": np.zeros(3, "int64")},
+                       r"'n' \(Pad.*3 values.*4 padded axes need 8"),
+    "pad_axis_out_of_range": ([helper.make_node("Pad", ["x", "p", "", "a"], ["y"], name="n")],
+                              {"p": np.zeros(2, "int64"), "a": np.array([7], "int64")},
+                              r"'n' \(Pad.*axes \[7\] are out of range"),
+    "expand_negative": ([helper.make_node("Expand", ["x", "s"], ["y"], name="n")], {"s": np.array([-1, 1], "int64")},
+                        r"'n' \(Expand.*negative dimension"),
+    "expand_incompatible": ([helper.make_node("Expand", ["x", "s"], ["y"], name="n")], {"s": np.array([3, 5], "int64")},
+                            r"'n' \(Expand.*\(1, 1, 4, 4\) cannot be broadcast to the shape \[3, 5\]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONVERTER_CASES))
+def test_converters_name_invalid_values(case):
+    nodes, inits, pattern = CONVERTER_CASES[case]
+    m = make_model(nodes, [("x", F, [1, 1, 4, 4])], [("y", F, None)], inits, opset=18)
+    m.graph.output[0].type.tensor_type.ClearField("shape")
+    with pytest.raises(RelayError, match=pattern) as err:
+        relay.frontend.from_onnx(m)
+    assert err.value.__cause__ is None or isinstance(err.value.__cause__, RelayError), "not diagnosed by a check"
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_pow_with_a_negative_constant_exponent_matches_onnxruntime(dtype):
+    m = make_model([helper.make_node("Pow", ["x", "e"], ["y"])], [("x", dtype, [5])], [("y", dtype, [5])],
+                   {"e": np.array([-1, -2, -1, -3, 2], dtype)}, opset=15)
+    feeds = {"x": np.array([2, 3, -2, 1, 7], dtype)}
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(m, feeds, kind), run_ort(m, feeds))

@@ -184,8 +184,14 @@ def slice_(ctx, inputs):
 @converter("Expand", min_version=8)
 def expand(ctx, inputs):
     x, shape = inputs
-    target = _ints(ctx, shape, "shape")
-    out = tuple(np.broadcast_shapes(tuple(ctx.static_shape(x, "input")), tuple(target)))
+    target = tuple(_ints(ctx, shape, "shape"))
+    have = tuple(ctx.static_shape(x, "input"))
+    if any(d < 0 for d in target):
+        raise ctx.invalid(f"the shape {list(target)} has a negative dimension")
+    try:
+        out = tuple(np.broadcast_shapes(have, target))
+    except ValueError:
+        raise ctx.invalid(f"the input of shape {have} cannot be broadcast to the shape {list(target)}") from None
     return _op.broadcast_to(x, out)
 
 
@@ -207,6 +213,10 @@ def pad(ctx, inputs):
         value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else 0
         axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else list(range(nd))
     k = len(axes)
+    if len(pads) != 2 * k:
+        raise ctx.invalid(f"pads {pads} has {len(pads)} values, but {k} padded axes need {2 * k}")
+    if any(not -nd <= a < nd for a in axes):
+        raise ctx.invalid(f"axes {axes} are out of range for an input of rank {nd}")
     width = [[0, 0] for _ in range(nd)]
     for i, a in enumerate(axes):
         width[a % nd] = [pads[i], pads[i + k]]
