@@ -140,7 +140,8 @@ def _softmax_axis(value):
 MALFORMED_NODES = {
     "add_one_input": (helper.make_node("Add", ["x"], ["y"], name="n"), r"'n' \(Add.*1 input.*needs 2"),
     "add_three_inputs": (helper.make_node("Add", ["x", "x", "x"], ["y"], name="n"), r"'n' \(Add.*3 input.*needs 2"),
-    "add_empty_required_input": (helper.make_node("Add", ["x", ""], ["y"], name="n"), r"'n' \(Add.*input 1 \(B\).*empty"),
+    "add_empty_required_input": (helper.make_node("Add", ["x", ""], ["y"], name="n"),
+                                 r"'n' \(Add.*input 1 \(B\).*empty"),
     "relu_two_outputs": (helper.make_node("Relu", ["x"], ["y", "z"], name="n"), r"'n' \(Relu.*2 output.*1"),
     "concat_without_axis": (helper.make_node("Concat", ["x", "x"], ["y"], name="n"), r"'n' \(Concat.*required.*'axis'"),
     "maxpool_without_kernel": (helper.make_node("MaxPool", ["x"], ["y"], name="n"),
@@ -415,3 +416,16 @@ def test_integer_pow_with_a_negative_constant_exponent_matches_onnxruntime(dtype
     feeds = {"x": np.array([2, 3, -2, 1, 7], dtype)}
     for kind in ("debug", "graph"):
         assert_close(run_relay(m, feeds, kind), run_ort(m, feeds))
+
+
+def test_deferred_backend_rep_checks_run_inputs():
+    """A model prepared lazily (its shape input arrives at run time) checks its inputs the same way."""
+    m = make_model([helper.make_node("Reshape", ["x", "s"], ["y"])], [("x", F, [2, 3]), ("s", "int64", [2])],
+                   [("y", F, [3, 2])])
+    rep = RelayBackend.prepare(m, executor="debug")
+    x, s = R.standard_normal((2, 3)).astype(F), np.array([3, 2], "int64")
+    assert_close(rep.run({"x": x, "s": s}), run_ort(m, {"x": x, "s": s}))
+    with pytest.raises(InputError, match=r"got 1 inputs.*expects 2 \(\['x', 's'\]\)"):
+        rep.run([x])
+    with pytest.raises(InputError, match=r"missing input\(s\) \['s'\]"):
+        rep.run({"x": x})

@@ -393,6 +393,11 @@ def _check_static_size(ty, what: str):
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
     """Convert an ONNX model to (IRModule, params), as tvm.relay.frontend.from_onnx.
 
+    model: an onnx.ModelProto, its serialized bytes, or a path (str or os.PathLike; external data
+    files are read from the model's directory only). Invalid input raises a RelayError naming what is
+    wrong: SerializationError for bytes that are not a model, InputError for a missing file or a bad
+    argument, InvalidModelError (an InputError) for a model that breaks the ONNX standard,
+    OpNotImplemented for what this importer does not support.
     shape: {input name: shape} overrides the declared shapes (needed for symbolic dims when
     shape-computing subgraphs must fold); dtype: str or {input name: dtype} for inputs without
     a declared type; opset: override the model's opset; freeze_params: initializers become

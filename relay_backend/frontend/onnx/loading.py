@@ -22,10 +22,10 @@ def load_model(source, caller: str = "from_onnx"):
     if isinstance(source, onnx.ModelProto):
         return source
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _parse(bytes(source), f"{caller}: the given bytes")
+        return _parse(bytes(source), f"{caller}: the given bytes are")
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        model = _parse(_read_file(path, caller), f"{caller}: the file {path!r}")
+        model = _parse(_read_file(path, caller), f"{caller}: the file {path!r} is")
         _read_external_data(model, os.path.dirname(os.path.abspath(path)))
         return model
     raise InputError(f"{caller}: expected an onnx.ModelProto, its serialized bytes or a path, "
@@ -44,14 +44,15 @@ def _read_file(path: str, caller: str) -> bytes:
         raise InputError(f"{caller}: cannot read the model file {path!r}: {err.strerror or err}") from err
 
 
-def _parse(data: bytes, what: str):
+def _parse(data: bytes, subject: str):
+    """The ModelProto in `data`; `subject` starts the error message ("from_onnx: the file 'm.onnx' is")."""
     import onnx
     from google.protobuf.message import DecodeError
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
     except DecodeError as err:
-        raise SerializationError(f"{what} is not a valid ONNX model: the protobuf cannot be decoded ({err}); "
+        raise SerializationError(f"{subject} not a valid ONNX model: the protobuf cannot be decoded ({err}); "
                                  "the file may be truncated or not an .onnx file") from err
     return model
 
