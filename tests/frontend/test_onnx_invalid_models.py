@@ -429,3 +429,41 @@ def test_deferred_backend_rep_checks_run_inputs():
         rep.run([x])
     with pytest.raises(InputError, match=r"missing input\(s\) \['s'\]"):
         rep.run({"x": x})
+
+
+def test_names_that_are_not_utf8_text_are_a_serialization_error(tmp_path):
+    """protobuf parses invalid UTF-8 in a string field and hands it out as bytes; the loader names it."""
+    m = make_model([helper.make_node("Relu", ["x"], ["y"], name="act")], [("x", F, [2])], [("y", F, [2])])
+    data = m.SerializeToString().replace(b"Relu", b"R\xfflu")
+    with pytest.raises(SerializationError, match=r"not valid UTF-8 in model\.graph\.node\[0\]\.op_type"):
+        relay.frontend.from_onnx(data)
+    parsed = onnx.ModelProto()
+    parsed.ParseFromString(data)
+    with pytest.raises(SerializationError, match="not valid UTF-8"):
+        relay.frontend.from_onnx(parsed)
+
+
+def test_a_node_that_crashes_onnx_shape_inference_is_reported_not_a_segfault():
+    """After a node fails, the importer types its outputs with ONNX shape inference to keep checking
+    the nodes after it; onnx 1.17's inference segfaults on a Conv over a rank-2 input (onnx/onnx#6180).
+    The import must survive that (run in a child process here, so a crash cannot take pytest down)."""
+    import subprocess
+    import sys
+    script = (
+        "import numpy as np\n"
+        "from onnx import helper, numpy_helper\n"
+        "import relay_backend as relay\n"
+        "g = helper.make_graph([helper.make_node('Conv', ['x', 'w'], ['c'], name='conv'),\n"
+        "                       helper.make_node('Relu', ['c'], ['y'])], 'g',\n"
+        "                      [helper.make_tensor_value_info('x', 1, [1, 8])], [helper.make_tensor_value_info('y', 1, None)],\n"
+        "                      [numpy_helper.from_array(np.zeros((4, 2, 3, 3), 'float32'), 'w')])\n"
+        "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 13)])\n"
+        "try:\n"
+        "    relay.frontend.from_onnx(m)\n"
+        "except relay.errors.RelayError as err:\n"
+        "    print('RelayError:', err)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, f"the import crashed (exit {done.returncode}): {done.stderr[-2000:]}"
+    assert "RelayError:" in done.stdout and "'conv' (Conv" in done.stdout, done.stdout + done.stderr[-2000:]

@@ -136,3 +136,46 @@ def test_the_mutations_cover_many_operators():
     assert len(MODELS) >= 60, sorted(MODELS)
     assert sum(1 for model, _ in MODELS.values() for _ in _mutations(model)) >= 600
     assert sum(1 for model, values in MODELS.values() for _ in _bound_inputs(model, values)) >= 50
+
+
+def _small_network():
+    """A Conv -> Relu -> MaxPool -> Reshape -> Gemm -> Split -> Concat model with initializers."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Reshape", ["p", "s"], ["f"]),
+             helper.make_node("Gemm", ["f", "gw", "gb"], ["g"], transB=1),
+             helper.make_node("Split", ["g", "sp"], ["y1", "y2"], axis=1),
+             helper.make_node("Concat", ["y2", "y1"], ["y"], axis=1)]
+    inits = {"w": rng.standard_normal((4, 2, 3, 3)), "b": np.zeros(4), "s": np.array([1, -1]),
+             "gw": rng.standard_normal((6, 64)), "gb": np.zeros(6), "sp": np.array([2, 4])}
+    inits = [numpy_helper.from_array(v.astype("int64" if v.dtype.kind == "i" else "float32"), k)
+             for k, v in inits.items()]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [1, 2, 8, 8])],
+                              [helper.make_tensor_value_info("y", 1, [1, 6])], initializer=inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_corrupted_bytes_import_or_raise_a_diagnosing_relay_error():
+    """Truncated files and flipped bytes: protobuf often still parses them, into a model with wrong
+    dims, types, names or attributes. Each must import or raise a diagnosing RelayError."""
+    model = _small_network()
+    from_onnx(model)  # the intact model imports
+    data, rng, problems = model.SerializeToString(), np.random.default_rng(1), []
+    for trial in range(400):
+        corrupt = bytearray(data)
+        if trial % 3 == 0:
+            corrupt = corrupt[:rng.integers(0, len(corrupt))]
+        else:
+            for _ in range(rng.integers(1, 4)):
+                corrupt[rng.integers(0, len(corrupt))] = rng.integers(0, 256)
+        try:
+            from_onnx(bytes(corrupt))
+        except RelayError as err:
+            if _undiagnosed(err) and type(err.__cause__).__name__ != "DecodeError":
+                problems.append(f"trial {trial}: undiagnosed {type(err.__cause__).__name__}: {err}")
+        except Exception as err:  # noqa: BLE001 - any other exception is the bug this test looks for
+            problems.append(f"trial {trial}: {type(err).__name__}: {err}")
+    assert not problems, "\n".join(problems)

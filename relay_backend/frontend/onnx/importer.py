@@ -26,6 +26,7 @@ from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
 from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
                      iter_graphs, node_where, onnx_dtype)
+from .inference import inferred_types
 from .loading import load_model
 from .tensors import tensor_to_array
 from .validate import check_arguments, check_node_schemas, check_opset_argument, check_opset_known, \
@@ -228,12 +229,14 @@ class OnnxImporter:
         """Convert every node; collect what is unsupported and raise it all at once.
 
         A node that cannot be converted (an unsupported op, attribute value or run-time input)
-        is recorded, and its outputs become placeholder variables typed by ONNX shape inference,
-        so the nodes after it are still checked. Their failures that may be consequences of the
-        placeholder (a value or static shape that is unknown, a type error) are not reported
-        separately but counted as unchecked; their unsupported attributes are reported."""
+        is recorded, and its outputs become placeholder variables typed by ONNX shape inference
+        (run in a child process, see inference.py), so the nodes after it are still checked. Their
+        failures that may be consequences of the placeholder (a value or static shape that is
+        unknown, a type error) are not reported separately but counted as unchecked; their
+        unsupported attributes are reported."""
         failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
         unchecked, inferred = 0, None
+        consumed = {name for node in model.graph.node for name in node.input}
         for node in model.graph.node:
             is_tainted = any(n in tainted for n in node.input if n)
             if any(n and n in values and values[n] is None for n in node.input):
@@ -259,8 +262,10 @@ class OnnxImporter:
                     unchecked += 1
                 else:
                     failed.append(err)
+            if not any(name in consumed for name in node.output if name):
+                continue  # no later node reads its outputs: nothing to type
             if inferred is None:
-                inferred = _inferred_types(model)
+                inferred = inferred_types(model)
             for name in node.output:
                 if name:
                     values[name] = self._placeholder(name, inferred.get(name))
@@ -345,24 +350,6 @@ def model_opset(model) -> int:
 
 def _is_const(e) -> bool:
     return isinstance(e, Constant) or (isinstance(e, Tuple) and all(_is_const(f) for f in e.fields))
-
-
-def _inferred_types(model) -> dict:
-    """{value name: (shape with Any for unknown dims, ONNX elem type)} from ONNX shape inference
-    (only the values whose rank and element type it found); {} if inference fails."""
-    import onnx
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # inference is best-effort here: it only types placeholders
-        return {}
-    out = {}
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-        tt = vi.type.tensor_type
-        if not vi.type.HasField("tensor_type") or not tt.elem_type or not tt.HasField("shape"):
-            continue
-        out[vi.name] = (tuple(int(d.dim_value) if d.HasField("dim_value") else Any() for d in tt.shape.dim),
-                        tt.elem_type)
-    return out
 
 
 def _all_nodes(graph):

@@ -2,7 +2,8 @@
 
 `load_model` turns each into a ModelProto or raises a RelayError saying what was wrong with the
 source: a path that does not exist or is a directory (InputError), bytes that are not a protobuf
-ModelProto (SerializationError, not protobuf's DecodeError).
+ModelProto (SerializationError, not protobuf's DecodeError), or a model whose names hold bytes
+that are not UTF-8 text (protobuf parses those and hands them out as bytes instead of str).
 
 A model read from a path may keep large tensors in external files next to it. Those are read here,
 and only from inside the model's directory: an absolute location, one that climbs out with `..`,
@@ -20,12 +21,16 @@ def load_model(source, caller: str = "from_onnx"):
     """The onnx.ModelProto that `source` (a ModelProto, bytes, or a path) holds."""
     import onnx
     if isinstance(source, onnx.ModelProto):
+        _check_text(source, f"{caller}: the model")
         return source
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _parse(bytes(source), f"{caller}: the given bytes are")
+        model = _parse(bytes(source), f"{caller}: the given bytes are")
+        _check_text(model, f"{caller}: the given bytes")
+        return model
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         model = _parse(_read_file(path, caller), f"{caller}: the file {path!r} is")
+        _check_text(model, f"{caller}: the file {path!r}")
         _read_external_data(model, os.path.dirname(os.path.abspath(path)))
         return model
     raise InputError(f"{caller}: expected an onnx.ModelProto, its serialized bytes or a path, "
@@ -55,6 +60,33 @@ def _parse(data: bytes, subject: str):
         raise SerializationError(f"{subject} not a valid ONNX model: the protobuf cannot be decoded ({err}); "
                                  "the file may be truncated or not an .onnx file") from err
     return model
+
+
+def _check_text(model, subject: str):
+    """Raise SerializationError if any string field of `model` (names, op types, attribute strings,
+    ...) is not valid UTF-8; bytes fields such as raw_data are not read."""
+    from google.protobuf.descriptor import FieldDescriptor
+    stack = [("model", model)]
+    while stack:
+        where, message = stack.pop()
+        for field in message.DESCRIPTOR.fields:
+            repeated = field.is_repeated if hasattr(field, "is_repeated") else \
+                field.label == FieldDescriptor.LABEL_REPEATED
+            if field.type == FieldDescriptor.TYPE_STRING:
+                try:
+                    values = getattr(message, field.name)
+                    bad = any(isinstance(v, bytes) for v in (values if repeated else [values]))
+                except UnicodeDecodeError:
+                    bad = True
+                if bad:
+                    raise SerializationError(f"{subject} holds text that is not valid UTF-8 in {where}.{field.name}; "
+                                             "the file is corrupt")
+            elif field.type == FieldDescriptor.TYPE_MESSAGE:
+                if repeated:
+                    stack.extend((f"{where}.{field.name}[{i}]", sub)
+                                 for i, sub in enumerate(getattr(message, field.name)))
+                elif message.HasField(field.name):
+                    stack.append((f"{where}.{field.name}", getattr(message, field.name)))
 
 
 def _named_tensors(model):
