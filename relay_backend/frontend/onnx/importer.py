@@ -328,9 +328,8 @@ class OnnxImporter:
         except (ArithmeticError, LookupError, TypeError, ValueError) as err:
             # the last line of defence: the schema check has passed, so a converter that still fails
             # like this met input values or attributes it did not expect; name the node, keep the cause
-            raise InvalidModelError(f"{where}: cannot be converted ({type(err).__name__}: {err}); its inputs "
-                                    "or attributes are probably invalid (onnx.checker.check_model(model, "
-                                    "full_check=True) may say more)") from err
+            raise InvalidModelError(f"{where}: cannot be converted ({type(err).__name__}: {err}); its input "
+                                    "values or attributes are probably invalid for this operator") from err
         missing = [name for name in node.output[len(outs):] if name]
         if missing:
             raise OpNotImplemented(f"{where}: output(s) {missing} are not supported by this importer (it "
