@@ -46,3 +46,25 @@ def make_model(nodes, inputs, outputs, inits=(), opset=13):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
     return m
+
+
+def relu_model():
+    """A one-node model: y = Relu(x), x of shape (2, 3), the node named 'act'."""
+    from onnx import helper
+    return make_model([helper.make_node("Relu", ["x"], ["y"], name="act")], [("x", "float32", [2, 3])],
+                      [("y", "float32", [2, 3])])
+
+
+def add_model_with(tensor):
+    """y = x + w for x of shape (4,), with `tensor` (named 'w') as the initializer."""
+    from onnx import helper
+    model = make_model([helper.make_node("Add", ["x", "w"], ["y"])], [("x", "float32", [4])], [("y", "float32", [4])])
+    model.graph.initializer.append(tensor)
+    return model
+
+
+def raises_relay_error(model, pattern, error=None, **kw):
+    """Assert that from_onnx(model, **kw) raises `error` (default RelayError) matching `pattern`."""
+    import relay_backend as relay
+    with pytest.raises(error or relay.errors.RelayError, match=pattern):
+        relay.frontend.from_onnx(model, **kw)

@@ -10,12 +10,21 @@ ops); such a model is prepared lazily: each run binds its integer and bool input
 
 The executor is chosen per call (`executor="debug" | "graph" | "vm"`); the default is "graph"
 when this version provides it, else the debug interpreter.
+
+prepare accepts what from_onnx accepts (a ModelProto, its bytes, a path) and fails with the same
+RelayErrors: the importer's own checks run before onnx.checker, so a malformed node is named the
+same way; what only the checker finds is reported as an InvalidModelError carrying its message.
+run checks the inputs' names and count before anything runs.
 """
 import numpy as np
+import onnx
 from onnx.backend.base import Backend, BackendRep
 
-from .common import DynamicInputError
-from .importer import OnnxImporter, from_onnx
+from ...errors import InputError
+from .common import DynamicInputError, InvalidModelError
+from .importer import OnnxImporter, from_onnx, model_opset
+from .loading import load_model
+from .validate import check_opset_known, validate_model
 
 
 def default_executor() -> str:
@@ -41,6 +50,24 @@ def _flatten(value, out):
     return out
 
 
+def input_list(inputs, names) -> list:
+    """`inputs` (a list, one array, or {name: array}) as arrays in the order of `names`; an
+    InputError names missing, unknown or miscounted inputs."""
+    if isinstance(inputs, dict):
+        missing = [n for n in names if n not in inputs]
+        unknown = [n for n in inputs if n not in names]
+        if missing or unknown:
+            raise InputError(f"run: missing input(s) {missing}, unknown input(s) {unknown}; the model expects "
+                             f"{list(names)}")
+        inputs = [inputs[n] for n in names]
+    elif isinstance(inputs, np.ndarray):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if len(inputs) != len(names):
+        raise InputError(f"run: got {len(inputs)} inputs, but the model expects {len(names)} ({list(names)})")
+    return [np.asarray(x) for x in inputs]
+
+
 class RelayBackendRep(BackendRep):
     """A prepared model: the compiled (or interpreted) main and its input names."""
 
@@ -51,11 +78,7 @@ class RelayBackendRep(BackendRep):
         self._fn = create_executor(executor, mod=mod, params=params or None).evaluate()
 
     def run(self, inputs, **kwargs):
-        if isinstance(inputs, dict):
-            inputs = [inputs[n] for n in self.input_names]
-        elif isinstance(inputs, np.ndarray):
-            inputs = [inputs]
-        return _flatten(self._fn(*[np.asarray(x) for x in inputs]), [])
+        return _flatten(self._fn(*input_list(inputs, self.input_names)), [])
 
 
 class DeferredBackendRep(BackendRep):
@@ -67,11 +90,7 @@ class DeferredBackendRep(BackendRep):
 
     def run(self, inputs, **kwargs):
         from .converters import CONVERTERS
-        if isinstance(inputs, dict):
-            inputs = [inputs[n] for n in self.input_names]
-        elif isinstance(inputs, np.ndarray):
-            inputs = [inputs]
-        inputs = [np.asarray(x) for x in inputs]
+        inputs = input_list(inputs, self.input_names)
         bound = {n: x for n, x in zip(self.input_names, inputs) if x.dtype.kind in "iub"}
         key = tuple((n, x.dtype.str, x.shape, x.tobytes()) for n, x in bound.items())
         rep = self._cache.get(key)
@@ -87,7 +106,14 @@ class RelayBackend(Backend):
 
     @classmethod
     def prepare(cls, model, device="CPU", executor=None, shape=None, **kwargs):
-        super().prepare(model, device, **kwargs)
+        model = load_model(model, "RelayBackend.prepare")
+        try:
+            super().prepare(model, device, **kwargs)  # onnx.checker.check_model
+        except onnx.checker.ValidationError as err:
+            opset = model_opset(model)  # our own checks name the node when they can
+            check_opset_known(opset, "RelayBackend.prepare: the model uses ONNX")
+            validate_model(model, opset)
+            raise InvalidModelError(f"RelayBackend.prepare: the ONNX checker rejects the model: {err}") from err
         inits = {i.name for i in model.graph.initializer}
         names = [i.name for i in model.graph.input if i.name not in inits]
         executor = executor or default_executor()

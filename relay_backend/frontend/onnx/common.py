@@ -1,9 +1,10 @@
-"""Shared pieces of the ONNX importer: dtype mapping, attribute access that tracks what a
-converter read (so an attribute nobody handles is an error, not a silent wrong answer), and the
-NodeContext a converter receives (typed, constant-folded access to its inputs)."""
+"""Shared pieces of the ONNX importer: dtype mapping, the frontend's error classes, attribute
+access that tracks what a converter read (so an attribute nobody handles is an error, not a silent
+wrong answer), and the NodeContext a converter receives (typed, constant-folded access to its
+inputs)."""
 import numpy as np
 
-from ...errors import OpNotImplemented
+from ...errors import InputError, OpNotImplemented
 from ...ir.expr import Constant
 from ...runtime import ndarray as _nd
 
@@ -30,6 +31,30 @@ def const(value, dtype=None) -> Constant:
     return Constant(_nd.array(np.array(arr, order="C")))
 
 
+class InvalidModelError(InputError):
+    """The model breaks the ONNX standard (a node with the wrong number of inputs, a missing
+    required attribute, a tensor whose data does not match its dims, Split sizes that do not add
+    up, ...), as opposed to using something this importer does not support (OpNotImplemented)."""
+
+
+def node_where(node, opset: int) -> str:
+    """How every message names a node: its name (or <unnamed>), op type and the opset in force."""
+    return f"ONNX node {node.name or '<unnamed>'!r} ({node.op_type}, opset {opset})"
+
+
+def iter_graphs(graph):
+    """`graph` and every subgraph held in a node attribute (If / Loop / Scan bodies), at any depth."""
+    stack = [graph]
+    while stack:
+        current = stack.pop()
+        yield current
+        for node in current.node:
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    stack.append(attr.g)
+                stack.extend(attr.graphs)
+
+
 class DynamicInputError(OpNotImplemented):
     """A converter needs the value of an input (axes, pads, shape, ...) that is only known at run time."""
 
@@ -45,10 +70,13 @@ class NodeAttrs:
         import onnx
         self._values = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
         for k, v in self._values.items():
-            if isinstance(v, bytes):
-                self._values[k] = v.decode()
-            elif isinstance(v, list) and v and isinstance(v[0], bytes):
-                self._values[k] = [x.decode() for x in v]
+            try:
+                if isinstance(v, bytes):
+                    self._values[k] = v.decode()
+                elif isinstance(v, list) and v and isinstance(v[0], bytes):
+                    self._values[k] = [x.decode() for x in v]
+            except UnicodeDecodeError as err:
+                raise InvalidModelError(f"attribute {k!r} is not UTF-8 text ({err})") from err
         self._read = set()
 
     def get(self, name, default=None):
@@ -82,10 +110,15 @@ class NodeContext:
         return self.node.op_type
 
     def where(self) -> str:
-        return f"ONNX node {self.node.name or '<unnamed>'!r} ({self.node.op_type}, opset {self.opset})"
+        return node_where(self.node, self.opset)
 
     def fail(self, msg: str, fix: str = "") -> OpNotImplemented:
+        """The error for a valid node that uses something this importer does not support."""
         return OpNotImplemented(f"{self.where()}: {msg}" + (f"; {fix}" if fix else ""))
+
+    def invalid(self, msg: str, fix: str = "") -> InvalidModelError:
+        """The error for a node whose inputs or attributes break the ONNX standard."""
+        return InvalidModelError(f"{self.where()}: {msg}" + (f"; {fix}" if fix else ""))
 
     def fail_shape(self, msg: str, fix: str = "") -> DynamicShapeError:
         """fail() for a problem caused by a dynamic (run-time) shape rather than by the node itself."""

@@ -6,19 +6,31 @@ constants is folded right away with the ops' numpy references (transform.fold_co
 evaluate_call). So shape-computing subgraphs (Shape -> Gather -> Concat -> Reshape) become
 constants when input shapes are static, and converters can read the values they need.
 
+Before any converter runs, the model and the arguments are checked (validate.py): value names
+defined once, every node against its ONNX schema (input/output counts, required attributes,
+attribute types), shape/dtype/opset arguments. A converter that still fails with a plain Python
+error is reported as an InvalidModelError naming the node, never as a bare exception.
+
 What cannot be imported is reported all at once: every unsupported op, and every node whose
 attribute values or run-time inputs its converter rejects (see OnnxImporter._convert_all).
 """
 import numpy as np
 
-from ...errors import InputError, OpNotImplemented, RelayError, TypeInferenceError
+from ...errors import InputError, OpNotImplemented, RelayError
 from ...ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var, var
 from ...ir.module import IRModule
-from ...ir.types import Any, TensorType, TupleType
+from ...ir.types import Any, TensorType, TupleType, is_any
 from ...op.registry import OpDef
 from ...runtime import ndarray as _nd
+from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
-from .common import DynamicInputError, DynamicShapeError, NodeAttrs, NodeContext, const, onnx_dtype
+from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
+                     iter_graphs, node_where, onnx_dtype)
+from .inference import inferred_types
+from .loading import load_model
+from .tensors import tensor_to_array
+from .validate import check_arguments, check_node_schemas, check_opset_argument, check_opset_known, \
+    check_value_names
 
 MIN_OPSET = 1  # per-op limits live in the converter table (e.g. broadcasting binary ops need 7+)
 
@@ -44,9 +56,9 @@ class OnnxImporter:
     def __init__(self, table, shape=None, dtype="float32", opset=None, freeze_params=True, bind_inputs=None):
         self.table = table
         self.bind_inputs = dict(bind_inputs or {})  # graph input name -> value, imported as a constant
-        self.shape = dict(shape or {})
+        self.shape = shape  # checked against the model's inputs by import_model
         self.dtype = dtype
-        self.opset_override = opset
+        self.opset_override = check_opset_argument(opset)
         self.freeze_params = freeze_params
         self._memo = {}  # id(expr) -> (expr, normalized expr, type); holding expr keeps the id alive
 
@@ -109,32 +121,30 @@ class OnnxImporter:
             return new, kid_types[0].fields[e.index]
         if isinstance(e, Call) and isinstance(e.op, OpDef):
             new = e if all(a is b for a, b in zip(kids, e.args)) else Call(e.op, kids, e.attrs, e.type_args)
+            ty = e.op.rel(kid_types, e.attrs)
             if is_foldable_op(e.op) and all(_is_const(k) for k in kids):
+                _check_static_size(ty, f"constant folding of {e.op.name}")  # before numpy allocates it
                 folded = evaluate_call(new)
                 if folded is not None:
                     return folded, self._visit(folded)[1] if not isinstance(folded, Constant) else \
                         TensorType(folded.data.shape, folded.data.dtype)
-            ty = e.op.rel(kid_types, e.attrs)
             return new, ty
         raise RelayError(f"ONNX importer: cannot type an expression of kind {type(e).__name__}")
 
     # --- the model -----------------------------------------------------------------------------
     def _opset(self, model) -> int:
-        if self.opset_override is not None:
-            return int(self.opset_override)
-        for imp in model.opset_import:
-            if imp.domain in ("", "ai.onnx"):
-                return int(imp.version)
-        return MIN_OPSET if not model.opset_import else 1
+        return model_opset(model) if self.opset_override is None else self.opset_override
 
     def check_supported(self, graph, opset: int) -> dict:
         """{(domain, op_type): why} for every op of the model this importer cannot convert.
 
-        Raises at once only for an opset below MIN_OPSET; import_model reports the ops together
-        with every node-level problem (unsupported attribute values, run-time inputs) at once."""
+        Raises at once only for an opset below MIN_OPSET or beyond the installed onnx; import_model
+        reports the ops together with every node-level problem (unsupported attribute values,
+        run-time inputs) at once."""
         if opset < MIN_OPSET:
             raise OpNotImplemented(f"from_onnx: the model uses ONNX opset {opset}; supported opsets are "
                                    f"{MIN_OPSET} and later (convert it with onnx.version_converter)")
+        check_opset_known(opset, "from_onnx: the model uses ONNX")
         problems = {}
         for node in _all_nodes(graph):
             key = (node.domain or "", node.op_type)
@@ -155,19 +165,16 @@ class OnnxImporter:
         return problems
 
     def import_model(self, model):
-        import onnx
-        from onnx import numpy_helper
-        if isinstance(model, (str, bytes)) and not isinstance(model, onnx.ModelProto):
-            model = onnx.load(model) if isinstance(model, str) else onnx.load_from_string(model)
-        if not isinstance(model, onnx.ModelProto):
-            raise InputError(f"from_onnx: expected an onnx.ModelProto (or a path), got {type(model).__name__}")
+        model = load_model(model)
         graph = model.graph
+        self.shape, self.dtype = check_arguments(graph, self.shape, self.dtype)
         opset = self._opset(model)
+        check_value_names(graph)
         unsupported_ops = self.check_supported(graph, opset)
+        check_node_schemas(graph, opset)
         values, params, param_vars = {}, {}, []
         for init in graph.initializer:
-            arr = numpy_helper.to_array(init)
-            onnx_dtype(init.data_type, f"initializer {init.name!r}")
+            arr = tensor_to_array(init, f"initializer {init.name!r}")
             if self.freeze_params:
                 values[init.name] = const(arr)
             else:
@@ -189,7 +196,7 @@ class OnnxImporter:
         outs = []
         for out in graph.output:
             if out.name not in values:
-                raise InputError(f"from_onnx: graph output {out.name!r} is not produced by any node")
+                raise InvalidModelError(f"from_onnx: graph output {out.name!r} is not produced by any node")
             outs.append(self.normalize(values[out.name]))
         body = outs[0] if len(outs) == 1 else Tuple(outs)
         func = Function(input_vars + param_vars, body)
@@ -207,9 +214,12 @@ class OnnxImporter:
             if not (isinstance(self.dtype, dict) and inp.name in self.dtype):
                 dtype = declared
         if inp.name in self.shape:
-            shape = tuple(int(d) if d is not None and int(d) >= 0 else Any() for d in self.shape[inp.name])
+            shape = self.shape[inp.name]
         elif tt.HasField("shape"):
             shape = tuple(int(d.dim_value) if d.HasField("dim_value") else Any() for d in tt.shape.dim)
+            if any(not is_any(d) and d < 0 for d in shape):
+                raise InvalidModelError(f"from_onnx: graph input {inp.name!r} declares a negative dimension "
+                                        f"in its shape {shape}")
         else:
             raise InputError(f"from_onnx: graph input {inp.name!r} has no declared shape; pass "
                              f"shape={{{inp.name!r}: (...)}}")
@@ -219,12 +229,14 @@ class OnnxImporter:
         """Convert every node; collect what is unsupported and raise it all at once.
 
         A node that cannot be converted (an unsupported op, attribute value or run-time input)
-        is recorded, and its outputs become placeholder variables typed by ONNX shape inference,
-        so the nodes after it are still checked. Their failures that may be consequences of the
-        placeholder (a value or static shape that is unknown, a type error) are not reported
-        separately but counted as unchecked; their unsupported attributes are reported."""
+        is recorded, and its outputs become placeholder variables typed by ONNX shape inference
+        (run in a child process, see inference.py), so the nodes after it are still checked. Their
+        failures that may be consequences of the placeholder (a value or static shape that is
+        unknown, a type error) are not reported separately but counted as unchecked; their
+        unsupported attributes are reported."""
         failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
         unchecked, inferred = 0, None
+        consumed = {name for node in model.graph.node for name in node.input}
         for node in model.graph.node:
             is_tainted = any(n in tainted for n in node.input if n)
             if any(n and n in values and values[n] is None for n in node.input):
@@ -250,8 +262,10 @@ class OnnxImporter:
                     unchecked += 1
                 else:
                     failed.append(err)
+            if not any(name in consumed for name in node.output if name):
+                continue  # no later node reads its outputs: nothing to type
             if inferred is None:
-                inferred = _inferred_types(model)
+                inferred = inferred_types(model)
             for name in node.output:
                 if name:
                     values[name] = self._placeholder(name, inferred.get(name))
@@ -288,68 +302,88 @@ class OnnxImporter:
 
     def _convert_node(self, node, values, opset):
         conv = self.table[node.op_type]
+        where = node_where(node, opset)
         inputs = []
         for name in node.input:
             if name == "":
                 inputs.append(None)
             elif name not in values:
-                raise InputError(f"from_onnx: node {node.name or node.op_type!r} reads {name!r}, which no "
-                                 "earlier node or graph input produces (is the graph topologically sorted?)")
+                raise InvalidModelError(f"{where}: reads {name!r}, which no earlier node, initializer or graph "
+                                        "input produces (is the graph topologically sorted?)")
             else:
                 inputs.append(values[name])
-        attrs = NodeAttrs(node)
-        ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset))
         try:
+            attrs = NodeAttrs(node)
+            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset))
             out = conv.fn(ctx, inputs)
             unread = attrs.unread()
             if unread:
                 raise ctx.fail(f"attribute(s) {unread} are not supported by this importer")
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             outs = [self.normalize(o) if o is not None else None for o in outs]
-        except TypeInferenceError as err:
-            raise TypeInferenceError(f"{ctx.where()}: {err}") from err
+        except RelayError as err:
+            if str(err).startswith(where):
+                raise
+            raise _prefixed(err, where) from err
+        except (ArithmeticError, LookupError, TypeError, ValueError) as err:
+            # the last line of defence: the schema check has passed, so a converter that still fails
+            # like this met input values or attributes it did not expect; name the node, keep the cause
+            raise InvalidModelError(f"{where}: cannot be converted ({type(err).__name__}: {err}); its input "
+                                    "values or attributes are probably invalid for this operator") from err
+        missing = [name for name in node.output[len(outs):] if name]
+        if missing:
+            raise OpNotImplemented(f"{where}: output(s) {missing} are not supported by this importer (it "
+                                   f"produces the first {len(outs)})")
         for name, expr in zip(node.output, outs):
             if name:
                 values[name] = expr
+
+
+def model_opset(model) -> int:
+    """The version of the default ONNX domain that `model` imports (1 when it names none)."""
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    return 1
 
 
 def _is_const(e) -> bool:
     return isinstance(e, Constant) or (isinstance(e, Tuple) and all(_is_const(f) for f in e.fields))
 
 
-def _inferred_types(model) -> dict:
-    """{value name: (shape with Any for unknown dims, ONNX elem type)} from ONNX shape inference
-    (only the values whose rank and element type it found); {} if inference fails."""
-    import onnx
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:  # inference is best-effort here: it only types placeholders
-        return {}
-    out = {}
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
-        tt = vi.type.tensor_type
-        if not vi.type.HasField("tensor_type") or not tt.elem_type or not tt.HasField("shape"):
-            continue
-        out[vi.name] = (tuple(int(d.dim_value) if d.HasField("dim_value") else Any() for d in tt.shape.dim),
-                        tt.elem_type)
-    return out
-
-
 def _all_nodes(graph):
     """Every node, including those inside subgraph attributes (If / Loop bodies)."""
-    stack = list(graph.node)
-    while stack:
-        node = stack.pop()
-        yield node
-        for a in node.attribute:
-            if a.HasField("g"):
-                stack.extend(a.g.node)
-            stack.extend(n for g in a.graphs for n in g.node)
+    for each in iter_graphs(graph):
+        yield from each.node
+
+
+def _prefixed(err, where: str):
+    """`err` as the same kind of RelayError with `where` in front of its message (the nearest class of
+    errors.py when its own class takes more than a message, like UnifyError)."""
+    message = f"{where}: {err}"
+    if not any("__init__" in vars(cls) for cls in type(err).__mro__ if cls.__module__ != "builtins"):
+        return type(err)(message)
+    for cls in type(err).__mro__:
+        if cls.__module__ == RelayError.__module__ and issubclass(cls, RelayError):
+            return cls(message)
+    return RelayError(message)
+
+
+def _check_static_size(ty, what: str):
+    """check_tensor_size for every fully static tensor in `ty` (a TensorType or TupleType)."""
+    for field in (ty.fields if isinstance(ty, TupleType) else [ty]):
+        if isinstance(field, TensorType) and not any(is_any(d) for d in field.shape):
+            check_tensor_size(field.shape, field.dtype, what)
 
 
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
     """Convert an ONNX model to (IRModule, params), as tvm.relay.frontend.from_onnx.
 
+    model: an onnx.ModelProto, its serialized bytes, or a path (str or os.PathLike; external data
+    files are read from the model's directory only). Invalid input raises a RelayError naming what is
+    wrong: SerializationError for bytes that are not a model, InputError for a missing file or a bad
+    argument, InvalidModelError (an InputError) for a model that breaks the ONNX standard,
+    OpNotImplemented for what this importer does not support.
     shape: {input name: shape} overrides the declared shapes (needed for symbolic dims when
     shape-computing subgraphs must fold); dtype: str or {input name: dtype} for inputs without
     a declared type; opset: override the model's opset; freeze_params: initializers become

@@ -9,6 +9,7 @@ import math as _m
 import numpy as np
 
 from .... import op as _op
+from ....ir.types import is_any
 from ....op import nn as _nn
 from ..common import const
 from ._registry import converter
@@ -60,13 +61,17 @@ def binary(ctx, inputs):
 def power(ctx, inputs):
     """ONNX Pow: the result has the base's type. With an integer base and a float exponent the
     power is computed in float64 and truncated to the base's type (as onnxruntime and the ONNX
-    reference do: 3 ** 1.5 -> 5), not with the exponent cast to an integer (3 ** 1 -> 3)."""
+    reference do: 3 ** 1.5 -> 5), not with the exponent cast to an integer (3 ** 1 -> 3). So is an
+    integer power whose constant integer exponent has a negative value (2 ** -1 -> 0, as onnxruntime),
+    which integer arithmetic cannot express."""
     a, b = inputs
     ta, tb = ctx.dtype(a), ctx.dtype(b)
+    exponent = ctx.maybe_value(b)
+    negative_int_exponent = tb.startswith("int") and exponent is not None and (np.asarray(exponent) < 0).any()
+    if ta.startswith(("int", "uint")) and (tb.startswith("float") or negative_int_exponent):
+        return _op.cast(_op.power(_op.cast(a, "float64"), _op.cast(b, "float64")), ta)
     if ta == tb:
         return _op.power(a, b)
-    if ta.startswith(("int", "uint")) and tb.startswith("float"):
-        return _op.cast(_op.power(_op.cast(a, "float64"), _op.cast(b, "float64")), ta)
     return _op.power(a, _op.cast(b, ta))
 
 
@@ -205,6 +210,9 @@ def clip(ctx, inputs):
         return _op.clip(x, lo, hi)
     lo = inputs[1] if len(inputs) > 1 else None
     hi = inputs[2] if len(inputs) > 2 else None
+    for name, bound in (("min", lo), ("max", hi)):
+        if bound is not None and any(not is_any(d) and int(d) != 1 for d in ctx.shape(bound)):
+            raise ctx.invalid(f"{name} must be a scalar, not a tensor of shape {ctx.shape(bound)}")
     lo_v = None if lo is None else ctx.maybe_value(lo)
     hi_v = None if hi is None else ctx.maybe_value(hi)
     if (lo is None or lo_v is not None) and (hi is None or hi_v is not None):

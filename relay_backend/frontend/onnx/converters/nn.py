@@ -19,10 +19,10 @@ from ._registry import converter
 def conv_pads(ctx, in_spatial, kernel, strides, dilations):
     """(begin..., end...) pads from `pads` or `auto_pad` (SAME_UPPER puts the odd cell at the end)."""
     auto_pad = ctx.attrs.get("auto_pad", "NOTSET")
-    pads = ctx.attrs.ints("pads")
+    ctx.attrs.get("pads")  # ignored when auto_pad decides the pads
     n = len(kernel)
     if auto_pad in ("NOTSET", ""):
-        return tuple(pads) if pads else (0,) * (2 * n)
+        return explicit_pads(ctx, n)
     if auto_pad == "VALID":
         return (0,) * (2 * n)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
@@ -42,6 +42,17 @@ def conv_pads(ctx, in_spatial, kernel, strides, dilations):
     return tuple(begin + end)
 
 
+def explicit_pads(ctx, n):
+    """The `pads` attribute: 2 * n non-negative values (all begins, then all ends); zeros if absent."""
+    pads = ctx.attrs.ints("pads")
+    if not pads:
+        return (0,) * (2 * n)
+    if len(pads) != 2 * n or min(pads) < 0:
+        raise ctx.invalid(f"pads={list(pads)} must hold {2 * n} non-negative values (the begin and end of each "
+                          "spatial dimension)")
+    return tuple(pads)
+
+
 def _to_2d(ctx, x, what):
     """(x as NCHW, was_1d) for a 3-D (N, C, W) or 4-D input; other ranks are unsupported."""
     nd = ctx.ndim(x)
@@ -59,11 +70,21 @@ def _pad4(pads, was_1d):
     return (pads[0], pads[1], pads[2], pads[3])
 
 
-def _spatial_attrs(ctx, kernel):
-    n = len(kernel)
-    strides = ctx.attrs.ints("strides") or (1,) * n
-    dilations = ctx.attrs.ints("dilations") or (1,) * n
-    return strides, dilations
+def per_dim(ctx, name, n, default=None, minimum=1):
+    """Attribute `name`, one int >= `minimum` per spatial dimension (`n`), or `default` repeated when
+    it is absent or empty (None when there is no default)."""
+    vals = ctx.attrs.ints(name)
+    if not vals:
+        return None if default is None else (default,) * n
+    if len(vals) != n or min(vals) < minimum:
+        raise ctx.invalid(f"{name}={list(vals)} must hold {n} value(s) >= {minimum}, one per spatial dimension "
+                          "of the input")
+    return vals
+
+
+def _spatial_attrs(ctx, n):
+    """(strides, dilations) of an n-D convolution or pool."""
+    return per_dim(ctx, "strides", n, 1), per_dim(ctx, "dilations", n, 1)
 
 
 def _lift(vals, was_1d, fill=1):
@@ -76,10 +97,10 @@ def conv(ctx, inputs):
     x, w = inputs[0], inputs[1]
     b = inputs[2] if len(inputs) > 2 else None
     wshape = ctx.static_shape(w, "W")
-    kernel = ctx.attrs.ints("kernel_shape") or wshape[2:]
-    strides, dilations = _spatial_attrs(ctx, kernel)
-    pads = conv_pads(ctx, ctx.shape(x)[2:], kernel, strides, dilations)
     x2, was_1d = _to_2d(ctx, x, "X")
+    kernel = per_dim(ctx, "kernel_shape", 2 - was_1d) or wshape[2:]
+    strides, dilations = _spatial_attrs(ctx, 2 - was_1d)
+    pads = conv_pads(ctx, ctx.shape(x)[2:], kernel, strides, dilations)
     if was_1d:
         w = _op.expand_dims(w, 2)
     groups = int(ctx.attrs.get("group", 1))
@@ -99,17 +120,16 @@ def conv_transpose(ctx, inputs):
     if was_1d:
         w = _op.expand_dims(w, 2)
     xs, ws = ctx.static_shape(x, "X"), ctx.static_shape(w, "W")
-    kernel = ctx.attrs.ints("kernel_shape") or ws[2:]
-    kernel = _lift(kernel, was_1d) if len(kernel) == 1 else tuple(kernel)
-    strides = _lift(ctx.attrs.ints("strides") or (1,) * (2 - was_1d), was_1d)
-    dil = _lift(ctx.attrs.ints("dilations") or (1,) * (2 - was_1d), was_1d)
-    out_pad = _lift(ctx.attrs.ints("output_padding") or (0,) * (2 - was_1d), was_1d, fill=0)
+    kernel = per_dim(ctx, "kernel_shape", 2 - was_1d)
+    kernel = ws[2:] if kernel is None else _lift(kernel, was_1d)
+    strides, dil = (_lift(v, was_1d) for v in _spatial_attrs(ctx, 2 - was_1d))
+    out_pad = _lift(per_dim(ctx, "output_padding", 2 - was_1d, 0, minimum=0), was_1d, fill=0)
     group = int(ctx.attrs.get("group", 1))
     in_sp = xs[2:]
     full = [(i - 1) * s + (k - 1) * d + 1 + op for i, s, k, d, op in zip(in_sp, strides, kernel, dil, out_pad)]
     output_shape = ctx.attrs.ints("output_shape")
     auto_pad = ctx.attrs.get("auto_pad", "NOTSET")
-    pads = ctx.attrs.ints("pads")
+    ctx.attrs.get("pads")  # output_shape or auto_pad, when given, decide the pads
     if output_shape:
         target = _lift(output_shape[-(2 - was_1d):], was_1d)
         total = [f - t for f, t in zip(full, target)]
@@ -121,7 +141,7 @@ def conv_transpose(ctx, inputs):
         pb = [t // 2 if auto_pad == "SAME_UPPER" else t - t // 2 for t in total]
         pe = [t - p for t, p in zip(total, pb)]
     elif auto_pad in ("NOTSET", "VALID", ""):
-        p = pads if pads and auto_pad != "VALID" else (0,) * (2 * (2 - was_1d))
+        p = explicit_pads(ctx, 2 - was_1d) if auto_pad != "VALID" else (0,) * (2 * (2 - was_1d))
         p = (0, p[0], 0, p[1]) if was_1d else p
         pb, pe = [p[0], p[1]], [p[2], p[3]]
     else:
@@ -159,11 +179,13 @@ def conv_transpose(ctx, inputs):
 @converter("MaxPool", "AveragePool")
 def pool(ctx, inputs):
     x = inputs[0]
-    kernel = ctx.attrs.ints("kernel_shape")
-    strides, dilations = _spatial_attrs(ctx, kernel)
+    x2, was_1d = _to_2d(ctx, x, "X")
+    kernel = per_dim(ctx, "kernel_shape", 2 - was_1d)
+    if kernel is None:
+        raise ctx.invalid("kernel_shape is empty")
+    strides, dilations = _spatial_attrs(ctx, 2 - was_1d)
     pads = conv_pads(ctx, ctx.shape(x)[2:], kernel, strides, dilations)
     ceil_mode = bool(ctx.attrs.get("ceil_mode", 0))
-    x2, was_1d = _to_2d(ctx, x, "X")
     common = dict(pool_size=_lift(kernel, was_1d), strides=_lift(strides, was_1d),
                   dilation=_lift(dilations, was_1d), padding=_pad4(pads, was_1d), ceil_mode=ceil_mode)
     if ctx.op == "MaxPool":

@@ -5,11 +5,15 @@ Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) m
 constants; the importer folds Shape-of-static-input subgraphs, so this covers exported models
 whose input shapes are static.
 """
+import math as _m
+
 import numpy as np
 
 from .... import op as _op
 from ....op import nn as _nn
-from ..common import const, onnx_dtype
+from ....runtime.limits import check_tensor_size
+from ..common import const
+from ..tensors import tensor_to_array
 from ._registry import converter
 
 
@@ -51,21 +55,47 @@ def concat(ctx, inputs):
 @converter("Split")
 def split(ctx, inputs):
     x = inputs[0]
+    shape = ctx.static_shape(x, "input")
     axis = int(ctx.attrs.get("axis", 0))
-    n_out = len(ctx.node.output)
+    if not -len(shape) <= axis < len(shape):
+        raise ctx.invalid(f"axis={axis} is out of range for an input of rank {len(shape)}")
+    axis %= len(shape)
     if ctx.since >= 13:
         sizes = _ints(ctx, inputs[1], "split") if len(inputs) > 1 and inputs[1] is not None else None
     else:
         sizes = ctx.attrs.ints("split")
     num_outputs = ctx.attrs.get("num_outputs")
-    dim = ctx.static_shape(x, "input")[axis]
-    if not sizes:
-        count = int(num_outputs) if num_outputs is not None else n_out
-        chunk = -(-dim // count)
-        sizes = [min(chunk, dim - i * chunk) for i in range(count)]
+    sizes = _split_sizes(ctx, shape[axis], axis, list(sizes or ()), num_outputs)
     indices = list(np.cumsum(sizes)[:-1])
     parts = _op.split(x, [int(i) for i in indices], axis=axis)
     return [parts[i] for i in range(len(sizes))]
+
+
+def _split_sizes(ctx, dim, axis, sizes, num_outputs):
+    """The part sizes of a Split along an axis of length `dim`, checked against the ONNX rules: given
+    sizes are one per output, non-negative and sum to `dim`; without them the axis splits into one
+    equal part per output (divisible before opset 18; from 18 the last part may be smaller)."""
+    n_out = len(ctx.node.output)
+    if sizes:
+        if len(sizes) != n_out:
+            raise ctx.invalid(f"{len(sizes)} split sizes {sizes} for {n_out} outputs; give one size per output")
+        if any(s < 0 for s in sizes):
+            raise ctx.invalid(f"split sizes {sizes} include a negative size; axis {axis} has length {dim}")
+        if sum(sizes) != dim:
+            raise ctx.invalid(f"split sizes {sizes} sum to {sum(sizes)}, but axis {axis} has length {dim}")
+        return sizes
+    if num_outputs is not None and int(num_outputs) != n_out:
+        raise ctx.invalid(f"num_outputs={num_outputs}, but the node has {n_out} outputs")
+    if ctx.since < 18:
+        if dim % n_out:
+            raise ctx.invalid(f"axis {axis} has length {dim}, which does not split into {n_out} equal parts",
+                              "give the split sizes")
+        return [dim // n_out] * n_out
+    chunk = -(-dim // n_out)
+    sizes = [min(chunk, dim - i * chunk) for i in range(n_out)]
+    if any(s < 0 for s in sizes):
+        raise ctx.invalid(f"axis {axis} has length {dim}, which does not split into {n_out} parts of {chunk}")
+    return sizes
 
 
 def _axes(ctx, inputs, version_with_input=13):
@@ -154,8 +184,14 @@ def slice_(ctx, inputs):
 @converter("Expand", min_version=8)
 def expand(ctx, inputs):
     x, shape = inputs
-    target = _ints(ctx, shape, "shape")
-    out = tuple(np.broadcast_shapes(tuple(ctx.static_shape(x, "input")), tuple(target)))
+    target = tuple(_ints(ctx, shape, "shape"))
+    have = tuple(ctx.static_shape(x, "input"))
+    if any(d < 0 for d in target):
+        raise ctx.invalid(f"the shape {list(target)} has a negative dimension")
+    try:
+        out = tuple(np.broadcast_shapes(have, target))
+    except ValueError:
+        raise ctx.invalid(f"the input of shape {have} cannot be broadcast to the shape {list(target)}") from None
     return _op.broadcast_to(x, out)
 
 
@@ -177,6 +213,10 @@ def pad(ctx, inputs):
         value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else 0
         axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else list(range(nd))
     k = len(axes)
+    if len(pads) != 2 * k:
+        raise ctx.invalid(f"pads {pads} has {len(pads)} values, but {k} padded axes need {2 * k}")
+    if any(not -nd <= a < nd for a in axes):
+        raise ctx.invalid(f"axes {axes} are out of range for an input of rank {nd}")
     width = [[0, 0] for _ in range(nd)]
     for i, a in enumerate(axes):
         width[a % nd] = [pads[i], pads[i + k]]
@@ -207,12 +247,9 @@ def size(ctx, inputs):
 
 @converter("Constant")
 def constant(ctx, inputs):
-    from onnx import numpy_helper
     a = ctx.attrs
     if "value" in a:
-        t = a.get("value")
-        onnx_dtype(t.data_type, ctx.where())
-        return const(numpy_helper.to_array(t))
+        return const(tensor_to_array(a.get("value"), f"{ctx.where()}: attribute 'value'"))
     for name, dtype in (("value_float", "float32"), ("value_floats", "float32"), ("value_int", "int64"),
                         ("value_ints", "int64")):
         if name in a:
@@ -224,14 +261,33 @@ def constant(ctx, inputs):
 
 @converter("ConstantOfShape")
 def constant_of_shape(ctx, inputs):
-    from onnx import numpy_helper
     dims = _ints(ctx, inputs[0], "input")
+    if any(d < 0 for d in dims):
+        raise ctx.invalid(f"the shape {dims} has a negative dimension")
     t = ctx.attrs.get("value")
-    value = numpy_helper.to_array(t).reshape(-1) if t is not None else np.zeros(1, "float32")
+    value = tensor_to_array(t, f"{ctx.where()}: attribute 'value'").reshape(-1) if t is not None \
+        else np.zeros(1, "float32")
+    if value.size != 1:
+        raise ctx.invalid(f"attribute 'value' must hold one element, not {value.size}")
+    check_tensor_size(dims, value.dtype, ctx.where())
     return const(np.full(dims, value[0], dtype=value.dtype))
 
 
 @converter("Range")
 def range_(ctx, inputs):
+    """ONNX Range: max(ceil((limit - start) / delta), 0) elements start, start + delta, ...; the
+    length is checked (delta 0, non-finite bounds, a size past the tensor limit) before numpy runs."""
     start, limit, delta = (np.asarray(ctx.value(e, w)) for e, w in zip(inputs, ("start", "limit", "delta")))
+    for name, v in (("start", start), ("limit", limit), ("delta", delta)):
+        if v.size != 1:
+            raise ctx.invalid(f"{name} must be a scalar, not a tensor of shape {v.shape}")
+        if v.dtype.kind == "f" and not np.isfinite(v).all():
+            raise ctx.invalid(f"start, limit and delta must be finite; {name} is {v.reshape(-1)[0]}")
+    if delta.reshape(-1)[0] == 0:
+        raise ctx.invalid("delta is 0, so the range never reaches its limit")
+    if start.dtype.kind == "f":
+        count = _m.ceil((float(limit) - float(start)) / float(delta))
+    else:
+        count = -((int(start) - int(limit)) // int(delta))
+    check_tensor_size((max(count, 0),), start.dtype, ctx.where())
     return const(np.arange(start, limit, delta).astype(start.dtype))
