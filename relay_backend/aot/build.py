@@ -16,7 +16,7 @@ import threading
 from .. import config
 from ..codegen.c import compile_flags, find_cc
 from ..errors import CompileError
-from .params import FILE_NAME as PARAMS_FILE
+from .params import FILE_NAME as PARAMS_FILE, check_params
 
 _LOCKS = {}
 _LOCKS_GUARD = threading.Lock()
@@ -43,10 +43,11 @@ def _write(path: str, data) -> None:
     os.replace(tmp, path)
 
 
-def compile_model(c_source: str, h_source: str, params: bytes = b"", openmp=None, options=()) -> str:
+def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, options=()) -> str:
     """Path of a shared library built from model.c + model.h + model_params.bin (`params`,
-    included by model.c's `.incbin`), cached by content and flags. cc runs in the folder that
+    included by model.c's `.incbin`, validated first), cached by content and flags. cc runs in the folder that
     holds the three files, where the assembler looks for model_params.bin."""
+    check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
     digest = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode())

@@ -6,8 +6,11 @@ keywords), conversion of Python arguments to runtime values, and checking those 
 the function's parameter types *before* anything runs, so a wrong input names the parameter.
 `CompiledExecutor` adds what the graph and AOT executors share: main is built once per
 evaluate into a module with flat tensor inputs and outputs; each call flattens the arguments
-into it and regroups its outputs by main's return type.
+into it and regroups its outputs by main's return type. The function evaluate returns is safe
+to call from many threads: the module's one set of buffers is used by one call at a time.
 """
+import threading
+
 import numpy as np
 
 from ..errors import InputError, RelayError
@@ -282,16 +285,19 @@ class CompiledExecutor(Executor):
         ret_type = func.body.checked_type
         names = [p.name_hint for p in func.params]
 
+        lock = threading.Lock()         # one set of buffers: one call at a time
+
         def run(*args, **kwargs):
             args = convert_args(func, args, kwargs)
             if len(args) != len(names):
                 _arity_error("main", names, len(args))
             flat = [t for p, arg in zip(func.params, args) for t in flatten_arg(p, to_value(arg, self.device))]
-            for i, value in enumerate(flat):
-                module.set_input(i, value)
-            module.run()
-            outputs = iter([module.get_output(i).copyto(self.device) for i in range(module.get_num_outputs())])
-            return regroup_outputs(ret_type, outputs, self.executor_name)
+            with lock:
+                for i, value in enumerate(flat):
+                    module.set_input(i, value)
+                module.run()
+                outputs = [module.get_output(i).copyto(self.device) for i in range(module.get_num_outputs())]
+            return regroup_outputs(ret_type, iter(outputs), self.executor_name)
         run.factory = factory
         run.module = module
         return run
