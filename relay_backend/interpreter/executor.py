@@ -39,6 +39,7 @@ def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
     unknown = sorted(set(kwargs) - set(names))
     if unknown:
         raise InputError(f"{name}: unknown keyword argument(s) {unknown}; the parameters are {names}")
+    check_unambiguous_keywords(names, kwargs, name)
     cargs = list(args)
     for i, pname in enumerate(names):
         if i < len(args):
@@ -50,6 +51,16 @@ def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
     if len(cargs) != len(names):
         _arity_error(name, names, len(cargs))
     return adapt_python_args(func, tuple(cargs), name)
+
+
+def check_unambiguous_keywords(names, kwargs, name: str = "main") -> None:
+    """InputError if a keyword names a parameter that several parameters share (Relay allows
+    two parameters with one name hint; only passing them by position says which is which)."""
+    shared = sorted({key for key in kwargs if names.count(key) > 1})
+    if shared:
+        where = {key: [i for i, n in enumerate(names) if n == key] for key in shared}
+        raise InputError(f"{name}: several parameters are named {', '.join(map(repr, shared))} "
+                         f"(positions {where}), so a keyword cannot say which; pass them by position")
 
 
 _INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
@@ -303,5 +314,5 @@ class CompiledExecutor(Executor):
         return run
 
 
-__all__ = ["Executor", "CompiledExecutor", "convert_args", "adapt_python_args", "adapt_python_arg", "to_value", "to_ast", "check_arguments",
+__all__ = ["Executor", "CompiledExecutor", "convert_args", "check_unambiguous_keywords", "adapt_python_args", "adapt_python_arg", "to_value", "to_ast", "check_arguments",
            "param_type", "flatten_value", "flatten_arg", "regroup_outputs"]

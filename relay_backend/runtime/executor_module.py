@@ -111,6 +111,9 @@ class ExecutorModule:
 
     def set_input(self, key=None, value=None, **params):
         """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
+        if key is None and value is not None:
+            raise InputError(f"set_input(None, value): an input is named by a string or numbered by "
+                             f"an int; the inputs are {self._input_names}")
         with self._guard.call("set_input") as me:
             if key is not None:
                 if value is None:

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from ..errors import InputError, RelayError
+from ..interpreter.executor import check_unambiguous_keywords
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import cpu
@@ -113,6 +114,7 @@ class VirtualMachine:
         func = self.exe.function(func_name)
         if kwargs:
             names = list(func.params)
+            check_unambiguous_keywords(names, kwargs, func_name)
             unknown = sorted(set(kwargs) - set(names))
             if unknown:
                 raise InputError(f"{func_name}: unknown input name(s) {unknown}; the parameters are {names}")
