@@ -74,7 +74,8 @@ class GraphModuleDebug(GraphModule):
 
     def run_node_by_node(self, **inputs) -> dict:
         """Run the graph once, copying each node's outputs right after it runs."""
-        with self._running("run_node_by_node", inputs):
+        with self._guard.call("run_node_by_node") as me:
+            self._begin_run(me, inputs)
             g = self.graph
             outputs = {}
             for nid in g.arg_nodes:
@@ -86,6 +87,7 @@ class GraphModuleDebug(GraphModule):
                 if nid in execs:
                     execs[nid]()
                 outputs.update(self._node_outputs(nid))
+            self._guard.after_run(me)
         self._outputs = outputs
         return outputs
 

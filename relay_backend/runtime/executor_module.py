@@ -12,8 +12,6 @@ several threads that could mix their data raise ExecutionError (runtime.thread_g
 one module per thread, a lock around whole set_input/run/get_output cycles, or
 `create_executor(...).evaluate()`, whose function is thread-safe.
 """
-import contextlib
-
 import numpy as np
 
 from ..errors import InputError, RelayError
@@ -48,7 +46,9 @@ class ExecutorModule:
             else:
                 self._input_index[name] = i
         self._input_set = [False] * len(self._input_names)
+        self._unset = len(self._input_names)      # how many are still False (run checks it)
         self._guard = ThreadUseGuard(self._module_name)
+        self._run_call = self._guard.call("run")
 
     def get_num_inputs(self) -> int:
         return len(self._input_names)
@@ -107,7 +107,12 @@ class ExecutorModule:
             raise InputError(f"input '{self._input_names[idx]}' expects Tensor[{tuple(dst.shape)}, "
                              f"{dst.dtype}], got Tensor[{tuple(src.shape)}, {src.dtype}]{hint}")
         np.copyto(dst.view_numpy(), src)
-        self._input_set[idx] = True
+        self._mark_set(idx)
+
+    def _mark_set(self, idx: int) -> None:
+        if not self._input_set[idx]:
+            self._input_set[idx] = True
+            self._unset -= 1
 
     def set_input(self, key=None, value=None, **params):
         """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
@@ -133,35 +138,34 @@ class ExecutorModule:
             idx = self._index(key)
             arr = self._input_array(idx)
             if out is None:
-                self._input_set[idx] = True
+                self._mark_set(idx)
                 return arr
             return out.copyfrom(arr)
 
-    def _check_inputs_set(self) -> None:
+    def _raise_unset(self) -> None:
         """InputError naming the inputs never set: running would read uninitialized memory."""
         unset = [name if name not in self._ambiguous else f"{name} (index {i})"
                  for i, (name, done) in enumerate(zip(self._input_names, self._input_set)) if not done]
-        if unset:
-            raise InputError(f"{self._module_name}.run(): input(s) {unset} were never set, and the "
-                             f"model would read uninitialized memory; set them first with "
-                             f"set_input(name, value) or run(name=value)")
+        raise InputError(f"{self._module_name}.run(): input(s) {unset} were never set, and the "
+                         f"model would read uninitialized memory; set them first with "
+                         f"set_input(name, value) or run(name=value)")
 
     # ------------------------------------------------------------------ running
-    @contextlib.contextmanager
-    def _running(self, method: str, inputs: dict):
-        """The checks around one run: the thread guard, `inputs` set, every input set."""
-        with self._guard.call(method) as me:
-            if inputs:
-                self.set_input(**inputs)
-            self._check_inputs_set()
-            self._guard.before_run(me)
-            yield
-            self._guard.after_run(me)
-
     def run(self, **inputs) -> None:
         """Set `inputs` (by name), then run the model once."""
-        with self._running("run", inputs):
+        with self._run_call as me:
+            self._begin_run(me, inputs)
             self._execute()
+            self._guard.after_run(me)
+
+    def _begin_run(self, me, inputs: dict) -> None:
+        """The checks before any native code runs: `inputs` set, every input set, no input
+        overwritten by another thread (call inside `self._guard.call(...)`)."""
+        if inputs:
+            self.set_input(**inputs)
+        if self._unset:
+            self._raise_unset()
+        self._guard.before_run(me)
 
     # ------------------------------------------------------------------ outputs
     def _output_index(self, index) -> int:
