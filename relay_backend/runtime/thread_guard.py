@@ -36,6 +36,12 @@ def _this_thread():
     return thread.ident, weakref.ref(thread), thread.name
 
 
+def _prune(marks: dict) -> dict:
+    """`marks` without the ones left for threads that have finished (threads that never come
+    back, e.g. one per request, must not grow the dict forever)."""
+    return {ident: mark for ident, mark in marks.items() if mark[0]() is not None}
+
+
 def _take_mark(marks: dict, ident: int):
     """Pop and return the value of the mark left for the calling thread, or None (a mark left
     for a finished thread whose ident was reused is dropped)."""
@@ -92,6 +98,7 @@ class ThreadUseGuard:
         self._overwritten = {}                     # ident -> (weakref, {input name: by thread name})
         self._outputs_of = None                    # (ident, weakref, name) of the last run's thread
         self._stale = {}                           # ident -> (weakref, name of the thread that re-ran)
+        self._prune_at = 16                        # drop marks of finished threads past this size
 
     def call(self, method: str) -> _Call:
         """Hold the module for one public call; ExecutionError if another thread holds it."""
@@ -109,6 +116,9 @@ class ThreadUseGuard:
         if previous is not None and previous[1]() is not None:
             entry = self._overwritten.get(previous[0])
             if entry is None or entry[0]() is not previous[1]():
+                if len(self._overwritten) >= self._prune_at:
+                    self._overwritten = _prune(self._overwritten)
+                    self._prune_at = max(16, 2 * len(self._overwritten))
                 entry = self._overwritten[previous[0]] = (previous[1], {})
             entry[1][name] = this[2]
         mine = self._overwritten.get(me)
@@ -136,6 +146,9 @@ class ThreadUseGuard:
         if previous is None or previous[0] != me:
             this = _this_thread()
             if previous is not None and previous[1]() is not None:
+                if len(self._stale) >= self._prune_at:
+                    self._stale = _prune(self._stale)
+                    self._prune_at = max(16, 2 * len(self._stale))
                 self._stale[previous[0]] = (previous[1], this[2])
             self._outputs_of = this
 
