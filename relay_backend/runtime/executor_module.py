@@ -69,6 +69,8 @@ class ExecutorModule:
     # ------------------------------------------------------------------ inputs
     def get_input_index(self, name: str) -> int:
         """The index of input `name`, or -1 (InputError if several inputs have that name)."""
+        if not isinstance(name, str):
+            raise InputError(f"get_input_index: an input name is a string, got {type(name).__name__} {name!r}")
         self._check_unambiguous(name)
         return self._input_index.get(name, -1)
 
@@ -140,7 +142,7 @@ class ExecutorModule:
             if out is None:
                 self._mark_set(idx)
                 return arr
-            return out.copyfrom(arr)
+            return _check_out(f"get_input({key!r}, out)", out, arr, "input").copyfrom(arr)
 
     def _raise_unset(self) -> None:
         """InputError naming the inputs never set: running would read uninitialized memory."""
@@ -191,7 +193,7 @@ class ExecutorModule:
             arr = self._output_array(self._output_index(index))
             if out is None:
                 return arr
-            return _check_out(index, out, arr).copyfrom(arr)
+            return _check_out(f"get_output({index!r}, out)", out, arr, "output").copyfrom(arr)
 
     def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
                   end_to_end=False, **kwargs) -> BenchmarkResult:
@@ -212,15 +214,16 @@ class ExecutorModule:
         return getattr(self, key)
 
 
-def _check_out(index, out, arr: NDArray) -> NDArray:
-    """`out` if it is an NDArray of `arr`'s shape and dtype, else InputError (get_output's rule)."""
+def _check_out(call: str, out, arr: NDArray, role: str) -> NDArray:
+    """`out` if it is an NDArray of `arr`'s (the `role`'s) shape and dtype, else InputError
+    naming `call`."""
     want = f"Tensor[{tuple(arr.shape)}, {arr.dtype}]"
     if not isinstance(out, NDArray):
-        raise InputError(f"get_output({index!r}, out): out must be an NDArray ({want}, e.g. "
+        raise InputError(f"{call}: out must be an NDArray ({want}, e.g. "
                          f"relay_backend.nd.empty({tuple(arr.shape)}, {arr.dtype!r})), got {type(out).__name__}")
     if tuple(out.shape) != tuple(arr.shape) or str(out.dtype) != str(arr.dtype):
-        raise InputError(f"get_output({index!r}, out): out is Tensor[{tuple(out.shape)}, {out.dtype}], "
-                         f"but the output is {want}")
+        raise InputError(f"{call}: out is Tensor[{tuple(out.shape)}, {out.dtype}], "
+                         f"but the {role} is {want}")
     return out
 
 

@@ -139,3 +139,17 @@ def test_graph_json_mismatch_names_the_first_differing_index():
     with pytest.raises(SerializationError, match=r"node_row_ptr.*first differs at index 11: "
                                                  r"\d+ where the nodes' num_outputs give \d+"):
         graph_executor.create(json.dumps(graph), lib.get_lib(), relay.cpu(0))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_get_input_into_out_checks_it(executor):
+    module = relay.build(_two_input_model(), params={"w": W}, executor=executor)["default"](relay.cpu(0))
+    module.set_input("x", A)
+    with pytest.raises(InputError, match=r"get_input\('x', out\): out must be an NDArray"):
+        module.get_input("x", np.empty(3, "float32"))
+    with pytest.raises(InputError, match=r"out is Tensor\[\(4,\), float32\], but the input is Tensor\[\(3,\)"):
+        module.get_input("x", relay.nd.empty((4,)))
+    out = relay.nd.empty((3,))
+    np.testing.assert_array_equal(module.get_input("x", out).numpy(), A)
+    with pytest.raises(InputError, match="an input name is a string"):
+        module.get_input_index(["x"])
