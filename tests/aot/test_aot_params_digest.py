@@ -55,7 +55,7 @@ def test_exported_program_verifies_the_digest(factory, tmp_path):
     assert not os.path.exists(os.path.join(out_dir, "out2.bin"))
 
 
-def test_in_process_library_verifies_the_digest(factory):
+def test_in_process_library_verifies_the_digest(factory, tmp_path):
     # a corrupt blob never reaches the C compiler
     bad_blob = _flip_weight_byte(factory.params_blob, HEADER_BYTES + 5)
     with pytest.raises(SerializationError, match="digest"):
@@ -66,7 +66,7 @@ def test_in_process_library_verifies_the_digest(factory):
         library = f.read()
     at = library.find(WEIGHTS.tobytes())
     assert at > 0 and library.count(WEIGHTS.tobytes()) == 1
-    damaged = os.path.join(os.path.dirname(path), "damaged.so")
+    damaged = str(tmp_path / "damaged.so")
     with open(damaged, "wb") as f:
         f.write(_flip_weight_byte(library, at + 17))
     module = factory["default"](relay.cpu(0))
