@@ -16,8 +16,10 @@ import threading
 from .. import config
 from ..codegen.c import compile_flags, find_cc
 from ..errors import CompileError
-from .params import FILE_NAME as PARAMS_FILE
+from ..runtime.shared_library import SharedLibrary
+from .params import FILE_NAME as PARAMS_FILE, check_params
 
+_RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 _LOCKS = {}
 _LOCKS_GUARD = threading.Lock()
 _CACHE_DIR = []
@@ -43,10 +45,11 @@ def _write(path: str, data) -> None:
     os.replace(tmp, path)
 
 
-def compile_model(c_source: str, h_source: str, params: bytes = b"", openmp=None, options=()) -> str:
+def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, options=()) -> str:
     """Path of a shared library built from model.c + model.h + model_params.bin (`params`,
-    included by model.c's `.incbin`), cached by content and flags. cc runs in the folder that
+    included by model.c's `.incbin`, validated first), cached by content and flags. cc runs in the folder that
     holds the three files, where the assembler looks for model_params.bin."""
+    check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
     digest = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode())
@@ -80,16 +83,14 @@ class AotLibrary:
         self.c_source = c_source
         self.h_source = h_source
         try:
-            self._lib = ctypes.CDLL(path)
+            self._lib = SharedLibrary(path)        # dlclose'd when this library is dropped
         except OSError as err:
             raise CompileError(f"aot: cannot load the compiled model {path}: {err}") from err
-        try:
-            self._run = getattr(self._lib, f"{prefix}_run")
-        except AttributeError:
+        address = self._lib.address(f"{prefix}_run")
+        if address is None:
             raise CompileError(f"aot: {path} does not define {prefix}_run; was it built for "
-                               f"another mod_name?") from None
-        self._run.restype = ctypes.c_int32
-        self._run.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+                               f"another mod_name?")
+        self._run = _RUN_TYPE(address)
         with _LOCKS_GUARD:
             self.lock = _LOCKS.setdefault(os.path.realpath(path), threading.Lock())
 

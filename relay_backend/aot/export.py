@@ -48,7 +48,12 @@ def _main_c(factory) -> str:
     lines += ["  fclose(f);"]
     lines += [f"  outputs.{f} = out_{f};" for f in outs]
     lines += [f"  rc = {p}_run(&inputs, &outputs);",
-              f'  if (rc != 0) {{ fprintf(stderr, "{p}_run failed: %d\\n", (int)rc); return 1; }}',
+              "  if (rc != 0) {",
+              f'    fprintf(stderr, "{p}_run failed: %d%s\\n", (int)rc,',
+              f'            rc == {P}_ERR_PARAMS_CORRUPT ? " ({PARAMS_FILE} is corrupt: its constants do not match its digest)" :',
+              f'            rc == {P}_ERR_PARAMS ? " ({PARAMS_FILE} is not the one generated with model.c)" :',
+              f'            rc == {P}_ERR_ALIGN ? " (a buffer is not 64-byte aligned)" : "");',
+              "    return 1;", "  }",
               '  f = fopen(argv[2], "wb");',
               '  if (!f) { fprintf(stderr, "cannot open %s\\n", argv[2]); return 1; }']
     for f in outs:

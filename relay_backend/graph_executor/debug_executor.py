@@ -74,25 +74,36 @@ class GraphModuleDebug(GraphModule):
 
     def run_node_by_node(self, **inputs) -> dict:
         """Run the graph once, copying each node's outputs right after it runs."""
-        if inputs:
-            self.set_input(**inputs)
-        g = self.graph
-        outputs = {}
-        for nid in g.arg_nodes:
-            outputs.update(self._node_outputs(nid))
-        execs = dict(self._node_execs)
-        for nid in range(len(g.nodes)):
-            if g.nodes[nid].op == "null":
-                continue
-            if nid in execs:
-                execs[nid]()
-            outputs.update(self._node_outputs(nid))
+        with self._guard.call("run_node_by_node") as me:
+            self._begin_run(me, inputs)
+            g = self.graph
+            outputs = {}
+            for nid in g.arg_nodes:
+                outputs.update(self._node_outputs(nid))
+            execs = dict(self._node_execs)
+            for nid in range(len(g.nodes)):
+                if g.nodes[nid].op == "null":
+                    continue
+                if nid in execs:
+                    execs[nid]()
+                outputs.update(self._node_outputs(nid))
+            self._guard.after_run(me)
         self._outputs = outputs
         return outputs
 
     def run(self, number=10, repeat=1, min_repeat_ms=0, sort_by_time=True, **inputs) -> DebugReport:
         """Capture all outputs, then time each kernel node (`repeat` means of `number` calls)."""
-        self.run_node_by_node(**inputs)
+        with self._guard.call("run"):
+            self.run_node_by_node(**inputs)
+            rows = self._time_nodes(number, repeat, min_repeat_ms)
+            # timing re-ran single nodes over reused storage: restore every output with a clean run
+            super().run()
+        if self.dump_root:
+            self._dump(self.dump_root)
+        return DebugReport(rows, sort_by_time)
+
+    def _time_nodes(self, number, repeat, min_repeat_ms) -> list:
+        """One DebugReport row per kernel node: its measured microseconds per call."""
         g = self.graph
         timed = dict(self._node_execs)
         rows = []
@@ -108,11 +119,7 @@ class GraphModuleDebug(GraphModule):
                          "time_us": float(np.mean(measurements)), "measurements": measurements,
                          "shape": shapes[0] if len(shapes) == 1 else shapes,
                          "num_inputs": len(node.inputs), "num_outputs": node.num_outputs})
-        # timing re-ran single nodes over reused storage: restore every output with a clean run
-        super().run()
-        if self.dump_root:
-            self._dump(self.dump_root)
-        return DebugReport(rows, sort_by_time)
+        return rows
 
     @staticmethod
     def _time(call, number, min_repeat_ms) -> float:

@@ -201,13 +201,23 @@ def _dltypes(value) -> list:
     return list(value)
 
 
+def first_difference(got: list, want: list, want_is: str = "expected is") -> str:
+    """Where two lists first differ, e.g. "first differs at index 11: 12 where the nodes'
+    num_outputs give 11 (lengths 14 and 14)": a long list's mismatch is never hidden by
+    truncating both lists at the same place."""
+    index = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    have = got[index] if index < len(got) else "the end of the list"
+    need = want[index] if index < len(want) else "the end of the list"
+    return f"first differs at index {index}: {have} where {want_is} {need} (lengths {len(got)} and {len(want)})"
+
+
 def _check_consistent(g: Graph) -> None:
     expected = [0]
     for n in g.nodes:
         expected.append(expected[-1] + n.num_outputs)
     if g.node_row_ptr != expected:
-        raise _bad(f"node_row_ptr {g.node_row_ptr[:8]}... does not match the nodes' num_outputs (expected "
-                   f"{expected[:8]}...)")
+        where = first_difference(g.node_row_ptr, expected, "the nodes' num_outputs give")
+        raise _bad(f"node_row_ptr does not match the nodes' num_outputs: {where}")
     n = g.num_entries
     for key in ("storage_id", "shape", "dltype"):
         if len(getattr(g, key)) != n:

@@ -4,7 +4,16 @@ Setup (once per module instance): one aligned pool per storage id, sized as the 
 sharing it; every entry is a view into its pool; every kernel node's argument list (input views
 then output views) is checked once and bound to a prepared native call. run() then only calls
 those closures in node order: no allocation, no argument checks. Inputs are checked by name,
-shape and dtype in set_input, before anything native runs.
+shape and dtype in set_input, before anything native runs; run() refuses to start while an
+input was never set (params bound at build time count as set).
+
+Threads: a GraphModule is one set of buffers and serves one thread at a time. Calls from
+another thread that could mix the two threads' inputs or outputs raise ExecutionError (see
+runtime.thread_guard) instead of returning wrong results. Safe: one GraphModule per thread
+(`factory["default"](dev)` is cheap next to a build), a lock held around whole
+set_input/run/get_output cycles, or `create_executor("graph", ...).evaluate()`, whose function
+is thread-safe. `get_output(i)` without `out` returns the module's own buffer, which the next
+run overwrites: copy it (pass `out`, or `.numpy()`) before another run.
 """
 import math
 
@@ -20,7 +29,9 @@ from .graph import Graph, parse_graph
 
 
 class GraphModule(ExecutorModule):
-    """A graph executor instance: set_input / run / get_output over preallocated storage."""
+    """A graph executor instance: set_input / run / get_output over preallocated storage.
+
+    Not thread-safe: one thread at a time (see the module docstring); sharing raises."""
 
     _module_name, _holder, _inputs_of = "GraphModule", "the graph", "graph's"
 
@@ -36,9 +47,8 @@ class GraphModule(ExecutorModule):
             raise RelayError(f"the graph executor runs llvm kernels on cpu, got device {self.device}")
         self._param_names = set()
         g = self.graph
-        self._input_names = [g.nodes[nid].name for nid in g.arg_nodes]
-        self._input_index = {name: i for i, name in enumerate(self._input_names)}
         self._pools, self._views = self._setup_storage()
+        self._init_inputs([g.nodes[nid].name for nid in g.arg_nodes])
         self._node_execs = [(nid, e) for nid in range(len(g.nodes)) if (e := self._setup_exec(nid)) is not None]
         self._execs = [e for _, e in self._node_execs]
 
@@ -83,27 +93,28 @@ class GraphModule(ExecutorModule):
     def _input_array(self, idx: int) -> NDArray:
         return self._views[self.graph.entry_id(self.graph.arg_nodes[idx], 0)]
 
-    def set_input(self, key=None, value=None, **params):
-        """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
-        if key is not None:
-            self._copy_in(self._index(key), value)
-        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
-            self._copy_in(self._index(name), params[name])
-
     def _set_params(self, params: dict) -> None:
         """Set graph params by name, skipping names that are not inputs (the factory's rule)."""
         for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
-            idx = self._input_index.get(name, -1)
-            if idx >= 0:
-                self._copy_in(idx, params[name])
+            if name in self._input_index:
+                self._copy_in(self._index(name), params[name])
                 self._param_names.add(name)
 
     def load_params(self, params_bytes) -> None:
-        """Set inputs from a save_param_dict blob (names that are not inputs are ignored)."""
-        self._set_params(load_param_dict(bytes(params_bytes)))
-
-    def get_num_inputs(self) -> int:
-        return len(self.graph.arg_nodes)
+        """Set inputs from a save_param_dict blob (bytes or bytearray; names that are not inputs
+        are ignored)."""
+        if not isinstance(params_bytes, (bytes, bytearray, memoryview)):
+            hint = (": that looks like a file name; pass its contents, open(path, 'rb').read()"
+                    if isinstance(params_bytes, str) else "")
+            raise InputError(f"load_params expects the bytes of a params blob "
+                             f"(relay_backend.runtime.save_param_dict(...)), got "
+                             f"{type(params_bytes).__name__}{hint}")
+        params = load_param_dict(bytes(params_bytes))
+        with self._guard.call("load_params") as me:
+            self._set_params(params)
+            for name in params:
+                if name in self._input_index:
+                    self._guard.input_set(me, self._input_index[name], name)
 
     def get_input_info(self):
         """({name: shape}, {name: dtype}) of the inputs not set as params."""
@@ -116,36 +127,25 @@ class GraphModule(ExecutorModule):
         return shapes, dtypes
 
     # ------------------------------------------------------------------ running
-    def run(self, **inputs) -> None:
-        """Set `inputs` (by name), then run every kernel in node order."""
-        if inputs:
-            self.set_input(**inputs)
+    def _execute(self) -> None:
         for call in self._execs:
             call()
 
     def get_num_outputs(self) -> int:
         return len(self.graph.heads)
 
-    def _output_view(self, index) -> NDArray:
-        heads = self.graph.heads
-        if isinstance(index, str):              # "<node name>" or "<node name>:<i>"
-            for nid, k in heads:
-                name = self.graph.nodes[nid].name
-                if index in (name, f"{name}:{k}"):
-                    return self._views[self.graph.entry_id(nid, k)]
-            raise InputError(f"no output named {index!r}; outputs are "
-                             f"{[f'{self.graph.nodes[n].name}:{k}' for n, k in heads]}")
-        if not 0 <= int(index) < len(heads):
-            raise InputError(f"output index {index} is out of range: the graph has {len(heads)} outputs")
-        nid, k = heads[int(index)]
+    def _output_array(self, idx: int) -> NDArray:
+        nid, k = self.graph.heads[idx]
         return self._views[self.graph.entry_id(nid, k)]
 
-    def get_output(self, index, out=None) -> NDArray:
-        """Output `index`: the internal array (overwritten by the next run) or a copy into `out`."""
-        view = self._output_view(index)
-        if out is None:
-            return view
-        return _check_out(index, out, view).copyfrom(view)
+    def _output_by_name(self, name: str) -> int:
+        """The index of output "<node name>" or "<node name>:<i>"."""
+        for i, (nid, k) in enumerate(self.graph.heads):
+            node_name = self.graph.nodes[nid].name
+            if name in (node_name, f"{node_name}:{k}"):
+                return i
+        raise InputError(f"no output named {name!r}; outputs are "
+                         f"{[f'{self.graph.nodes[n].name}:{k}' for n, k in self.graph.heads]}")
 
     def get_output_info(self):
         shapes, dtypes = {}, {}
@@ -154,18 +154,6 @@ class GraphModule(ExecutorModule):
             key = f"{self.graph.nodes[nid].name}:{k}"
             shapes[key], dtypes[key] = view.shape, view.dtype
         return shapes, dtypes
-
-
-def _check_out(index, out, arr: NDArray) -> NDArray:
-    """`out` if it is an NDArray of `arr`'s shape and dtype, else InputError (get_output's rule)."""
-    want = f"Tensor[{tuple(arr.shape)}, {arr.dtype}]"
-    if not isinstance(out, NDArray):
-        raise InputError(f"get_output({index!r}, out): out must be an NDArray ({want}, e.g. "
-                         f"relay_backend.nd.empty({tuple(arr.shape)}, {arr.dtype!r})), got {type(out).__name__}")
-    if tuple(out.shape) != tuple(arr.shape) or str(out.dtype) != str(arr.dtype):
-        raise InputError(f"get_output({index!r}, out): out is Tensor[{tuple(out.shape)}, {out.dtype}], "
-                         f"but the output is {want}")
-    return out
 
 
 def create(graph_json_str, libmod, device) -> GraphModule:

@@ -7,6 +7,7 @@ te, tir, codegen), so a compiler bug cannot hide in both sides of a comparison.
 import contextlib
 import itertools
 import sys
+import threading
 
 from ..errors import ExecutionError, RelayError
 from ..ir.expr import Function, GlobalVar
@@ -20,15 +21,21 @@ from .values import Closure, RecClosure
 
 # Relay recursion in non-tail position (e.g. `map` over a list) costs ~4 Python frames per
 # level; the default limit of 1000 would cap lists at ~200 elements. Raised only while running.
+# The limit is process-wide: the first running evaluation raises it and the last one to finish
+# puts it back, so a short call in one thread never lowers it under a deep one in another.
 _RECURSION_LIMIT = 20000
 _fresh_names = itertools.count()
+_deep_lock = threading.Lock()
+_deep_state = {"running": 0, "saved": None}
 
 
 @contextlib.contextmanager
 def _deep_recursion():
-    old = sys.getrecursionlimit()
-    if old < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
+    with _deep_lock:
+        if _deep_state["running"] == 0 and sys.getrecursionlimit() < _RECURSION_LIMIT:
+            _deep_state["saved"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(_RECURSION_LIMIT)
+        _deep_state["running"] += 1
     try:
         yield
     except RecursionError:
@@ -37,8 +44,11 @@ def _deep_recursion():
             f"nest about {_RECURSION_LIMIT // 4} deep at most); make the recursion tail-recursive "
             "(e.g. foldl instead of foldr) or use the vm executor") from None
     finally:
-        if old < _RECURSION_LIMIT:
-            sys.setrecursionlimit(old)
+        with _deep_lock:
+            _deep_state["running"] -= 1
+            if _deep_state["running"] == 0 and _deep_state["saved"] is not None:
+                sys.setrecursionlimit(_deep_state["saved"])
+                _deep_state["saved"] = None
 
 
 def target_device_type(target) -> Device:

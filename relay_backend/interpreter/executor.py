@@ -6,8 +6,11 @@ keywords), conversion of Python arguments to runtime values, and checking those 
 the function's parameter types *before* anything runs, so a wrong input names the parameter.
 `CompiledExecutor` adds what the graph and AOT executors share: main is built once per
 evaluate into a module with flat tensor inputs and outputs; each call flattens the arguments
-into it and regroups its outputs by main's return type.
+into it and regroups its outputs by main's return type. The function evaluate returns is safe
+to call from many threads: the module's one set of buffers is used by one call at a time.
 """
+import threading
+
 import numpy as np
 
 from ..errors import InputError, RelayError
@@ -36,6 +39,7 @@ def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
     unknown = sorted(set(kwargs) - set(names))
     if unknown:
         raise InputError(f"{name}: unknown keyword argument(s) {unknown}; the parameters are {names}")
+    check_unambiguous_keywords(names, kwargs, name)
     cargs = list(args)
     for i, pname in enumerate(names):
         if i < len(args):
@@ -47,6 +51,16 @@ def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
     if len(cargs) != len(names):
         _arity_error(name, names, len(cargs))
     return adapt_python_args(func, tuple(cargs), name)
+
+
+def check_unambiguous_keywords(names, kwargs, name: str = "main") -> None:
+    """InputError if a keyword names a parameter that several parameters share (Relay allows
+    two parameters with one name hint; only passing them by position says which is which)."""
+    shared = sorted({key for key in kwargs if names.count(key) > 1})
+    if shared:
+        where = {key: [i for i, n in enumerate(names) if n == key] for key in shared}
+        raise InputError(f"{name}: several parameters are named {', '.join(map(repr, shared))} "
+                         f"(positions {where}), so a keyword cannot say which; pass them by position")
 
 
 _INT32_MIN, _INT32_MAX = -2 ** 31, 2 ** 31 - 1
@@ -282,20 +296,23 @@ class CompiledExecutor(Executor):
         ret_type = func.body.checked_type
         names = [p.name_hint for p in func.params]
 
+        lock = threading.Lock()         # one set of buffers: one call at a time
+
         def run(*args, **kwargs):
             args = convert_args(func, args, kwargs)
             if len(args) != len(names):
                 _arity_error("main", names, len(args))
             flat = [t for p, arg in zip(func.params, args) for t in flatten_arg(p, to_value(arg, self.device))]
-            for i, value in enumerate(flat):
-                module.set_input(i, value)
-            module.run()
-            outputs = iter([module.get_output(i).copyto(self.device) for i in range(module.get_num_outputs())])
-            return regroup_outputs(ret_type, outputs, self.executor_name)
+            with lock:
+                for i, value in enumerate(flat):
+                    module.set_input(i, value)
+                module.run()
+                outputs = [module.get_output(i).copyto(self.device) for i in range(module.get_num_outputs())]
+            return regroup_outputs(ret_type, iter(outputs), self.executor_name)
         run.factory = factory
         run.module = module
         return run
 
 
-__all__ = ["Executor", "CompiledExecutor", "convert_args", "adapt_python_args", "adapt_python_arg", "to_value", "to_ast", "check_arguments",
+__all__ = ["Executor", "CompiledExecutor", "convert_args", "check_unambiguous_keywords", "adapt_python_args", "adapt_python_arg", "to_value", "to_ast", "check_arguments",
            "param_type", "flatten_value", "flatten_arg", "regroup_outputs"]

@@ -1,45 +1,96 @@
-"""ExecutorModule: the input side shared by the graph and AOT executor modules.
+"""ExecutorModule: the set_input / run / get_output protocol shared by the graph and AOT modules.
 
-Both own one preallocated NDArray per flat model input and copy user values into it, checked
-by name, shape and dtype before anything native runs. This base holds that checking and
-copying, TVM's `module["set_input"]`-style access, and `benchmark`; each subclass says where
-its input arrays live and how it names itself in messages.
+Both own one preallocated NDArray per flat model input and per output, and copy user values
+into them, checked by name, shape and dtype before anything native runs. This base holds that
+checking and copying, the checks `run` makes before any native code (every input was set;
+no other thread interfered, see thread_guard), the output lookup, TVM's
+`module["set_input"]`-style access and `benchmark`. A subclass says where its arrays live
+(`_input_array`, `_output_array`), how it runs (`_execute`) and how it names itself.
+
+Thread safety: a module is one set of buffers and serves one thread at a time. Calls from
+several threads that could mix their data raise ExecutionError (runtime.thread_guard); use
+one module per thread, a lock around whole set_input/run/get_output cycles, or
+`create_executor(...).evaluate()`, whose function is thread-safe.
 """
 import numpy as np
 
 from ..errors import InputError, RelayError
 from .benchmark import BenchmarkResult, benchmark_module
 from .ndarray import NDArray
+from .thread_guard import ThreadUseGuard
+
+
+def _is_index(key) -> bool:
+    return isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_))
 
 
 class ExecutorModule:
     """Base of GraphModule and AotModule.
 
-    Subclasses set `_input_names` (one per input index) and `_input_index` (name -> index), and
-    implement `_input_array(idx)` (the NDArray input `idx` is copied into) and get_num_inputs().
+    Subclasses call `_init_inputs(names)` once their input arrays exist and implement
+    `_input_array(idx)`, `_output_array(idx)`, `get_num_outputs()` and `_execute()`.
     """
 
     _module_name = "module"            # "GraphModule has no function 'x'"
     _holder = "the module"             # "input index 7 is out of range: the graph has 2 inputs"
     _inputs_of = "the module's"        # "Could not find 'x' in graph's inputs"
 
+    def _init_inputs(self, names) -> None:
+        """Input bookkeeping: names (several inputs may share one: by name they are ambiguous,
+        by index they work), which inputs were set, and the thread guard."""
+        self._input_names = list(names)
+        self._input_index, self._ambiguous = {}, {}
+        for i, name in enumerate(self._input_names):
+            if name in self._input_index:
+                self._ambiguous.setdefault(name, [self._input_index[name]]).append(i)
+            else:
+                self._input_index[name] = i
+        self._input_set = [False] * len(self._input_names)
+        self._unset = len(self._input_names)      # how many are still False (run checks it)
+        self._guard = ThreadUseGuard(self._module_name)
+        self._run_call = self._guard.call("run")
+
     def get_num_inputs(self) -> int:
+        return len(self._input_names)
+
+    def get_num_outputs(self) -> int:
         raise NotImplementedError
 
     def _input_array(self, idx: int) -> NDArray:
         raise NotImplementedError
 
+    def _output_array(self, idx: int) -> NDArray:
+        raise NotImplementedError
+
+    def _execute(self) -> None:
+        """Run the model once over the current inputs (native code, no checks)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ inputs
     def get_input_index(self, name: str) -> int:
-        """The index of input `name`, or -1."""
+        """The index of input `name`, or -1 (InputError if several inputs have that name)."""
+        if not isinstance(name, str):
+            raise InputError(f"get_input_index: an input name is a string, got {type(name).__name__} {name!r}")
+        self._check_unambiguous(name)
         return self._input_index.get(name, -1)
+
+    def _check_unambiguous(self, name) -> None:
+        if name in self._ambiguous:
+            raise InputError(f"input name {name!r} is ambiguous: inputs {self._ambiguous[name]} of "
+                             f"{self._holder} are all named {name!r}; set them by index, e.g. "
+                             f"set_input({self._ambiguous[name][0]}, value)")
 
     def _index(self, key) -> int:
         """The index of input `key` (a name or an index), or an InputError listing the names."""
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        if _is_index(key):
             if not 0 <= int(key) < self.get_num_inputs():
                 raise InputError(f"input index {key} is out of range: {self._holder} has "
                                  f"{self.get_num_inputs()} inputs {self._input_names}")
             return int(key)
+        if not isinstance(key, str):
+            raise InputError(f"an input is named by a string or numbered by an int, got "
+                             f"{type(key).__name__} {key!r}; the inputs are {self._input_names}")
+        self._check_unambiguous(key)
         idx = self._input_index.get(key, -1)
         if idx < 0:
             raise InputError(f"Could not find '{key}' in {self._inputs_of} inputs; valid names are "
@@ -58,11 +109,91 @@ class ExecutorModule:
             raise InputError(f"input '{self._input_names[idx]}' expects Tensor[{tuple(dst.shape)}, "
                              f"{dst.dtype}], got Tensor[{tuple(src.shape)}, {src.dtype}]{hint}")
         np.copyto(dst.view_numpy(), src)
+        self._mark_set(idx)
+
+    def _mark_set(self, idx: int) -> None:
+        if not self._input_set[idx]:
+            self._input_set[idx] = True
+            self._unset -= 1
+
+    def set_input(self, key=None, value=None, **params):
+        """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
+        if key is None and value is not None:
+            raise InputError(f"set_input(None, value): an input is named by a string or numbered by "
+                             f"an int; the inputs are {self._input_names}")
+        with self._guard.call("set_input") as me:
+            if key is not None:
+                if value is None:
+                    raise InputError(f"set_input({key!r}): no value given")
+                self._set_one(me, self._index(key), value)
+            for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+                self._set_one(me, self._index(name), params[name])
+
+    def _set_one(self, me, idx: int, value) -> None:
+        self._copy_in(idx, value)
+        self._guard.input_set(me, idx, self._input_names[idx])
 
     def get_input(self, key, out=None) -> NDArray:
-        """The internal array of input `key` (copied into `out` if given)."""
-        arr = self._input_array(self._index(key))
-        return arr if out is None else out.copyfrom(arr)
+        """The internal array of input `key` (copied into `out` if given). Without `out` the
+        caller may fill the array in place, so the input counts as set from then on."""
+        with self._guard.call("get_input"):
+            idx = self._index(key)
+            arr = self._input_array(idx)
+            if out is None:
+                self._mark_set(idx)
+                return arr
+            return _check_out(f"get_input({key!r}, out)", out, arr, "input").copyfrom(arr)
+
+    def _raise_unset(self) -> None:
+        """InputError naming the inputs never set: running would read uninitialized memory."""
+        unset = [name if name not in self._ambiguous else f"{name} (index {i})"
+                 for i, (name, done) in enumerate(zip(self._input_names, self._input_set)) if not done]
+        raise InputError(f"{self._module_name}.run(): input(s) {unset} were never set, and the "
+                         f"model would read uninitialized memory; set them first with "
+                         f"set_input(name, value) or run(name=value)")
+
+    # ------------------------------------------------------------------ running
+    def run(self, **inputs) -> None:
+        """Set `inputs` (by name), then run the model once."""
+        with self._run_call as me:
+            self._begin_run(me, inputs)
+            self._execute()
+            self._guard.after_run(me)
+
+    def _begin_run(self, me, inputs: dict) -> None:
+        """The checks before any native code runs: `inputs` set, every input set, no input
+        overwritten by another thread (call inside `self._guard.call(...)`)."""
+        if inputs:
+            self.set_input(**inputs)
+        if self._unset:
+            self._raise_unset()
+        self._guard.before_run(me)
+
+    # ------------------------------------------------------------------ outputs
+    def _output_index(self, index) -> int:
+        """The output number of `index` (an int, or a name where the subclass has names)."""
+        if isinstance(index, str):
+            return self._output_by_name(index)
+        if not _is_index(index):
+            raise InputError(f"get_output: an output is numbered by an int (0 to "
+                             f"{self.get_num_outputs() - 1}), got {type(index).__name__} {index!r}")
+        if not 0 <= int(index) < self.get_num_outputs():
+            raise InputError(f"output index {index} is out of range: {self._holder} has "
+                             f"{self.get_num_outputs()} outputs")
+        return int(index)
+
+    def _output_by_name(self, name: str) -> int:
+        raise InputError(f"get_output: the outputs of {self._holder} are numbered, not named; use "
+                         f"an index from 0 to {self.get_num_outputs() - 1}, got {name!r}")
+
+    def get_output(self, index, out=None) -> NDArray:
+        """Output `index`: the internal array (overwritten by the next run) or a copy into `out`."""
+        with self._guard.call("get_output") as me:
+            self._guard.before_output(me)
+            arr = self._output_array(self._output_index(index))
+            if out is None:
+                return arr
+            return _check_out(f"get_output({index!r}, out)", out, arr, "output").copyfrom(arr)
 
     def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
                   end_to_end=False, **kwargs) -> BenchmarkResult:
@@ -73,10 +204,27 @@ class ExecutorModule:
         return benchmark_module(self, device, func_name, repeat, number, min_repeat_ms, end_to_end, **kwargs)
 
     def __getitem__(self, key):
-        """TVM's module["run"] / ["set_input"] / ... access to the methods."""
+        """TVM's module["run"] / ["set_input"] / ... access to the methods, by name."""
+        if not isinstance(key, str):
+            raise RelayError(f"{self._module_name}[...] looks up a function by name (e.g. "
+                             f"module['run']), got {type(key).__name__} {key!r}; for an output use "
+                             f"get_output({key!r})")
         if not hasattr(self, key) or key.startswith("_"):
             raise RelayError(f"{self._module_name} has no function {key!r}")
         return getattr(self, key)
+
+
+def _check_out(call: str, out, arr: NDArray, role: str) -> NDArray:
+    """`out` if it is an NDArray of `arr`'s (the `role`'s) shape and dtype, else InputError
+    naming `call`."""
+    want = f"Tensor[{tuple(arr.shape)}, {arr.dtype}]"
+    if not isinstance(out, NDArray):
+        raise InputError(f"{call}: out must be an NDArray ({want}, e.g. "
+                         f"relay_backend.nd.empty({tuple(arr.shape)}, {arr.dtype!r})), got {type(out).__name__}")
+    if tuple(out.shape) != tuple(arr.shape) or str(out.dtype) != str(arr.dtype):
+        raise InputError(f"{call}: out is Tensor[{tuple(out.shape)}, {out.dtype}], "
+                         f"but the {role} is {want}")
+    return out
 
 
 __all__ = ["ExecutorModule"]

@@ -33,6 +33,7 @@ import numpy as np
 from .. import config
 from ..errors import InputError, RelayError, SerializationError
 from .ndarray import ALIGNMENT, NDArray
+from .shared_library import SharedLibrary
 
 MAGIC = b"RBLIB\x00v1"          # 8 bytes, ends every exported library
 FORMAT_VERSION = 1
@@ -332,7 +333,10 @@ class Module:
         self._sources = dict(sources or {})        # fmt -> str or a callable producing it
         self._exporter = exporter                  # callable(path) writing a plain .so
         self._infos = {info.name: info for info in infos}
-        self._functions = {name: Function(info, addresses[name], self)
+        # functions keep the native code (`handle`) alive, not the module: no reference cycle,
+        # so a dropped module and its code are freed at once
+        owner = handle if handle is not None else self
+        self._functions = {name: Function(info, addresses[name], owner)
                            for name, info in self._infos.items()}
 
     # -- lookup
@@ -476,28 +480,33 @@ def register_artifact_loader(section: str, loader) -> None:
 
 
 def load_module(path: str) -> Module:
-    """Load a library written by `Module.export_library` (tvm.runtime.load_module)."""
+    """Load a library written by `Module.export_library` (tvm.runtime.load_module).
+
+    Loading a library runs its code (its initializers on load, its kernels when called): only
+    load files you trust. The checks made first (magic, version, SHA-256 of the contents)
+    catch accidental corruption and foreign files, not a file crafted to pass them.
+    """
     path = os.fspath(path)
     body, meta = _read_library(path)
     infos = [FunctionInfo.from_json(f) for f in meta.get("functions", [])]
     # dlopen a private copy of exactly the verified bytes: no race with the file changing,
-    # and no stale handle when a path is overwritten and loaded again in this process
+    # and no stale handle when a path is overwritten and loaded again in this process. The
+    # library is dlclose'd when the module and every function from it are gone.
     fd, private = tempfile.mkstemp(prefix="rb_lib_", suffix=".so")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(body)
-        lib = ctypes.CDLL(private)
+        lib = SharedLibrary(private)
     except OSError as err:
         raise SerializationError(f"load_module: dlopen({path!r}) failed: {err}") from err
     finally:
         os.unlink(private)
     addresses = {}
     for info in infos:
-        try:
-            addresses[info.name] = ctypes.cast(getattr(lib, info.symbol), ctypes.c_void_p).value
-        except AttributeError as err:
+        addresses[info.name] = lib.address(info.symbol)
+        if addresses[info.name] is None:
             raise SerializationError(f"load_module: {path!r} lacks symbol {info.symbol!r} "
-                                     f"for function {info.name!r}") from err
+                                     f"for function {info.name!r}")
 
     def re_export(dest):
         with open(dest, "wb") as f:

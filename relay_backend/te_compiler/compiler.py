@@ -10,7 +10,9 @@ Compiled kernels are also kept on disk (cache.disk_cache_dir) so another process
 """
 import os
 import sys
+import threading
 import time
+import weakref
 
 from .. import codegen
 from ..config import get as get_config
@@ -30,6 +32,9 @@ class TECompiler:
         self._cache = {}           # CCacheKey -> CCacheValue
         self._names = {}           # mod_name -> NameSupply
         self._listeners = []       # fn(event, name) for progress displays
+        self._libraries = {}       # (target, ids of CachedFuncs) -> (CachedFuncs, weakref to Module)
+        self._libraries_lock = threading.Lock()
+        self._last_library = None  # the last Module built stays cached while nothing uses it
         self.stats = {"lowered": 0, "llvm_builds": 0, "disk_hits": 0}
 
     def add_listener(self, fn) -> None:
@@ -111,11 +116,31 @@ class TECompiler:
         return module[value.cached_func.func_name]
 
     def build(self, cached_funcs, target="llvm"):
-        """One runtime Module holding the kernels of several CachedFuncs (used by executors)."""
+        """One runtime Module holding the kernels of several CachedFuncs (used by executors).
+
+        The same kernels (a model built again) give the same Module while it is in use, or
+        when it was the last one built: kernels keep no state, so sharing is safe, and a
+        rebuild then costs no LLVM run. Each LLVM optimization run leaks ~100 KB inside
+        llvmlite (its pass builders' instrumentation callbacks are never freed), so building
+        one model in a loop would otherwise grow the process without bound.
+        """
+        cached_funcs = tuple(cached_funcs)
+        key = (str(target), tuple(id(cf) for cf in cached_funcs))
+        with self._libraries_lock:
+            kept = self._libraries.get(key)
+            module = kept[1]() if kept is not None else None
+        if module is not None:
+            return module
         funcs = {}
         for cf in cached_funcs:
             funcs.update(cf.funcs)
-        return codegen.build(funcs, target=target)
+        module = codegen.build(funcs, target=target)
+        with self._libraries_lock:
+            self._libraries = {k: v for k, v in self._libraries.items() if v[1]() is not None}
+            # the CachedFuncs are kept so their ids cannot be reused by other functions
+            self._libraries[key] = (cached_funcs, weakref.ref(module))
+            self._last_library = module
+        return module
 
     def module_for(self, cached: CachedFunc):
         """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
@@ -132,6 +157,9 @@ class TECompiler:
     def clear(self) -> None:
         self._cache.clear()
         self._names.clear()
+        with self._libraries_lock:
+            self._libraries.clear()
+            self._last_library = None
 
 
 _GLOBAL = TECompiler()

@@ -195,7 +195,7 @@ class _Walk:
             else:
                 self.refs[p] = [r for k, t in enumerate(types)
                                 for r in self._add_node(MainNode("input", f"{p.name_hint}_{k}", ()), [t])]
-        self._check_input_names()
+        self._note_input_names()
         let_values = {}
         for node in post_order(func.body):
             if isinstance(node, Let):
@@ -210,21 +210,11 @@ class _Walk:
                 entry.kind = "output"
         return self.out
 
-    def _check_input_names(self) -> None:
-        """Input names must be unique: set_input(name) and params bind inputs by name."""
-        seen, dups = set(), []
-        for name, _ in self.out.inputs:
-            if name in seen and name not in dups:
-                dups.append(name)
-            seen.add(name)
-        if dups:
-            names = [name for name, _ in self.out.inputs]
-            raise CompileError(
-                f"the {self.executor} executor needs unique input names, but main has several "
-                f"inputs named {', '.join(repr(d) for d in dups)} (inputs: {names}); set_input by "
-                f"name would be ambiguous: rename the parameters of main (relay.var(name_hint=...)) "
-                f"so each name is used once")
-        self.input_names = seen
+    def _note_input_names(self) -> None:
+        """Remember the input names, which constant names (p0, p1, ...) must avoid. Several
+        inputs may share a name, as Relay allows: they are set by index (by name the module
+        reports the name as ambiguous)."""
+        self.input_names = {name for name, _ in self.out.inputs}
 
     def _const_name(self) -> str:
         """The next free param name p<k>: names of inputs are skipped (a var may be called "p0")."""

@@ -128,7 +128,12 @@ class Executable:
 
     @staticmethod
     def load_exec(bytecode, lib) -> "Executable":
-        """Rebuild an Executable from `save()`'s bytes and its kernel Module."""
+        """Rebuild an Executable from `save()`'s bytes and its kernel Module.
+
+        `lib` is usually `load_module(path)`, and loading a library runs its code: only load
+        files you trust. The bytecode is data (never pickle), and it is validated, but those
+        checks catch accidental corruption and foreign files, not a file crafted to pass them.
+        """
         meta, constants = _read(bytes(bytecode))
         try:
             functions = [VMFunction(str(f["name"]), [str(p) for p in f["params"]], list(f["param_types"]),

@@ -10,12 +10,19 @@ Register values are NDArrays, ADTs (tuples are tag 0), VMClosures, and Storage b
 Kernels are called destination-passing style with inputs then outputs; shape functions
 (ShapeProgram) are called the same way. Inputs are checked against the function's parameter
 types before anything runs; a `fatal` instruction raises ExecutionError.
+
+Threads: `run` / `invoke` with arguments keep no state in the VirtualMachine (each call has its
+own registers), so one VirtualMachine may serve many threads at once. The inputs remembered by
+`set_input` and the result kept by `invoke_stateful` for `get_outputs` are per thread: a thread
+sees only its own.
 """
+import threading
 import time
 
 import numpy as np
 
 from ..errors import InputError, RelayError
+from ..interpreter.executor import check_unambiguous_keywords
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import cpu
@@ -100,14 +107,14 @@ class VirtualMachine:
                 self._packed.append(fast_kernel(exe.lib[name]))
         self._code = [tuple(decode(ins, exe.constants, self.device) for ins in f.instructions)
                       for f in exe.functions]
-        self._inputs = {}
-        self._last = None
+        self._state = threading.local()        # per thread: .inputs (set_input), .last (invoke_stateful)
 
     # -- inputs
     def _prepare(self, func_name: str, args, kwargs) -> list:
         func = self.exe.function(func_name)
         if kwargs:
             names = list(func.params)
+            check_unambiguous_keywords(names, kwargs, func_name)
             unknown = sorted(set(kwargs) - set(names))
             if unknown:
                 raise InputError(f"{func_name}: unknown input name(s) {unknown}; the parameters are {names}")
@@ -123,9 +130,15 @@ class VirtualMachine:
             _check(value, desc, f"{func_name}: parameter '{name}'")
         return values
 
+    def _inputs(self) -> dict:
+        """This thread's inputs remembered by set_input: func_name -> values."""
+        if not hasattr(self._state, "inputs"):
+            self._state.inputs = {}
+        return self._state.inputs
+
     def set_input(self, func_name: str = "main", *args, **kwargs) -> None:
-        """Remember inputs for `invoke(func_name)` / `invoke_stateful(func_name)`."""
-        self._inputs[func_name] = self._prepare(func_name, args, kwargs)
+        """Remember inputs for this thread's `invoke(func_name)` / `invoke_stateful(func_name)`."""
+        self._inputs()[func_name] = self._prepare(func_name, args, kwargs)
 
     def get_input_index(self, input_name: str, func_name: str = "main") -> int:
         params = self.exe.function(func_name).params
@@ -136,8 +149,8 @@ class VirtualMachine:
         """Run a function on `args` (or the inputs given to set_input); returns NDArray / ADT / closure."""
         if args or kwargs:
             values = self._prepare(func_name, args, kwargs)
-        elif func_name in self._inputs:
-            values = self._inputs[func_name]
+        elif func_name in self._inputs():
+            values = self._inputs()[func_name]
         else:
             values = self._prepare(func_name, (), {})
         return self._run(self.exe.global_map[func_name], values)
@@ -146,13 +159,15 @@ class VirtualMachine:
         return self.invoke("main", *args, **kwargs)
 
     def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
-        self._last = self.invoke(func_name, *args, **kwargs)
+        """Run like `invoke`, keeping the result for this thread's get_outputs."""
+        self._state.last = self.invoke(func_name, *args, **kwargs)
 
     def get_outputs(self) -> list:
-        """The last invoke_stateful result as a list (the fields of a tuple result)."""
-        if self._last is None:
-            raise RelayError("get_outputs: call invoke_stateful first")
-        return list(self._last.fields) if isinstance(self._last, ADT) else [self._last]
+        """This thread's last invoke_stateful result as a list (the fields of a tuple result)."""
+        last = getattr(self._state, "last", None)
+        if last is None:
+            raise RelayError("get_outputs: call invoke_stateful first (in this thread)")
+        return list(last.fields) if isinstance(last, ADT) else [last]
 
     def get_num_outputs(self) -> int:
         return len(self.get_outputs())

@@ -1,0 +1,54 @@
+"""SharedLibrary: a dlopen'ed shared object that is dlclose'd once nothing uses it.
+
+ctypes.CDLL never closes what it opens, so every `load_module` of a fresh file kept its
+mappings (five per library) for the life of the process. A SharedLibrary owns the handle and
+closes it when it is garbage collected; every native Function made from it holds it, so the
+code stays mapped exactly as long as something can still call it. Linux/ELF (the dl* calls
+come from the process's own C library).
+"""
+import ctypes
+import os
+import weakref
+
+_DL = ctypes.CDLL(None)
+_dlopen, _dlsym, _dlclose, _dlerror = _DL.dlopen, _DL.dlsym, _DL.dlclose, _DL.dlerror
+_dlopen.restype, _dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
+_dlsym.restype, _dlsym.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_char_p]
+_dlclose.restype, _dlclose.argtypes = ctypes.c_int, [ctypes.c_void_p]
+_dlerror.restype, _dlerror.argtypes = ctypes.c_char_p, []
+
+
+def _last_error() -> str:
+    message = _dlerror()
+    return message.decode(errors="replace") if message else "unknown dlopen error"
+
+
+class SharedLibrary:
+    """dlopen(path) with RTLD_NOW | RTLD_LOCAL; `address(symbol)`; dlclose when collected."""
+
+    def __init__(self, path: str):
+        handle = _dlopen(os.fsencode(path), os.RTLD_NOW | os.RTLD_LOCAL)
+        if not handle:
+            raise OSError(_last_error())
+        self.path = path
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _dlclose, handle)
+
+    def address(self, symbol: str):
+        """The address of `symbol`, or None if the library does not define it."""
+        _dlerror()                                  # clear a stale error first
+        return _dlsym(self._handle, symbol.encode()) or None
+
+    def close(self) -> None:
+        """dlclose now. Only for a library whose functions are no longer referenced."""
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return not self._finalizer.alive
+
+    def __repr__(self) -> str:
+        return f"<SharedLibrary {self.path}{' (closed)' if self.closed else ''}>"
+
+
+__all__ = ["SharedLibrary"]
