@@ -56,6 +56,22 @@ def replace_library_metadata(data: bytes, meta_bytes: bytes) -> bytes:
     return payload + hashlib.sha256(payload).digest() + magic
 
 
-def resign_library(payload: bytes, magic: bytes) -> bytes:
-    """Raw library payload bytes (everything before the checksum) signed as export_library does."""
+def edit_library_section(data: bytes, name: str, edit) -> bytes:
+    """Library bytes with section `name` replaced by `edit(old bytes)`, its size in the trailer's
+    section table updated and the checksum recomputed."""
+    payload, magic = data[:-40], data[-8:]
+    (n,) = struct.unpack("<Q", payload[-8:])
+    meta = json.loads(payload[-8 - n:-8])
+    contents = payload[:-8 - n]
+    base = len(contents) - sum(size for _, size in meta["sections"])
+    body, offset, blobs = contents[:base], base, []
+    for row in meta["sections"]:
+        blob = contents[offset:offset + row[1]]
+        offset += row[1]
+        if row[0] == name:
+            blob = edit(blob)
+            row[1] = len(blob)
+        blobs.append(blob)
+    meta_bytes = json.dumps(meta).encode()
+    payload = body + b"".join(blobs) + meta_bytes + struct.pack("<Q", len(meta_bytes))
     return payload + hashlib.sha256(payload).digest() + magic

@@ -16,7 +16,7 @@ from ..runtime.device import cpu, device as _make_device
 from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
 from ..runtime.params import load_param_dict
-from .graph import Graph, parse_graph
+from .graph import Graph, check_sizes, parse_graph
 
 
 class GraphModule(ExecutorModule):
@@ -45,6 +45,7 @@ class GraphModule(ExecutorModule):
     # ------------------------------------------------------------------ setup
     def _setup_storage(self):
         g = self.graph
+        check_sizes(g)                          # AllocationError naming the entry, before allocating
         nbytes = [int(np.prod(s, dtype=np.int64)) * np.dtype(t).itemsize for s, t in zip(g.shape, g.dltype)]
         pool_bytes = {}
         for sid, size in zip(g.storage_id, nbytes):
