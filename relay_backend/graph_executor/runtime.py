@@ -101,7 +101,7 @@ class GraphModule(ExecutorModule):
 
     def load_params(self, params_bytes) -> None:
         """Set inputs from a save_param_dict blob (names that are not inputs are ignored)."""
-        self._set_params(load_param_dict(bytes(params_bytes)))
+        self._set_params(load_param_dict(params_bytes))     # it checks the type and names it
 
     def get_num_inputs(self) -> int:
         return len(self.graph.arg_nodes)

@@ -214,3 +214,11 @@ def test_exported_factory_round_trips_through_the_section_editor(two_outputs, tm
     gmod.run(x=X)
     np.testing.assert_allclose(gmod.get_output(0).numpy(), np.exp(X), rtol=1e-6)
     np.testing.assert_array_equal(gmod.get_output(1).numpy(), -X)
+
+
+@pytest.mark.parametrize("blob", [None, 5, "params.bin", [1, 2]])
+def test_load_params_with_a_wrong_type_names_the_type(two_outputs, blob):
+    # before: bytes(None) / bytes("...") raised TypeError and bytes(5) read five zero bytes
+    gmod = two_outputs["default"](relay.cpu())
+    with pytest.raises(SerializationError, match=rf"load_param_dict: expected bytes, got {type(blob).__name__}"):
+        gmod.load_params(blob)

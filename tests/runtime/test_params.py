@@ -203,3 +203,15 @@ def test_zero_size_shape_numpy_cannot_build_names_the_param_and_offset():
     with pytest.raises(SerializationError, match=rf"param 'empty'.*cannot be represented.* at byte "
                                                  rf"offset {shape_at}"):
         load_param_dict(bytes(blob))
+
+
+@pytest.mark.parametrize("value", [None, 7, 1.5, [1, 2], {"a": 1}, np.zeros(3), "blob"])
+def test_load_with_a_wrong_type_names_the_type(value):
+    with pytest.raises(SerializationError, match=rf"expected bytes, got {type(value).__name__}"):
+        load_param_dict(value)
+
+
+def test_load_accepts_bytearray_and_memoryview():
+    blob = save_param_dict({"w": np.arange(3, dtype="int32")})
+    for view in (bytearray(blob), memoryview(blob)):
+        np.testing.assert_array_equal(load_param_dict(view)["w"].numpy(), [0, 1, 2])
