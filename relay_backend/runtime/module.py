@@ -424,11 +424,16 @@ def load_module(path: str):
     return module
 
 
-def load_library(path: str) -> tuple:
+def load_library(path: str, require: dict = None) -> tuple:
     """(Module, {section name: bytes}) of an exported library, every signature validated;
-    no artifact loader runs (the kernel disk cache reads its key section this way)."""
+    no artifact loader runs. `require` ({section name: bytes}) must match the file's sections,
+    checked before dlopen (the kernel disk cache keeps each entry's key in one)."""
     path = os.fspath(path)
     body, meta = _read_library(path)
+    for name, expected in (require or {}).items():
+        if meta["sections"].get(name) != expected:
+            raise SerializationError(f"load_module: {path!r}: section {name!r} does not hold what "
+                                     f"was required (the file belongs to something else)")
     functions = meta.get("functions", [])
     if not isinstance(functions, list):
         raise SerializationError(f"load_module: {path!r}: 'functions' must be a list of signatures, "
