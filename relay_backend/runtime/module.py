@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import config
 from ..errors import InputError, RelayError, SerializationError
+from .elf_check import check_elf_bounds
 from .ndarray import ALIGNMENT, NDArray
 from .signature import FunctionInfo, ParamInfo, dim_str, eval_dim  # noqa: F401 (re-exported)
 
@@ -381,6 +382,7 @@ def _read_library(path: str):
     body, meta["sections"] = _split_sections(path, body, meta.get("sections", []))
     if not body.startswith(_ELF_MAGIC):
         raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
+    check_elf_bounds(body, path)
     return body, meta
 
 

@@ -3,6 +3,11 @@ validates every function signature (dims, shape variables, output count, symbol 
 raises SerializationError naming the function and the field, instead of a ZeroDivisionError,
 IndexError, TypeError or a call through a Python object taken for a symbol. The checked call
 binds every shape variable before comparing any dim, so no axis goes unchecked."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -157,3 +162,35 @@ def test_a_divisor_bound_to_zero_at_call_time_is_an_input_error():
     fn = Function(info, 0, owner=None)
     with pytest.raises(InputError, match=r"g: .*\(8 // n\) divides by zero.*n=0"):
         fn.check_args((nd.array(np.zeros(0, "float32")), nd.array(np.zeros(1, "float32"))))
+
+
+_TRUNCATED = textwrap.dedent("""
+    import sys
+    from relay_backend.errors import SerializationError
+    from relay_backend.runtime import load_module
+    try:
+        load_module(sys.argv[1])
+        print("LOADED")
+    except SerializationError as err:
+        print("REJECTED", err)
+""")
+
+
+@pytest.mark.parametrize("cut", [8, 3000, 9000])
+def test_a_section_table_that_truncates_the_shared_object_is_rejected(library, tmp_path, cut):
+    # growing a section's size moves the split point into the ELF: dlopen of the truncated
+    # object died with SIGBUS. Run in a subprocess so a crash fails the test instead of pytest.
+    path = tmp_path / "kernels.so"
+    path.write_bytes(library)
+    mod = load_module(str(path))
+    with_section = tmp_path / "sections.so"
+    mod.export_library(str(with_section), sections={"extra": b"x" * 100})
+
+    def grow(meta):
+        meta["sections"][0][1] = 100 + cut
+    edited = tmp_path / "truncated.so"
+    edited.write_bytes(edit_library(with_section.read_bytes(), grow))
+    done = subprocess.run([sys.executable, "-c", _TRUNCATED, str(edited)], capture_output=True, text=True,
+                          timeout=120, cwd=os.getcwd())
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
+    assert "REJECTED" in done.stdout and "truncated" in done.stdout, done.stdout
