@@ -5,9 +5,10 @@ with padding 1e6, a size field in a hand-edited file). numpy then raises a bare 
 the OS kills the process. Every place that allocates from a shape it did not choose calls
 `check_tensor_size` first, so the user gets an `AllocationError` naming the tensor instead.
 
-The limit is the machine's physical memory, or `RB_MAX_TENSOR_BYTES` when set. A zero-size
-shape needs no memory but must still be representable: numpy refuses (ValueError) a shape whose
-non-zero extents multiply past int64 bytes, e.g. a flipped bit in `(0, 3)` giving `(0, 2**62)`.
+The limit is the machine's physical memory, or `RB_MAX_TENSOR_BYTES` when set. A shape must also
+be representable, which numpy otherwise refuses with a ValueError: at most MAX_NDIM dimensions,
+and for a zero-size shape, non-zero extents whose product fits int64 bytes (a flipped bit in
+`(0, 3)` giving `(0, 2**62)`).
 """
 import os
 
@@ -17,6 +18,7 @@ from .. import config
 from ..errors import AllocationError
 
 INT64_MAX = (1 << 63) - 1           # numpy's largest array, in bytes
+MAX_NDIM = 32                       # numpy 1.x's NPY_MAXDIMS (2.x allows 64)
 
 
 def _physical_memory_bytes() -> int:
@@ -42,6 +44,9 @@ def tensor_bytes(shape, dtype) -> int:
 def check_tensor_size(shape, dtype, what: str) -> int:
     """Raise AllocationError naming `what` when `shape` x `dtype` exceeds the limit (or, for a
     zero-size shape, cannot be represented); else its bytes."""
+    if len(shape) > MAX_NDIM:
+        raise AllocationError(f"{what}: {len(shape)} dimensions cannot be represented (at most "
+                              f"{MAX_NDIM}, numpy's limit on every version relay_backend supports)")
     if any(int(dim) < 0 for dim in shape):
         raise AllocationError(f"{what}: negative dimension in shape {tuple(int(d) for d in shape)}")
     nbytes = tensor_bytes(shape, dtype)

@@ -7,10 +7,11 @@ trailer carries one per function and `FunctionInfo.from_json` validates it on lo
 type, an unknown op, a constant division by zero, a variable that is not one of the function's
 shape variables (or a shape variable that no plain dim binds, so axes using it would go
 unchecked), a negative extent, nesting deeper than codegen ever writes, an output count outside
-the parameter list, or a symbol that is not a codegen kernel name (`rb_<identifier>`) all raise
-SerializationError naming the function, the parameter and the axis. What the trailer cannot
-prove is that a symbol's machine code matches its signature: the checksum detects accidents,
-not intent, and loading a shared library means trusting its code.
+the parameter list, or a symbol other than the one codegen exports the function as
+(`rb_<name>`, so no entry can point at another function's code) all raise SerializationError
+naming the function, the parameter and the axis. What the trailer cannot prove is that a
+function's machine code matches the shapes its signature states: the checksum detects
+accidents, not intent, and loading a shared library means trusting its code.
 """
 import re
 from dataclasses import dataclass
@@ -98,6 +99,9 @@ class FunctionInfo:
         if not _SYMBOL.match(symbol):
             raise SerializationError(f"{where}: symbol {symbol!r} is not a kernel symbol "
                                      f"({SYMBOL_PREFIX}<letters, digits, _>)")
+        if symbol != SYMBOL_PREFIX + name:       # no entry may point at another function's code
+            raise SerializationError(f"{where}: symbol {symbol!r} is not {SYMBOL_PREFIX + name!r}, the "
+                                     f"symbol codegen exports a function of that name as")
         shape_vars = _field(obj, "shape_vars", list, where)
         if not all(isinstance(v, str) for v in shape_vars) or len(set(shape_vars)) != len(shape_vars):
             raise SerializationError(f"{where}: shape_vars must be distinct names, got {shape_vars!r}")

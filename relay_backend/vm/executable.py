@@ -239,7 +239,7 @@ def _validate_param_type(desc, where: str) -> None:
             _validate_param_type(d, f"{where}.{i}")
         return
     ok = (isinstance(desc, dict) and set(desc) == {"shape", "dtype"} and isinstance(desc["shape"], list)
-          and desc["dtype"] in SUPPORTED_DTYPES
+          and isinstance(desc["dtype"], str) and desc["dtype"] in SUPPORTED_DTYPES
           and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) for d in desc["shape"]))
     if not ok:
         raise SerializationError(f"VM executable: {where} has a malformed type {str(desc)[:120]} (a tensor "

@@ -95,9 +95,10 @@ def decode(ins, constants, device):
 
 
 def _scalar(value) -> int:
-    if isinstance(value, NDArray):
+    if isinstance(value, NDArray) and value.view_numpy().size:
         return value.view_numpy().reshape(-1)[0].item()
-    raise ExecutionError(f"expected a scalar tensor in a register, found {type(value).__name__}")
+    found = f"an empty tensor {value.shape}" if isinstance(value, NDArray) else type(value).__name__
+    raise ExecutionError(f"expected a scalar tensor in a register, found {found}")
 
 
 def _flatten(values, out):

@@ -109,6 +109,8 @@ CASES = {
     "symbol dunder": (_set("add3", "symbol", "__class__"), r"add3.*symbol '__class__'"),
     "symbol with a NUL": (_set("add3", "symbol", "rb_add3\x00x"), r"add3.*symbol"),
     "symbol not a string": (_set("add3", "symbol", 7), r"add3.*symbol"),
+    "symbol of another function": (_set("scale", "symbol", "rb_add3"),
+                                   r"scale.*symbol 'rb_add3' is not 'rb_scale'"),
     "shape_vars not a list": (_set("scale", "shape_vars", "n"), r"scale.*shape_vars"),
     "params not a list": (_set("scale", "params", {"X": 1}), r"scale.*params"),
     "sections not a list": (_top("sections", 5), r"section table"),

@@ -31,3 +31,11 @@ def test_negative_and_oversized_shapes_still_raise():
         check_tensor_size((2, -1), "float32", "t")
     with pytest.raises(AllocationError, match="t: a tensor of shape"):
         check_tensor_size((1 << 40, 1 << 40), "float32", "t")
+
+
+def test_more_dimensions_than_numpy_supports_are_rejected():
+    with pytest.raises(ValueError):                  # the reference: numpy refuses 65 dims of 1
+        np.empty((1,) * 65, "float32")
+    with pytest.raises(AllocationError, match=r"t: 65 dimensions cannot be represented"):
+        check_tensor_size((1,) * 65, "float32", "t")
+    assert check_tensor_size((1,) * 32, "float32", "t") == 4

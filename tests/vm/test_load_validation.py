@@ -261,3 +261,11 @@ def test_a_huge_constant_count_is_rejected_without_allocating(exes, tmp_path):
                           cwd=os.getcwd())
     assert "REJECTED" in done.stdout and "num_constants is 2147483648" in done.stdout, \
         done.stdout + done.stderr[-2000:]
+
+
+def test_an_empty_tensor_where_a_scalar_is_read_is_an_execution_error(exes):
+    # found by the artifact fuzz test: the condition tensor's shape [] edited to [0]
+    code, lib = exes["count"]
+    exe = Executable.load_exec(edit_vm(code, _set(ALLOC_TENSOR, 3, [0])), lib)
+    with pytest.raises(ExecutionError, match=r"expected a scalar tensor in a register, found an empty tensor"):
+        rvm.VirtualMachine(exe, relay.cpu()).run(np.int32(3))
