@@ -15,6 +15,7 @@ from relay_backend.graph_executor.factory import GRAPH_SECTION
 from relay_backend.transform import PassContext
 
 from ..artifact_edit import edit_library_section
+from .models import abs_reshape_exp
 
 pytestmark = pytest.mark.compile
 X = np.linspace(-1.0, 1.0, 4, dtype="float32")
@@ -40,22 +41,10 @@ def live_intermediate():
     return _build(body)
 
 
-def _prim(params, body, **attrs):
-    fn = relay.Function(params, body).with_attr("Primitive", 1)
-    for key, value in attrs.items():
-        fn = fn.with_attr(key, value)
-    return fn
-
-
 @pytest.fixture(scope="module")
 def nop_graph():
     """abs -> reshape (a relay.reshape_only primitive: a __nop sharing storage) -> exp."""
-    x = relay.var("x", shape=(2, 6))
-    p = [relay.var("p0", shape=(2, 6)), relay.var("p0", shape=(2, 6)), relay.var("p0", shape=(3, 4))]
-    a = relay.Call(_prim([p[0]], relay.abs(p[0])), [x])
-    r = relay.Call(_prim([p[1]], relay.reshape(p[1], newshape=(3, 4)), **{"relay.reshape_only": 1}), [a])
-    e = relay.Call(_prim([p[2]], relay.exp(p[2])), [r])
-    return relay.build(relay.IRModule.from_expr(relay.Function([x], e)))
+    return relay.build(abs_reshape_exp())
 
 
 def _edited(lib, edit):

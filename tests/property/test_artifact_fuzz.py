@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 
 import relay_backend as relay
-from relay_backend import config, graph_executor, tir
+from relay_backend import config, graph_executor
 from relay_backend import vm as rvm
-from relay_backend.codegen import build as build_kernels
 from relay_backend.errors import RelayError
 from relay_backend.runtime import load_module, nd
 from relay_backend.runtime.params import load_param_dict, save_param_dict
@@ -28,6 +27,8 @@ from relay_backend.vm import loop
 from relay_backend.vm.executable import Executable
 
 from ..artifact_edit import edit_library, edit_vm, library_metadata
+from ..runtime.kernels import add3_and_scale
+from ..vm.programs import count_to
 
 pytestmark = pytest.mark.compile
 
@@ -206,18 +207,11 @@ def _vm_programs():
     branchy = relay.Function([c, x], relay.Tuple([relay.If(c, relay.exp(x), relay.negative(x)), x]))
     d = relay.var("d", shape=(relay.Any(), 3))
     dynamic = relay.Function([d], relay.concatenate([d, d], 0))
-    mod = relay.IRModule()
-    count = relay.GlobalVar("count")
-    i, n = relay.var("i", shape=(), dtype="int32"), relay.var("n", shape=(), dtype="int32")
-    mod[count] = relay.Function([i, n], relay.If(relay.less(i, n), relay.Call(
-        count, [relay.add(i, relay.const(1, "int32")), n]), i), relay.TensorType((), "int32"))
-    m = relay.var("n", shape=(), dtype="int32")
-    mod["main"] = relay.Function([m], relay.Call(count, [relay.const(0, "int32"), m]))
     vec = np.array([0.5, -1.0], "float32")
     return [("branchy", rvm.compile(relay.IRModule.from_expr(branchy)),
              [(np.array(True), vec), (np.array(False), vec)]),
             ("dynamic", rvm.compile(relay.IRModule.from_expr(dynamic)), [(np.ones((2, 3), "float32"),)]),
-            ("recursive", rvm.compile(mod), [(np.int32(5),)])]
+            ("recursive", rvm.compile(count_to()), [(np.int32(5),)])]
 
 
 @pytest.fixture(scope="module")
@@ -259,22 +253,10 @@ def _touch(value):
 
 # ------------------------------------------------------------------------ library trailers
 
-def _kernels():
-    """add3(A, B, C: (3, 4) f32): C = A + B; scale(X: (n,) i32, Y): Y = 3X (a shape variable)."""
-    A, B, C = (tir.Buffer(name, (3, 4), "float32") for name in "ABC")
-    i, j = tir.Var("i"), tir.Var("j")
-    add = tir.PrimFunc([A, B, C], tir.For(i, 0, 3, "serial", tir.For(
-        j, 0, 4, "serial", tir.BufferStore(C, A[i, j] + B[i, j], (i, j)))), "add3", {"num_outputs": 1})
-    n, k = tir.Var("n"), tir.Var("k")
-    X, Y = tir.Buffer("X", (n,), "int32"), tir.Buffer("Y", (n,), "int32")
-    scale = tir.PrimFunc([X, Y], tir.For(k, 0, n, "serial", tir.BufferStore(Y, X[k] * 3, (k,))), "scale")
-    return build_kernels([add, scale], target="llvm")
-
-
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory, graph_build):
     folder = tmp_path_factory.mktemp("fuzzlib")
-    _kernels().export_library(str(folder / "kernels.so"))
+    add3_and_scale().export_library(str(folder / "kernels.so"))
     graph_build.export_library(str(folder / "graph.so"))
     return [(folder / "kernels.so").read_bytes(), (folder / "graph.so").read_bytes()]
 

@@ -11,33 +11,20 @@ import textwrap
 import numpy as np
 import pytest
 
-from relay_backend import tir
-from relay_backend.codegen import build
 from relay_backend.errors import InputError, SerializationError
 from relay_backend.runtime import load_module, nd
 from relay_backend.runtime.module import Function, FunctionInfo, ParamInfo
 
 from ..artifact_edit import edit_library, replace_library_metadata
+from .kernels import add3_and_scale
 
 pytestmark = pytest.mark.compile
-
-
-def _module():
-    """add3(A: (3, 4) f32, B, C): C = A + B (static); scale(X: (n,) i32, Y: (n,)): Y = 3X."""
-    A, B, C = (tir.Buffer(name, (3, 4), "float32") for name in "ABC")
-    i, j = tir.Var("i"), tir.Var("j")
-    add = tir.PrimFunc([A, B, C], tir.For(i, 0, 3, "serial", tir.For(
-        j, 0, 4, "serial", tir.BufferStore(C, A[i, j] + B[i, j], (i, j)))), "add3", {"num_outputs": 1})
-    n, k = tir.Var("n"), tir.Var("k")
-    X, Y = tir.Buffer("X", (n,), "int32"), tir.Buffer("Y", (n,), "int32")
-    scale = tir.PrimFunc([X, Y], tir.For(k, 0, n, "serial", tir.BufferStore(Y, X[k] * 3, (k,))), "scale")
-    return build([add, scale], target="llvm")
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     path = tmp_path_factory.mktemp("lib") / "kernels.so"
-    _module().export_library(str(path))
+    add3_and_scale().export_library(str(path))
     return path.read_bytes()
 
 

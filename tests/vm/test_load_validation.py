@@ -19,12 +19,13 @@ import pytest
 
 import relay_backend as relay
 from relay_backend import vm as rvm
-from relay_backend.errors import AllocationError, ExecutionError, InputError, SerializationError
+from relay_backend.errors import AllocationError, ExecutionError, SerializationError
 from relay_backend.vm import loop
 from relay_backend.vm.bytecode import Opcode, make
 from relay_backend.vm.executable import Executable, VMFunction
 
 from ..artifact_edit import edit_vm
+from .programs import count_to
 
 pytestmark = pytest.mark.compile
 
@@ -46,22 +47,10 @@ def _dyn_exe():
     return rvm.compile(relay.IRModule.from_expr(relay.Function([x], relay.concatenate([x, x], 0))))
 
 
-def _count_exe():
-    """@count(i, n) = if i < n then count(i + 1, n) else i; main(n) = count(0, n)."""
-    mod = relay.IRModule()
-    count = relay.GlobalVar("count")
-    i, n = relay.var("i", shape=(), dtype="int32"), relay.var("n", shape=(), dtype="int32")
-    mod[count] = relay.Function([i, n], relay.If(relay.less(i, n), relay.Call(
-        count, [relay.add(i, relay.const(1, "int32")), n]), i), relay.TensorType((), "int32"))
-    m = relay.var("n", shape=(), dtype="int32")
-    mod["main"] = relay.Function([m], relay.Call(count, [relay.const(0, "int32"), m]))
-    return rvm.compile(mod)
-
-
 @pytest.fixture(scope="module")
 def exes():
     return {"if": _if_exe().save(), "add": _add_exe().save(), "dyn": _dyn_exe().save(),
-            "count": _count_exe().save()}
+            "count": rvm.compile(count_to()).save()}
 
 
 def _code(meta, func=0):
@@ -121,6 +110,8 @@ CASES = {
                                             r"main\[\d+\] Invoke: .*3 argument.*count takes 2"),
     "constant count too large": ("add", lambda meta: meta.__setitem__("num_constants", 3),
                                  r"constant pool holds 0 constants but num_constants is 3"),
+    "parameter dtype a list": ("add", lambda meta: meta["functions"][0]["param_types"][0].__setitem__(
+        "dtype", ["float32"]), r"parameter 'x' has a malformed type"),          # was a TypeError
     "constant count not an int": ("add", lambda meta: meta.__setitem__("num_constants", "0"),
                                   r"num_constants"),
 }

@@ -3,10 +3,7 @@ registers, shapes, immediates, parameter types, shape-function nodes) and names 
 instruction and field; what validation cannot see (an allocation smaller than the kernel's
 signature, a parameter type loosened to Any) is caught by the checked kernel call that loaded
 executables always use. Crash-prone cases run in a subprocess so a segfault fails the test."""
-import hashlib
-import json
 import os
-import struct
 import subprocess
 import sys
 import textwrap
@@ -19,21 +16,11 @@ from relay_backend import vm as rvm
 from relay_backend.errors import AllocationError, SerializationError
 from relay_backend.vm.executable import Executable
 
+from ..artifact_edit import edit_vm
+
 pytestmark = pytest.mark.compile
 
-_HEADER = 12          # magic (8) + format version (4)
-
-
-def rewrite(code: bytes, edit) -> bytes:
-    """`code` with its metadata JSON changed by `edit(meta)` and the checksum recomputed as save() does."""
-    body = code[:-32]
-    (n,) = struct.unpack_from("<Q", body, _HEADER)
-    start = _HEADER + 8
-    meta = json.loads(body[start:start + n])
-    edit(meta)
-    meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
-    body = body[:_HEADER] + struct.pack("<Q", len(meta_bytes)) + meta_bytes + body[start + n:]
-    return body + hashlib.sha256(body).digest()
+rewrite = edit_vm      # `code` with its metadata edited and the checksum recomputed
 
 
 def _instructions(meta, func=0):
@@ -163,8 +150,8 @@ _SUBPROCESS = textwrap.dedent("""
     import numpy as np, relay_backend as relay
     from relay_backend import vm as rvm
     from relay_backend.errors import InputError, RelayError
-    sys.path.insert(0, {tests!r})
-    from test_tampered_executable import rewrite
+    sys.path.insert(0, {root!r})
+    from tests.artifact_edit import edit_vm as rewrite
     N = 1 << 22
     x, y = relay.var("x", shape=(N,)), relay.var("y", shape=(N,))
     code, lib = rvm.compile(relay.IRModule.from_expr(relay.Function([x, y], relay.add(x, y)))).save()
@@ -182,7 +169,8 @@ _SUBPROCESS = textwrap.dedent("""
 
 
 def _run_tampered(edit: str, args: str):
-    script = _SUBPROCESS.format(tests=os.path.dirname(__file__), edit=textwrap.dedent(edit), args=args)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = _SUBPROCESS.format(root=root, edit=textwrap.dedent(edit), args=args)
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "RB_NO_DISK_CACHE": "1"})
     assert res.returncode == 0, f"exit {res.returncode}: {res.stdout}{res.stderr[-2000:]}"
