@@ -48,3 +48,7 @@ class IRConstructionError(RelayError, TypeError, ValueError):
 class AllocationError(RelayError, MemoryError):
     """A tensor (or a sum of them) is larger than the stated size limit
     (`runtime.limits.max_tensor_bytes()`), detected before anything is allocated."""
+
+
+class CacheError(RelayError):
+    """The on-disk kernel cache cannot be used as configured (e.g. RB_CACHE_DIR names a file)."""

@@ -20,12 +20,13 @@ from llvmlite import ir
 from .. import config, tir
 from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
+from ..runtime.signature import SYMBOL_PREFIX
 from . import llvm_target
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_stmt import ALIGN, FunctionEmitter
 
-SYMBOL_PREFIX = "rb_"          # native symbol = prefix + function name
+# native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOP_ID = re.compile(r'^(!\d+) = !\{ !"rb\.loop\.\d+"', re.MULTILINE)
 _DIM_OPS = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.FloorDiv: "//", tir.FloorMod: "%",

@@ -144,18 +144,25 @@ def _load_factory(module, sections) -> GraphExecutorFactoryModule:
     """The load_module hook: a library carrying a graph section becomes a factory again."""
     try:
         header = json.loads(sections[GRAPH_SECTION].decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SerializationError(f"load_module: the graph executor section is unreadable: {err}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise SerializationError(f"load_module: the graph executor section is unreadable: "
+                                 f"{str(err)[:200]}") from None
     if not isinstance(header, dict) or header.get("format") != FACTORY_FORMAT:
         raise SerializationError(f"load_module: the graph executor section is not {FACTORY_FORMAT}")
     if header.get("version") != FACTORY_VERSION:
         raise SerializationError(f"load_module: graph executor section version {header.get('version')!r}; "
                                  f"this build reads {FACTORY_VERSION}")
+    fields = {"graph_json": header.get("graph_json"), "target": header.get("target", "llvm"),
+              "module_name": header.get("module_name", "default")}
+    for key, value in fields.items():
+        if not isinstance(value, str):
+            raise SerializationError(f"load_module: the graph executor section's {key!r} must be a str, "
+                                     f"got {str(value)[:60]}")
     if PARAMS_SECTION not in sections:
         raise SerializationError("load_module: the library has a graph but no params section")
     params = load_param_dict(sections[PARAMS_SECTION])
-    return GraphExecutorFactoryModule(None, header.get("target", "llvm"), header["graph_json"], module,
-                                      header.get("module_name", "default"), params)
+    return GraphExecutorFactoryModule(None, fields["target"], fields["graph_json"], module,
+                                      fields["module_name"], params)
 
 
 register_artifact_loader(GRAPH_SECTION, _load_factory)

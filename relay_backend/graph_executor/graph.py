@@ -8,12 +8,14 @@ anywhere, an unknown dltype, a shape whose byte size overflows int64) raises Ser
 naming the key and what was expected; a device_index other than the CPU (1) is rejected
 because this runtime executes on the CPU only.
 """
+import bisect
 import json
+import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..errors import SerializationError
+from ..runtime.limits import check_tensor_size
+from .storage_check import check_storage_plan
 
 TOP_KEYS = ("nodes", "arg_nodes", "heads", "attrs", "node_row_ptr")
 NODE_KEYS = {"op", "name", "inputs", "attrs", "attr", "control_deps"}
@@ -64,6 +66,24 @@ class Graph:
     @property
     def num_entries(self) -> int:
         return self.node_row_ptr[-1]
+
+    def entry_label(self, eid: int) -> str:
+        """The node name of entry `eid` ("<name>:<k>" for output k > 0 of a multi-output node)."""
+        nid = bisect.bisect_right(self.node_row_ptr, eid) - 1
+        k = eid - self.node_row_ptr[nid]
+        return self.nodes[nid].name if k == 0 else f"{self.nodes[nid].name}:{k}"
+
+
+def check_sizes(graph: Graph) -> int:
+    """Bytes of the storage pools a GraphModule allocates for `graph`; AllocationError naming the
+    entry (or the total) when a tensor or all pools together exceed the stated size limit."""
+    pools = {}
+    for eid, (sid, shape, dtype) in enumerate(zip(graph.storage_id, graph.shape, graph.dltype)):
+        nbytes = check_tensor_size(shape, dtype, f"graph entry {eid} ({graph.entry_label(eid)!r})")
+        pools[sid] = max(pools.get(sid, 0), nbytes)
+    total = sum(pools.values())
+    check_tensor_size((total,), "uint8", f"graph storage ({len(pools)} pools, {total} bytes)")
+    return total
 
 
 def _bad(what: str) -> SerializationError:
@@ -145,8 +165,8 @@ def parse_graph(graph_json) -> Graph:
     """A validated Graph from a JSON string (or an already decoded dict)."""
     try:
         obj = json.loads(graph_json) if isinstance(graph_json, (str, bytes)) else graph_json
-    except json.JSONDecodeError as err:
-        raise _bad(f"not JSON ({err})") from None
+    except (json.JSONDecodeError, RecursionError) as err:
+        raise _bad(f"not JSON ({str(err)[:200]})") from None
     if not isinstance(obj, dict):
         raise _bad(f"top level must be an object, got {type(obj).__name__}")
     unknown = [k for k in obj if k not in TOP_KEYS and k != "metadata"]
@@ -173,6 +193,8 @@ def parse_graph(graph_json) -> Graph:
                   _shapes(_attr_list(attrs, "shape", True)), _dltypes(_attr_list(attrs, "dltype", True)),
                   None if device_index is None else _int_list(device_index, "attrs['device_index']"))
     _check_consistent(graph)
+    _check_copies(graph)
+    check_storage_plan(graph)
     return graph
 
 
@@ -233,8 +255,9 @@ def _check_consistent(g: Graph) -> None:
         if not 0 <= src < len(g.nodes) or not 0 <= idx < g.nodes[src].num_outputs:
             raise _bad(f"head [{src}, {idx}] is not a node output")
     for i, sid in enumerate(g.storage_id):
-        if sid < 0:
-            raise _bad(f"attrs['storage_id'][{i}] is {sid}; storage ids must be non-negative")
+        if not 0 <= sid < n:
+            raise _bad(f"attrs['storage_id'][{i}] is {sid}; storage ids must be in 0..{n - 1} (a plan "
+                       f"never needs more storages than the graph's {n} entries)")
     if g.device_index is not None:
         if len(g.device_index) != n:
             raise _bad(f"attrs['device_index'] has {len(g.device_index)} items but the graph has {n} entries")
@@ -242,3 +265,20 @@ def _check_consistent(g: Graph) -> None:
             if dev != CPU_DEVICE_TYPE:
                 raise _bad(f"attrs['device_index'][{i}] is {dev}, but this runtime executes on the CPU "
                            f"only (device type {CPU_DEVICE_TYPE}); rebuild the graph for target 'llvm'")
+
+
+def _check_copies(g: Graph) -> None:
+    """A __nop (reshape sharing its input's storage) or __copy node moves one entry's bytes to
+    another unchanged: one input, one output, same dtype and element count."""
+    for nid, node in enumerate(g.nodes):
+        if node.op != "tvm_op" or node.func_name not in ("__nop", "__copy"):
+            continue
+        where = f"node {nid} ({node.name!r}): {node.func_name}"
+        if len(node.inputs) != 1 or node.num_outputs != 1:
+            raise _bad(f"{where} must have one input and one output, got {len(node.inputs)} and "
+                       f"{node.num_outputs}")
+        src, dst = g.entry_id(*node.inputs[0]), g.entry_id(nid, 0)
+        sizes = [math.prod(g.shape[e]) for e in (src, dst)]
+        if g.dltype[src] != g.dltype[dst] or sizes[0] != sizes[1]:
+            raise _bad(f"{where} copies {sizes[0]} {g.dltype[src]} elements {list(g.shape[src])} into "
+                       f"{sizes[1]} {g.dltype[dst]} elements {list(g.shape[dst])}; they must match")

@@ -25,7 +25,7 @@ from ..runtime.device import cpu, device as _make_device
 from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
 from ..runtime.params import load_param_dict
-from .graph import Graph, parse_graph
+from .graph import Graph, check_sizes, parse_graph
 
 
 class GraphModule(ExecutorModule):
@@ -55,6 +55,7 @@ class GraphModule(ExecutorModule):
     # ------------------------------------------------------------------ setup
     def _setup_storage(self):
         g = self.graph
+        check_sizes(g)                          # AllocationError naming the entry, before allocating
         nbytes = [int(np.prod(s, dtype=np.int64)) * np.dtype(t).itemsize for s, t in zip(g.shape, g.dltype)]
         pool_bytes = {}
         for sid, size in zip(g.storage_id, nbytes):
@@ -109,7 +110,7 @@ class GraphModule(ExecutorModule):
             raise InputError(f"load_params expects the bytes of a params blob "
                              f"(relay_backend.runtime.save_param_dict(...)), got "
                              f"{type(params_bytes).__name__}{hint}")
-        params = load_param_dict(bytes(params_bytes))
+        params = load_param_dict(params_bytes)
         with self._guard.call("load_params") as me:
             self._set_params(params)
             for name in params:

@@ -32,88 +32,15 @@ import numpy as np
 
 from .. import config
 from ..errors import InputError, RelayError, SerializationError
+from .elf_check import check_elf_bounds
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
+from .signature import FunctionInfo, ParamInfo, dim_str, eval_dim  # noqa: F401 (re-exported)
 
 MAGIC = b"RBLIB\x00v1"          # 8 bytes, ends every exported library
 FORMAT_VERSION = 1
 _ELF_MAGIC = b"\x7fELF"
 _TRAILER_FIXED = 8 + 32 + len(MAGIC)
-
-# ---------------------------------------------------------------- signatures
-
-# A dim is an int, a symbolic variable name, or [op, lhs, rhs] with op in _DIM_OPS.
-_DIM_OPS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "//": lambda a, b: a // b, "%": lambda a, b: a % b, "min": min, "max": max,
-}
-
-
-def eval_dim(dim, env: dict):
-    """Value of a dim under `env` (var name -> int); None when a variable is still unbound."""
-    if isinstance(dim, bool):
-        raise SerializationError(f"bad shape dim {dim!r}")
-    if isinstance(dim, int):
-        return dim
-    if isinstance(dim, str):
-        return env.get(dim)
-    if isinstance(dim, (list, tuple)) and len(dim) == 3 and dim[0] in _DIM_OPS:
-        lhs, rhs = eval_dim(dim[1], env), eval_dim(dim[2], env)
-        return None if lhs is None or rhs is None else _DIM_OPS[dim[0]](lhs, rhs)
-    raise SerializationError(f"bad shape dim {dim!r}: expected int, name or [op, a, b]")
-
-
-def dim_str(dim) -> str:
-    if isinstance(dim, (list, tuple)):
-        return f"({dim_str(dim[1])} {dim[0]} {dim_str(dim[2])})"
-    return str(dim)
-
-
-@dataclass(frozen=True)
-class ParamInfo:
-    """One buffer parameter: its name, shape (ints / var names / dim expressions) and dtype."""
-
-    name: str
-    shape: tuple
-    dtype: str
-
-    def describe(self) -> str:
-        return f"{self.name}: Tensor[({', '.join(dim_str(d) for d in self.shape)}), {self.dtype}]"
-
-
-@dataclass(frozen=True)
-class FunctionInfo:
-    """The signature of one native function: buffer params in call order, shape vars in order."""
-
-    name: str
-    params: tuple
-    shape_vars: tuple = ()
-    symbol: str = ""
-    num_outputs: int = 0           # trailing params written by the function (0 = unknown)
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "symbol": self.symbol or self.name,
-                "shape_vars": list(self.shape_vars), "num_outputs": self.num_outputs,
-                "params": [{"name": p.name, "shape": list(p.shape), "dtype": p.dtype}
-                           for p in self.params]}
-
-    @staticmethod
-    def from_json(obj: dict) -> "FunctionInfo":
-        try:
-            params = tuple(ParamInfo(str(p["name"]), tuple(_dim_from_json(d) for d in p["shape"]),
-                                     str(p["dtype"])) for p in obj["params"])
-            return FunctionInfo(str(obj["name"]), params, tuple(str(v) for v in obj["shape_vars"]),
-                                str(obj["symbol"]), int(obj.get("num_outputs", 0)))
-        except (KeyError, TypeError, ValueError) as err:
-            raise SerializationError(f"malformed function signature {obj!r}: {err}") from err
-
-
-def _dim_from_json(d):
-    if isinstance(d, list):
-        return (d[0], _dim_from_json(d[1]), _dim_from_json(d[2]))
-    eval_dim(d, {})  # validates the form
-    return d
-
 
 # ---------------------------------------------------------------- functions
 
@@ -161,16 +88,9 @@ class Function:
             if len(shape) != len(p.shape):
                 raise InputError(f"{where}: shape {shape} has rank {len(shape)}, expected "
                                  f"{p.describe()}")
-            for dim in p.shape:                      # bind plain variables first
+            for dim, got in zip(p.shape, shape):     # bind plain variables first
                 if isinstance(dim, str) and dim not in env:
-                    env[dim] = shape[p.shape.index(dim)]
-            for axis, (dim, got) in enumerate(zip(p.shape, shape)):
-                want = eval_dim(dim, env)
-                if want is not None and want != got:
-                    bound = ", ".join(f"{v}={env[v]}" for v in sorted(env))
-                    raise InputError(f"{where}: shape {shape} does not match {p.describe()} "
-                                     f"at axis {axis}: expected {want}, got {got}"
-                                     f"{f' (bound {bound})' if bound else ''}")
+                    env[dim] = got
             flags = arg.view_numpy().flags
             if not (flags.c_contiguous and flags.aligned):
                 raise InputError(f"{where}: data is a {'misaligned' if not flags.aligned else 'strided'}"
@@ -180,12 +100,29 @@ class Function:
             if arg.data_ptr % ALIGNMENT:
                 raise InputError(f"{where}: data is not {ALIGNMENT}-byte aligned; "
                                  f"copy it with relay_backend.nd.array(...)")
+        self._check_dims(args, env)              # only now: every variable of every arg is bound
         self._check_no_alias(args)
         missing = [v for v in info.shape_vars if v not in env]
         if missing:
             raise InputError(f"{info.name}: shape variables {missing} are not determined by "
                              f"any argument's shape")
         return [env[v] for v in info.shape_vars]
+
+    def _check_dims(self, args, env: dict) -> None:
+        """Every dim of every argument against the signature, with all shape variables bound
+        (an expression dim checked before its variable was bound would be skipped)."""
+        for i, (arg, p) in enumerate(zip(args, self.info.params)):
+            where = f"{self.info.name}: {self._role(i)} ({p.name})"
+            for axis, (dim, got) in enumerate(zip(p.shape, arg.shape)):
+                try:
+                    want = eval_dim(dim, env)
+                except InputError as err:
+                    raise InputError(f"{where}: {err}") from None
+                if want is not None and want != got:
+                    bound = ", ".join(f"{v}={env[v]}" for v in sorted(env))
+                    raise InputError(f"{where}: shape {arg.shape} does not match {p.describe()} "
+                                     f"at axis {axis}: expected {want}, got {got}"
+                                     f"{f' (bound {bound})' if bound else ''}")
 
     def _check_no_alias(self, args) -> None:
         """Kernels take every buffer `noalias`: an output must not share memory with any other
@@ -438,8 +375,9 @@ def _read_library(path: str):
     body, meta_bytes = payload[:-8 - meta_len], payload[-8 - meta_len:-8]
     try:
         meta = json.loads(meta_bytes.decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SerializationError(f"load_module: {path!r} has unreadable metadata: {err}") from err
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise SerializationError(f"load_module: {path!r} has unreadable metadata: "
+                                 f"{str(err)[:200]}") from None
     if not isinstance(meta, dict) or meta.get("format") != "relay_backend.lib":
         raise SerializationError(f"load_module: {path!r} metadata is not relay_backend.lib")
     if meta.get("version") != FORMAT_VERSION:
@@ -448,15 +386,18 @@ def _read_library(path: str):
     body, meta["sections"] = _split_sections(path, body, meta.get("sections", []))
     if not body.startswith(_ELF_MAGIC):
         raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
+    check_elf_bounds(body, path)
     return body, meta
 
 
 def _split_sections(path, body: bytes, table) -> tuple:
     """(ELF bytes, {name: bytes}) from the body and the metadata's [[name, size], ...] table."""
-    try:
-        sizes = [(str(name), int(size)) for name, size in table]
-    except (TypeError, ValueError) as err:
-        raise SerializationError(f"load_module: {path!r} has a malformed section table {table!r}") from err
+    if not isinstance(table, list) or not all(
+            isinstance(row, list) and len(row) == 2 and isinstance(row[0], str)
+            and type(row[1]) is int for row in table):
+        raise SerializationError(f"load_module: {path!r} has a malformed section table "
+                                 f"{str(table)[:120]} (expected [[name, size], ...])")
+    sizes = [(name, size) for name, size in table]
     total = sum(size for _, size in sizes)
     if any(size < 0 for _, size in sizes) or total > len(body):
         raise SerializationError(f"load_module: {path!r} is corrupt (section sizes {sizes} exceed the file)")
@@ -479,16 +420,41 @@ def register_artifact_loader(section: str, loader) -> None:
     _ARTIFACT_LOADERS[section] = loader
 
 
-def load_module(path: str) -> Module:
-    """Load a library written by `Module.export_library` (tvm.runtime.load_module).
+def load_module(path: str):
+    """Load a library written by `Module.export_library` (tvm.runtime.load_module); a file
+    carrying a section with a registered loader comes back as that artifact.
 
     Loading a library runs its code (its initializers on load, its kernels when called): only
-    load files you trust. The checks made first (magic, version, SHA-256 of the contents)
-    catch accidental corruption and foreign files, not a file crafted to pass them.
+    load files you trust. The checks made first (magic, version, SHA-256 of the contents, ELF
+    bounds, signatures) catch accidental corruption and foreign files, not a file crafted to
+    pass them.
     """
+    module, sections = load_library(path)
+    for name in sections:
+        if name in _ARTIFACT_LOADERS:
+            return _ARTIFACT_LOADERS[name](module, sections)
+    return module
+
+
+def load_library(path: str, require: dict = None) -> tuple:
+    """(Module, {section name: bytes}) of an exported library, every signature validated;
+    no artifact loader runs. `require` ({section name: bytes}) must match the file's sections,
+    checked before dlopen (the kernel disk cache keeps each entry's key in one). Only load
+    files you trust: see load_module."""
     path = os.fspath(path)
     body, meta = _read_library(path)
-    infos = [FunctionInfo.from_json(f) for f in meta.get("functions", [])]
+    for name, expected in (require or {}).items():
+        if meta["sections"].get(name) != expected:
+            raise SerializationError(f"load_module: {path!r}: section {name!r} does not hold what "
+                                     f"was required (the file belongs to something else)")
+    functions = meta.get("functions", [])
+    if not isinstance(functions, list):
+        raise SerializationError(f"load_module: {path!r}: 'functions' must be a list of signatures, "
+                                 f"got {str(functions)[:60]}")
+    try:
+        infos = [FunctionInfo.from_json(f, i) for i, f in enumerate(functions)]
+    except SerializationError as err:
+        raise SerializationError(f"load_module: {path!r}: {err}") from None
     # dlopen a private copy of exactly the verified bytes: no race with the file changing,
     # and no stale handle when a path is overwritten and loaded again in this process. The
     # library is dlclose'd when the module and every function from it are gone.
@@ -503,17 +469,12 @@ def load_module(path: str) -> Module:
         os.unlink(private)
     addresses = {}
     for info in infos:
-        addresses[info.name] = lib.address(info.symbol)
+        addresses[info.name] = lib.address(info.symbol)     # dlsym, never a Python attribute
         if addresses[info.name] is None:
-            raise SerializationError(f"load_module: {path!r} lacks symbol {info.symbol!r} "
-                                     f"for function {info.name!r}")
+            raise SerializationError(f"load_module: {path!r}: function {info.name!r}: symbol "
+                                     f"{info.symbol!r} is not in the library")
 
     def re_export(dest):
         with open(dest, "wb") as f:
             f.write(body)
-    module = Module(infos, addresses, handle=lib, exporter=re_export, type_key="library")
-    sections = meta["sections"]
-    for name in sections:
-        if name in _ARTIFACT_LOADERS:
-            return _ARTIFACT_LOADERS[name](module, sections)
-    return module
+    return Module(infos, addresses, handle=lib, exporter=re_export, type_key="library"), meta["sections"]

@@ -24,8 +24,9 @@ import struct
 
 import numpy as np
 
-from ..errors import SerializationError
+from ..errors import AllocationError, SerializationError
 from . import ndarray as _nd
+from .limits import check_tensor_size
 from .ndarray import NDArray
 
 LIST_MAGIC = 0xF7E58D4F05049CB7
@@ -198,6 +199,12 @@ def _read_array(r: _Reader, name: str) -> NDArray:
         r.fail(f"param {name!r} declares {byte_size} data bytes but shape {shape} of {dtype} "
                f"needs {expected}", size_at)
     raw = r.take(byte_size, f"data of {name!r} ({byte_size} bytes)")
+    try:
+        check_tensor_size(shape, dtype, f"param {name!r}")
+    except AllocationError as err:
+        if byte_size:                # the blob really holds that much data: a size limit, not corruption
+            raise
+        r.fail(f"{err} (a corrupt extent of a zero-size tensor)", shape_at)
     if dtype == "bool":
         host = np.frombuffer(raw, dtype=np.uint8).reshape(shape) != 0
     else:

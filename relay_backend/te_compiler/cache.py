@@ -6,17 +6,22 @@ kernel name, package version, a digest of the package source, the chosen impleme
 with a digest of their compute and schedule code, the host CPU name and features), so a
 second process loads them instead of running LLVM, and neither a changed compiler, a
 different (user-registered) implementation nor another CPU sharing the cache directory ever
-loads a kernel that was not built for it.
+loads a kernel that was not built for it. The full key is also stored inside each entry and
+compared on load, so a valid library under the wrong file name is rebuilt, never served.
 """
 import functools
 import hashlib
 import os
 import pathlib
+import stat
 import types
+import warnings
 from dataclasses import dataclass, field
 
 from ..config import VERSION, get as get_config
+from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
+from ..runtime.module import load_library
 
 PACKAGE_VERSION = VERSION
 
@@ -50,13 +55,17 @@ class CCacheKey:
         return (isinstance(other, CCacheKey) and self._hash == other._hash and self.target == other.target
                 and structural_equal(self.source_func, other.source_func))
 
+    def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:
+        """Everything a cached kernel must have been built for, as text: stored inside each
+        entry and compared on load, so a file under the wrong name is never served."""
+        cpu, features = host_cpu_fingerprint()
+        return (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
+                f"{compiler_digest()}|{impl_fingerprint}|{cpu}|{features}")
+
     def disk_key(self, func_name: str, impl_fingerprint: str) -> str:
         """The on-disk file name of this kernel: `impl_fingerprint` (from
         implementations_fingerprint) says which implementations built it."""
-        cpu, features = host_cpu_fingerprint()
-        raw = (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
-               f"{compiler_digest()}|{impl_fingerprint}|{cpu}|{features}")
-        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+        return hashlib.sha256(self.disk_key_text(func_name, impl_fingerprint).encode()).hexdigest()[:32]
 
 
 @functools.lru_cache(maxsize=None)
@@ -166,10 +175,63 @@ class CCacheValue:
 
 
 def disk_cache_dir():
-    """Where compiled kernels are kept across processes, or None when disabled."""
+    """Where compiled kernels are kept across processes, or None when disabled; CacheError
+    naming the path when it is a file or cannot be created."""
     cfg = get_config()
     if cfg.no_disk_cache:
         return None
     path = cfg.cache_dir or os.path.join(os.path.expanduser("~"), ".cache", "relay_backend")
-    os.makedirs(path, exist_ok=True)
+    fix = "point RB_CACHE_DIR at a directory, or set RB_NO_DISK_CACHE=1 to compile without it"
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        raise CacheError(f"the kernel cache directory {path!r} is a file, not a directory; {fix}") from None
+    except OSError as err:
+        raise CacheError(f"cannot create the kernel cache directory {path!r} ({err.strerror}); {fix}") from None
     return path
+
+
+KEY_SECTION = "relay_backend.kernel_cache_key"
+
+
+def load_cached(path: str, key_text: str):
+    """The Module cached at `path` if it is a valid library built for `key_text`, else None.
+
+    A corrupt entry, or a valid library holding another key (copied there, left by another
+    build), is removed so the rebuilt kernel replaces it. Anything that is not a regular file
+    is never touched: a RuntimeWarning names it and the kernel is built without the cache."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        warnings.warn(f"kernel cache entry {path} cannot be read ({err.strerror}); building the "
+                      f"kernel without the cache", RuntimeWarning, stacklevel=3)
+        return None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+        warnings.warn(f"kernel cache entry {path} is {kind}; the kernel is built and not cached "
+                      f"until you remove it", RuntimeWarning, stacklevel=3)
+        return None
+    try:
+        module, _ = load_library(path, require={KEY_SECTION: key_text.encode()})
+        return module
+    except SerializationError:
+        try:
+            os.remove(path)               # rebuilt below; another process may have removed it
+        except OSError:
+            pass
+        return None
+
+
+def store_cached(path: str, module, key_text: str) -> None:
+    """Write `module` to `path` atomically, with its key inside; a failure only costs speed."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        module.export_library(tmp, sections={KEY_SECTION: key_text.encode()})
+        os.replace(tmp, path)
+    except (OSError, RelayError):
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass

@@ -16,11 +16,10 @@ import weakref
 
 from .. import codegen
 from ..config import get as get_config
-from ..errors import CompileError, SerializationError
+from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
-from ..runtime.module import load_module
 from ..strategy.base import target_kind
-from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir
+from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cached, store_cached
 from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
 
@@ -88,23 +87,17 @@ class TECompiler:
             return value.module
         cached = value.cached_func
         cache_dir = disk_cache_dir()
+        key_text = key.disk_key_text(cached.func_name, cached.impl_fingerprint)
         path = os.path.join(cache_dir, key.disk_key(cached.func_name, cached.impl_fingerprint) + ".so") if cache_dir else None
-        if path and os.path.exists(path):
-            try:
-                value.module = load_module(path)
+        if path:
+            value.module = load_cached(path, key_text)
+            if value.module is not None:
                 self.stats["disk_hits"] += 1
                 return value.module
-            except SerializationError:
-                os.remove(path)  # a corrupt entry is rebuilt below
         value.module = codegen.build(cached.funcs, target=key.target)
         self.stats["llvm_builds"] += 1
-        if path:
-            tmp = f"{path}.{os.getpid()}.tmp"
-            try:
-                value.module.export_library(tmp)
-                os.replace(tmp, path)
-            except (OSError, CompileError):
-                pass  # the disk cache is an optimization; a failure to write it is not an error
+        if path and not os.path.lexists(path):     # never over what load_cached left alone
+            store_cached(path, value.module, key_text)
         return value.module
 
     def jit(self, func_or_key, target="llvm"):

@@ -14,11 +14,14 @@ Byte layout (little-endian, no pickle; loading never runs code from the file):
     32s sha256 of everything before
 
 Every field is validated on load (magic, version, lengths, checksum, each instruction's shape,
-register / function / constant / packed indices in range, jump targets inside the function,
-numeric dtypes, non-negative shapes, parameter types, shape-function nodes); a bad file raises
-SerializationError. The checksum only detects accidents (anyone can recompute it), so a loaded
-executable is also never trusted at run time: the VM calls its kernels through the checked
-call (count, dtype, shape, alignment and aliasing of every argument), never the unchecked path.
+register / function / constant / packed indices in range, jump targets forward and inside the
+function, numeric dtypes, non-negative shapes, parameter types, shape-function nodes), and
+verify.py follows every path to prove each register holds the kind of value its instructions
+need; a bad file raises SerializationError (static allocations over the size limit raise
+AllocationError naming the instruction). The checksum only detects accidents (anyone can
+recompute it), so a loaded executable is also never trusted at run time: the VM calls its
+kernels through the checked call (count, dtype, shape, alignment and aliasing of every
+argument), never the unchecked path.
 """
 import hashlib
 import json
@@ -27,9 +30,12 @@ from dataclasses import dataclass
 
 from ..config import VERSION
 from ..errors import SerializationError
+from ..runtime.limits import check_tensor_size
+from ..runtime.module import Module
 from ..runtime.params import load_param_dict, save_param_dict
 from .bytecode import FIELDS, SUPPORTED_DTYPES, Opcode, format_instruction, make
 from .shape_func import ShapeProgram
+from .verify import verify_function
 
 MAGIC = b"RBVMEXE\x00"
 FORMAT_VERSION = 1
@@ -134,22 +140,23 @@ class Executable:
         files you trust. The bytecode is data (never pickle), and it is validated, but those
         checks catch accidental corruption and foreign files, not a file crafted to pass them.
         """
+        if not isinstance(bytecode, (bytes, bytearray, memoryview)):
+            raise SerializationError(f"load_exec: bytecode must be bytes (the first value save() returns, "
+                                     f"or open(path, 'rb').read()), got {type(bytecode).__name__}")
+        if lib is not None and not isinstance(lib, Module):
+            raise SerializationError(f"load_exec: lib must be the kernel Module (the second value save() "
+                                     f"returns, or relay_backend.runtime.load_module(path) of its export), "
+                                     f"got {type(lib).__name__}")
         meta, constants = _read(bytes(bytecode))
-        try:
-            functions = [VMFunction(str(f["name"]), [str(p) for p in f["params"]], list(f["param_types"]),
-                                    [make(Opcode(ins[0]), *ins[1:]) for ins in f["instructions"]],
-                                    int(f["register_file_size"])) for f in meta["functions"]]
-            globals_ = [str(g) for g in meta["globals"]]
-            prims = [str(p) for p in meta["primitives"]]
-            shape_funcs = {int(i): ShapeProgram.from_json(p) for i, p in meta["shape_funcs"].items()}
-        except (KeyError, TypeError, ValueError, IndexError) as err:
-            raise SerializationError(f"VM executable: malformed metadata ({type(err).__name__}: {err})") from err
+        functions, globals_, prims, shape_funcs = _decode(meta)
         if len(globals_) != len(functions) or [f.name for f in functions] != globals_:
             raise SerializationError("VM executable: the globals table does not match the functions")
         if any(not 0 <= i < len(prims) for i in shape_funcs):
             raise SerializationError("VM executable: a shape function index is out of range")
         for func in functions:
             _validate_function(func, len(functions), len(prims), len(constants))
+        for func in functions:
+            verify_function(func, functions)
         exe = Executable(functions, {n: i for i, n in enumerate(globals_)}, prims, shape_funcs, constants, lib)
         exe.checked_calls = True
         missing = [n for n in exe.primitive_ops if lib is None or n not in lib]
@@ -157,6 +164,22 @@ class Executable:
             raise SerializationError(f"VM executable: cannot find function(s) {missing} in module {lib!r}; "
                                      f"pass the lib that save() returned (or load_module of its export)")
         return exe
+
+
+def _decode(meta: dict) -> tuple:
+    """(functions, global names, primitive names, shape functions) of the metadata; any field of
+    the wrong type or form is a SerializationError."""
+    try:
+        functions = [VMFunction(str(f["name"]), [str(p) for p in f["params"]], list(f["param_types"]),
+                                [make(Opcode(ins[0]), *ins[1:]) for ins in f["instructions"]],
+                                int(f["register_file_size"])) for f in meta["functions"]]
+        globals_ = [str(g) for g in meta["globals"]]
+        prims = [str(p) for p in meta["primitives"]]
+        shape_funcs = {int(i): ShapeProgram.from_json(p) for i, p in meta["shape_funcs"].items()}
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, OverflowError) as err:
+        raise SerializationError(f"VM executable: malformed metadata ({type(err).__name__}: "
+                                 f"{str(err)[:200]})") from None
+    return functions, globals_, prims, shape_funcs
 
 
 def _read(data: bytes):
@@ -179,8 +202,8 @@ def _read(data: bytes):
         raise SerializationError("VM executable: metadata length exceeds the data")
     try:
         meta = json.loads(body[pos:pos + meta_len].decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SerializationError(f"VM executable: unreadable metadata: {err}") from err
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise SerializationError(f"VM executable: unreadable metadata: {str(err)[:200]}") from None
     pos += meta_len
     (const_len,) = _U64.unpack_from(body, pos)
     pos += _U64.size
@@ -193,14 +216,16 @@ def _read(data: bytes):
                                  f"this is {VERSION}; recompile it")
     blob = load_param_dict(body[pos:pos + const_len])
     n = meta.get("num_constants")
-    if not isinstance(n, int) or sorted(blob) != sorted(str(i) for i in range(n)):
-        raise SerializationError("VM executable: the constant pool does not match its count")
+    if type(n) is not int or n != len(blob):          # compare counts before building n names
+        raise SerializationError(f"VM executable: the constant pool holds {len(blob)} constants but "
+                                 f"num_constants is {str(n)[:40]}")
+    if sorted(blob) != sorted(str(i) for i in range(n)):
+        raise SerializationError("VM executable: the constant pool's names are not 0..num_constants-1")
     return meta, [blob[str(i)] for i in range(n)]
 
 
 _TERMINATORS = (Opcode.Ret, Opcode.Goto, Opcode.Fatal, Opcode.If)
 _INT64_MAX = (1 << 63) - 1
-_MAX_TENSOR_BYTES = 1 << 48
 _MAX_IMMEDIATE = 1 << 31
 
 
@@ -218,7 +243,7 @@ def _validate_param_type(desc, where: str) -> None:
             _validate_param_type(d, f"{where}.{i}")
         return
     ok = (isinstance(desc, dict) and set(desc) == {"shape", "dtype"} and isinstance(desc["shape"], list)
-          and desc["dtype"] in SUPPORTED_DTYPES
+          and isinstance(desc["dtype"], str) and desc["dtype"] in SUPPORTED_DTYPES
           and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) for d in desc["shape"]))
     if not ok:
         raise SerializationError(f"VM executable: {where} has a malformed type {str(desc)[:120]} (a tensor "
@@ -251,9 +276,13 @@ def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int
             for v in values:
                 if key in limits and not 0 <= v < limits[key]:
                     raise _bad(func, pc, f"{name}={v} is out of range (0..{limits[key] - 1})")
-                if kind == "off" and not (v != 0 and 0 <= pc + v < n):
+                if kind == "off" and v <= 0:          # the compiler only ever jumps forward
+                    raise _bad(func, pc, f"{name}={v} jumps {'backwards' if v else 'onto itself'} to "
+                                         f"{pc + v}; jumps must go forward (nothing else is ever "
+                                         f"compiled, and a backward jump could loop forever)")
+                if kind == "off" and pc + v >= n:
                     raise _bad(func, pc, f"{name}={v} jumps to {pc + v}, outside the function's "
-                                         f"{n} instructions (or onto itself)")
+                                         f"{n} instructions")
                 if kind == "ints" and not 0 <= v <= _INT64_MAX:
                     raise _bad(func, pc, f"{name} has the dim {v}; dims must be non-negative")
                 if kind == "int" and op != Opcode.LoadConsti and not 0 <= v < _MAX_IMMEDIATE:
@@ -263,12 +292,10 @@ def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int
             if kind == "dtype" and value not in SUPPORTED_DTYPES:
                 raise _bad(func, pc, f"{name}={value!r} is not one of the supported dtypes "
                                      f"{sorted(SUPPORTED_DTYPES)}")
-            if kind == "ints":
-                size = 1
-                for d in value:
-                    size = min(size * d, _MAX_TENSOR_BYTES + 1)
-                if size * 8 > _MAX_TENSOR_BYTES:
-                    raise _bad(func, pc, f"{name}={list(value)} is too large a tensor")
+        if op in (Opcode.AllocTensor, Opcode.AllocStorage):     # static sizes: checked before any run
+            shape, dtype = (ins[3], ins[4]) if op == Opcode.AllocTensor else (ins[5], ins[3])
+            check_tensor_size(shape, dtype, f"VM executable: function {func.name}[{pc}] {op.name}: "
+                                            f"shape={list(shape)}")
         if op == Opcode.InvokePacked and not (ins[2] == len(ins[4]) and 0 <= ins[3] <= ins[2]):
             raise _bad(func, pc, f"arity={ins[2]} / output_size={ins[3]} do not fit its {len(ins[4])} "
                                  f"arguments")

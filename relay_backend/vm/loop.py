@@ -2,8 +2,10 @@
 
 `run_loop(vm, func_index, args)` executes bytecode with an explicit frame stack: Invoke and
 InvokeClosure push (code, pc, registers, destination), Ret pops; Python recursion is never
-used, so a Relay loop of any depth runs. Instructions are tuples (bytecode.FIELDS order); the
-dispatch is an if-chain ordered by how often each opcode runs in a typical model.
+used, so a Relay loop of any depth up to MAX_CALL_DEPTH runs. Instructions are tuples
+(bytecode.FIELDS order); the dispatch is an if-chain ordered by how often each opcode runs in a
+typical model. Executables are verified on load (verify.py); the few operand kinds only known at
+run time (a tuple field or a call's result used as a tensor or closure) are checked here.
 """
 import numpy as np
 
@@ -11,6 +13,7 @@ from ..errors import ExecutionError, InputError
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import Device
+from ..runtime.limits import check_tensor_size
 from ..runtime.module import Function
 from ..runtime.ndarray import ALIGNMENT, NDArray
 from .bytecode import format_instruction
@@ -19,6 +22,10 @@ MOVE, RET, INVOKE, INVOKE_CLOSURE, INVOKE_PACKED = 0, 1, 2, 3, 4
 ALLOC_TENSOR, ALLOC_TENSOR_REG, ALLOC_ADT, ALLOC_CLOSURE, GET_FIELD = 5, 6, 7, 8, 9
 IF, LOAD_CONST, GOTO, GET_TAG, LOAD_CONSTI, FATAL = 10, 11, 12, 13, 14, 15
 ALLOC_STORAGE, SHAPE_OF, RESHAPE_TENSOR, DEVICE_COPY, KILL_REGISTER = 16, 17, 18, 19, 20
+
+# Frames on the call stack before a run stops with ExecutionError: Relay loops are recursion, so
+# a program (or an edited file) can recurse forever; this ends it before memory runs out.
+MAX_CALL_DEPTH = 100_000
 
 
 
@@ -41,6 +48,7 @@ class Storage:
     __slots__ = ("buffer", "device")
 
     def __init__(self, nbytes: int, device: Device):
+        check_tensor_size((nbytes,), "uint8", "VM alloc_storage")
         raw = np.empty(max(int(nbytes), 1) + ALIGNMENT, dtype=np.uint8)
         start = (-raw.ctypes.data) % ALIGNMENT
         self.buffer = raw[start:start + max(int(nbytes), 1)]
@@ -48,8 +56,8 @@ class Storage:
 
     def alloc_tensor(self, offset: int, shape, dtype, nbytes=None) -> NDArray:
         dt = np.dtype(dtype)
-        if nbytes is None:
-            nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        if nbytes is None:                   # a shape computed at run time
+            nbytes = check_tensor_size(shape, dt, "VM alloc_tensor_reg")
         end = offset + nbytes
         if offset < 0 or end > self.buffer.size:
             raise ExecutionError(f"alloc_tensor: {tuple(shape)} {dtype} at offset {offset} needs {end} bytes, "
@@ -87,9 +95,10 @@ def decode(ins, constants, device):
 
 
 def _scalar(value) -> int:
-    if isinstance(value, NDArray):
+    if isinstance(value, NDArray) and value.view_numpy().size:
         return value.view_numpy().reshape(-1)[0].item()
-    raise ExecutionError(f"expected a scalar tensor in a register, found {type(value).__name__}")
+    found = f"an empty tensor {value.shape}" if isinstance(value, NDArray) else type(value).__name__
+    raise ExecutionError(f"expected a scalar tensor in a register, found {found}")
 
 
 def _flatten(values, out):
@@ -108,6 +117,22 @@ def _fatal(vm, func_index, pc, why, cls=ExecutionError):
     if cls is InputError:
         return InputError(f"{why} [VM {where}]")
     return cls(f"VM encountered fatal error in {where}: {why}")
+
+
+def _tensor(vm, func_index, pc, value) -> NDArray:
+    """`value` if it is a tensor; a register whose kind only the run reveals may hold another."""
+    if not isinstance(value, NDArray):
+        name = format_instruction(vm.exe.functions[func_index].instructions[pc]).split()[0]
+        raise _fatal(vm, func_index, pc, f"{name} of a {type(value).__name__}, expected a tensor")
+    return value
+
+
+def _closure_mismatch(functions, callee, call_args) -> str:
+    if not 0 <= callee < len(functions):
+        return f"invoke_closure of a closure over function {callee}, which this executable lacks"
+    func = functions[callee]
+    return (f"invoke_closure passes {len(call_args)} arguments (captured values included), but "
+            f"{func.name} takes {len(func.params)}")
 
 
 def run_loop(vm, func_index: int, args):
@@ -170,6 +195,12 @@ def run_loop(vm, func_index: int, args):
                 if not isinstance(closure, VMClosure):
                     raise _fatal(vm, func_index, pc, f"invoke_closure of a {type(closure).__name__}")
                 callee, call_args = closure.func_index, closure.captured + [regs[r] for r in ins[2]]
+                if not 0 <= callee < len(functions) or len(call_args) != len(functions[callee].params):
+                    raise _fatal(vm, func_index, pc, _closure_mismatch(functions, callee, call_args))
+            if len(frames) >= MAX_CALL_DEPTH:
+                raise _fatal(vm, func_index, pc, f"call depth exceeds {MAX_CALL_DEPTH} frames (unbounded "
+                                                 f"recursion?); raise relay_backend.vm.loop.MAX_CALL_DEPTH "
+                                                 f"for deeper loops")
             frames.append((code, pc, regs, ins[3], func_index))
             func_index = callee
             code = codes[callee]
@@ -203,10 +234,11 @@ def run_loop(vm, func_index: int, args):
             regs[ins[3]] = VMClosure(ins[1], [regs[r] for r in ins[2]])
             pc += 1
         elif op == SHAPE_OF:
-            regs[ins[2]] = _nd.array(np.array(regs[ins[1]].shape, dtype="int64"), device=device)
+            regs[ins[2]] = _nd.array(np.array(_tensor(vm, func_index, pc, regs[ins[1]]).shape,
+                                              dtype="int64"), device=device)
             pc += 1
         elif op == RESHAPE_TENSOR:
-            src = regs[ins[1]]
+            src = _tensor(vm, func_index, pc, regs[ins[1]])
             newshape = tuple(int(d) for d in regs[ins[2]].view_numpy().reshape(-1))
             try:
                 regs[ins[3]] = NDArray(src.view_numpy().reshape(newshape), src.device)
@@ -214,7 +246,7 @@ def run_loop(vm, func_index: int, args):
                 raise _fatal(vm, func_index, pc, f"cannot reshape {src.shape} to {newshape}") from err
             pc += 1
         elif op == DEVICE_COPY:
-            regs[ins[4]] = _nd.array(regs[ins[1]], device=device)
+            regs[ins[4]] = _nd.array(_tensor(vm, func_index, pc, regs[ins[1]]), device=device)
             pc += 1
         elif op == FATAL:
             raise _fatal(vm, func_index, pc, "no match clause applied (or unreachable code was reached)")

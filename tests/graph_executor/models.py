@@ -4,6 +4,25 @@ import numpy as np
 import relay_backend as relay
 
 
+def primitive(params, body, **attrs):
+    """A function marked Primitive=1 (what FuseOps makes), with extra attrs."""
+    fn = relay.Function(params, body).with_attr("Primitive", 1)
+    for key, value in attrs.items():
+        fn = fn.with_attr(key, value)
+    return fn
+
+
+def abs_reshape_exp():
+    """main(x: (2, 6)) = exp(reshape(abs(x), (3, 4))) as three primitives, the reshape marked
+    relay.reshape_only (so the graph executor makes it a __nop sharing its input's storage)."""
+    x = relay.var("x", shape=(2, 6))
+    p = [relay.var("p0", shape=(2, 6)), relay.var("p0", shape=(2, 6)), relay.var("p0", shape=(3, 4))]
+    a = relay.Call(primitive([p[0]], relay.abs(p[0])), [x])
+    r = relay.Call(primitive([p[1]], relay.reshape(p[1], newshape=(3, 4)), **{"relay.reshape_only": 1}), [a])
+    e = relay.Call(primitive([p[2]], relay.exp(p[2])), [r])
+    return relay.IRModule.from_expr(relay.Function([x], e))
+
+
 def mlp(batch=4, features=16, hidden=32, classes=10, seed=0):
     """dense+bias+relu, dense+bias, softmax; returns (mod, params, numpy forward)."""
     x = relay.var("x", shape=(batch, features))

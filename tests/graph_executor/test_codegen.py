@@ -11,7 +11,7 @@ from relay_backend.analysis.memory_plan import check_plan
 from relay_backend.graph_executor import GraphCodegenError
 from relay_backend.testing import seed_cnn
 
-from .models import mlp, resnet_block
+from .models import abs_reshape_exp, mlp, resnet_block
 
 pytestmark = pytest.mark.compile
 RNG = np.random.default_rng(42)
@@ -262,21 +262,9 @@ def test_build_executor_argument():
         relay.build("not a module")
 
 
-def _prim(params, body, **attrs):
-    fn = relay.Function(params, body).with_attr("Primitive", 1)
-    for k, v in attrs.items():
-        fn = fn.with_attr(k, v)
-    return fn
-
-
 def test_reshape_only_primitive_becomes_nop_sharing_storage():
     """A primitive marked relay.reshape_only aliases its input: same storage id, "__nop" node."""
-    x = relay.var("x", shape=(2, 6))
-    p = [relay.var("p0", shape=(2, 6)), relay.var("p0", shape=(2, 6)), relay.var("p0", shape=(3, 4))]
-    a = relay.Call(_prim([p[0]], relay.abs(p[0])), [x])
-    r = relay.Call(_prim([p[1]], relay.reshape(p[1], newshape=(3, 4)), **{"relay.reshape_only": 1}), [a])
-    e = relay.Call(_prim([p[2]], relay.exp(p[2])), [r])
-    lib = relay.build(relay.IRModule.from_expr(relay.Function([x], e)))
+    lib = relay.build(abs_reshape_exp())
     g = json.loads(lib.get_graph_json())
     assert [n["name"] for n in g["nodes"]][2] == "reshape_nop"
     assert g["nodes"][2]["attrs"]["func_name"] == "__nop"

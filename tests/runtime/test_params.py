@@ -178,3 +178,40 @@ def test_round_trip_property(specs):
     for name, dtype, shape, seed in specs:
         params[name] = _sample(dtype, tuple(shape), seed)
     _assert_same(load_param_dict(save_param_dict(params)), params)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0), (0,)])
+def test_every_bit_flip_of_a_zero_size_tensor_loads_or_raises_serialization_error(shape):
+    # a flipped high bit in the non-zero extent of (0, 3) gave (0, 2**62 + 3): byte size 0 still
+    # matched, and numpy's reshape raised ValueError ("array is too big")
+    blob = save_param_dict({"empty": np.zeros(shape, "float32")})
+    for bit in range(len(blob) * 8):
+        mutated = bytearray(blob)
+        mutated[bit // 8] ^= 1 << (bit % 8)
+        try:
+            loaded = load_param_dict(bytes(mutated))
+        except SerializationError:
+            continue
+        for value in loaded.values():          # what loads is a real, consistent array
+            assert value.numpy().size == 0 and value.numpy().nbytes == 0
+
+
+def test_zero_size_shape_numpy_cannot_build_names_the_param_and_offset():
+    blob = bytearray(save_param_dict({"empty": np.zeros((0, 3), "float32")}))
+    shape_at = blob.find(struct.pack("<qq", 0, 3))
+    struct.pack_into("<q", blob, shape_at + 8, 3 | (1 << 62))
+    with pytest.raises(SerializationError, match=rf"param 'empty'.*cannot be represented.* at byte "
+                                                 rf"offset {shape_at}"):
+        load_param_dict(bytes(blob))
+
+
+@pytest.mark.parametrize("value", [None, 7, 1.5, [1, 2], {"a": 1}, np.zeros(3), "blob"])
+def test_load_with_a_wrong_type_names_the_type(value):
+    with pytest.raises(SerializationError, match=rf"expected bytes, got {type(value).__name__}"):
+        load_param_dict(value)
+
+
+def test_load_accepts_bytearray_and_memoryview():
+    blob = save_param_dict({"w": np.arange(3, dtype="int32")})
+    for view in (bytearray(blob), memoryview(blob)):
+        np.testing.assert_array_equal(load_param_dict(view)["w"].numpy(), [0, 1, 2])

@@ -14,6 +14,7 @@ from relay_backend.prelude import Prelude
 from relay_backend.runtime.container import ADT
 
 from .conftest import assert_same, run_both
+from .programs import count_to
 
 pytestmark = pytest.mark.compile
 I32 = TensorType((), "int32")
@@ -43,27 +44,15 @@ def test_node_shared_by_both_branches_and_after_the_if(rng):
         assert_same(out, ref)
 
 
-def _count_to(mod_n=None):
-    """@count(i, n) = if i < n then count(i + 1, n) else i; main(n) = count(0, n)."""
-    mod = IRModule()
-    count = GlobalVar("count")
-    i, n = relay.var("i", shape=(), dtype="int32"), relay.var("n", shape=(), dtype="int32")
-    mod[count] = Function([i, n], relay.If(relay.less(i, n),
-                                           Call(count, [relay.add(i, const(1, "int32")), n]), i), I32)
-    m = relay.var("n", shape=(), dtype="int32")
-    mod["main"] = Function([m], Call(count, [const(0, "int32"), m]))
-    return mod
-
-
 def test_recursive_loop_counts_to_n_through_a_global_var():
-    mod = _count_to()
+    mod = count_to()
     out, ref = run_both(mod, np.int32(25))
     assert int(out.numpy()) == 25
     assert_same(out, ref)
 
 
 def test_deep_recursion_needs_no_python_stack():
-    exe = rvm.compile(_count_to())
+    exe = rvm.compile(count_to())
     assert "invoke $" in exe.bytecode          # the recursive call is an Invoke
     out = rvm.VirtualMachine(exe, relay.cpu()).run(np.int32(5000))
     assert int(out.numpy()) == 5000
