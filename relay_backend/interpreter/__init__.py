@@ -3,8 +3,8 @@
 values: runtime values; primitive: running an op's numpy reference; machine: the evaluation
 rules; executor: the Executor base shared by all executors; evaluator: Interpreter.
 """
-from .values import Closure, ConstructorValue, RecClosure, RefValue
-from .executor import Executor, check_arguments, convert_args, to_ast, to_value
+from ..runtime.values import Closure, ConstructorValue, RecClosure, RefValue
+from ..executor import Executor, check_arguments, convert_args, to_ast, to_value
 from .machine import Machine
 from .evaluator import ClosureCallable, Interpreter
 
