@@ -30,7 +30,7 @@ from .build_module import create_executor
 from .prelude import Prelude
 from . import build_module, prelude
 
-from . import graph_executor, vm, aot, frontend
-from .build_module import build
+from . import graph_executor, vm, aot, frontend, backend
+from .build_module import build, optimize
 
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

@@ -89,7 +89,7 @@ def region_nodes(root, externals=()):
 def _type(expr):
     t = expr._checked_type_
     if t is None:
-        from ..transform.excerpt import excerpt  # lazy: transform imports this module
+        from ..ir.excerpt import excerpt
         raise RelayError(f"dataflow graph: `{excerpt(expr)}` has no type; run "
                          f"transform.InferType() on the module first")
     return t

@@ -4,7 +4,9 @@ Returns an NDArray for a tensor result and a runtime tuple for a tuple result, a
 interpreter does, so the two compare directly. Argument flattening and output regrouping are
 the CompiledExecutor base's, shared with the graph executor.
 """
-from ..interpreter.executor import CompiledExecutor
+from ..executor import CompiledExecutor
+from ..transform.pipeline import default_pipeline
+from .factory import aot_build
 
 
 class AotExecutor(CompiledExecutor):
@@ -12,9 +14,8 @@ class AotExecutor(CompiledExecutor):
 
     executor_name = "AOT"
 
-    def __init__(self, mod, device, target, build):
-        super().__init__(mod, device, target)
-        self.build = build          # build_module.build, passed down (it is a level above)
-
     def _build(self, mod):
-        return self.build(mod, target=self.target, executor="aot")
+        return aot_build(default_pipeline()(mod), self.target)
+
+
+__all__ = ["AotExecutor"]

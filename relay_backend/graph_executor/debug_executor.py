@@ -173,7 +173,7 @@ def compare_with_interpreter(factory, inputs: dict, device=None, rtol=1e-5, atol
     (it knows the primitive functions).
     """
     from ..interpreter.evaluator import Interpreter
-    from ..interpreter.executor import flatten_value
+    from ..executor import flatten_value
     prims = factory.primitive_functions
     gmod = factory.create(device if device is not None else "cpu", debug=True)
     captured = gmod.run_node_by_node(**inputs)

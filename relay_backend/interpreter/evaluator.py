@@ -15,9 +15,9 @@ from ..ir.module import IRModule
 from ..runtime.device import Device, cpu
 from ..transform import InferType
 from ..runtime.device import device as _make_device
-from .executor import Executor, check_arguments, convert_args, to_value
+from ..executor import Executor, check_arguments, convert_args, to_value
 from .machine import Machine
-from .values import Closure, RecClosure
+from ..runtime.values import Closure, RecClosure
 
 # Relay recursion in non-tail position (e.g. `map` over a list) costs ~4 Python frames per
 # level; the default limit of 1000 would cap lists at ~200 elements. Raised only while running.

@@ -18,7 +18,7 @@ from ..ir.vars import free_vars
 from ..runtime.container import ADT
 from ..runtime.ndarray import NDArray
 from .primitive import invoke_op
-from .values import Closure, ConstructorValue, RecClosure, RefValue, describe, empty_tuple
+from ..runtime.values import Closure, ConstructorValue, RecClosure, RefValue, describe, empty_tuple
 
 
 class Frame:

@@ -8,11 +8,11 @@ here is far cheaper than debugging a wrong answer three executors later.
 import numpy as np
 
 from ..errors import ExecutionError, RelayError
-from ..ir.types import Any, TensorType, TupleType, type_to_str
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.ndarray import NDArray
-from .values import describe
+from ..executor import type_mismatch
+from ..runtime.values import describe
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -38,30 +38,6 @@ def from_numpy_result(result, device):
     if isinstance(result, NDArray):
         return result
     return _nd.array(np.asarray(result), device=device)
-
-
-def _shape_matches(actual: tuple, expected: tuple) -> bool:
-    if len(actual) != len(expected):
-        return False
-    return all(isinstance(e, Any) or int(e) == a for a, e in zip(actual, expected))
-
-
-def type_mismatch(value, ty) -> str:
-    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked)."""
-    if isinstance(ty, TensorType):
-        if not isinstance(value, NDArray):
-            return f"expected {type_to_str(ty)}, got {describe(value)}"
-        if not _shape_matches(value.shape, ty.shape) or value.dtype != ty.dtype:
-            return f"expected {type_to_str(ty)}, got {describe(value)}"
-        return ""
-    if isinstance(ty, TupleType):
-        if not isinstance(value, ADT) or value.tag != 0 or len(value) != len(ty.fields):
-            return f"expected {type_to_str(ty)}, got {describe(value)}"
-        for i, (v, t) in enumerate(zip(value.fields, ty.fields)):
-            why = type_mismatch(v, t)
-            if why:
-                return f"field {i}: {why}"
-    return ""
 
 
 def invoke_op(op, args, attrs, out_type, device):

@@ -28,6 +28,7 @@ from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCrea
 from ..ir.functor import post_order
 from ..ir.types import TensorType, TupleType, is_any, type_to_str
 from ..op.registry import OpDef
+from ..ir.excerpt import excerpt as _excerpt
 from .compiler import get as get_te_compiler
 from .naming import NameSupply, kernel_name, renamed
 
@@ -46,11 +47,6 @@ _UNSUPPORTED = {If: "control flow (If)", Match: "pattern matching (Match)",
                 RefWrite: "references (RefWrite)", Constructor: "ADT constructors",
                 GlobalVar: "calls to global functions", Op: "an un-fused operator call"}
 
-
-def _excerpt(expr, limit: int = 200) -> str:
-    text = expr.astext() if hasattr(expr, "astext") else repr(expr)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def _unsupported(what: str, expr, executor: str = DEFAULT_EXECUTOR) -> GraphCodegenError:

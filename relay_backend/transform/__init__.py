@@ -9,5 +9,6 @@ from .infer_type import InferType, InferTypeLocal
 from .simplify_inference import SimplifyInference
 from .fold_constant import FoldConstant, FoldConstantExpr
 from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
-from .bind_params import BindParams, bind_params_by_name
+from .bind_params import BindParams, bind_params_by_name, bind_params_to_main
 from .fuse_ops import FuseOps
+from .pipeline import default_pipeline

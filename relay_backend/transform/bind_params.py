@@ -83,6 +83,22 @@ def bind_params_by_name(func: Function, params) -> Function:
     return Function(new_params, body, func.ret_type, func.type_params, func.attrs)
 
 
+def bind_params_to_main(mod: IRModule, params, who: str, keep_others: bool = False) -> IRModule:
+    """A module whose main has `params` bound as constants: the one place every executor binds
+    params. Like TVM's build and create_executor, only main is kept, unless `keep_others` (the
+    VM compiler, whose other globals main may call). `who` names the caller in errors."""
+    if not params:
+        return mod
+    if "main" not in mod:
+        raise RelayError(f"{who}: params were given but the module has no 'main' function to bind them into")
+    bound = bind_params_by_name(mod["main"], params)
+    if not keep_others:
+        return IRModule.from_expr(bound)
+    new_mod = mod.copy()
+    new_mod["main"] = bound
+    return new_mod
+
+
 def BindParams(params):  # noqa: N802 - tvm.relay naming
     """Module pass: bind `params` by name into the module's `main` (other functions untouched)."""
 
@@ -100,4 +116,4 @@ def BindParams(params):  # noqa: N802 - tvm.relay naming
     return module_pass(transform, opt_level=0, name="BindParams")
 
 
-__all__ = ["bind_params_by_name", "BindParams"]
+__all__ = ["bind_params_by_name", "bind_params_to_main", "BindParams"]

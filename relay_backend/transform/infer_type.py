@@ -24,7 +24,7 @@ from ..ir.functor import all_nodes_post_order
 from ..ir.module import IRModule
 from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
                         type_to_str)
-from .excerpt import excerpt
+from ..ir.excerpt import excerpt
 from .pass_infra import module_pass, register_pass_factory
 from .type_solver import TypeSolver, UnifyError, has_hole, substitute
 

@@ -4,8 +4,8 @@
     vm = relay_backend.vm.VirtualMachine(exe, relay_backend.cpu())
     out = vm.run(x)
 
-Pipeline (`optimize`): bind params into main, RemoveUnusedFunctions, InferType,
-SimplifyInference, FoldConstant, FuseOps, InferType, then LambdaLift (closures become globals).
+Pipeline (`optimize`): bind params into main, the shared optimisation pipeline
+(transform/pipeline.py, with RemoveUnusedFunctions first), then LambdaLift (closures become globals).
 `lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
 (memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
 `vm_mod_fused_...`, TVM's unmangled VM prefix); `codegen` builds all kernels into one runtime Module. Functions
@@ -171,16 +171,8 @@ class VMCompiler:
                                f"wrap an expression with IRModule.from_expr(expr)")
         if params:
             self.set_params(params)
-        if self._params:
-            if "main" not in mod:
-                raise CompileError("params were given but the module has no 'main' function to bind them into")
-            mod = mod.copy()
-            mod["main"] = transform.bind_params_by_name(mod["main"], self._params)
-        passes = [transform.InferType(), transform.SimplifyInference(), transform.FoldConstant(),
-                  transform.InferType(), transform.FuseOps(), transform.InferType()]
-        if "main" in mod:
-            passes.insert(0, transform.RemoveUnusedFunctions(["main"]))
-        mod = transform.Sequential(passes)(mod)
+        mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
+        mod = transform.default_pipeline(keep_only_main="main" in mod)(mod)
         return lambda_lift(mod), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:

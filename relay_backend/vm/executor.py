@@ -5,7 +5,7 @@ converts its arguments (positional then keyword, as every Executor does) and run
 VirtualMachine. `evaluate(func)` compiles a module whose main is `func`.
 """
 from ..errors import RelayError
-from ..interpreter.executor import Executor, convert_args
+from ..executor import Executor, convert_args
 from ..ir.expr import Function, GlobalVar
 from .compiler import compile as vm_compile
 from .runtime import VirtualMachine

@@ -24,17 +24,11 @@ from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCrea
                        Tuple, TupleGetItem, Var, bind_type)
 from ..ir.functor import dataflow_children, post_order
 from ..op.registry import OpDef
+from ..ir.excerpt import excerpt as _excerpt
 from .bytecode import Opcode, make
 from .lambda_lift import CLOSURE_ATTR
 from .memory_alloc import emit_kernel_call
 
-
-def _excerpt(expr, limit: int = 160) -> str:
-    try:
-        text = " ".join(expr.astext().split())
-    except Exception:  # noqa: BLE001 - only for error messages
-        text = repr(expr)
-    return text if len(text) <= limit else text[:limit] + " ..."
 
 
 def _type_of(expr):

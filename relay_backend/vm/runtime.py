@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from ..errors import InputError, RelayError
-from ..interpreter.executor import check_unambiguous_keywords
+from ..executor import check_unambiguous_keywords
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import cpu

@@ -5,7 +5,7 @@ import pytest
 
 import relay_backend as relay
 from relay_backend.errors import InputError
-from relay_backend.interpreter.executor import flatten_value, regroup_outputs
+from relay_backend.executor import flatten_value, regroup_outputs
 from relay_backend.runtime.container import ADT, tuple_object
 
 

@@ -84,6 +84,6 @@ def test_python_int_for_int64_parameter_suggests_numpy():
 
 
 def test_closure_call_with_huge_int_is_an_input_error():
-    from relay_backend.interpreter.executor import to_value
+    from relay_backend.executor import to_value
     with pytest.raises(InputError, match=r"cannot pass int 1099511627776 to a relay function"):
         to_value(2 ** 40)

@@ -1,4 +1,7 @@
-"""The package's import graph points down only (ARCHITECTURE.md), and files stay small."""
+"""The package's import graph points down only (ARCHITECTURE.md), and files stay small.
+
+Imports between packages of the same level are allowed only where SAME_LEVEL lists them, and the
+compiled executors never import the interpreter (the oracle they are checked against)."""
 import ast
 import pathlib
 
@@ -13,12 +16,30 @@ LEVELS = {
     "op": 3,
     "transform": 4, "analysis": 4, "strategy": 4,
     "te_compiler": 5,
-    "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
+    "executor": 6, "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
     "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7,
     "demo": 7, "__init__": 8,
 }
-# The interpreter is the oracle: it must never reach the compiler.
-FORBIDDEN = {"interpreter": {"te_compiler", "te", "tir", "codegen", "strategy"}}
+# The interpreter is the oracle: it must never reach the compiler, and no compiled executor may
+# lean on it (the debug executor's compare-with-interpreter is the one listed exception).
+COMPILED = ("graph_executor", "vm", "aot")
+FORBIDDEN = {"interpreter": {"te_compiler", "te", "tir", "codegen", "strategy"},
+             **{name: {"interpreter"} for name in COMPILED}}
+# file (relative to the package) -> the forbidden packages it may import all the same
+FORBIDDEN_EXCEPTIONS = {"graph_executor/debug_executor.py": {"interpreter"}}
+# The same-level imports that are allowed: (importer, imported). Anything else between two
+# packages of one level is a layering error.
+SAME_LEVEL = {
+    ("runtime", "errors"), ("runtime", "config"), ("config", "errors"),
+    ("graph_executor", "interpreter"),        # debug_executor only (FORBIDDEN_EXCEPTIONS)
+    ("demo", "backend"),
+    ("interpreter", "executor"), ("graph_executor", "executor"), ("vm", "executor"),
+    ("aot", "executor"),
+    ("transform", "analysis"), ("analysis", "transform"), ("strategy", "transform"),
+    ("build_module", "backend"), ("frontend", "build_module"), ("testing", "frontend"),
+    ("testing", "build_module"), ("demo", "build_module"), ("demo", "testing"),
+    ("demo", "frontend"), ("backend", "te_compiler"), ("prelude", "build_module"),
+}
 MAX_LINES = 600
 
 
@@ -27,9 +48,9 @@ def _top(path: pathlib.Path) -> str:
     return rel.parts[0].removesuffix(".py")
 
 
-def _imported_tops(path: pathlib.Path):
+def _imported_tops(path: pathlib.Path, pkg: pathlib.Path = PKG):
     tree = ast.parse(path.read_text(), filename=str(path))
-    depth = len(path.relative_to(PKG).parts) - 1  # how many packages deep the file sits
+    depth = len(path.relative_to(pkg).parts) - 1  # how many packages deep the file sits
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level > 0:
             up = node.level - 1
@@ -53,21 +74,30 @@ def _files():
     return sorted(p for p in PKG.rglob("*.py"))
 
 
-def test_imports_point_down():
+def layering_problems(pkg: pathlib.Path = PKG) -> list:
+    """Every import in `pkg` that breaks the rules, one line each."""
     problems = []
-    for path in _files():
-        src = _top(path)
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg)
+        src = rel.parts[0].removesuffix(".py")
         if src not in LEVELS:
-            problems.append(f"{path.relative_to(PKG)}: package {src!r} has no level in this test")
+            problems.append(f"{rel}: package {src!r} has no level in this test")
             continue
-        for dst, line in _imported_tops(path):
+        for dst, line in _imported_tops(path, pkg):
             if dst not in LEVELS or dst == src:
                 continue
             if LEVELS[dst] > LEVELS[src]:
-                problems.append(f"{path.relative_to(PKG)}:{line}: level-{LEVELS[src]} {src} imports "
-                                f"level-{LEVELS[dst]} {dst}")
-            if dst in FORBIDDEN.get(src, ()):
-                problems.append(f"{path.relative_to(PKG)}:{line}: {src} must not import {dst}")
+                problems.append(f"{rel}:{line}: level-{LEVELS[src]} {src} imports level-{LEVELS[dst]} {dst}")
+            elif LEVELS[dst] == LEVELS[src] and (src, dst) not in SAME_LEVEL:
+                problems.append(f"{rel}:{line}: level-{LEVELS[src]} {src} imports {dst} of the same "
+                                f"level, which SAME_LEVEL does not allow")
+            if dst in FORBIDDEN.get(src, ()) and dst not in FORBIDDEN_EXCEPTIONS.get(rel.as_posix(), ()):
+                problems.append(f"{rel}:{line}: {src} must not import {dst}")
+    return problems
+
+
+def test_imports_point_down():
+    problems = layering_problems()
     assert not problems, "upward or forbidden imports:\n" + "\n".join(problems)
 
 
@@ -77,13 +107,17 @@ def test_files_stay_small():
     assert not big, f"files over {MAX_LINES} lines (split them): {big}; package total {total} lines"
 
 
-@pytest.mark.parametrize("name", ["upward"])
-def test_checker_catches_an_upward_import(tmp_path, name, monkeypatch):
-    # The checker itself must be able to fail: an ir/ file importing op/ is reported.
-    fake = PKG / "ir" / "_layering_probe.py"
-    fake.write_text("from ..op import registry\n")
-    try:
-        with pytest.raises(AssertionError, match="level-1 ir imports level-3 op"):
-            test_imports_point_down()
-    finally:
-        fake.unlink()
+@pytest.mark.parametrize("path, source, message", [
+    ("ir/probe.py", "from ..op import registry\n", "level-1 ir imports level-3 op"),
+    ("vm/probe.py", "from ..interpreter import Interpreter\n", "vm must not import interpreter"),
+    ("vm/probe.py", "from ..aot import factory\n", "vm imports aot of the same level"),
+    ("aot/probe.py", "import relay_backend.graph_executor.runtime\n", "aot imports graph_executor"),
+])
+def test_checker_catches_a_bad_import(tmp_path, path, source, message):
+    # The checker itself must be able to fail; it reads a scratch package, never the source tree.
+    pkg = tmp_path / "relay_backend"
+    target = pkg / path
+    target.parent.mkdir(parents=True)
+    target.write_text(source)
+    problems = layering_problems(pkg)
+    assert any(message in p for p in problems), problems

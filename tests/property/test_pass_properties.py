@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, note
 
 from relay_backend import transform
-from relay_backend.build_module import optimize_pipeline
+from relay_backend.transform import default_pipeline
 from relay_backend.ir import check_well_formed
 from relay_backend.testing import executors
 from relay_backend.testing.program_gen import programs
@@ -21,7 +21,7 @@ PASSES = {
     "FuseOps-0": lambda: [transform.FuseOps(fuse_opt_level=0)],
     "FuseOps-2": lambda: [transform.FuseOps(fuse_opt_level=2)],
     "FuseOps-3": lambda: [transform.FuseOps(fuse_opt_level=3)],
-    "build_pipeline": lambda: [optimize_pipeline()],
+    "build_pipeline": lambda: [default_pipeline()],
 }
 
 

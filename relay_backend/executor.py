@@ -13,15 +13,14 @@ import threading
 
 import numpy as np
 
-from ..errors import InputError, RelayError
-from ..ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
-from ..ir.types import TensorType, TupleType, type_to_str
-from ..ir.vars import free_vars
-from ..runtime import ndarray as _nd
-from ..runtime.container import ADT, tuple_object
-from ..runtime.ndarray import NDArray
-from .primitive import type_mismatch
-from .values import Closure, ConstructorValue, RecClosure, RefValue
+from .errors import InputError, RelayError
+from .ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
+from .ir.types import Any, TensorType, TupleType, type_to_str
+from .ir.vars import free_vars
+from .runtime import ndarray as _nd
+from .runtime.container import ADT, tuple_object
+from .runtime.ndarray import NDArray
+from .runtime.values import Closure, ConstructorValue, RecClosure, RefValue, describe
 
 
 def convert_args(func: Function, args, kwargs, name: str = "main") -> tuple:
@@ -170,6 +169,30 @@ def to_ast(arg) -> Expr:
     return Constant(to_value(arg))
 
 
+def _shape_matches(actual: tuple, expected: tuple) -> bool:
+    if len(actual) != len(expected):
+        return False
+    return all(isinstance(e, Any) or int(e) == a for a, e in zip(actual, expected))
+
+
+def type_mismatch(value, ty) -> str:
+    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked)."""
+    if isinstance(ty, TensorType):
+        if not isinstance(value, NDArray):
+            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        if not _shape_matches(value.shape, ty.shape) or value.dtype != ty.dtype:
+            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        return ""
+    if isinstance(ty, TupleType):
+        if not isinstance(value, ADT) or value.tag != 0 or len(value) != len(ty.fields):
+            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        for i, (v, t) in enumerate(zip(value.fields, ty.fields)):
+            why = type_mismatch(v, t)
+            if why:
+                return f"field {i}: {why}"
+    return ""
+
+
 def param_type(param):
     """The best known type of a parameter: inferred if available, else its annotation."""
     return getattr(param, "_checked_type_", None) or param.type_annotation
@@ -284,7 +307,7 @@ class CompiledExecutor(Executor):
         raise NotImplementedError
 
     def _make_executor(self, expr=None):
-        from ..transform import InferType
+        from .transform import InferType
         mod = self.mod
         if expr is not None:
             mod = self.mod.copy()
@@ -315,4 +338,4 @@ class CompiledExecutor(Executor):
 
 
 __all__ = ["Executor", "CompiledExecutor", "convert_args", "check_unambiguous_keywords", "adapt_python_args", "adapt_python_arg", "to_value", "to_ast", "check_arguments",
-           "param_type", "flatten_value", "flatten_arg", "regroup_outputs"]
+           "param_type", "type_mismatch", "flatten_value", "flatten_arg", "regroup_outputs"]

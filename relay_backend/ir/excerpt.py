@@ -6,8 +6,8 @@ of a 10,000-op chain and do not depend on how the printer lays out nested bindin
 """
 import numpy as np
 
-from ..ir.adt import Constructor, Match
-from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
+from .adt import Constructor, Match
+from .expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var)
 
 _LIMIT = 160

@@ -1,0 +1,32 @@
+"""The one optimisation pipeline that build(), vm.compile() and create_executor() run.
+
+Every compiled executor sees the same program: types inferred, inference-only ops simplified,
+constants folded, primitive functions fused (FuseOps at the PassContext's opt_level), types
+inferred again. Each pass is gated by the current PassContext (opt_level, disabled_pass), so
+`PassContext(disabled_pass=["FoldConstant"])` reaches all executors alike.
+`print(default_pipeline())` shows the list.
+"""
+from .dead_code import RemoveUnusedFunctions
+from .fold_constant import FoldConstant
+from .fuse_ops import FuseOps
+from .infer_type import InferType
+from .pass_infra import Sequential
+from .simplify_inference import SimplifyInference
+
+
+def default_pipeline(keep_only_main: bool = False) -> Sequential:
+    """The optimisation passes, in order. `keep_only_main` first drops the functions main does
+    not reach (the VM compiles every global, so it asks for that; build() only compiles main)."""
+    passes = [RemoveUnusedFunctions(["main"])] if keep_only_main else []
+    passes += [
+        InferType(),
+        SimplifyInference(),
+        FoldConstant(),
+        InferType(),
+        FuseOps(),            # fuse_opt_level=-1: fuse at PassContext.opt_level
+        InferType(),
+    ]
+    return Sequential(passes, name="default_pipeline")
+
+
+__all__ = ["default_pipeline"]
