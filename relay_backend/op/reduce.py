@@ -217,7 +217,7 @@ def _arg_reduce_ref(find):
         axes = reduce_axes(attrs, x.ndim)
         kept = [a for a in range(x.ndim) if a not in axes]
         moved = np.transpose(x, kept + list(axes))
-        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        flat = moved.reshape(moved.shape[:len(kept)] + (int(np.prod(moved.shape[len(kept):], dtype=np.int64)),))
         if attrs.select_last_index:
             idx = flat.shape[-1] - 1 - find(flat[..., ::-1], axis=-1)
         else:
@@ -249,10 +249,10 @@ def _arg_reduce_compute(op_name, find_max):
     return compute
 
 
-ARGMAX = defop("argmax", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
+ARGMAX = defop("argmax", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel("argmax"),
                pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmax), samples=_arg_samples, level=4,
                compute=_arg_reduce_compute("argmax", True))
-ARGMIN = defop("argmin", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
+ARGMIN = defop("argmin", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel("argmin"),
                pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmin), samples=_arg_samples, level=4,
                compute=_arg_reduce_compute("argmin", False))
 
