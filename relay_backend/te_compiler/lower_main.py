@@ -26,7 +26,7 @@ from ..ir.adt import Constructor, Match
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var)
 from ..ir.functor import post_order
-from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..ir.types import TensorType, is_any, tuple_leaves, type_to_str
 from ..op.registry import OpDef
 from .compiler import get as get_te_compiler
 from .naming import NameSupply, kernel_name, renamed
@@ -62,18 +62,18 @@ def _unsupported(what: str, expr, executor: str = DEFAULT_EXECUTOR) -> GraphCode
 
 
 def flatten_tensor_types(ty, where, executor: str = DEFAULT_EXECUTOR) -> list:
-    """The TensorTypes of a (nested) tuple type; anything else is not a static graph value."""
-    if isinstance(ty, TensorType):
-        for d in ty.shape:
-            if is_any(d):
-                raise GraphCodegenError(
-                    f"the {executor} executor needs static shapes, but {_excerpt(where)} has type "
-                    f"{type_to_str(ty)}; use create_executor(kind=\"vm\") for dynamic shapes")
-        return [ty]
-    if isinstance(ty, TupleType):
-        return [t for f in ty.fields for t in flatten_tensor_types(f, where, executor)]
-    raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where,
-                       executor)
+    """The TensorTypes of a (nested) tuple type, in field order; anything else is not a static
+    graph value. Iterative: a tuple nested thousands deep is fine."""
+    leaves = tuple_leaves(ty)
+    for ty in leaves:
+        if not isinstance(ty, TensorType):
+            raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where,
+                               executor)
+        if any(is_any(d) for d in ty.shape):
+            raise GraphCodegenError(
+                f"the {executor} executor needs static shapes, but {_excerpt(where)} has type "
+                f"{type_to_str(ty)}; use create_executor(kind=\"vm\") for dynamic shapes")
+    return leaves
 
 
 @dataclass

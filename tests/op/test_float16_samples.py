@@ -27,18 +27,11 @@ def _longest_reduction(op, sample) -> int:
     inputs = _flat(sample.inputs)
     out_type = op.rel([_type_of(v) for v in sample.inputs], sample.attrs)
     holders = [te.placeholder(x.shape, str(x.dtype), name=f"in{k}") for k, x in enumerate(inputs)]
-    longest, seen, stack = 0, set(), [t.op for t in op.compute(sample.attrs, holders, out_type)]
-    while stack:
-        stage = stack.pop()
-        if id(stage) in seen or not isinstance(stage, te.ComputeOp):
-            continue
-        seen.add(id(stage))
-        extent = 1
-        for iv in stage.reduce_axis:
-            extent *= int(iv.dom.extent.value) if isinstance(iv.dom.extent, tir.IntImm) else 0
-        if stage.reduce_axis:
-            longest = max(longest, extent)
-        stack.extend(t.op for t in stage.input_tensors())
+    longest = 0
+    for stage in te.create_schedule(op.compute(sample.attrs, holders, out_type)).stages:
+        axes = getattr(stage.op, "reduce_axis", None)
+        if axes:
+            longest = max(longest, int(np.prod([tir.simplify(iv.dom.extent).value for iv in axes])))
     return longest
 
 
