@@ -260,14 +260,14 @@ class ExprPrinter:
             owner.line(f"{vtype} {name};")
             owner.line(header)
             owner.lines += branch
-            owner.line(f"  {name} = {strip_parens(text)};")
+            owner.line(f"{_INDENT}{name} = {strip_parens(text)};")
             if first is not None:
                 owner.line("} else " + first.lstrip())
                 owner.lines += rest
             else:
                 owner.line("} else {")
                 owner.lines += else_lines
-                owner.line(f"  {name} = {strip_parens(else_text)};")
+                owner.line(f"{_INDENT}{name} = {strip_parens(else_text)};")
                 owner.line("}")
             memo[id(node)] = (name, 0)
 

@@ -6,7 +6,9 @@ accumulate float16 in float32, and so do the te computes here (`acc_dtype`). Ave
 variance) go one step wider (`average_acc_dtype`): their result always fits the input dtype,
 so the running sum must not overflow before it is divided — float32 adds up in float64 (the
 mean of four 3e38 values is 3e38, not inf) and integers in int64 (the mean of int8 100s is 100).
-Only float64 and 64-bit integer averages keep the input's range as their bound.
+Only float64 and 64-bit integer averages keep the input's range as their bound. Average pools
+and dot products (dense, conv2d) accumulate float32 in float32 for speed (their vectorized
+loops would halve in width): their window or dot sums must fit float32 (3.4e38).
 """
 import numpy as np
 

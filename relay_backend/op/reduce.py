@@ -5,6 +5,9 @@ All are COMM_REDUCE and share relations.reduce_rel / arg_reduce_rel. `axis` is n
 tuple or None; as in TVM, None or an empty list means "every axis" (and then `exclude` is ignored).
 te computes: one comm_reduce stage (sum/max/min/prod/all/any); mean and variance add an
 "elemwise" divide stage; argmax/argmin are one (index, value) tuple reduction returning the index.
+float16 sums and products add up in float32, mean and variance in a wider dtype still
+(accumulation.py), then cast back; on bools sum/max are `or`, prod/min `and` (numpy's meaning),
+while mean and variance of bools are rejected. argmax/argmin over an empty axis are rejected.
 """
 import builtins
 import dataclasses
