@@ -66,6 +66,7 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
     steps = lowered.steps()
     entries = lowered.planner_entries()
     plan = plan_memory(steps, entries)
+    plan.check_size("the graph executor")
     sids = list(plan.storage_ids)
     call_nodes = [nid for nid, n in enumerate(lowered.nodes) if n.op == "call"]
     for nid, step in zip(call_nodes, steps):      # aliased reshapes need no kernel

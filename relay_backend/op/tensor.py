@@ -232,11 +232,6 @@ def _floor_mod_ref(a, b, attrs):
         return np.mod(a, b).astype(a.dtype)
 
 
-def _bool_or_num(bool_rule, num_rule):
-    """maximum / minimum: logical or / and on bools (as numpy), the numeric rule otherwise."""
-    return lambda a, b: bool_rule(a, b) if a.dtype == "bool" else num_rule(a, b)
-
-
 _ALL_NUM_BOOL = _with(S.binary(_ALL_NUM), lambda rng: S.binary(_bool_only)(rng)[:2])
 _INT_DIVISORS = S.binary(("int64", "int8", "uint8"), low=-9, high=9, rhs_low=-2, rhs_high=3)  # 0 and -1 divisors
 
@@ -250,10 +245,9 @@ BINARY_OPS = [
     ("divide", _divide_ref, _te_divide, _with(S.binary(("float32", "int32", "float64"), avoid_zero_rhs=True,
                                                        rhs_low=0.5, rhs_high=3.0), _INT_DIVISORS), False, 1),
     ("power", _quiet(lambda a, b, t: np.power(a, b)), _te_power, S.binary(low=0.2, high=3.0), False, 4),
-    ("maximum", lambda a, b, t: np.maximum(a, b), _bool_or_num(lambda a, b: a | b, te.max), _ALL_NUM_BOOL,
-     False, 4),
-    ("minimum", lambda a, b, t: np.minimum(a, b), _bool_or_num(lambda a, b: a & b, te.min), _ALL_NUM_BOOL,
-     False, 4),
+    # te.max / te.min are logical or / and on bools, as numpy's maximum / minimum
+    ("maximum", lambda a, b, t: np.maximum(a, b), te.max, _ALL_NUM_BOOL, False, 4),
+    ("minimum", lambda a, b, t: np.minimum(a, b), te.min, _ALL_NUM_BOOL, False, 4),
     ("floor_divide", _floor_divide_ref, _te_floor_divide,
      _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
     ("floor_mod", _floor_mod_ref, _te_floor_mod,
