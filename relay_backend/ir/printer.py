@@ -22,7 +22,7 @@ import numpy as np
 
 from .adt import (Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
                   PatternWildcard, TypeData)
-from .attrs import Attrs
+from .attrs import ALWAYS_PRINTED, Attrs
 from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                    RefWrite, Tuple, TupleGetItem, Var)
 from .functor import post_order
@@ -192,7 +192,8 @@ def format_attr_value(value) -> str:
 
 
 def format_call_attrs(attrs) -> list:
-    """key=value for each field of an Attrs dataclass that differs from its default."""
+    """key=value for each field of an Attrs dataclass that differs from its default, or that
+    Relay declares without one (marked `always_printed`), as TVM's printer does."""
     if attrs is None:
         return []
     if not isinstance(attrs, Attrs) or not dataclasses.is_dataclass(attrs):
@@ -210,7 +211,7 @@ def format_call_attrs(attrs) -> list:
             same = bool(value == default)
         except (TypeError, ValueError):  # e.g. arrays: print them
             same = False
-        if not same:
+        if not same or f.metadata.get(ALWAYS_PRINTED):
             out.append(f"{f.name}={format_attr_value(value)}")
     return out
 
