@@ -22,6 +22,7 @@ from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed
 from ..ir.types import TensorType
+from ..runtime.dtypes import SUPPORTED_DTYPES
 from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
 from .pattern import OpPattern
@@ -369,8 +370,7 @@ CLIP = defop("clip", inputs=("data",), attrs=ClipAttrs, rel=no_bool_rel("clip"),
 
 
 # --- cast ---------------------------------------------------------------------------------------
-CAST_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64")
+CAST_DTYPES = SUPPORTED_DTYPES
 
 
 @dataclasses.dataclass(frozen=True)
