@@ -2,6 +2,8 @@
 
 Each such call is computed with the operator's own numpy reference (`op.ref`), the same one the
 debug interpreter runs, so this pass does not depend on the interpreter or the compiler. The
+output's size is checked first (op.output_size), so a constant too large to allocate raises an
+AllocationError naming the op instead of a MemoryError. The
 output type comes from the op's type relation, and the result is cast to its dtype, so folding
 never changes a dtype. Also (as TVM does): `let x = <Constant>` is substituted into its uses and
 dropped, `TupleGetItem(Tuple(...), i)` becomes field i, and an If whose condition is (or folds to)
@@ -14,6 +16,7 @@ import numpy as np
 from ..errors import RelayError
 from ..ir.expr import Constant, Tuple, bind_type
 from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..op.output_size import check_output_size
 from ..op.pattern import OpPattern
 from ..op.registry import OpDef
 from ..runtime import ndarray as _nd
@@ -81,6 +84,7 @@ def evaluate_call(call):
         out_type = op.rel([t for _, t in pairs], call.attrs)
     except RelayError:
         return None  # ill-typed: leave it for InferType to report with context
+    check_output_size(op, out_type, "FoldConstant")   # before numpy allocates it
     with np.errstate(all="ignore"):  # fold exactly what run time would compute (inf/nan included)
         value = op.ref(*[v for v, _ in pairs], call.attrs)
     return _to_expr(call, value, out_type)
