@@ -7,8 +7,12 @@ block that binds it (or a block nested in it), after its binding.
 """
 import re
 
+import pytest
+
 from relay_backend.ir import (Call, Clause, Constructor, Function, GlobalTypeVar, If, Let, Match,
                               Op, PatternConstructor, PatternVar, const, var)
+from relay_backend.ir.functor import all_nodes_post_order
+from relay_backend.testing.shared_dag import shared_dag_program
 
 _TEMP_DEF = re.compile(r"(%\d+) = (.*)")
 _TEMP_USE = re.compile(r"%\d+\b")
@@ -146,3 +150,15 @@ def test_pattern_variable_use_stays_in_its_clause():
     text = Function([d], m).astext()
     assert_temporaries_in_scope(text)
     assert text.count("exp(%h)") == 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_shared_programs_print_each_node_once_in_scope(seed):
+    func = shared_dag_program(seed, size=40)
+    text = func.astext()
+    assert_temporaries_in_scope(text)
+    nodes = list(all_nodes_post_order(func))
+    for name in ("add", "negative", "multiply"):
+        calls = sum(isinstance(n, Call) and getattr(n.op, "name", None) == name for n in nodes)
+        assert text.count(f"{name}(") == calls, (name, text)
+    assert text.count("if (") == sum(isinstance(n, If) for n in nodes)

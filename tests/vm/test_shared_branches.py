@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 import relay_backend as relay
-from relay_backend.ir import (Clause, Function, GlobalTypeVar, IRModule, Match, PatternConstructor,
-                              PatternWildcard, TypeData, Constructor)
+from relay_backend.ir import (Clause, Constructor, Function, GlobalTypeVar, IRModule, Match,
+                              PatternConstructor, PatternWildcard, TypeData)
+from relay_backend.ir.functor import all_nodes_post_order
 from relay_backend.te_compiler.lower_main import GraphCodegenError
+from relay_backend.testing.shared_dag import shared_dag_program
 from relay_backend.vm import VMCompiler
 from relay_backend.vm.bytecode import Opcode
 
@@ -92,3 +94,20 @@ def test_match_clauses_share_a_node(rng):
         out = relay.create_executor("vm", mod=mod).evaluate()(data, np.array(value))
         np.testing.assert_allclose(out.numpy(), -data if value else data, rtol=0, atol=0)
     assert sum(ins[0] == Opcode.InvokePacked for ins in bytecode(mod)) == 11
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_shared_programs_agree_with_the_interpreter(seed, rng):
+    mod = IRModule.from_expr(shared_dag_program(seed, size=30))
+    data = rng.standard_normal(2).astype("float32")
+    vm = relay.create_executor("vm", mod=mod).evaluate()
+    debug = relay.create_executor("debug", mod=mod).evaluate()
+    for flags in [(True, True), (False, True), (True, False), (False, False)]:
+        args = (data, *map(np.array, flags))
+        assert_same(vm(*args), debug(*args))
+    compiler = VMCompiler()
+    compiler.lower(mod, "llvm")
+    kernel_calls = [n for n in all_nodes_post_order(compiler.optimized_mod["main"])
+                    if isinstance(n, relay.Call) and isinstance(n.op, Function)]
+    main = next(f for f in compiler._exec.functions if f.name == "main")
+    assert sum(ins[0] == Opcode.InvokePacked for ins in main.instructions) == len(kernel_calls)
