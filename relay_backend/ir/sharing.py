@@ -44,22 +44,42 @@ def scoped_children(e, enter_functions: bool = True) -> tuple:
 
 
 class _Scope:
-    __slots__ = ("parent", "depth", "opener")
+    """A scope of the tree: `jumps[i]` is its ancestor 2**i levels up (binary lifting), so the
+    common scope of two uses costs O(log depth) even when thousands of Ifs nest."""
+
+    __slots__ = ("parent", "depth", "opener", "jumps")
 
     def __init__(self, parent, opener):
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
         self.opener = opener     # the node whose branch / clause / body / let content this is
+        self.jumps = []
+        up = parent
+        while up is not None:    # jumps[i + 1] is jumps[i]'s own jump i: 2**i + 2**i levels
+            self.jumps.append(up)
+            i = len(self.jumps) - 1
+            up = up.jumps[i] if i < len(up.jumps) else None
+
+
+def _ancestor_at(scope: _Scope, depth: int) -> _Scope:
+    """The ancestor of `scope` (or itself) at `depth` <= scope.depth."""
+    climb, i = scope.depth - depth, 0
+    while climb:
+        if climb & 1:
+            scope = scope.jumps[i]
+        climb >>= 1
+        i += 1
+    return scope
 
 
 def _common_scope(a: _Scope, b: _Scope) -> _Scope:
-    while a.depth > b.depth:
-        a = a.parent
-    while b.depth > a.depth:
-        b = b.parent
-    while a is not b:
-        a, b = a.parent, b.parent
-    return a
+    a, b = _ancestor_at(a, min(a.depth, b.depth)), _ancestor_at(b, min(a.depth, b.depth))
+    if a is b:
+        return a
+    for i in reversed(range(len(a.jumps))):   # a and b stay distinct, at equal depth
+        if i < len(a.jumps) and a.jumps[i] is not b.jumps[i]:
+            a, b = a.jumps[i], b.jumps[i]
+    return a.parent
 
 
 @dataclass
@@ -122,9 +142,7 @@ def plan_sharing(root, children=scoped_children) -> SharingPlan:
             place = _common_scope(place, s)
         for s in scopes:                         # a use in a scope inside `place`: bind
             if s is not place:                   # before the opener of the scope it is in
-                while s.parent is not place:
-                    s = s.parent
-                before.setdefault(s.opener, {})[node] = None
+                before.setdefault(_ancestor_at(s, place.depth + 1).opener, {})[node] = None
         content = place
         if isinstance(node, Let):
             if node is root or (uses[node] == 1 and node in heads):

@@ -12,6 +12,7 @@ import pytest
 from relay_backend.ir import (Call, Clause, Constructor, Function, GlobalTypeVar, If, Let, Match,
                               Op, PatternConstructor, PatternVar, const, var)
 from relay_backend.ir.functor import all_nodes_post_order
+from relay_backend.ir.sharing import plan_sharing
 from relay_backend.testing.shared_dag import shared_dag_program
 
 _TEMP_DEF = re.compile(r"(%\d+) = (.*)")
@@ -162,3 +163,16 @@ def test_random_shared_programs_print_each_node_once_in_scope(seed):
         calls = sum(isinstance(n, Call) and getattr(n.op, "name", None) == name for n in nodes)
         assert text.count(f"{name}(") == calls, (name, text)
     assert text.count("if (") == sum(isinstance(n, If) for n in nodes)
+
+
+def test_node_used_at_every_depth_of_3000_nested_ifs_is_bound_once():
+    # every use lies in the outermost then-branch, so that is where it is bound: just before
+    # the next If (placement by binary lifting, so this costs O(n log n), not O(n**2))
+    x, c = var("x", shape=(2,)), var("c", shape=(), dtype="bool")
+    shared = Call(Op("exp"), [x])
+    e = x
+    for _ in range(3000):
+        e = If(c, Call(Op("add"), [shared, e]), x)
+    plan = plan_sharing(Function([x, c], e))
+    (opener, nodes), = plan.before.items()       # compared by identity: no 3000-deep reprs
+    assert opener is e.true_branch.args[1] and len(nodes) == 1 and nodes[0] is shared
