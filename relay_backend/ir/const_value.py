@@ -22,7 +22,7 @@ def constant_array(value, dtype=None) -> np.ndarray:
     target = supported_dtype(dtype if dtype is not None else _default_dtype(value, source), _WHAT)
     _check_fits(source, target, defaulted=dtype is None)
     with np.errstate(all="ignore"):
-        return source.astype(target)
+        return source.astype(target, copy=False)   # relay.const copies it into an NDArray
 
 
 def _source_array(value) -> np.ndarray:
