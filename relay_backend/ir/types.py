@@ -7,6 +7,7 @@ compare and print with explicit stacks, so a tuple type nested 10,000 deep is fi
 import numpy as np
 
 from ..errors import IRConstructionError
+from ..runtime.dtypes import supported_dtype
 
 
 class Type:
@@ -51,11 +52,7 @@ def _norm_dim(d):
 
 
 def _norm_dtype(dtype) -> str:
-    try:
-        return str(np.dtype(dtype))
-    except (TypeError, ValueError) as err:
-        raise IRConstructionError(f"unknown dtype {dtype!r}; use a numpy dtype name such as "
-                                  f"'float32', 'int32', 'int64' or 'bool'") from err
+    return supported_dtype(dtype, "TensorType")
 
 
 def _norm_shape(shape) -> tuple:

@@ -20,8 +20,9 @@ import numpy as np
 from .. import te, tir
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs
+from ..ir.attrs import Attrs, always_printed
 from ..ir.types import TensorType
+from ..runtime.dtypes import SUPPORTED_DTYPES
 from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
 from .pattern import OpPattern
@@ -322,8 +323,8 @@ def real_attr(op_name: str, name: str, value) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class ClipAttrs(Attrs):
-    a_min: float = 0.0
-    a_max: float = 0.0
+    a_min: float = always_printed(0.0)
+    a_max: float = always_printed(0.0)
 
     def __post_init__(self):
         lo, hi = real_attr("clip", "a_min", self.a_min), real_attr("clip", "a_max", self.a_max)
@@ -363,13 +364,12 @@ CLIP = defop("clip", inputs=("data",), attrs=ClipAttrs, rel=no_bool_rel("clip"),
 
 
 # --- cast ---------------------------------------------------------------------------------------
-CAST_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64")
+CAST_DTYPES = SUPPORTED_DTYPES
 
 
 @dataclasses.dataclass(frozen=True)
 class CastAttrs(Attrs):
-    dtype: str = "float32"
+    dtype: str = always_printed("float32")
 
     def __post_init__(self):
         try:

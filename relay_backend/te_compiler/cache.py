@@ -22,6 +22,7 @@ from ..config import VERSION, get as get_config
 from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
 from ..runtime.module import load_library
+from ..transform import InferTypeLocal
 
 PACKAGE_VERSION = VERSION
 
@@ -40,11 +41,20 @@ class CachedFunc:
     impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations
 
 
+def ensure_typed(func):
+    """Type `func` in place unless it is typed already (InferType also fills a missing ret_type)."""
+    if func.body._checked_type_ is None:
+        InferTypeLocal(func)
+    return func
+
+
 class CCacheKey:
-    """(source_func, target); equal when the functions are structurally equal and targets match."""
+    """(source_func, target); equal when the functions are structurally equal and targets match.
+    The function is typed first: typing fills a missing ret_type, which the structural hash covers,
+    so typing it after the key was made would leave the key's hash stale."""
 
     def __init__(self, source_func, target):
-        self.source_func = source_func
+        self.source_func = ensure_typed(source_func)
         self.target = str(target)
         self._hash = hash((structural_hash(source_func), self.target))
 

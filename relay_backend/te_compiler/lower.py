@@ -16,8 +16,7 @@ from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.types import TensorType, is_any, regroup_by_type, tuple_leaves
 from ..op.registry import OpDef
-from ..transform import InferTypeLocal
-from .cache import implementations_fingerprint
+from .cache import ensure_typed, implementations_fingerprint
 from .select import select_implementation
 
 
@@ -64,12 +63,6 @@ def _flatten_value(value) -> list:
     return out
 
 
-def _ensure_typed(func: Function) -> Function:
-    if func.body._checked_type_ is None:
-        InferTypeLocal(func)
-    return func
-
-
 def _constant_tensor(c: Constant):
     arr = c.data.numpy()
     if arr.ndim != 0:
@@ -83,7 +76,7 @@ def _constant_tensor(c: Constant):
 
 def lower_to_te(func: Function, target) -> LoweredTE:
     """Run each op's selected compute over placeholders for the function's parameters."""
-    _ensure_typed(func)
+    ensure_typed(func)
     env, inputs = {}, []
     for i, param in enumerate(func.params):
         ptype = param.checked_type if param._checked_type_ is not None else param.type_annotation

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from ... import te
-from ...ir.attrs import Attrs
+from ...ir.attrs import Attrs, always_printed
 from ...ir.types import Any, TensorType, is_any
 from .. import samples as S
 from ..pattern import OpPattern
@@ -36,7 +36,7 @@ def _contract(shape, k_ext, load_a, load_b, out_type, name, tag):
 # --- nn.dense ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class DenseAttrs(Attrs):
-    units: int = None
+    units: int = always_printed(None)
     out_dtype: str = ""
 
     def __post_init__(self):
@@ -100,7 +100,7 @@ def dense(data, weight, units=None, out_dtype=""):
 # --- nn.matmul -----------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class MatmulAttrs(Attrs):
-    units: int = None
+    units: int = always_printed(None)
     out_dtype: str = ""
     transpose_a: bool = False
     transpose_b: bool = False
