@@ -160,24 +160,44 @@ def codegen_llvm(funcs, has_openmp=None):
     return mcg.text(), infos
 
 
-def build_llvm(funcs) -> Module:
-    """Compile PrimFuncs for the host CPU and return a runtime Module of their entries."""
+def build_llvm(funcs, target=None) -> Module:
+    """Compile PrimFuncs for an llvm Target (the host CPU by default) into a runtime Module.
+
+    Code for this machine is JIT-compiled and callable; code for another machine (-mtriple of
+    another instruction set, a -mcpu or -mattr the host lacks) is compiled to a relocatable
+    object for that machine: the Module exports it (export_library with cc= a cross compiler,
+    or a ".o" path) and refuses to run it here.
+    """
     funcs = list(funcs)
+    spec = llvm_target.machine_spec(target)
     has_openmp = bool(llvm_target.libgomp_path())
     text, infos = codegen_llvm(funcs, has_openmp)
     what = ", ".join(i.name for i in infos)
-    mod = llvm_target.parse(text, what)
-    tm = llvm_target.target_machine(True)
-    llvm_target.optimize(mod, tm)
+    mod = llvm_target.parse(text, what, spec)
+    tm = llvm_target.target_machine(spec.runs_here, spec)
+    llvm_target.optimize(mod, tm, spec.opt_level)
     optimized = str(mod)
     if config.get().debug >= 4:
-        print(f"[relay_backend] LLVM IR for {what}:\n{optimized}")
-    engine = llvm_target.jit(mod, tm)
-    addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
+        print(f"[relay_backend] LLVM IR for {what} ({spec.triple}, {spec.cpu}):\n{optimized}")
     libs = ("m", "gomp") if has_openmp else ("m",)
 
-    def exporter(path):
-        llvm_target.link_shared(llvm_target.emit_object(optimized), path, libs)
-    return Module(infos, addresses, handle=engine,
-                  sources={"ll": optimized, "asm": lambda: llvm_target.emit_assembly(optimized)},
-                  exporter=exporter, type_key="llvm")
+    def object_code():
+        return llvm_target.emit_object(optimized, spec)
+
+    def exporter(path, cc=None, fcompile=None):
+        if not spec.runs_here and cc is None and fcompile is None:
+            raise CompileError(
+                f"export_library({path!r}): these kernels are for -mtriple={spec.triple} "
+                f"-mcpu={spec.cpu}, and this machine cannot run them ({spec.foreign}), so its C "
+                f"compiler cannot link them: pass cc= a compiler for that machine (e.g. "
+                f"cc='aarch64-linux-gnu-gcc') or fcompile=, or export to a path ending in '.o' "
+                f"to get the object file")
+        llvm_target.link_shared(object_code(), path, libs, cc=cc, fcompile=fcompile)
+    sources = {"ll": optimized, "asm": lambda: llvm_target.emit_assembly(optimized, spec)}
+    if not spec.runs_here:
+        return Module(infos, {}, sources=sources, exporter=exporter, type_key="llvm",
+                      object_code=object_code, unrunnable=spec.foreign)
+    engine = llvm_target.jit(mod, tm)
+    addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
+    return Module(infos, addresses, handle=engine, sources=sources, exporter=exporter,
+                  type_key="llvm", object_code=object_code)

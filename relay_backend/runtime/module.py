@@ -32,7 +32,7 @@ import numpy as np
 
 from .. import config
 from ..errors import InputError, RelayError, SerializationError
-from .elf_check import check_elf_bounds
+from .elf_check import check_elf_bounds, check_elf_machine
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
 from .signature import FunctionInfo, ParamInfo, dim_str, eval_dim  # noqa: F401 (re-exported)
@@ -264,40 +264,53 @@ class Module:
     """
 
     def __init__(self, infos, addresses: dict, handle=None, sources=None, exporter=None,
-                 type_key: str = "llvm"):
+                 type_key: str = "llvm", object_code=None, unrunnable: str = ""):
         self.type_key = type_key
         self._handle = handle
         self._sources = dict(sources or {})        # fmt -> str or a callable producing it
-        self._exporter = exporter                  # callable(path) writing a plain .so
+        self._exporter = exporter                  # callable(path, cc=None, fcompile=None) -> .so
+        self._object_code = object_code            # callable() -> relocatable object bytes
+        self._unrunnable = unrunnable              # why this process cannot call the functions
         self._infos = {info.name: info for info in infos}
         # functions keep the native code (`handle`) alive, not the module: no reference cycle,
         # so a dropped module and its code are freed at once
         owner = handle if handle is not None else self
-        self._functions = {name: Function(info, addresses[name], owner)
-                           for name, info in self._infos.items()}
+        self._functions = {} if unrunnable else {name: Function(info, addresses[name], owner)
+                                                 for name, info in self._infos.items()}
 
     # -- lookup
     @property
     def function_names(self) -> list:
-        return list(self._functions)
+        return list(self._infos)
+
+    @property
+    def runnable(self) -> bool:
+        """False for code built for another machine (cross-compiled): export it instead."""
+        return not self._unrunnable
 
     def function_info(self, name: str) -> FunctionInfo:
-        return self.get_function(name).info
+        if name not in self._infos:
+            raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
+        return self._infos[name]
 
     def get_function(self, name: str, query_imports: bool = False) -> Function:
-        if name not in self._functions:
-            raise RelayError(f"module has no function {name!r}; it has {sorted(self._functions)}")
+        if name not in self._infos:
+            raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
+        if self._unrunnable:
+            raise RelayError(f"{name}: this module cannot run in this process: {self._unrunnable}; "
+                             f"export it with export_library(path, cc=<compiler for that machine>) "
+                             f"and load it there")
         return self._functions[name]
 
     def __getitem__(self, name: str) -> Function:
         return self.get_function(name)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._functions
+        return name in self._infos
 
     @property
     def entry_name(self) -> str:
-        return next(iter(self._functions), "")
+        return next(iter(self._infos), "")
 
     # -- sources
     def get_source(self, fmt: str = "ll") -> str:
@@ -328,15 +341,26 @@ class Module:
         return evaluate
 
     # -- export
-    def export_library(self, path: str, fcompile=None, sections=None, **kwargs) -> str:
+    def export_library(self, path: str, fcompile=None, sections=None, cc=None, **kwargs) -> str:
         """Write a shared library loadable by `load_module(path)` (and by dlopen).
 
         sections: optional {name: bytes} carried in the same file (see register_artifact_loader).
+        For code built by LLVM, `cc` names the compiler that links it (a cross compiler such as
+        "aarch64-linux-gnu-gcc" for a foreign -mtriple) and `fcompile(path, [object files])`
+        replaces that link step, as in TVM; a path ending in ".o" receives the relocatable object
+        file itself (no loader trailer: it is input for a linker).
         """
         path = os.fspath(path)
+        if path.endswith(".o"):
+            if self._object_code is None:
+                raise SerializationError(f"export_library({path!r}): a {self.type_key} module has no "
+                                         f"object file; export a shared library (.so) instead")
+            with open(path, "wb") as f:
+                f.write(self._object_code())
+            return path
         if self._exporter is None:
             raise SerializationError(f"this {self.type_key} module cannot be exported")
-        self._exporter(path)
+        self._exporter(path, cc=cc, fcompile=fcompile)
         with open(path, "rb") as f:
             body = f.read()
         sections = dict(sections or {})
@@ -350,6 +374,13 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<Module {self.type_key}: {', '.join(self._functions)}>"
+
+
+def refuse_link_options(what: str, cc, fcompile) -> None:
+    """export_library's cc=/fcompile= link LLVM object code; other modules are linked already."""
+    if cc is not None or fcompile is not None:
+        raise SerializationError(f"export_library: {what} is already linked; cc= and fcompile= only "
+                                 f"apply to modules compiled by LLVM")
 
 
 def _read_library(path: str):
@@ -387,6 +418,7 @@ def _read_library(path: str):
     if not body.startswith(_ELF_MAGIC):
         raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
     check_elf_bounds(body, path)
+    check_elf_machine(body, path)
     return body, meta
 
 
@@ -474,7 +506,8 @@ def load_library(path: str, require: dict = None) -> tuple:
             raise SerializationError(f"load_module: {path!r}: function {info.name!r}: symbol "
                                      f"{info.symbol!r} is not in the library")
 
-    def re_export(dest):
+    def re_export(dest, cc=None, fcompile=None):
+        refuse_link_options("a loaded library", cc, fcompile)
         with open(dest, "wb") as f:
             f.write(body)
     return Module(infos, addresses, handle=lib, exporter=re_export, type_key="library"), meta["sections"]
