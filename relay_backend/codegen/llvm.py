@@ -123,8 +123,8 @@ class ModuleCodegen:
         return info
 
 
-def signature(func, symbol: str, shape_vars) -> FunctionInfo:
-    """The boundary signature of `func`: buffer shapes with dims as ints / var names / exprs."""
+def shape_var_names(shape_vars) -> dict:
+    """{id(var): unique name} for a function's shape variables, in order."""
     names, used = {}, set()
     for v in shape_vars:
         name, k = v.name, 0
@@ -133,18 +133,28 @@ def signature(func, symbol: str, shape_vars) -> FunctionInfo:
             name = f"{v.name}_{k}"
         used.add(name)
         names[id(v)] = name
+    return names
 
-    def dim(e):
-        if isinstance(e, tir.IntImm):
-            return int(e.value)
-        if isinstance(e, tir.Var):
-            return names[id(e)]
-        op = _DIM_OPS.get(type(e))
-        if op is None:
-            raise CompileError(f"build {symbol}: buffer dimension `{e}` is not an int, a shape "
-                               f"variable or +,-,*,//,%,min,max of them")
-        return (op, dim(e.a), dim(e.b))
-    params = tuple(ParamInfo(buf.name, tuple(dim(d) for d in buf.shape), buf.dtype)
+
+def encode_dim(e, names: dict, symbol: str):
+    """A tir size expression as a signature dim (runtime/signature.py): an int, a shape-variable
+    name or (op, lhs, rhs) with op in + - * // % min max."""
+    if isinstance(e, tir.IntImm):
+        return int(e.value)
+    if isinstance(e, tir.Var) and id(e) in names:
+        return names[id(e)]
+    op = _DIM_OPS.get(type(e))
+    if op is None:
+        raise CompileError(f"build {symbol}: size `{e}` is not an int, a shape variable or "
+                           f"+,-,*,//,%,min,max of them")
+    return (op, encode_dim(e.a, names, symbol), encode_dim(e.b, names, symbol))
+
+
+def signature(func, symbol: str, shape_vars) -> FunctionInfo:
+    """The boundary signature of `func`: buffer shapes with dims as ints / var names / exprs."""
+    names = shape_var_names(shape_vars)
+    params = tuple(ParamInfo(buf.name, tuple(encode_dim(d, names, symbol) for d in buf.shape),
+                             buf.dtype)
                    for buf in func.params)
     return FunctionInfo(symbol, params,
                         tuple(names[id(v)] for v in shape_vars), SYMBOL_PREFIX + symbol,

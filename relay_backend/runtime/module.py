@@ -50,6 +50,8 @@ _NATIVE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 class Function:
     """A native function with its signature; calling it checks the arguments first."""
 
+    device_type = 1                  # where its arguments must live (1: cpu, 2: cuda)
+
     def __init__(self, info: FunctionInfo, address: int, owner: "Module"):
         self.info = info
         self._owner = owner          # keeps the JIT engine / shared library alive
@@ -79,8 +81,9 @@ class Function:
             if not isinstance(arg, NDArray):
                 raise InputError(f"{where}: expected an NDArray, got {type(arg).__name__}; "
                                  f"wrap it with relay_backend.nd.array(...)")
-            if arg.device.device_type != 1:
-                raise InputError(f"{where}: is on {arg.device}, but this module runs on cpu")
+            if arg.device.device_type != self.device_type:
+                raise InputError(f"{where}: is on {arg.device}, but this module runs on "
+                                 f"{'cpu' if self.device_type == 1 else 'cuda'}")
             if arg.dtype != p.dtype:
                 raise InputError(f"{where}: dtype {arg.dtype} does not match the expected "
                                  f"{p.describe()}")
@@ -91,6 +94,8 @@ class Function:
             for dim, got in zip(p.shape, shape):     # bind plain variables first
                 if isinstance(dim, str) and dim not in env:
                     env[dim] = got
+            if self.device_type != 1:      # device arrays are dense, aligned allocations
+                continue
             flags = arg.view_numpy().flags
             if not (flags.c_contiguous and flags.aligned):
                 raise InputError(f"{where}: data is a {'misaligned' if not flags.aligned else 'strided'}"
@@ -134,7 +139,8 @@ class Function:
         spans = []
         for arg in args:
             start = arg.data_ptr
-            spans.append((start, start + arg.view_numpy().nbytes))
+            nbytes = int(np.prod(arg.shape, dtype=np.int64)) * np.dtype(arg.dtype).itemsize
+            spans.append((start, start + nbytes))
         for o in range(max(first_out, 0), self._nargs):
             lo, hi = spans[o]
             if hi == lo:
@@ -365,15 +371,19 @@ class Module:
             body = f.read()
         sections = dict(sections or {})
         meta = json.dumps({"format": "relay_backend.lib", "version": FORMAT_VERSION,
-                           "functions": [i.to_json() for i in self._infos.values()],
+                           "functions": [i.to_json() for i in self._native_infos()],
                            "sections": [[name, len(blob)] for name, blob in sections.items()]}).encode()
         payload = body + b"".join(bytes(b) for b in sections.values()) + meta + struct.pack("<Q", len(meta))
         with open(path, "wb") as f:
             f.write(payload + hashlib.sha256(payload).digest() + MAGIC)
         return path
 
+    def _native_infos(self) -> list:
+        """The signatures of the functions the shared object itself exports (dlsym'ed on load)."""
+        return list(self._infos.values())
+
     def __repr__(self) -> str:
-        return f"<Module {self.type_key}: {', '.join(self._functions)}>"
+        return f"<Module {self.type_key}: {', '.join(self._infos)}>"
 
 
 def refuse_link_options(what: str, cc, fcompile) -> None:
@@ -510,4 +520,7 @@ def load_library(path: str, require: dict = None) -> tuple:
         refuse_link_options("a loaded library", cc, fcompile)
         with open(dest, "wb") as f:
             f.write(body)
+    from .cuda_module import CUDA_SECTION, load_cuda_section
+    if CUDA_SECTION in meta["sections"]:         # CUDA kernels: PTX and launch plans
+        return load_cuda_section(meta["sections"][CUDA_SECTION], re_export), meta["sections"]
     return Module(infos, addresses, handle=lib, exporter=re_export, type_key="library"), meta["sections"]
