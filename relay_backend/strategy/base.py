@@ -101,7 +101,7 @@ def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:
     from .generic import generic_implementation
     target = as_target(target)
     strategy = OpStrategy()
-    generic = generic_implementation(op)
+    generic = generic_implementation(op, target)
     if generic is not None:
         strategy.add_implementation(*generic)
     for key in reversed(target_keys(target)):
