@@ -1,12 +1,14 @@
-"""CUDA device memory and kernel launches through pycuda (the optional `cuda` extra).
+"""CUDA device memory and kernel launches, behind one small device API (TVM's DeviceAPI idea).
 
-Everything that touches the GPU goes through this file, so the rest of the package imports
-without pycuda: `device_count()` says whether a GPU is usable (and why not), `CudaNDArray` is
-an NDArray whose data lives in device memory (host <-> device copies), `load_ptx` /
-`launch` run compiled kernels. Each process uses the primary context of a device, made
-current in the calling thread on first use.
+Everything that touches a GPU goes through `backend()`: the default `PyCudaBackend` uses pycuda
+(the optional `cuda` extra: the primary context of a device, made current in the calling thread
+on first use); a test may install another with `use_backend` (tests/cuda runs the executors on
+an emulated device this way). So the package imports and runs without pycuda, and every device
+use without one is a clear RelayError. `CudaNDArray` is an NDArray in device memory: a view of
+one allocation at a byte offset, copied to and from the host explicitly.
 """
-import functools
+import atexit
+import contextlib
 import threading
 
 import numpy as np
@@ -15,25 +17,91 @@ from ..errors import InputError, RelayError
 from .device import Device
 from .ndarray import NDArray, _aligned_empty, dtype_name
 
-_LOCAL = threading.local()
+
+class PyCudaBackend:
+    """The device API on pycuda's driver module."""
+
+    def __init__(self):
+        self._local = threading.local()
+        self._count = None
+
+    def _driver(self):
+        import pycuda.driver as drv
+        drv.init()
+        return drv
+
+    def count(self) -> tuple:
+        """(number of CUDA devices, why none); checked once."""
+        if self._count is None:
+            try:
+                n = self._driver().Device.count()
+                self._count = (n, "" if n else "the CUDA driver reports no devices")
+            except ImportError as err:
+                self._count = (0, f"pycuda is not installed ({err}); install the cuda extra "
+                                  f"(pip install pycuda)")
+            except Exception as err:  # noqa: BLE001 - pycuda raises its own driver error classes
+                self._count = (0, f"the CUDA driver did not start: {type(err).__name__}: {err}")
+        return self._count
+
+    def _activate(self, device_id: int):
+        drv = self._driver()
+        contexts = getattr(self._local, "contexts", None)
+        if contexts is None:
+            contexts = self._local.contexts = {}
+        if device_id not in contexts:
+            ctx = drv.Device(device_id).retain_primary_context()
+            ctx.push()
+            contexts[device_id] = ctx
+            if threading.current_thread() is threading.main_thread():
+                atexit.register(ctx.pop)      # leave pycuda's context stack as we found it
+        return drv
+
+    def alloc(self, device_id: int, nbytes: int):
+        return self._activate(device_id).mem_alloc(max(int(nbytes), 1))
+
+    def htod(self, device_id: int, ptr: int, host: np.ndarray) -> None:
+        self._activate(device_id).memcpy_htod(ptr, host)
+
+    def dtoh(self, device_id: int, host: np.ndarray, ptr: int) -> None:
+        self._activate(device_id).memcpy_dtoh(host, ptr)
+
+    def dtod(self, device_id: int, dst: int, src: int, nbytes: int) -> None:
+        self._activate(device_id).memcpy_dtod(dst, src, nbytes)
+
+    def load(self, device_id: int, ptx: bytes, source: str):
+        """A loaded module of `ptx` (get_function(name) -> kernel)."""
+        return self._activate(device_id).module_from_buffer(ptx)
+
+    def launch(self, device_id: int, kernel, grid, block, args) -> None:
+        """Launch `kernel`; args are numpy scalars (np.uintp for pointers)."""
+        self._activate(device_id)
+        kernel(*args, grid=tuple(int(g) for g in grid), block=tuple(int(b) for b in block))
+
+    def synchronize(self, device_id: int) -> None:
+        self._activate(device_id).Context.synchronize()
 
 
-@functools.lru_cache(maxsize=None)
-def _driver():
-    import pycuda.driver as drv
-    drv.init()
-    return drv
+_BACKENDS = [PyCudaBackend()]
+
+
+def backend():
+    """The device API in use."""
+    return _BACKENDS[-1]
+
+
+@contextlib.contextmanager
+def use_backend(api):
+    """Use `api` (an object with PyCudaBackend's methods) as the CUDA device API inside the block."""
+    _BACKENDS.append(api)
+    try:
+        yield api
+    finally:
+        _BACKENDS.remove(api)
 
 
 def device_count() -> tuple:
-    """(number of CUDA devices, why none): pycuda missing or a driver error count as none."""
-    try:
-        count = _driver().Device.count()
-    except ImportError as err:
-        return 0, f"pycuda is not installed ({err}); install the cuda extra (pip install pycuda)"
-    except Exception as err:  # noqa: BLE001 - pycuda raises its own driver error classes
-        return 0, f"the CUDA driver did not start: {type(err).__name__}: {err}"
-    return count, "" if count else "the CUDA driver reports no devices"
+    """(number of CUDA devices, why none)."""
+    return backend().count()
 
 
 def require_device(device: Device) -> None:
@@ -45,19 +113,6 @@ def require_device(device: Device) -> None:
     if device.device_id >= count:
         raise RelayError(f"no CUDA device/driver available: {device} was requested but this "
                          f"machine has {count} CUDA device(s), cuda(0)..cuda({count - 1})")
-
-
-def activate(device_id: int):
-    """Make device `device_id`'s primary context current in this thread; returns the driver."""
-    drv = _driver()
-    contexts = getattr(_LOCAL, "contexts", None)
-    if contexts is None:
-        contexts = _LOCAL.contexts = {}
-    if device_id not in contexts:
-        ctx = drv.Device(device_id).retain_primary_context()
-        ctx.push()
-        contexts[device_id] = ctx
-    return drv
 
 
 class CudaNDArray(NDArray):
@@ -73,9 +128,8 @@ class CudaNDArray(NDArray):
     @classmethod
     def empty(cls, shape, dtype, device: Device) -> "CudaNDArray":
         require_device(device)
-        drv = activate(device.device_id)
         nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-        return cls(drv.mem_alloc(max(nbytes, 1)), 0, shape, dtype, device)
+        return cls(backend().alloc(device.device_id, nbytes), 0, shape, dtype, device)
 
     @property
     def shape(self) -> tuple:
@@ -108,31 +162,32 @@ class CudaNDArray(NDArray):
     def numpy(self) -> np.ndarray:
         out = _aligned_empty(self._shape, self._dtype)
         if self.nbytes:
-            activate(self.device.device_id).memcpy_dtoh(out, self.data_ptr)
+            backend().dtoh(self.device.device_id, out, self.data_ptr)
         return out
 
     def copyfrom(self, source) -> "CudaNDArray":
         if isinstance(source, CudaNDArray):
             _check_same(source.shape, source.dtype, self)
-            if self.nbytes:
-                activate(self.device.device_id).memcpy_dtod(self.data_ptr, source.data_ptr, self.nbytes)
+            self.copy_bytes_from(source)
             return self
         src = source.numpy() if isinstance(source, NDArray) else np.asarray(source)
         _check_same(tuple(src.shape), dtype_name(src.dtype), self)
         if self.nbytes:
-            activate(self.device.device_id).memcpy_htod(self.data_ptr, np.ascontiguousarray(src))
+            backend().htod(self.device.device_id, self.data_ptr, np.ascontiguousarray(src))
         return self
 
     def copy_bytes_from(self, source: "CudaNDArray") -> None:
         """Copy `source`'s bytes (same size, any shape): a reshape on the device."""
         if source.nbytes != self.nbytes:
-            raise RelayError(f"copy of {source.nbytes} bytes into {self.nbytes}")
+            raise RelayError(f"device copy of {source.nbytes} bytes into {self.nbytes}")
         if self.nbytes:
-            activate(self.device.device_id).memcpy_dtod(self.data_ptr, source.data_ptr, self.nbytes)
+            backend().dtod(self.device.device_id, self.data_ptr, source.data_ptr, self.nbytes)
 
     def copyto(self, target) -> NDArray:
         if isinstance(target, NDArray):
             return target.copyfrom(self)
+        if isinstance(target, Device) and target.device_type == self.device.device_type:
+            return CudaNDArray.empty(self._shape, self._dtype, target).copyfrom(self)
         from .ndarray import array
         return array(self.numpy(), device=target)
 
@@ -150,18 +205,5 @@ def _check_same(shape, dtype, dst) -> None:
                          f"Tensor[{dst.shape}, {dst.dtype}]")
 
 
-def load_ptx(ptx: bytes, device_id: int):
-    """A pycuda module of compiled PTX on device `device_id`."""
-    return activate(device_id).module_from_buffer(ptx)
-
-
-def launch(kernel, grid, block, args) -> None:
-    """Launch a pycuda kernel function; args are numpy scalars (np.uintp for pointers)."""
-    kernel(*args, grid=tuple(int(g) for g in grid), block=tuple(int(b) for b in block))
-
-
-def synchronize(device_id: int) -> None:
-    activate(device_id).Context.synchronize()
-
-
-__all__ = ["CudaNDArray", "device_count", "require_device", "load_ptx", "launch", "synchronize"]
+__all__ = ["CudaNDArray", "PyCudaBackend", "backend", "use_backend", "device_count",
+           "require_device"]

@@ -5,13 +5,14 @@ each with its grid (dims over the function's shape variables, the signature's di
 and block (constants), and the device workspace buffers its kernels share. Every kernel of a
 function takes the same arguments: the buffers (inputs, outputs), the workspace buffers, then
 the shape variables. `mod["f"](*cuda_ndarrays)` checks the arguments like any Module function
-(on the CUDA device), allocates the workspace, launches the kernels (pycuda, runtime/
-cuda_driver.py) and waits for them.
+(on the CUDA device), allocates the workspace, launches the kernels through the device API
+(runtime/cuda_driver.py: pycuda) and waits for them.
 
 Exported, a CUDAModule is a stub shared object whose trailer carries one section: the PTX,
 the CUDA source and the plans as JSON, validated on load like every other section.
 """
 import json
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,9 +119,10 @@ class CUDAFunction(Function):
         self.plan = plan
         self._owner = owner
         self._nargs = len(plan.info.params)
+        self._local = threading.local()
 
     def __call__(self, *args):
-        from .cuda_driver import CudaNDArray, launch, synchronize
+        from .cuda_driver import backend
         values = self.check_args(args)
         devices = {a.device for a in args}
         if len(devices) != 1:
@@ -129,15 +131,28 @@ class CUDAFunction(Function):
         device = devices.pop()
         kernels = self._owner.kernels_on(device.device_id)[self.info.name]
         env = dict(zip(self.info.shape_vars, values))
-        workspace = [CudaNDArray.empty((max(eval_dim(nbytes, env), 1),), "uint8", device)
-                     for _, nbytes in self.plan.workspace]
+        workspace = self._workspace(device, [max(eval_dim(nbytes, env), 1)
+                                             for _, nbytes in self.plan.workspace])
         params = [np.uintp(a.data_ptr) for a in list(args) + workspace]
         params += [_SCALARS[t](v) for t, v in zip(self.plan.shape_dtypes, values)]
+        api = backend()
         for kernel, spec in zip(kernels, self.plan.kernels):
             grid = [eval_dim(d, env) for d in spec.grid]
             if min(grid) > 0:              # an empty grid (a zero-size tensor) launches nothing
-                launch(kernel, grid, spec.block, params)
-        synchronize(device.device_id)
+                api.launch(device.device_id, kernel, grid, spec.block, params)
+        api.synchronize(device.device_id)
+
+    def _workspace(self, device, sizes) -> list:
+        """Device workspace buffers of `sizes` bytes, kept per thread for the next call."""
+        from .cuda_driver import CudaNDArray
+        cache = getattr(self._local, "workspace", None)
+        if cache is None:
+            cache = self._local.workspace = {}
+        key = (device, tuple(sizes))
+        if key not in cache:
+            cache.clear()
+            cache[key] = [CudaNDArray.empty((n,), "uint8", device) for n in sizes]
+        return cache[key]
 
     def prepare(self, *args):
         self.check_args(args)
@@ -145,6 +160,23 @@ class CUDAFunction(Function):
 
     def unchecked(self):
         return self.__call__
+
+    def on_host(self, device):
+        """A callable f(*cpu_ndarrays) running this function on CUDA `device`: the arguments are
+        copied to the device, the kernels run, the outputs are copied back (for executors that
+        keep their values in host memory, such as the VM)."""
+        from .cuda_driver import CudaNDArray
+        n_out = self.info.num_outputs or 1
+
+        def staged(*args):
+            on_device = [CudaNDArray.empty(a.shape, a.dtype, device) for a in args]
+            for dst, src in zip(on_device[:len(args) - n_out], args):
+                dst.copyfrom(src)
+            self(*on_device)
+            for dst, src in zip(args[len(args) - n_out:], on_device[len(args) - n_out:]):
+                dst.copyfrom(src.numpy())
+        staged.checked = self
+        return staged
 
 
 class CUDAModule(Module):
@@ -170,12 +202,12 @@ class CUDAModule(Module):
         return self._functions[name]
 
     def kernels_on(self, device_id: int) -> dict:
-        """{function name: [pycuda kernels in launch order]} on device `device_id`."""
-        from .cuda_driver import load_ptx, require_device
+        """{function name: [kernels in launch order]} loaded on CUDA device `device_id`."""
+        from .cuda_driver import backend, require_device
         from .device import cuda
         if device_id not in self._loaded:
             require_device(cuda(device_id))
-            module = load_ptx(self.ptx, device_id)
+            module = backend().load(device_id, self.ptx, self._sources["cu"])
             self._loaded[device_id] = {name: [module.get_function(k.name) for k in plan.kernels]
                                        for name, plan in self.plans.items()}
         return self._loaded[device_id]

@@ -137,7 +137,7 @@ def _closure_mismatch(functions, callee, call_args) -> str:
 
 def run_loop(vm, func_index: int, args):
     """Run function `func_index` on the register values `args`; returns its result value."""
-    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.device
+    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.host
     frames = []
     code = codes[func_index]
     regs = [None] * functions[func_index].register_file_size

@@ -53,6 +53,38 @@ def _build_dir() -> str:
     return _BUILD_DIR[0]
 
 
+def compile_library(source: str, opt: str = "-O1"):
+    """(ctypes library, kernel names) of CUDA source compiled for emulation; each kernel `k` gets
+    `int rb_launch_k(void** args, const int64_t* grid, const int64_t* block)` (args: a buffer's
+    data pointer, or a scalar's address)."""
+    tramps, names = _trampolines(source)
+    unit = f'#include "{HEADER}"\n{source}\n{tramps}'
+    key = hashlib.sha256(f"{opt}\0{unit}".encode()).hexdigest()[:20]
+    path = os.path.join(_build_dir(), f"emu_{key}.so")
+    if not os.path.exists(path):
+        src = path[:-3] + ".cpp"
+        with open(src, "w") as f:
+            f.write(unit)
+        cmd = [gxx(), opt, "-std=c++14", "-fPIC", "-shared", "-w", src, "-o", path + ".tmp"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise EmulationError(f"g++ rejected the generated CUDA source:\n{proc.stderr[:6000]}")
+        os.replace(path + ".tmp", path)
+    return ctypes.CDLL(path), names
+
+
+def launch(lib, kernel: str, argv, grid, block) -> None:
+    """Run one kernel of an emulation library; EmulationError when it misbehaved."""
+    g = (ctypes.c_int64 * 3)(*grid)
+    b = (ctypes.c_int64 * 3)(*block)
+    status = getattr(lib, f"rb_launch_{kernel}")(argv, g, b)
+    if status == 1:
+        raise EmulationError(f"{kernel}: some threads of a block returned while others wait at "
+                             f"__syncthreads()")
+    if status != 0:
+        raise EmulationError(f"{kernel}: emulator error {status}")
+
+
 class Emulator:
     """The kernels of `prim_funcs` (GPU-scheduled PrimFuncs) compiled for CPU emulation."""
 
@@ -70,20 +102,7 @@ class Emulator:
     def _compile(self, source, plans, opt):
         self.source = source
         self.plans = {p.info.name: p for p in plans}
-        tramps, self.kernel_names = _trampolines(self.source)
-        unit = f'#include "{HEADER}"\n{self.source}\n{tramps}'
-        key = hashlib.sha256(f"{opt}\0{unit}".encode()).hexdigest()[:20]
-        path = os.path.join(_build_dir(), f"emu_{key}.so")
-        if not os.path.exists(path):
-            src = path[:-3] + ".cpp"
-            with open(src, "w") as f:
-                f.write(unit)
-            cmd = [gxx(), opt, "-std=c++14", "-fPIC", "-shared", "-w", src, "-o", path + ".tmp"]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise EmulationError(f"g++ rejected the generated CUDA source:\n{proc.stderr[:6000]}")
-            os.replace(path + ".tmp", path)
-        self.lib = ctypes.CDLL(path)
+        self.lib, self.kernel_names = compile_library(source, opt)
 
     def run(self, name: str, *arrays):
         """Run function `name` on numpy arrays (inputs then outputs; outputs are written)."""
@@ -103,13 +122,5 @@ class Emulator:
         argv = (ctypes.c_void_p * max(len(cells), 1))(*cells)
         for kernel in plan.kernels:
             grid = [eval_dim(d, env) for d in kernel.grid]
-            if min(grid) <= 0:
-                continue
-            g = (ctypes.c_int64 * 3)(*grid)
-            b = (ctypes.c_int64 * 3)(*kernel.block)
-            status = getattr(self.lib, f"rb_launch_{kernel.name}")(argv, g, b)
-            if status == 1:
-                raise EmulationError(f"{kernel.name}: some threads of a block returned while others "
-                                     f"wait at __syncthreads()")
-            if status != 0:
-                raise EmulationError(f"{kernel.name}: emulator error {status}")
+            if min(grid) > 0:
+                launch(self.lib, kernel.name, argv, grid, kernel.block)
