@@ -390,6 +390,12 @@ class Target:
     def __hash__(self) -> int:
         return hash((self._text, self.host))
 
+    def __copy__(self) -> "Target":
+        return self                      # immutable
+
+    def __deepcopy__(self, memo) -> "Target":
+        return self
+
 
 def _quote(value: str) -> str:
     return shlex.quote(value) if any(c in value for c in " '\"\\") else value

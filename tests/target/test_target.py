@@ -94,6 +94,15 @@ def test_dict_errors():
     assert Target({"kind": "llvm", "mattr": ["+avx2"], "num-cores": 4}).attrs["num-cores"] == 4
 
 
+def test_targets_are_immutable_values():
+    import copy
+    t = Target("cuda -arch=sm_80", host="llvm")
+    assert copy.deepcopy(t) is t and copy.copy(t) is t
+    assert {t: 1}[Target("cuda -arch=sm_80", host="llvm")] == 1
+    with pytest.raises(TypeError):
+        t.attrs["arch"] = "sm_90"
+
+
 def test_host():
     t = Target("cuda", host="llvm")
     assert t.host == Target("llvm") and t != Target("cuda")
