@@ -13,6 +13,8 @@ from . import errors
 from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,
                      SerializationError, TypeInferenceError)
 from .runtime import Device, cpu, cuda, device
+from . import target
+from .target import Target
 from .runtime import ndarray as nd
 from . import ir
 from .ir import (Any, Call, Clause, Constant, Constructor, Expr, FuncType, Function, GlobalTypeVar,

@@ -25,7 +25,7 @@ from ..runtime.device import cpu, device as _make_device
 from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
 from ..runtime.params import load_param_dict
-from .graph import Graph, check_sizes, parse_graph
+from .graph import CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE, Graph, check_sizes, parse_graph
 
 
 class GraphModule(ExecutorModule):
@@ -43,8 +43,7 @@ class GraphModule(ExecutorModule):
         self.graph_json = module if isinstance(module, str) else None
         self.lib = lib
         self.device = _make_device(device) if device is not None else cpu(0)
-        if self.device.device_type != 1:
-            raise RelayError(f"the graph executor runs llvm kernels on cpu, got device {self.device}")
+        self._check_device()
         self._param_names = set()
         g = self.graph
         self._pools, self._views = self._setup_storage()
@@ -53,6 +52,20 @@ class GraphModule(ExecutorModule):
         self._execs = [e for _, e in self._node_execs]
 
     # ------------------------------------------------------------------ setup
+    def _check_device(self):
+        """The device must be where the graph's kernels run (device_index; cpu or cuda)."""
+        g = self.graph
+        wanted = set(g.device_index or [CPU_DEVICE_TYPE])
+        lib_type = getattr(self.lib, "type_key", None)
+        if lib_type == "cuda":
+            wanted = {CUDA_DEVICE_TYPE}
+        if wanted != {self.device.device_type}:
+            names = sorted({"cuda" if w == CUDA_DEVICE_TYPE else "cpu" for w in wanted})
+            raise RelayError(f"the graph's kernels run on {'/'.join(names)} but device {self.device} "
+                             f"was given; build for target 'cuda' to run on a GPU, 'llvm' for the CPU")
+        if self.lib is not None and not self.lib.runnable and lib_type != "cuda":
+            self.lib.get_function(self.lib.function_names[0])        # says why it cannot run here
+
     def _setup_storage(self):
         g = self.graph
         check_sizes(g)                          # AllocationError naming the entry, before allocating
@@ -61,12 +74,15 @@ class GraphModule(ExecutorModule):
         for sid, size in zip(g.storage_id, nbytes):
             pool_bytes[sid] = max(pool_bytes.get(sid, 0), size)
         # float32 words, as TVM's runtime allocates its pools
-        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device).view_numpy().view(np.uint8)
+        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device)
                  for sid, size in sorted(pool_bytes.items())}
         views = []
         for sid, size, shape, dtype in zip(g.storage_id, nbytes, g.shape, g.dltype):
-            arr = pools[sid][:size].view(np.dtype(dtype)).reshape(shape)
-            views.append(NDArray(arr, self.device))
+            if self.device.device_type == CUDA_DEVICE_TYPE:
+                views.append(pools[sid].view(0, shape, dtype))
+            else:
+                arr = pools[sid].view_numpy().view(np.uint8)[:size].view(np.dtype(dtype)).reshape(shape)
+                views.append(NDArray(arr, self.device))
         return pools, views
 
     def _setup_exec(self, nid: int):
@@ -80,6 +96,8 @@ class GraphModule(ExecutorModule):
             src, dst = args[0], args[-1]
             if node.func_name == "__nop" and src.data_ptr == dst.data_ptr:
                 return None
+            if self.device.device_type == CUDA_DEVICE_TYPE:
+                return lambda: dst.copy_bytes_from(src)
             src_arr, dst_arr = src.view_numpy(), dst.view_numpy()
             return lambda: np.copyto(dst_arr, src_arr.reshape(dst_arr.shape))
         if self.lib is None or node.func_name not in self.lib:

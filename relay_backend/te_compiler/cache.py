@@ -23,6 +23,7 @@ from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
 from ..runtime.module import load_library
 from ..transform import InferTypeLocal
+from ..target import as_target
 
 PACKAGE_VERSION = VERSION
 
@@ -31,7 +32,7 @@ PACKAGE_VERSION = VERSION
 class CachedFunc:
     """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs."""
 
-    target: str
+    target: object               # the target.Target it was lowered for
     func_name: str
     prim_fn_var: object          # GlobalVar naming the kernel
     inputs: list                 # te placeholders
@@ -49,27 +50,30 @@ def ensure_typed(func):
 
 
 class CCacheKey:
-    """(source_func, target); equal when the functions are structurally equal and targets match.
-    The function is typed first: typing fills a missing ret_type, which the structural hash covers,
+    """(source_func, target); equal when the functions are structurally equal and the targets'
+    canonical strings match (so "llvm -mcpu=a" and "llvm -mcpu=b" never share a kernel). The
+    function is typed first: typing fills a missing ret_type, which the structural hash covers,
     so typing it after the key was made would leave the key's hash stale."""
 
     def __init__(self, source_func, target):
         self.source_func = ensure_typed(source_func)
-        self.target = str(target)
-        self._hash = hash((structural_hash(source_func), self.target))
+        self.target = as_target(target)
+        self.target_text = str(self.target)
+        self._hash = hash((structural_hash(source_func), self.target_text))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, CCacheKey) and self._hash == other._hash and self.target == other.target
+        return (isinstance(other, CCacheKey) and self._hash == other._hash
+                and self.target_text == other.target_text
                 and structural_equal(self.source_func, other.source_func))
 
     def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:
         """Everything a cached kernel must have been built for, as text: stored inside each
         entry and compared on load, so a file under the wrong name is never served."""
         cpu, features = host_cpu_fingerprint()
-        return (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
+        return (f"{structural_hash(self.source_func):016x}|{self.target_text}|{func_name}|{PACKAGE_VERSION}|"
                 f"{compiler_digest()}|{impl_fingerprint}|{cpu}|{features}")
 
     def disk_key(self, func_name: str, impl_fingerprint: str) -> str:

@@ -146,9 +146,9 @@ def _excerpt(func, limit: int = 600) -> str:
 
 def schedule_lowered(lowered: LoweredTE, target):
     """Apply the anchor implementation's schedule (the generic one when there is no op call)."""
-    from ..strategy.generic import schedule_default
+    from ..strategy.generic import generic_schedule
     if lowered.anchor_impl is None:
-        return schedule_default(None, lowered.outputs, target)
+        return generic_schedule(target)(None, lowered.outputs, target)
     return lowered.anchor_impl.schedule(lowered.anchor_attrs, lowered.outputs, target)
 
 

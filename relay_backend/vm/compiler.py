@@ -19,6 +19,7 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType, is_any
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
+from ..target import as_target
 from ..te_compiler import get as get_te_compiler
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
 from .. import transform
@@ -177,6 +178,9 @@ class VMCompiler:
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
         """Optimize, then compile every global function to bytecode and lower its kernels."""
+        target = as_target(target)
+        if target_host is not None:
+            target = target.with_host(target_host)
         mod, _ = self.optimize(mod, target)
         self.optimized_mod = mod
         ctx = self._context = CompileContext(mod, target)

@@ -163,7 +163,7 @@ def _allocation_error(vm, func_index, pc, regs, nbytes) -> AllocationError:
 
 def run_loop(vm, func_index: int, args):
     """Run function `func_index` on the register values `args`; returns its result value."""
-    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.device
+    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.host
     max_bytes = max_tensor_bytes()
     frames = []
     code = codes[func_index]

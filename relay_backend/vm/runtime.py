@@ -83,8 +83,21 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
+def _to_device(value, device):
+    """A VM result with its tensors copied to `device` (tuples and ADTs field by field)."""
+    if isinstance(value, NDArray):
+        return _nd.array(value, device=device)
+    if isinstance(value, ADT):
+        return ADT(value.tag, [_to_device(f, device) for f in value.fields])
+    return value
+
+
 class VirtualMachine:
-    """Runs `exe` on `device` (cpu)."""
+    """Runs `exe` on `device`: the CPU, or a CUDA GPU for an executable compiled for cuda.
+
+    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable each
+    kernel call stages its arguments on the device (copy in, launch, copy the outputs back), and
+    the results are returned on `device`."""
 
     def __init__(self, exe: Executable, device=None, memory_cfg=None):
         if not isinstance(exe, Executable):
@@ -92,8 +105,12 @@ class VirtualMachine:
         if isinstance(device, (list, tuple)):
             device = device[0] if device else None
         self.device = cpu(0) if device is None else _make_device(device)
-        if self.device.device_type != 1:
-            raise RelayError(f"the VM runs kernels on cpu only, got {self.device}")
+        on_gpu = getattr(exe.lib, "type_key", None) == "cuda"
+        if self.device.device_type != (2 if on_gpu else 1):
+            raise RelayError(f"the executable's kernels run on {'cuda' if on_gpu else 'cpu'}, got "
+                             f"device {self.device}; compile for target 'cuda' to run on a GPU, "
+                             f"'llvm' for the CPU")
+        self.host = cpu(0)
         self.exe = exe
         self._packed = []
         for i, name in enumerate(exe.primitive_names):
@@ -101,11 +118,13 @@ class VirtualMachine:
                 self._packed.append(exe.shape_funcs[i])
             elif exe.lib is None or name not in exe.lib:
                 raise RelayError(f"Cannot find function in module: {name}")
+            elif on_gpu:
+                self._packed.append(exe.lib[name].on_host(self.device))
             elif getattr(exe, "checked_calls", False):
                 self._packed.append(exe.lib[name])       # loaded from bytes: never unchecked
             else:
                 self._packed.append(fast_kernel(exe.lib[name]))
-        self._code = [tuple(decode(ins, exe.constants, self.device) for ins in f.instructions)
+        self._code = [tuple(decode(ins, exe.constants, self.host) for ins in f.instructions)
                       for f in exe.functions]
         self._state = threading.local()        # per thread: .inputs (set_input), .last (invoke_stateful)
 
@@ -125,7 +144,7 @@ class VirtualMachine:
         if len(args) != len(func.params):
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
                              f"number of arguments ({len(func.params)}: {', '.join(func.params)})")
-        values = [convert(a, self.device) for a in args]
+        values = [convert(a, self.host) for a in args]
         for name, value, desc in zip(func.params, values, func.param_types):
             _check(value, desc, f"{func_name}: parameter '{name}'")
         return values
@@ -203,7 +222,8 @@ class VirtualMachine:
         return BenchmarkResult(results)
 
     def _run(self, func_index: int, args):
-        return run_loop(self, func_index, args)
+        result = run_loop(self, func_index, args)
+        return result if self.device == self.host else _to_device(result, self.device)
 
 
 __all__ = ["VirtualMachine", "VMClosure", "Storage", "convert"]
