@@ -9,7 +9,7 @@ The public names follow tvm.relay, so Relay programs port by changing imports:
 """
 from .config import VERSION as __version__
 
-from . import errors
+from . import errors, cache
 from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,
                      SerializationError, TypeInferenceError)
 from .runtime import Device, cpu, cuda, device

@@ -6,6 +6,7 @@ model.h and model_params.bin (codegen.py, params.py), compiles and loads them (b
 and `export_library(dir)` writes the standalone sources (export.py).
 """
 from ..errors import CompileError, RelayError
+from ..progress import build_progress
 from ..target import as_target
 from .build import AotLibrary, compile_model
 from .codegen import emit_source, field_names
@@ -105,9 +106,10 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
     """Compile the fused, typed main of `opt_mod` ahead of time into one C library."""
     check_aot_target(target)
     func = opt_mod["main"]
-    program = lower_program(func, target, mod_name)
-    c_source, h_source, _, blob = emit_source(program)
-    lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
+    with build_progress("aot build"):
+        program = lower_program(func, target, mod_name)
+        c_source, h_source, _, blob = emit_source(program)
+        lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
     return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name,
                                     params_blob=blob.data)
 

@@ -137,11 +137,11 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         else:
             t.place = ("arena", offsets[plan.storage_ids[eid]])
 
-    used = set()
-    for step, node in zip(steps, lowered.calls):
+    used = {}                  # kernel names in first-call order: model.c is the same in every
+    for step, node in zip(steps, lowered.calls):    # process (a set's order follows the hash seed)
         if step.alias_of is not None:
             continue
-        used.add(node.func_name)
+        used.setdefault(node.func_name, None)
         calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
     prim_funcs = {}
     for name in used:

@@ -277,6 +277,8 @@ class Module:
         self._exporter = exporter                  # callable(path, cc=None, fcompile=None) -> .so
         self._object_code = object_code            # callable() -> relocatable object bytes
         self._unrunnable = unrunnable              # why this process cannot call the functions
+        # what building it took: {"kernels", "compiled", "from_cache"} for LLVM code (codegen)
+        self.build_stats = {}
         self._infos = {info.name: info for info in infos}
         # functions keep the native code (`handle`) alive, not the module: no reference cycle,
         # so a dropped module and its code are freed at once

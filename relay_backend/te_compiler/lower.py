@@ -16,7 +16,7 @@ from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
 from ..ir.types import TensorType, is_any, regroup_by_type, tuple_leaves
 from ..op.registry import OpDef
-from .cache import ensure_typed, implementations_fingerprint
+from .cache import ensure_typed
 from .select import select_implementation
 
 
@@ -30,12 +30,6 @@ class LoweredTE:
     anchor_attrs: object = None
     anchor_impl: object = None
     implementations: list = field(default_factory=list)  # (op name, implementation name)
-    chosen: list = field(default_factory=list)           # (op name, OpImplementation)
-
-    @property
-    def impl_fingerprint(self) -> str:
-        """A digest of the chosen implementations' names and code (part of the disk key)."""
-        return implementations_fingerprint(self.chosen)
 
 
 def flatten_type(ty) -> list:
@@ -109,7 +103,6 @@ def lower_to_te(func: Function, target) -> LoweredTE:
                 raise CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n"
                                    f"{type(err).__name__}: {err}") from err
             lowered.implementations.append((op.name, impl.name))
-            lowered.chosen.append((op.name, impl))
             env[node] = outs[0] if isinstance(node.checked_type, TensorType) else _regroup(node.checked_type, iter(outs))
             if int(op.pattern) >= best_pattern:
                 best_pattern = int(op.pattern)

@@ -15,6 +15,7 @@ tensors are released while the function still runs.
 import numpy as np
 
 from ..errors import CompileError
+from ..progress import build_progress
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType, is_any
 from ..runtime import ndarray as _nd
@@ -213,8 +214,9 @@ def compile(mod, target="llvm", target_host=None, params=None) -> Executable:  #
     compiler = VMCompiler()
     if params:
         compiler.set_params(params)
-    compiler.lower(mod, target, target_host)
-    compiler.codegen()
+    with build_progress("vm.compile"):
+        compiler.lower(mod, target, target_host)
+        compiler.codegen()
     return compiler.get_exec()
 
 
