@@ -17,6 +17,7 @@ reports to the outer bar. The bar is cleared when the build ends.
 import contextlib
 import contextvars
 import sys
+import time
 
 from .config import get as get_config
 
@@ -27,33 +28,52 @@ _CURRENT = contextvars.ContextVar("relay_backend_build_progress", default=None)
 
 
 class BuildProgress:
-    """One tqdm bar whose description follows the build's current stage; `counts` keeps how
-    many kernels each stage handled (also when nothing is drawn, for tests)."""
+    """The state of one build's progress (stage, steps done, `counts` of kernels each stage
+    handled) and, once the build has lasted `delay` seconds, the tqdm bar that shows it."""
 
     def __init__(self, what: str, stream, delay: float):
-        from tqdm import tqdm
-        self.what = what
+        self.what, self.stream, self.delay = what, stream, delay
+        self.start = time.monotonic()
         self.counts = dict.fromkeys(STAGES, 0)
-        self.notes = {}
-        self.bar = tqdm(total=None, desc=what, unit="kernel", file=stream, delay=delay,
-                        leave=False, dynamic_ncols=True, mininterval=0.2)
+        self.stage, self.total, self.done, self.note = None, None, 0, ""
+        self.bar = None
+
+    def _describe(self) -> str:
+        return f"{self.what}: {STAGES[self.stage]}" if self.stage else self.what
+
+    def _show(self) -> None:
+        """Draw the bar if the build has lasted long enough (tqdm's own `delay` would be
+        undone by reset(), which redraws at once)."""
+        if self.bar is None and time.monotonic() - self.start >= self.delay:
+            from tqdm import tqdm
+            self.bar = tqdm(total=self.total, initial=self.done, desc=self._describe(),
+                            unit="kernel", file=self.stream, leave=False, dynamic_ncols=True,
+                            mininterval=0.2, postfix=self.note or None)
 
     def begin(self, stage: str, total=None, note: str = "") -> None:
         """Start `stage` with `total` steps (None: unknown); `note` is shown after the count."""
-        self.notes[stage] = note
-        self.bar.reset(total=total)
-        self.bar.set_description(f"{self.what}: {STAGES[stage]}", refresh=False)
+        self.stage, self.total, self.done, self.note = stage, total, 0, note
+        if self.bar is None:
+            self._show()
+            return
+        self.bar.set_description(self._describe(), refresh=False)
         self.bar.set_postfix_str(note, refresh=False)
+        self.bar.reset(total=total)
 
     def advance(self, stage: str, n: int = 1) -> None:
         """`n` more steps of `stage` done (starts the stage if it is not the current one)."""
-        if not self.bar.desc.endswith(STAGES[stage]):
+        if stage != self.stage:
             self.begin(stage)
         self.counts[stage] += n
-        self.bar.update(n)
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+        else:
+            self._show()
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def _wanted() -> bool:
