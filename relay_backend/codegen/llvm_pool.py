@@ -134,8 +134,10 @@ def compile_units(units, spec, on_done=None, jobs=None) -> list:
     executor = _pool(jobs) if want_parallel([t for t, _ in units], jobs) else None
     if executor is not None:
         try:
-            futures = {executor.submit(_compile_in_worker, text, spec, what): i
-                       for i, (text, what) in enumerate(units)}
+            # biggest first: the last unit to finish is then a small one (less idle tail)
+            order = sorted(range(len(units)), key=lambda i: -len(units[i][0]))
+            futures = {executor.submit(_compile_in_worker, units[i][0], spec, units[i][1]): i
+                       for i in order}
             for future in concurrent.futures.as_completed(futures):
                 i = futures[future]
                 results[i] = future.result()
