@@ -11,8 +11,9 @@ with the same weights:
 - ResNet-50, SqueezeNet 1.1, DenseNet-121 at 224x224, batch 1 (full run only): graph, VM,
   onnxruntime, and AOT with RB_BENCH_AOT_BIG=1 (cc -O3 on the generated C takes ~6 minutes
   for ResNet-50 here, and cc1 runs out of memory on DenseNet-121's embedded constants);
-- compile time per model: graph build cold (fresh TECompiler, no disk cache) and warm (the
-  lowering cache hit; LLVM still runs), VM compile, AOT build;
+- compile time per model: graph build cold (fresh TECompiler, empty disk cache: every kernel
+  compiled, in parallel), warm in the same process (in-memory caches), in a second process
+  (the disk cache: no LLVM runs), VM compile, AOT build;
 - the executors' own per-run cost: the graph executor's Python run loop (a one-add graph, and
   the seed CNN's run() minus the sum of its kernels run alone) and the VM's dispatch loop.
 
@@ -26,8 +27,12 @@ onnxruntime on the two issue-4 target workloads, over many rounds, and says met 
 (for the overhead rows: / the kernel called alone).
 """
 import contextlib
+import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -151,21 +156,54 @@ def _torch_forward(builder, model):
 # --- our executors ---------------------------------------------------------------------------
 @contextlib.contextmanager
 def _cold_compiler():
-    """A fresh in-memory TECompiler and no on-disk kernel cache, restored afterwards."""
+    """A fresh in-memory TECompiler and an empty on-disk cache (a new directory, yielded: a
+    second process then builds from what the cold build stored), restored afterwards."""
     from relay_backend import config
     from relay_backend.te_compiler import get as get_compiler
-    saved = os.environ.get("RB_NO_DISK_CACHE")
-    os.environ["RB_NO_DISK_CACHE"] = "1"
+    saved = {name: os.environ.get(name) for name in ("RB_NO_DISK_CACHE", "RB_CACHE_DIR")}
+    folder = tempfile.mkdtemp(prefix="rb_bench_cache_")
+    os.environ.pop("RB_NO_DISK_CACHE", None)
+    os.environ["RB_CACHE_DIR"] = folder
     config.reload()
     get_compiler().clear()
     try:
-        yield
+        yield folder
     finally:
-        if saved is None:
-            os.environ.pop("RB_NO_DISK_CACHE", None)
-        else:
-            os.environ["RB_NO_DISK_CACHE"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         config.reload()
+
+
+_SECOND_PROCESS = """
+import json, sys, time
+import relay_backend as relay
+from relay_backend.codegen import llvm_target
+from relay_backend.frontend import from_onnx
+from relay_backend.testing import onnx_models
+model, _ = getattr(onnx_models, sys.argv[1])(**json.loads(sys.argv[2]))
+mod, params = from_onnx(model)
+start = time.perf_counter()
+relay.build(mod, target="llvm", params=params)
+print(json.dumps({"seconds": time.perf_counter() - start, "llvm": llvm_target.compile_count()}))
+"""
+
+
+def _second_process_build_s(builder, kwargs, cache_dir) -> float:
+    """build() time in a new process whose disk cache holds what the cold build compiled
+    (its import and model loading are not counted); it must run no LLVM compile."""
+    env = {**os.environ, "RB_CACHE_DIR": cache_dir, "RB_NO_DISK_CACHE": "", "RB_PROGRESS": "0"}
+    proc = subprocess.run([sys.executable, "-c", _SECOND_PROCESS, builder.__name__, json.dumps(kwargs)],
+                          env=env, capture_output=True, text=True, timeout=1800)
+    if proc.returncode != 0:
+        raise RuntimeError(f"second-process build failed: {proc.stderr[-500:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    if result["llvm"]:
+        raise RuntimeError(f"the second process ran {result['llvm']} LLVM compiles; the disk "
+                           f"cache should have served every kernel")
+    return result["seconds"]
 
 
 class _Skipped(Exception):
@@ -178,20 +216,30 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
-def _build_executors(mod, params, data, small: bool, compile_rows: list, label: str, failed: dict) -> dict:
+def _build_executors(mod, params, data, small: bool, compile_rows: list, label: str, failed: dict,
+                     rebuild=None) -> dict:
     """name -> (run callable, output getter); appends compile-time rows. An executor that fails
-    to build is reported on stderr and recorded in `failed` (name -> error); the others still run."""
+    to build is reported on stderr and recorded in `failed` (name -> error); the others still run.
+    rebuild: (onnx_models builder, kwargs), to time a second process's build of the model."""
     from relay_backend import vm as rvm
     out = {}
     try:
-        with _cold_compiler():
+        with _cold_compiler() as cache_dir:
             _, cold = _timed(lambda: relay.build(mod, target="llvm", params=params))
         factory, warm = _timed(lambda: relay.build(mod, target="llvm", params=params))
         gmod = factory["default"](relay.cpu(0))
         gmod.set_input("data", data)
         out["graph executor"] = (gmod.run, lambda: gmod.get_output(0).numpy())
         compile_rows += [(f"{label}: compile graph, cold", "s", cold, None, 0.0),
-                         (f"{label}: compile graph, warm", "s", warm, None, 0.0)]
+                         (f"{label}: compile graph, warm (same process)", "s", warm, None, 0.0)]
+        if rebuild is not None:
+            try:
+                second = _second_process_build_s(*rebuild, cache_dir)
+                compile_rows.append((f"{label}: compile graph, second process (disk cache)", "s",
+                                     second, None, 0.0))
+            except Exception as err:  # noqa: BLE001 - a FAILED row; the executor itself works
+                compile_rows.append(failed_row(label, "compile graph, second process", err))
+        shutil.rmtree(cache_dir, ignore_errors=True)
     except Exception as err:  # noqa: BLE001 - one broken executor must not hide the others
         print(f"[bench_models] {label}: graph executor failed: {err}", file=sys.stderr)
         failed["graph executor"] = err
@@ -252,7 +300,7 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
             want = want.astype("float64")
         except Exception as err:  # noqa: BLE001
             failed["debug interpreter (reference)"] = err
-    execs = _build_executors(mod, params, data, small, compile_rows, label, failed)
+    execs = _build_executors(mod, params, data, small, compile_rows, label, failed, (builder, kwargs))
     cands = {}
     if sess is not None:
         cands[ORT] = lambda: sess.run(None, {"data": data})

@@ -19,8 +19,11 @@ replaced after RECYCLE_AFTER units, since each LLVM pipeline leaves ~50 KB behin
 """
 import atexit
 import concurrent.futures
+import gc
 import multiprocessing
+import multiprocessing.util
 import os
+import signal
 import sys
 import threading
 import warnings
@@ -53,6 +56,12 @@ def _compile_in_worker(ir_text: str, spec, what: str) -> tuple:
     return llvm_target.compile_object(ir_text, spec, what)
 
 
+def _worker_init() -> None:
+    """In each worker: Ctrl-C interrupts the build in the parent, not the idle workers (a dead
+    worker would break the pool for the next build)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _probe() -> str:
     import llvmlite.binding as llvm
     return llvm.get_process_triple()          # any call that takes llvmlite's lock
@@ -83,12 +92,17 @@ def _pool(jobs: int):
             return None
         before = {child.pid for child in multiprocessing.active_children()}
         executor = concurrent.futures.ProcessPoolExecutor(
-            max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+            max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+            initializer=_worker_init)
         try:
             with llvm_target.LLVM_LOCK, warnings.catch_warnings():
                 # forking a threaded process is safe here: see the module docstring
                 warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-                probe = executor.submit(_probe)    # forks every worker now, under the lock
+                gc.freeze()        # the workers' garbage collector leaves the parent's objects
+                try:               # alone, so their pages stay shared instead of being copied
+                    probe = executor.submit(_probe)    # forks every worker now, under the lock
+                finally:
+                    gc.unfreeze()
             probe.result(timeout=PROBE_TIMEOUT_S)
         except (OSError, concurrent.futures.TimeoutError, concurrent.futures.process.BrokenProcessPool):
             # no fork (out of memory, process limit) or workers that cannot reach LLVM: stop
@@ -99,6 +113,9 @@ def _pool(jobs: int):
                     child.kill()
             return None
         _POOL.update(executor=executor, jobs=jobs, units=0)
+        # a multiprocessing child exits through multiprocessing's exit function, which joins
+        # every child process (our idle workers: forever) and skips atexit: stop them first
+        multiprocessing.util.Finalize(None, shutdown_pool, exitpriority=10)
         return executor
 
 
@@ -116,6 +133,18 @@ def shutdown_pool() -> None:
         executor, _POOL["executor"] = _POOL["executor"], None
     if executor is not None:
         executor.shutdown(wait=True)
+
+
+def _forget_pool_after_fork() -> None:
+    """In a child forked from this process (by the user, or one of our workers): the parent's
+    pool is not the child's to use (its results would go to the parent); start afresh."""
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()
+    _POOL.update(executor=None, jobs=0, units=0)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
 def want_parallel(ir_texts, jobs: int) -> bool:

@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from relay_backend import cache, config, nd, te
+from relay_backend import cache, nd, te
 from relay_backend.codegen import build, llvm_cache, llvm_target
 
 pytestmark = pytest.mark.compile
@@ -91,16 +91,6 @@ def test_two_processes_building_one_model_at_once_agree(tmp_path):
     third, outs_c = _finish(_child(tmp_path, "c", "graph"), tmp_path, "c")
     assert third["llvm"] == 0                                 # what they stored is whole and valid
     np.testing.assert_array_equal(outs_c["graph"], outs_a["graph"])
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("RB_NO_DISK_CACHE", raising=False)
-    config.reload()
-    yield tmp_path / "cache"
-    monkeypatch.undo()
-    config.reload()
 
 
 def _kernels():

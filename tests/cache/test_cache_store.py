@@ -12,17 +12,6 @@ from relay_backend import cache, config
 from relay_backend.errors import CacheError, RelayError
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("RB_NO_DISK_CACHE", raising=False)
-    monkeypatch.delenv("RB_CACHE_MAX_BYTES", raising=False)
-    config.reload()
-    yield tmp_path / "cache"
-    monkeypatch.undo()
-    config.reload()
-
-
 def _set_env(monkeypatch, **values):
     for name, value in values.items():
         monkeypatch.setenv(name, value)

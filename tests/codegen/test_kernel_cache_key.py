@@ -5,7 +5,7 @@ import pathlib
 
 import numpy as np
 
-from relay_backend import cache, config, nd, te
+from relay_backend import cache, nd, te
 from relay_backend.codegen import build, llvm_cache
 from tests.meta.test_layering import PKG, _imported_tops
 
@@ -25,22 +25,15 @@ def test_codegen_sources_are_closed_under_imports():
     assert not missing, f"imported by codegen but not in CODEGEN_SOURCES: {sorted(missing)}"
 
 
-def test_a_kernel_the_digest_cannot_see_is_compiled_and_never_cached(tmp_path, monkeypatch):
-    monkeypatch.setenv("RB_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("RB_NO_DISK_CACHE", raising=False)
-    config.reload()
-    try:
-        for _ in range(2):
-            a = te.placeholder((8,), "float32", name="A")
-            b = te.compute(a.shape, lambda i: a[i] * 3.0, name="B")
-            func = te.lower(te.create_schedule([b]), [a, b], name="triple")
-            func.attrs["opaque"] = object()
-            module = build(func)
-            assert module.build_stats == {"kernels": 1, "compiled": 1, "from_cache": 0}
-            out = nd.empty((8,), "float32")
-            module["triple"](nd.array(np.arange(8, dtype="float32")), out)
-            np.testing.assert_array_equal(out.numpy(), np.arange(8) * 3.0)
-        assert cache.info().entries == 0
-    finally:
-        monkeypatch.undo()
-        config.reload()
+def test_a_kernel_the_digest_cannot_see_is_compiled_and_never_cached(cache_dir):
+    for _ in range(2):
+        a = te.placeholder((8,), "float32", name="A")
+        b = te.compute(a.shape, lambda i: a[i] * 3.0, name="B")
+        func = te.lower(te.create_schedule([b]), [a, b], name="triple")
+        func.attrs["opaque"] = object()
+        module = build(func)
+        assert module.build_stats == {"kernels": 1, "compiled": 1, "from_cache": 0}
+        out = nd.empty((8,), "float32")
+        module["triple"](nd.array(np.arange(8, dtype="float32")), out)
+        np.testing.assert_array_equal(out.numpy(), np.arange(8) * 3.0)
+    assert cache.info().entries == 0

@@ -117,3 +117,20 @@ def test_an_llvm_error_in_a_worker_reaches_the_caller(any_size_is_parallel):
     units[2] = ("define void @broken( {", "broken_kernel")
     with pytest.raises(CompileError, match="LLVM rejected the IR generated for broken_kernel"):
         llvm_pool.compile_units(units, llvm_target.machine_spec(), jobs=2)
+
+
+def _compile_in_a_forked_child():
+    spec = llvm_target.machine_spec()
+    parallel = llvm_pool.compile_units(_units(), spec, jobs=2)
+    assert parallel == llvm_pool.compile_units(_units(), spec, jobs=1)
+
+
+def test_a_process_forked_from_this_one_makes_its_own_pool(any_size_is_parallel):
+    llvm_pool.compile_units(_units(), llvm_target.machine_spec(), jobs=2)
+    assert llvm_pool.pool_size() == 2                            # the parent's pool exists
+    child = multiprocessing.get_context("fork").Process(target=_compile_in_a_forked_child)
+    child.start()
+    child.join(timeout=60)                                       # the inherited pool would hang it
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0

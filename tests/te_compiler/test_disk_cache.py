@@ -39,16 +39,6 @@ def _entry_path(func):
     return cache.entry_path(llvm_cache.CACHE_KIND, llvm_cache.target_kernel_key(prim, "llvm"))
 
 
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("RB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("RB_NO_DISK_CACHE", raising=False)
-    config.reload()
-    yield tmp_path / "cache"
-    monkeypatch.undo()
-    config.reload()
-
-
 def test_cache_dir_that_is_a_file_raises_naming_the_path(tmp_path, monkeypatch):
     not_a_dir = tmp_path / "cache-file"
     not_a_dir.write_text("I am a file")
