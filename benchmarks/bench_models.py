@@ -27,10 +27,8 @@ onnxruntime on the two issue-4 target workloads, over many rounds, and says met 
 (for the overhead rows: / the kernel called alone).
 """
 import contextlib
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +38,7 @@ import numpy as np
 import relay_backend as relay
 from relay_backend.testing import onnx_models as M
 
+from .bench_compile import second_process_build_s
 from .common import interleaved_medians
 
 ORT = "onnxruntime 2 threads"
@@ -177,35 +176,6 @@ def _cold_compiler():
         config.reload()
 
 
-_SECOND_PROCESS = """
-import json, sys, time
-import relay_backend as relay
-from relay_backend.codegen import llvm_target
-from relay_backend.frontend import from_onnx
-from relay_backend.testing import onnx_models
-model, _ = getattr(onnx_models, sys.argv[1])(**json.loads(sys.argv[2]))
-mod, params = from_onnx(model)
-start = time.perf_counter()
-relay.build(mod, target="llvm", params=params)
-print(json.dumps({"seconds": time.perf_counter() - start, "llvm": llvm_target.compile_count()}))
-"""
-
-
-def _second_process_build_s(builder, kwargs, cache_dir) -> float:
-    """build() time in a new process whose disk cache holds what the cold build compiled
-    (its import and model loading are not counted); it must run no LLVM compile."""
-    env = {**os.environ, "RB_CACHE_DIR": cache_dir, "RB_NO_DISK_CACHE": "", "RB_PROGRESS": "0"}
-    proc = subprocess.run([sys.executable, "-c", _SECOND_PROCESS, builder.__name__, json.dumps(kwargs)],
-                          env=env, capture_output=True, text=True, timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"second-process build failed: {proc.stderr[-500:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    if result["llvm"]:
-        raise RuntimeError(f"the second process ran {result['llvm']} LLVM compiles; the disk "
-                           f"cache should have served every kernel")
-    return result["seconds"]
-
-
 class _Skipped(Exception):
     """An executor left out on purpose."""
 
@@ -234,7 +204,7 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
                          (f"{label}: compile graph, warm (same process)", "s", warm, None, 0.0)]
         if rebuild is not None:
             try:
-                second = _second_process_build_s(*rebuild, cache_dir)
+                second = second_process_build_s(*rebuild, cache_dir)
                 compile_rows.append((f"{label}: compile graph, second process (disk cache)", "s",
                                      second, None, 0.0))
             except Exception as err:  # noqa: BLE001 - a FAILED row; the executor itself works
