@@ -29,6 +29,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import stat
 import struct
 import threading
@@ -41,6 +42,9 @@ from .errors import CacheError
 
 MAGIC = b"RBCACHE1"
 SUFFIX = ".rbc"
+# kernels the TECompiler kept before this cache (<32 hex digits>.so): never read any more,
+# but counted, evicted and cleared like entries so they do not fill the disk forever
+_LEGACY = re.compile(r"^[0-9a-f]{32}\.so$")
 _TMP_SUFFIX = ".tmp"
 _STALE_TMP_S = 600            # a temporary file this old was left by a writer that died
 _LOG = logging.getLogger(__name__)
@@ -222,7 +226,7 @@ def _scan(folder: str) -> list:
             st = item.stat(follow_symlinks=False)
         except OSError:
             continue
-        if item.name.endswith(SUFFIX):
+        if item.name.endswith(SUFFIX) or _LEGACY.match(item.name):
             found.append((st.st_mtime, st.st_size, item.path))
         elif item.name.endswith(_TMP_SUFFIX) and SUFFIX in item.name and now - st.st_mtime > _STALE_TMP_S:
             _remove(item.path)
@@ -249,8 +253,8 @@ def evict(folder=None, max_bytes=None) -> int:
 
 
 def clear() -> int:
-    """Delete every cache entry (other files in the directory are left alone); returns how
-    many entries were deleted."""
+    """Delete every cache entry (and kernel libraries an older relay_backend left there; other
+    files in the directory are left alone); returns how many were deleted."""
     folder = cache_dir()
     if folder is None:
         return 0

@@ -122,7 +122,9 @@ def test_clear_removes_entries_and_nothing_else(cache_dir):
     for i in range(3):
         cache.store("aot", f"k{i}", {"so": b"x" * 10})
     (cache_dir / "README.txt").write_text("not ours")
-    assert cache.clear() == 3
+    (cache_dir / ("0123456789abcdef" * 2 + ".so")).write_bytes(b"an old kernel library")
+    assert cache.info().entries == 4                          # the old library counts (and is evicted)
+    assert cache.clear() == 4
     assert cache.info().entries == 0 and cache.info().bytes == 0
     assert os.listdir(cache_dir) == ["README.txt"]
 
