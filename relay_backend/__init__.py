@@ -13,6 +13,8 @@ from . import errors
 from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,
                      SerializationError, TypeInferenceError)
 from .runtime import Device, cpu, cuda, device
+from .runtime import get_global_func, list_global_func_names, register_func, remove_global_func
+from .runtime import load_param_dict, save_param_dict
 from .runtime import ndarray as nd
 from . import ir
 from .ir import (Any, Call, Clause, Constant, Constructor, Expr, FuncType, Function, GlobalTypeVar,
@@ -30,7 +32,7 @@ from .build_module import create_executor
 from .prelude import Prelude
 from . import build_module, prelude
 
-from . import graph_executor, vm, aot, frontend, backend
+from . import graph_executor, vm, aot, frontend, backend, _ffi
 from .build_module import build, optimize
 
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

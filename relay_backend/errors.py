@@ -52,3 +52,8 @@ class AllocationError(RelayError, MemoryError):
 
 class CacheError(RelayError):
     """The on-disk kernel cache cannot be used as configured (e.g. RB_CACHE_DIR names a file)."""
+
+
+class GlobalFuncError(RelayError, ValueError):
+    """A global function name is missing from the registry, registered twice, or not a string
+    (runtime.registry: register_func / get_global_func)."""

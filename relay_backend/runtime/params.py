@@ -28,6 +28,7 @@ from ..errors import AllocationError, SerializationError
 from . import ndarray as _nd
 from .limits import check_tensor_size
 from .ndarray import NDArray
+from .registry import register_func
 
 LIST_MAGIC = 0xF7E58D4F05049CB7
 NDARRAY_MAGIC = 0xDD5E40F096B4A13F
@@ -89,10 +90,11 @@ def _pack_array(arr: np.ndarray) -> bytes:
     return head + data
 
 
-def save_param_dict(params) -> bytes:
+def save_param_dict(params) -> bytearray:
     """Serialize {name: numpy array | NDArray} to TVM's params byte layout (tvm.runtime.save_param_dict).
 
-    Arrays are written in the dict's iteration order; names must be strings.
+    Arrays are written in the dict's iteration order; names must be strings. Returns a
+    bytearray, as TVM does (it compares equal to the same bytes).
     """
     if not hasattr(params, "items"):
         raise SerializationError(
@@ -108,7 +110,7 @@ def save_param_dict(params) -> bytes:
     out.extend(_pack_str(n) for n in names)
     out.append(struct.pack("<Q", len(arrays)))
     out.extend(_pack_array(a) for a in arrays)
-    return b"".join(out)
+    return bytearray(b"".join(out))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,3 +244,8 @@ def load_param_dict(param_bytes) -> dict:
     if r.pos != len(param_bytes):
         r.fail(f"{len(param_bytes) - r.pos} trailing bytes after the last array")
     return result
+
+
+# TVM's runtime reaches these through the global registry under these names
+register_func("runtime.SaveParams", save_param_dict)
+register_func("runtime.LoadParams", load_param_dict)
