@@ -26,12 +26,12 @@ import os
 import struct
 import tempfile
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import config
 from ..errors import InputError, RelayError, SerializationError
+from .benchmark import BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)
 from .elf_check import check_elf_bounds
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
@@ -218,42 +218,6 @@ class Function:
         return f"<Function {self.info.name}({', '.join(p.describe() for p in self.info.params)})>"
 
 
-@dataclass
-class BenchmarkResult:
-    """Timings in seconds of `repeat` runs, each the mean over `number` calls."""
-
-    results: list = field(default_factory=list)
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.results))
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.results))
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.results))
-
-    @property
-    def min(self) -> float:
-        return float(np.min(self.results))
-
-    @property
-    def max(self) -> float:
-        return float(np.max(self.results))
-
-    def __str__(self) -> str:
-        return ("Execution time summary:\n"
-                f"{'mean (ms)':>10} {'median (ms)':>12} {'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
-                f"{self.mean * 1e3:10.4f} {self.median * 1e3:12.4f} {self.max * 1e3:10.4f} "
-                f"{self.min * 1e3:10.4f} {self.std * 1e3:10.4f}")
-
-    def __repr__(self) -> str:
-        return f"BenchmarkResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms)"
-
-
 # ---------------------------------------------------------------- modules
 
 class Module:
@@ -311,21 +275,15 @@ class Module:
         return src
 
     # -- timing
-    def time_evaluator(self, name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0):
-        """A callable running `name` number x repeat times, returning a BenchmarkResult."""
-        func = self.get_function(name)
-
-        def evaluate(*args):
-            func(*args)                              # warm up (and check arguments)
-            results = []
-            for _ in range(repeat):
-                start = time.perf_counter()
-                for _ in range(number):
-                    func(*args)
-                results.append((time.perf_counter() - start) / number)
-            return BenchmarkResult(results)
-        return evaluate
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
+                       cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
+                       cache_flush_bytes: int = 0, f_preproc: str = ""):
+        """A callable running `func_name` 1 + number x repeat times and returning a
+        BenchmarkResult (tvm.runtime.Module.time_evaluator; see runtime.benchmark)."""
+        return module_time_evaluator(self, func_name, dev, number, repeat, min_repeat_ms,
+                                     limit_zero_time_iterations, cooldown_interval_ms,
+                                     repeats_to_cooldown, cache_flush_bytes, f_preproc)
 
     # -- export
     def export_library(self, path: str, fcompile=None, sections=None, **kwargs) -> str:
