@@ -243,7 +243,8 @@ class ExecutorModule:
                      "get_num_inputs", "get_input_index", "get_input_info", "load_params",
                      "share_params", "run_from_inputs")
             funcs = {n: getattr(self, n) for n in names if hasattr(self, n)}
-            mod = self._runtime_module = PackedModule(self._type_key, funcs, [self._kernel_library()])
+            mod = self._runtime_module = PackedModule(self._type_key, funcs, [self._kernel_library()],
+                                                       owner=self)
         return mod
 
     def _kernel_library(self):

@@ -13,8 +13,9 @@ from .benchmark import module_time_evaluator
 class PackedModule:
     """Named Python functions as a runtime Module (`type_key` says which kind, as TVM's)."""
 
-    def __init__(self, type_key: str, functions: dict, imported_modules=()):
+    def __init__(self, type_key: str, functions: dict, imported_modules=(), owner=None):
         self.type_key = type_key
+        self.owner = owner                 # the Python object these functions belong to
         self._functions = dict(functions)
         self.imported_modules = [m for m in imported_modules if m is not None]
 
