@@ -26,9 +26,27 @@ from ..runtime.module import load_library
 PACKAGE_VERSION = VERSION
 
 
-@dataclass
-class CachedFunc:
-    """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs."""
+class ObjectIdentity:
+    """TVM's Object comparison for Python objects mirroring TVM Objects: `a == b` and
+    `a.same_as(b)` mean the same object, and the hash is the object's identity."""
+
+    def same_as(self, other) -> bool:
+        return self is other
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return id(self) >> 4
+
+
+@dataclass(eq=False)
+class CachedFunc(ObjectIdentity):
+    """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs.
+    Compared as TVM compares Objects: by identity (same_as)."""
 
     target: str
     func_name: str
@@ -40,20 +58,15 @@ class CachedFunc:
     impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations
 
 
-class CCacheKey:
-    """(source_func, target); equal when the functions are structurally equal and targets match."""
+class CCacheKey(ObjectIdentity):
+    """(source_func, target). As a TVM Object, `==`, `same_as` and `hash` go by identity; the
+    cache itself matches keys structurally through `structural_key` (TVM's CCacheKeyNode::Equal:
+    structurally equal functions and the same target)."""
 
     def __init__(self, source_func, target):
         self.source_func = source_func
         self.target = str(target)
-        self._hash = hash((structural_hash(source_func), self.target))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other) -> bool:
-        return (isinstance(other, CCacheKey) and self._hash == other._hash and self.target == other.target
-                and structural_equal(self.source_func, other.source_func))
+        self.structural_key = StructuralKey(source_func, self.target)
 
     def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:
         """Everything a cached kernel must have been built for, as text: stored inside each
@@ -66,6 +79,25 @@ class CCacheKey:
         """The on-disk file name of this kernel: `impl_fingerprint` (from
         implementations_fingerprint) says which implementations built it."""
         return hashlib.sha256(self.disk_key_text(func_name, impl_fingerprint).encode()).hexdigest()[:32]
+
+
+class StructuralKey:
+    """The cache's view of a CCacheKey: equal when the functions are structurally equal (up to
+    alpha-renaming) and the targets match; hashed by structural hash and target."""
+
+    __slots__ = ("source_func", "target", "_hash")
+
+    def __init__(self, source_func, target: str):
+        self.source_func = source_func
+        self.target = target
+        self._hash = hash((structural_hash(source_func), target))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, StructuralKey) and self._hash == other._hash and self.target == other.target
+                and structural_equal(self.source_func, other.source_func))
 
 
 @functools.lru_cache(maxsize=None)
@@ -167,8 +199,10 @@ def compiler_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-@dataclass
-class CCacheValue:
+@dataclass(eq=False)
+class CCacheValue(ObjectIdentity):
+    """A cache entry: the lowered function, how often it was asked for, its compiled Module."""
+
     cached_func: CachedFunc
     use_count: int = 0
     module: object = None        # runtime Module once compiled

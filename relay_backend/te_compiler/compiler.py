@@ -28,7 +28,7 @@ class TECompiler:
     """The cache of lowered and compiled primitive functions."""
 
     def __init__(self):
-        self._cache = {}           # CCacheKey -> CCacheValue
+        self._cache = {}           # StructuralKey -> (first CCacheKey, CCacheValue)
         self._names = {}           # mod_name -> NameSupply
         self._listeners = []       # fn(event, name) for progress displays
         self._libraries = {}       # (target, ids of CachedFuncs) -> (CachedFuncs, weakref to Module)
@@ -48,15 +48,15 @@ class TECompiler:
         if isinstance(func_or_key, CCacheKey):
             return func_or_key
         if not isinstance(func_or_key, Function):
-            raise CompileError(f"TECompiler expects a primitive relay Function, got {type(func_or_key).__name__}")
+            raise CompileError(f"TECompiler expects a primitive relay Function or a CCacheKey, got "
+                               f"{type(func_or_key).__name__}")
         return CCacheKey(func_or_key, target_kind(target) if target is not None else "llvm")
 
     def _lookup(self, key: CCacheKey, mod_name) -> CCacheValue:
-        value = self._cache.get(key)
-        if value is None:
-            value = CCacheValue(self._lower(key, mod_name))
-            self._cache[key] = value
-        return value
+        entry = self._cache.get(key.structural_key)
+        if entry is None:
+            entry = self._cache[key.structural_key] = (key, CCacheValue(self._lower(key, mod_name)))
+        return entry[1]
 
     def _lower(self, key: CCacheKey, mod_name) -> CachedFunc:
         start = time.perf_counter()
@@ -76,7 +76,8 @@ class TECompiler:
                           {name: prim}, lowered.implementations, lowered.impl_fingerprint)
 
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
-        """The CachedFunc of a primitive function (lowered once per structurally equal function)."""
+        """The CachedFunc of a primitive Function or of a CCacheKey (whose target then wins);
+        lowered once per structurally equal function and target."""
         value = self._lookup(self._key(func_or_key, target), mod_name)
         value.use_count += 1
         return value.cached_func
@@ -137,7 +138,7 @@ class TECompiler:
 
     def module_for(self, cached: CachedFunc):
         """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
-        for key, value in self._cache.items():
+        for key, value in self._cache.values():
             if value.cached_func is cached:
                 return self._compile(key, value)
         raise CompileError(f"{cached.func_name} is not in this TECompiler's cache")
@@ -145,7 +146,7 @@ class TECompiler:
     # -- inspection -----------------------------------------------------------------------------
     def items(self) -> list:
         """(CCacheKey, CCacheValue) pairs of every cached function."""
-        return list(self._cache.items())
+        return list(self._cache.values())
 
     def clear(self) -> None:
         self._cache.clear()
