@@ -26,11 +26,11 @@ from .ir import ExprFunctor, ExprMutator, ExprVisitor
 from .ir.structural import assert_structural_equal, structural_equal, structural_hash
 from . import op
 from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
-from .op import nn
+from .op import nn, annotation
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude
-from . import build_module, prelude
+from . import build_module, prelude, loops
 
 from . import graph_executor, vm, aot, frontend, backend, _ffi
 from .build_module import build, optimize

@@ -52,7 +52,9 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
     if workspace_memory_pools is not None or constant_memory_pools is not None:
         raise RelayError("build: memory pools are not supported; the graph and AOT executors plan "
                          "one workspace each (omit workspace_memory_pools / constant_memory_pools)")
-    opt_mod = default_pipeline()(_as_module(mod, params))
+    from .interpreter.evaluator import target_device_type
+    device_type = target_device_type(target).device_type
+    opt_mod = default_pipeline(device_type=device_type)(_as_module(mod, params))
     if executor.name == "aot":  # one C program over a static workspace (aot/)
         from .aot.factory import aot_build
         return aot_build(opt_mod, target, mod_name)

@@ -114,13 +114,15 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         else:
             copies.append((i, eid))
 
-    # arena: one aligned slot per storage that holds intermediates only
+    # arena: one aligned slot per storage that holds intermediates only (a reshape aliasing an
+    # input, a constant or an output shares that tensor's storage, which is not in the arena)
+    outside = {plan.storage_ids[eid] for eid, t in enumerate(tensors) if t.kind != "intermediate"}
     offsets, arena = {}, 0
     for eid, t in enumerate(tensors):
         if t.kind != "intermediate":
             continue
         sid = plan.storage_ids[eid]
-        if sid not in offsets:
+        if sid not in offsets and sid not in outside:
             offsets[sid] = arena
             arena += align(plan.storage_sizes[sid])
     step_of_output = {}

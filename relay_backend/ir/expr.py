@@ -125,7 +125,8 @@ def _check_expr(value, what: str, note: str = ""):
 
 
 class Var(Expr):
-    """A local variable. `name_hint` is for printing only; identity is the object."""
+    """A local variable. `name_hint` is for printing only; identity is the object. Calling a
+    variable bound to a function builds a Call, as in tvm.relay: `f(x)` is `Call(f, [x])`."""
 
     def __init__(self, name_hint: str, type_annotation: Type = None):
         self.name_hint = name_hint
@@ -134,6 +135,9 @@ class Var(Expr):
     @property
     def vid(self):
         return self
+
+    def __call__(self, *args):
+        return Call(self, args)
 
 
 class GlobalVar(Expr):

@@ -3,7 +3,8 @@
 An OpDef is itself a relay `Op` expression, so `Call(opdef, args, attrs)` is a call to it.
 Fields (the one-place rule): name, input names, attrs class, type relation, pattern, support
 level, numpy reference, samples for conformance tests, and (added by the compiler issue) the te
-compute; a data-dependent op also declares a shape function.
+compute; a data-dependent op also declares a shape function, and an op that only changes its
+input's shape says so (`is_reshape`, TVM's TReshapeOp).
 
 Contracts:
   rel(arg_types, attrs) -> Type       plain Python over TensorType/TupleType; raises
@@ -37,7 +38,7 @@ class OpDef(Op):
 
     def __init__(self, name: str, *, inputs, rel: Callable, pattern: OpPattern, ref: Callable,
                  samples: Callable, attrs: type = None, level: int = 1, compute: Callable = None,
-                 shape_func: Callable = None, tag: str = None, doc: str = ""):
+                 shape_func: Callable = None, tag: str = None, doc: str = "", is_reshape: bool = False):
         super().__init__(name)
         self.input_names = tuple(inputs)
         self.num_inputs = len(self.input_names)
@@ -51,6 +52,9 @@ class OpDef(Op):
         self.shape_func = shape_func
         self.tag = tag or _default_tag(self.pattern)
         self.doc = doc
+        # TVM's TReshapeOp: the op only reinterprets its input's shape (same elements, same
+        # order), so a fused function of such ops may alias its input (relay.reshape_only)
+        self.is_reshape = bool(is_reshape)
 
     def __call__(self, *args, attrs=None) -> Call:
         if len(args) != self.num_inputs:

@@ -28,6 +28,7 @@ from .function_compiler import VMFunctionCompiler
 from .lambda_lift import CLOSURE_ATTR, lambda_lift
 from .shape_func import ShapeProgram
 
+CPU_DEVICE_TYPE = 1
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
 
 
@@ -172,7 +173,8 @@ class VMCompiler:
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        mod = transform.default_pipeline(keep_only_main="main" in mod)(mod)
+        # the VM runs its kernels on the cpu: device annotations must name it
+        mod = transform.default_pipeline(keep_only_main="main" in mod, device_type=CPU_DEVICE_TYPE)(mod)
         return lambda_lift(mod), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:

@@ -17,7 +17,7 @@ LEVELS = {
     "transform": 4, "analysis": 4, "strategy": 4,
     "te_compiler": 5,
     "executor": 6, "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
-    "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7,
+    "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7, "loops": 7,
     "demo": 7, "_ffi": 7, "__init__": 8,
 }
 # The interpreter is the oracle: it must never reach the compiler, and no compiled executor may
