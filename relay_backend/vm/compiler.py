@@ -5,9 +5,11 @@
     out = vm.run(x)
 
 Pipeline (`optimize`): bind params into main, the shared optimisation pipeline
-(transform/pipeline.py, with RemoveUnusedFunctions first), then LambdaLift (closures become globals).
-`lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
-(memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
+(transform/pipeline.py, with RemoveUnusedFunctions first), LambdaLift (closures become globals),
+ManifestAlloc (manifest_alloc.py: explicit storage, tensors, shape functions and kernel
+invocations, the memory dialect of dialect.py, typed as it is built). `lower` compiles every global
+function to bytecode (function_compiler.py, the dialect's instructions from memory_alloc.py)
+and lowers each primitive function through the TECompiler (kernel names
 `vm_mod_fused_...`, TVM's unmangled VM prefix); `codegen` builds all kernels into one runtime Module. Functions
 without control flow get `kill` instructions after each register's last use, so intermediate
 tensors are released while the function still runs.
@@ -26,6 +28,7 @@ from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
 from .function_compiler import VMFunctionCompiler
 from .lambda_lift import CLOSURE_ATTR, lambda_lift
+from .manifest_alloc import manifest_alloc
 from .shape_func import ShapeProgram
 
 CPU_DEVICE_TYPE = 1
@@ -166,7 +169,10 @@ class VMCompiler:
         return dict(self._params)
 
     def optimize(self, mod: IRModule, target="llvm", params=None):
-        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize)."""
+        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize):
+        fused, lambda-lifted, and with every kernel call's memory explicit (ManifestAlloc), so
+        its text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
+        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is generated from."""
         if not isinstance(mod, IRModule):
             raise CompileError(f"vm.compile expects an IRModule, got {type(mod).__name__}; "
                                f"wrap an expression with IRModule.from_expr(expr)")
@@ -175,7 +181,7 @@ class VMCompiler:
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
         # the VM runs its kernels on the cpu: device annotations must name it
         mod = transform.default_pipeline(keep_only_main="main" in mod, device_type=CPU_DEVICE_TYPE)(mod)
-        return lambda_lift(mod), self.get_params()
+        return manifest_alloc(lambda_lift(mod)), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
         """Optimize, then compile every global function to bytecode and lower its kernels."""
