@@ -146,6 +146,10 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
     prim_funcs = {}
     for name in used:
+        if lowered.cached[name].external_module is not None:
+            raise AotCodegenError(f"{name} is compiled by an external codegen (Compiler attribute), and "
+                                  f"the AOT executor links only the kernels it generates; use the graph "
+                                  f"executor or the VM for partitioned functions")
         prim_funcs.update(lowered.cached[name].funcs)
     return AotProgram(mod_name, mangle_module_name(mod_name), tensors, inputs, outputs, constants,
                       calls, copies, prim_funcs, arena, plan, steps, planner_entries,

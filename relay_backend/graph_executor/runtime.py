@@ -101,11 +101,11 @@ class GraphModule(ExecutorModule):
                 return None
             src_arr, dst_arr = src.view_numpy(), dst.view_numpy()
             return lambda: np.copyto(dst_arr, src_arr.reshape(dst_arr.shape))
-        if self.lib is None or node.func_name not in self.lib:
+        if self.lib is None or not self.lib.has_function(node.func_name, query_imports=True):
             raise RelayError(f"no such function in module: {node.func_name} (graph node {nid} '{node.name}'); "
                              f"the library has {sorted(getattr(self.lib, 'function_names', []))}")
         try:
-            return self.lib[node.func_name].prepare(*args)
+            return self.lib.get_function(node.func_name, query_imports=True).prepare(*args)
         except InputError as err:
             raise RelayError(f"graph node {nid} '{node.name}' does not match its kernel: {err}") from None
 

@@ -239,6 +239,7 @@ class Module:
         owner = handle if handle is not None else self
         self._functions = {name: Function(info, addresses[name], owner)
                            for name, info in self._infos.items()}
+        self.imported_modules = []                 # e.g. modules of external codegens (relay.ext.*)
 
     # -- lookup
     @property
@@ -248,10 +249,29 @@ class Module:
     def function_info(self, name: str) -> FunctionInfo:
         return self.get_function(name).info
 
+    def import_module(self, module) -> None:
+        """Add `module` to the imports that `get_function(name, query_imports=True)` searches
+        (tvm.runtime.Module.import_module)."""
+        if not isinstance(module, Module):
+            raise RelayError(f"import_module expects a runtime Module, got {type(module).__name__}")
+        self.imported_modules.append(module)
+
+    def has_function(self, name: str, query_imports: bool = False) -> bool:
+        """Whether `name` is defined here (or, with query_imports=True, in an imported module)."""
+        if name in self._functions:
+            return True
+        return query_imports and any(m.has_function(name, True) for m in self.imported_modules)
+
     def get_function(self, name: str, query_imports: bool = False) -> Function:
-        if name not in self._functions:
-            raise RelayError(f"module has no function {name!r}; it has {sorted(self._functions)}")
-        return self._functions[name]
+        """The function `name`; with query_imports=True the imported modules are searched too, as
+        TVM's executors look kernels up."""
+        if name in self._functions:
+            return self._functions[name]
+        if query_imports:
+            for mod in self.imported_modules:
+                if mod.has_function(name, True):
+                    return mod.get_function(name, True)
+        raise RelayError(f"module has no function {name!r}; it has {sorted(self._functions)}")
 
     def __getitem__(self, name: str) -> Function:
         return self.get_function(name)
@@ -294,6 +314,12 @@ class Module:
         path = os.fspath(path)
         if self._exporter is None:
             raise SerializationError(f"this {self.type_key} module cannot be exported")
+        if self.imported_modules:
+            names = sorted(n for m in self.imported_modules for n in m.function_names)
+            raise SerializationError(f"export_library: this module imports modules of external "
+                                     f"codegens (functions {names[:10]}), which cannot be linked into "
+                                     f"one library here; run it in this process, or compile those "
+                                     f"functions without the Compiler attribute")
         self._exporter(path)
         with open(path, "rb") as f:
             body = f.read()

@@ -56,6 +56,7 @@ class CachedFunc(ObjectIdentity):
     funcs: dict                  # name -> tir PrimFunc
     implementations: list = field(default_factory=list)  # (op, implementation) chosen
     impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations
+    external_module: object = None   # the runtime Module an external codegen (relay.ext.*) made
 
 
 class CCacheKey(ObjectIdentity):

@@ -19,7 +19,9 @@ from ..config import get as get_config
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
 from ..strategy.base import target_kind
+from ..runtime.module import Module
 from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cached, store_cached
+from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
 
@@ -62,6 +64,9 @@ class TECompiler:
         start = time.perf_counter()
         supply = self._names.setdefault(mod_name, NameSupply())
         name = kernel_name(key.source_func, mod_name, supply)
+        compiler = key.source_func.attrs.get("Compiler")
+        if compiler is not None:
+            return lower_external(key, str(compiler), name)
         lowered = lower_to_te(key.source_func, key.target)
         prim = _to_primfunc(lowered, key.target, name, key.source_func)
         self.stats["lowered"] += 1
@@ -87,6 +92,9 @@ class TECompiler:
         if value.module is not None:
             return value.module
         cached = value.cached_func
+        if cached.external_module is not None:
+            value.module = cached.external_module
+            return value.module
         cache_dir = disk_cache_dir()
         key_text = key.disk_key_text(cached.func_name, cached.impl_fingerprint)
         path = os.path.join(cache_dir, key.disk_key(cached.func_name, cached.impl_fingerprint) + ".so") if cache_dir else None
@@ -125,10 +133,14 @@ class TECompiler:
             module = kept[1]() if kept is not None else None
         if module is not None:
             return module
-        funcs = {}
+        funcs, externals = {}, []
         for cf in cached_funcs:
+            if cf.external_module is not None:
+                externals.append(cf.external_module)
             funcs.update(cf.funcs)
-        module = codegen.build(funcs, target=target)
+        module = codegen.build(funcs, target=target) if funcs or not externals else Module([], {})
+        for ext in dict.fromkeys(externals):              # imported once each, in order
+            module.import_module(ext)
         with self._libraries_lock:
             self._libraries = {k: v for k, v in self._libraries.items() if v[1]() is not None}
             # the CachedFuncs are kept so their ids cannot be reused by other functions

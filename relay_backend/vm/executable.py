@@ -256,7 +256,7 @@ class Executable:
         exe = Executable(functions, {n: i for i, n in enumerate(globals_)}, prims, shape_funcs, constants, lib)
         restore_late_bound(exe, late)
         exe.checked_calls = True
-        missing = [n for n in exe.primitive_ops if lib is None or n not in lib]
+        missing = [n for n in exe.primitive_ops if lib is None or not lib.has_function(n, query_imports=True)]
         if missing:
             raise SerializationError(f"VM executable: cannot find function(s) {missing} in module {lib!r}; "
                                      f"pass the lib that save() returned (or load_module of its export)")

@@ -108,12 +108,12 @@ class VirtualMachine:
         for i, name in enumerate(exe.primitive_names):
             if i in exe.shape_funcs:
                 self._packed.append(exe.shape_funcs[i])
-            elif exe.lib is None or name not in exe.lib:
+            elif exe.lib is None or not exe.lib.has_function(name, query_imports=True):
                 raise RelayError(f"Cannot find function in module: {name}")
-            elif getattr(exe, "checked_calls", False):
-                self._packed.append(exe.lib[name])       # loaded from bytes: never unchecked
+            elif getattr(exe, "checked_calls", False):           # loaded from bytes: never unchecked
+                self._packed.append(exe.lib.get_function(name, query_imports=True))
             else:
-                self._packed.append(fast_kernel(exe.lib[name]))
+                self._packed.append(fast_kernel(exe.lib.get_function(name, query_imports=True)))
         self._code = [tuple(decode(ins, exe.constant_pool, self.device) for ins in f.instructions)
                       for f in exe.functions]
         # per thread: .inputs (set_input), .partial (set_one_input), .outputs (set_outputs),
