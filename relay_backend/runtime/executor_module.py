@@ -199,6 +199,7 @@ class ExecutorModule:
     def _begin_run(self, me, inputs: dict) -> None:
         """The checks before any native code runs: `inputs` set, every input set, no input
         overwritten by another thread (call inside `self._guard.call(...)`)."""
+        self._ignored = []                  # only this run's ignored keywords are reported
         if inputs:
             self.set_input(**inputs)
         if self._unset:

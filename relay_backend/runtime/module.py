@@ -27,8 +27,6 @@ import struct
 import tempfile
 import time
 
-import numpy as np
-
 from .. import config
 from ..errors import InputError, RelayError, SerializationError
 from .benchmark import BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)

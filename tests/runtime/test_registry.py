@@ -7,16 +7,6 @@ import relay_backend as relay
 from relay_backend.errors import GlobalFuncError, RelayError
 
 
-@pytest.fixture
-def scratch_names():
-    """Names a test registers; removed afterwards so tests do not leak into each other."""
-    names = []
-    yield names
-    for name in names:
-        if relay.get_global_func(name, allow_missing=True) is not None:
-            relay.remove_global_func(name)
-
-
 def test_register_func_round_trip(scratch_names):
     scratch_names.append("test.registry.add_one")
 

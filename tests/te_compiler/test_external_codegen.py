@@ -34,18 +34,9 @@ def _codegen(calls):
     return codegen
 
 
-@pytest.fixture
-def codegen_name():
-    names = []
-    yield names
-    for name in names:
-        if relay.get_global_func(name, allow_missing=True) is not None:
-            relay.remove_global_func(name)
-
-
-def test_graph_and_vm_call_the_external_module(codegen_name):
+def test_graph_and_vm_call_the_external_module(scratch_names):
     calls = []
-    codegen_name.append("relay.ext.testcc")
+    scratch_names.append("relay.ext.testcc")
     relay.register_func("relay.ext.testcc", _codegen(calls))
     mod = _partitioned("testcc_main_0", "testcc")
     data = np.linspace(-1, 1, N, dtype="float32")
@@ -66,14 +57,14 @@ def test_graph_and_vm_call_the_external_module(codegen_name):
         lib.export_library("/tmp/never_written.so")
 
 
-def test_missing_codegen_names_the_global_function():
+def test_missing_scratch_namess_the_global_function():
     with pytest.raises(CompileError, match=r"Compiler='nosuchcc'.*'relay.ext.nosuchcc' is registered.*"
                                            r"register_func"):
         relay.build(_partitioned("nosuchcc_main_0", "nosuchcc"), target="llvm")
 
 
-def test_codegen_must_return_a_module_with_the_symbol(codegen_name):
-    codegen_name.append("relay.ext.badcc")
+def test_codegen_must_return_a_module_with_the_symbol(scratch_names):
+    scratch_names.append("relay.ext.badcc")
     relay.register_func("relay.ext.badcc", lambda func: "not a module")
     with pytest.raises(CompileError, match=r"must return a runtime Module defining 'badcc_main_0'.*str"):
         relay.build(_partitioned("badcc_main_0", "badcc"), target="llvm")
