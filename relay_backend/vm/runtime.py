@@ -13,10 +13,10 @@ Kernels are called destination-passing style with inputs then outputs; shape fun
 (ShapeProgram) are called the same way. Inputs are checked against the function's parameter
 types before anything runs; a `fatal` instruction raises ExecutionError.
 
-Threads: `run` / `invoke` with arguments keep no state in the VirtualMachine (each call has its
-own registers), so one VirtualMachine may serve many threads at once. The inputs remembered by
-`set_input` / `set_one_input`, the outputs of `set_outputs` and the result kept by
-`invoke_stateful` for `get_outputs` are per thread: a thread sees only its own.
+Threads: each call has its own registers, and everything a call remembers is per thread: the
+inputs given to `run` / `invoke` / `set_input` / `set_one_input` (as in TVM, invoke with
+arguments sets them), the outputs of `set_outputs`, and the result `invoke_stateful` keeps for
+`get_outputs`. So one VirtualMachine may serve many threads at once; a thread sees only its own.
 """
 import threading
 
