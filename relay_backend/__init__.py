@@ -15,6 +15,8 @@ from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented,
 from .runtime import Device, cpu, cuda, device
 from .runtime import get_global_func, list_global_func_names, register_func, remove_global_func
 from .runtime import load_param_dict, save_param_dict
+from . import target
+from .target import Target
 from .runtime import ndarray as nd
 from . import ir
 from .ir import (Any, Call, Clause, Constant, Constructor, Expr, FuncType, Function, GlobalTypeVar,

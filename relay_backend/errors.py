@@ -32,6 +32,11 @@ class CompileError(RelayError):
     """Lowering or native code generation failed."""
 
 
+class TargetError(CompileError, ValueError):
+    """A target string or dict is malformed: unknown kind or option, a value of the wrong type
+    (also a ValueError, which tvm.target.Target raises)."""
+
+
 class ExecutionError(RelayError):
     """A program failed while running (e.g. no Match clause applied, a VM Fatal)."""
 

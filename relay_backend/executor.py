@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import InputError, RelayError
 from .ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
-from .ir.types import Any, TensorType, TupleType, type_to_str
+from .ir.types import Any, TensorType, TupleType, regroup_by_type, type_to_str
 from .ir.vars import free_vars
 from .runtime import ndarray as _nd
 from .runtime.container import ADT, tuple_object
@@ -281,12 +281,13 @@ def flatten_arg(param, value) -> list:
 
 
 def regroup_outputs(ty, outputs, executor: str = "compiled"):
-    """Regroup flat outputs (an iterator) by the return type `ty`: a tuple becomes a runtime tuple."""
-    if isinstance(ty, TupleType):
-        return tuple_object([regroup_outputs(f, outputs, executor) for f in ty.fields])
-    if isinstance(ty, TensorType):
+    """Regroup flat outputs (an iterator) by the return type `ty`: a tuple becomes a runtime tuple
+    (iteratively: a tuple nested thousands deep is fine)."""
+    def leaf(t):
+        if not isinstance(t, TensorType):
+            raise RelayError(f"the {executor} executor cannot return a value of type {t}")
         return next(outputs)
-    raise RelayError(f"the {executor} executor cannot return a value of type {ty}")
+    return regroup_by_type(ty, leaf, tuple_object)
 
 
 class CompiledExecutor(Executor):

@@ -103,6 +103,7 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         steps.append(Step(step.inputs, step.outputs, alias, step.name))
     planner_entries = lowered.planner_entries()
     plan = plan_memory(steps, planner_entries, reuse_for_outputs=False)
+    plan.check_size("the AOT executor")
     check_plan(steps, planner_entries, plan)
 
     # outputs: the first head naming a kernel-written entry owns it; the rest are copies

@@ -21,7 +21,7 @@ import time
 from .. import config, tir
 from ..errors import CompileError, RelayError, SerializationError
 from ..runtime import ndarray as nd
-from ..runtime.module import Function, Module
+from ..runtime.module import Function, Module, refuse_link_options
 from .c_prelude import PRELUDE
 from .c_stmt import FunctionEmitter
 from .llvm import signature
@@ -237,7 +237,8 @@ class CModule(Module):
         addresses = {i.name: ctypes.cast(getattr(lib, i.symbol), ctypes.c_void_p).value
                      for i in infos}
 
-        def exporter(dest):
+        def exporter(dest, cc=None, fcompile=None):
+            refuse_link_options("a C module", cc, fcompile)
             blocked = sorted(n for n, ws in needs_ws.items() if ws)
             if blocked:
                 raise SerializationError(

@@ -16,8 +16,8 @@ from ..ir.expr import Call, Function
 from ..ir.functor import post_order
 from ..op.registry import OpDef
 from ..te_compiler import get as get_te_compiler
-from ..te_compiler.lower_main import (CPU_DEVICE_TYPE, GraphCodegenError, LoweredMain,
-                                      flatten_tensor_types, lower_main)
+from ..target import as_target
+from ..te_compiler.lower_main import GraphCodegenError, LoweredMain, flatten_tensor_types, lower_main
 from ..analysis.memory_plan import plan_memory
 
 
@@ -66,6 +66,7 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
     steps = lowered.steps()
     entries = lowered.planner_entries()
     plan = plan_memory(steps, entries)
+    plan.check_size("the graph executor")
     sids = list(plan.storage_ids)
     call_nodes = [nid for nid, n in enumerate(lowered.nodes) if n.op == "call"]
     for nid, step in zip(call_nodes, steps):      # aliased reshapes need no kernel
@@ -86,7 +87,7 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
             "storage_id": ["list_int", list(sids)],
             "shape": ["list_shape", [list(e.shape) for e in lowered.entries]],
             "dltype": ["list_str", [e.dtype for e in lowered.entries]],
-            "device_index": ["list_int", [CPU_DEVICE_TYPE] * len(lowered.entries)],
+            "device_index": ["list_int", [as_target(lowered.target).device_type] * len(lowered.entries)],
         },
         "node_row_ptr": row_ptr,
     }

@@ -11,9 +11,10 @@ import warnings
 
 import numpy as np
 
-from ..errors import RelayError, SerializationError
+from ..errors import RelayError, SerializationError, TargetError
 from ..runtime.module import register_artifact_loader
 from ..runtime.params import load_param_dict, save_param_dict
+from ..target import as_target
 from .graph import parse_graph
 from .runtime import GraphModule
 
@@ -29,7 +30,7 @@ class GraphExecutorFactoryModule:
     def __init__(self, ir_mod, target, graph_json_str, libmod, libmod_name="default", params=None,
                  codegen_result=None):
         self.ir_mod = ir_mod
-        self.target = target
+        self.target = as_target(target)
         self.graph_json = graph_json_str
         self.lib = libmod
         self.libmod_name = libmod_name
@@ -161,6 +162,11 @@ def _load_factory(module, sections) -> GraphExecutorFactoryModule:
     if PARAMS_SECTION not in sections:
         raise SerializationError("load_module: the library has a graph but no params section")
     params = load_param_dict(sections[PARAMS_SECTION])
+    try:
+        as_target(fields["target"])
+    except TargetError as err:
+        raise SerializationError(f"load_module: the graph executor section's target "
+                                 f"{fields['target'][:80]!r} does not parse: {err}") from None
     return GraphExecutorFactoryModule(None, fields["target"], fields["graph_json"], module,
                                       fields["module_name"], params)
 

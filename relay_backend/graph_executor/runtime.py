@@ -24,7 +24,7 @@ from ..runtime import ndarray as _nd
 from ..runtime.device import cpu, device as _make_device
 from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
-from .graph import Graph, check_sizes, parse_graph
+from .graph import CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE, Graph, check_sizes, parse_graph
 
 
 class GraphModule(ExecutorModule):
@@ -44,8 +44,7 @@ class GraphModule(ExecutorModule):
         self.graph_json = module if isinstance(module, str) else None
         self.lib = lib
         self.device = _make_device(device) if device is not None else cpu(0)
-        if self.device.device_type != 1:
-            raise RelayError(f"the graph executor runs llvm kernels on cpu, got device {self.device}")
+        self._check_device()
         g = self.graph
         self._pools, self._views = self._setup_storage()
         self._init_inputs([g.nodes[nid].name for nid in g.arg_nodes])
@@ -53,6 +52,20 @@ class GraphModule(ExecutorModule):
         self._execs = [e for _, e in self._node_execs]
 
     # ------------------------------------------------------------------ setup
+    def _check_device(self):
+        """The device must be where the graph's kernels run (device_index; cpu or cuda)."""
+        g = self.graph
+        wanted = set(g.device_index or [CPU_DEVICE_TYPE])
+        lib_type = getattr(self.lib, "type_key", None)
+        if lib_type == "cuda":
+            wanted = {CUDA_DEVICE_TYPE}
+        if wanted != {self.device.device_type}:
+            names = sorted({"cuda" if w == CUDA_DEVICE_TYPE else "cpu" for w in wanted})
+            raise RelayError(f"the graph's kernels run on {'/'.join(names)} but device {self.device} "
+                             f"was given; build for target 'cuda' to run on a GPU, 'llvm' for the CPU")
+        if self.lib is not None and not self.lib.runnable and lib_type != "cuda":
+            self.lib.get_function(self.lib.function_names[0])        # says why it cannot run here
+
     def _setup_storage(self):
         g = self.graph
         check_sizes(g)                          # AllocationError naming the entry, before allocating
@@ -61,23 +74,26 @@ class GraphModule(ExecutorModule):
         for sid, size in zip(g.storage_id, nbytes):
             pool_bytes[sid] = max(pool_bytes.get(sid, 0), size)
         # float32 words, as TVM's runtime allocates its pools
-        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device).view_numpy().view(np.uint8)
+        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device)
                  for sid, size in sorted(pool_bytes.items())}
         return pools, [self._entry_view(pools, eid) for eid in range(len(g.storage_id))]
 
     def _entry_view(self, pools, eid: int) -> NDArray:
         """Entry `eid` as a view into its storage's pool (bytes reinterpreted as its dtype)."""
         g = self.graph
-        shape, dtype = g.shape[eid], np.dtype(g.dltype[eid])
+        pool, shape, dtype = pools[g.storage_id[eid]], g.shape[eid], np.dtype(g.dltype[eid])
+        if self.device.device_type == CUDA_DEVICE_TYPE:
+            return pool.view(0, shape, dtype)
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return NDArray(pools[g.storage_id[eid]][:size].view(dtype).reshape(shape), self.device)
+        return NDArray(pool.view_numpy().reshape(-1).view(np.uint8)[:size].view(dtype).reshape(shape),
+                       self.device)
 
     # ------------------------------------------------------------------ share_params
     def _share_input(self, idx: int, array: NDArray) -> None:
         """Input `idx` (and the reshape nops aliasing its storage) now view `array`'s bytes."""
         g = self.graph
         sid = g.storage_id[g.entry_id(g.arg_nodes[idx], 0)]
-        self._pools[sid] = array.view_numpy().reshape(-1).view(np.uint8)
+        self._pools[sid] = array
         for eid, other in enumerate(g.storage_id):
             if other == sid:
                 self._views[eid] = self._entry_view(self._pools, eid)
@@ -99,6 +115,8 @@ class GraphModule(ExecutorModule):
             src, dst = args[0], args[-1]
             if node.func_name == "__nop" and src.data_ptr == dst.data_ptr:
                 return None
+            if self.device.device_type == CUDA_DEVICE_TYPE:
+                return lambda: dst.copy_bytes_from(src)
             src_arr, dst_arr = src.view_numpy(), dst.view_numpy()
             return lambda: np.copyto(dst_arr, src_arr.reshape(dst_arr.shape))
         if self.lib is None or not self.lib.has_function(node.func_name, query_imports=True):

@@ -1,5 +1,9 @@
 """Running one operator call in the interpreter: the op's numpy reference, nothing compiled.
 
+Before the reference runs, the output's size is checked (op.output_size), so a program asking
+for more memory than the stated limit raises an AllocationError naming the op, never a bare
+MemoryError or an out-of-memory kill while numpy fills the array.
+
 Arguments go in as read-only numpy arrays (a tuple-typed argument as a list), the result comes
 back as NDArrays (a tuple result as an ADT), and is checked against the call's inferred type: a
 reference that disagrees with its own type relation is a bug in the op declaration, and saying so
@@ -8,6 +12,8 @@ here is far cheaper than debugging a wrong answer three executors later.
 import numpy as np
 
 from ..errors import ExecutionError, RelayError
+from ..ir.types import TensorType, TupleType, is_any
+from ..op.output_size import check_output_size, output_type_from_args, tensor_types
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.ndarray import NDArray
@@ -40,6 +46,24 @@ def from_numpy_result(result, device):
     return _nd.array(np.asarray(result), device=device)
 
 
+def _value_type(value):
+    """The type of a runtime tensor or tuple of tensors (None for anything else)."""
+    if isinstance(value, NDArray):
+        return TensorType(value.shape, value.dtype)
+    if isinstance(value, ADT) and value.tag == 0:
+        fields = [_value_type(f) for f in value.fields]
+        return None if any(f is None for f in fields) else TupleType(fields)
+    return None
+
+
+def _known_output_type(op, args, attrs, out_type):
+    """The call's output type with static shapes: the inferred one, or else the relation's answer
+    on the actual arguments (None when neither is known; the size check then waits for numpy)."""
+    if out_type is not None and not any(is_any(d) for t in tensor_types(out_type) for d in t.shape):
+        return out_type
+    return output_type_from_args(op, [_value_type(a) for a in args], attrs)
+
+
 def invoke_op(op, args, attrs, out_type, device):
     """Run `op`'s numpy reference on runtime values `args`; check against `out_type` if known."""
     if len(args) != op.num_inputs:
@@ -47,6 +71,7 @@ def invoke_op(op, args, attrs, out_type, device):
                              f"got {len(args)}")
     if attrs is None and op.attrs_type is not None:
         attrs = op.attrs_type()
+    check_output_size(op, _known_output_type(op, args, attrs, out_type), "interpreter")
     np_args = [to_numpy_arg(a, op.name, i) for i, a in enumerate(args)]
     try:
         result = op.ref(*np_args, attrs)

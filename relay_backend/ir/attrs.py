@@ -25,6 +25,16 @@ class Attrs:
         return dataclasses.replace(self, **changes)
 
 
+ALWAYS_PRINTED = "always_printed"   # dataclass field metadata key
+
+
+def always_printed(default):
+    """A field Relay declares without a default (reshape's newshape, cast's dtype, ...): the text
+    format shows it whatever its value. `default` only lets the dataclass be built without it;
+    the printer otherwise omits a field equal to its default, which would drop e.g. newshape=()."""
+    return dataclasses.field(default=default, metadata={ALWAYS_PRINTED: True})
+
+
 class DictAttrs(dict):
     """Function attributes (e.g. {"Primitive": 1}); a dict whose keys can be read as fields."""
 

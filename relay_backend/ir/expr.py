@@ -8,8 +8,10 @@ import numpy as np
 
 from ..errors import IRConstructionError
 from ..runtime import ndarray as _nd
+from ..runtime.dtypes import supported_dtype
 from ..runtime.ndarray import NDArray
 from .attrs import DictAttrs
+from .const_value import constant_array
 from .types import TensorType, Type, type_to_str
 
 # Filled in by relay_backend.op at import: maps "add" -> function building the call. Keeps ir/ free
@@ -157,7 +159,11 @@ class Constant(Expr):
 
     def __init__(self, data):
         if not isinstance(data, NDArray):
-            data = _nd.array(np.asarray(data))
+            data = np.asarray(data)
+            supported_dtype(data.dtype, "Constant")
+            data = _nd.array(data)
+        else:
+            supported_dtype(data.dtype, "Constant")
         self.data = data
 
 
@@ -297,7 +303,7 @@ def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32"
     if type_annotation is not None and shape is not None:
         raise IRConstructionError(f"var({name_hint!r}): give either type_annotation or shape, not both")
     if isinstance(type_annotation, str):
-        type_annotation = TensorType((), type_annotation)
+        type_annotation = TensorType((), supported_dtype(type_annotation, f"var({name_hint!r})"))
     elif type_annotation is not None and not isinstance(type_annotation, Type):
         raise IRConstructionError(f"var({name_hint!r}): type_annotation must be a relay type or a "
                                   f"dtype string, got {_describe(type_annotation)}; for a tensor "
@@ -306,28 +312,17 @@ def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32"
         if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
             raise IRConstructionError(f"var({name_hint!r}): shape must be a sequence of dimensions, "
                                       f"e.g. shape=({shape!r},), got {_describe(shape)}")
-        type_annotation = TensorType(shape, dtype)
+        type_annotation = TensorType(shape, supported_dtype(dtype, f"var({name_hint!r})"))
     return Var(name_hint, type_annotation)
 
 
 def const(value, dtype: str = None) -> Constant:
     """relay.const: Python int -> int32, float -> float32, bool -> bool; numpy int64/float64
-    arrays become int32/float32 unless `dtype` is given (as in tvm.relay)."""
+    arrays become int32/float32 unless `dtype` is given (as in tvm.relay). A value the dtype
+    cannot hold raises instead of wrapping or overflowing (ir/const_value.py)."""
     if isinstance(value, NDArray):
         value = value.view_numpy()
-    if isinstance(value, (bool, np.bool_)) and dtype is None:
-        dtype = "bool"
-    elif isinstance(value, (int, np.integer)) and not isinstance(value, np.generic) and dtype is None:
-        dtype = "int32"
-    elif isinstance(value, float) and dtype is None:
-        dtype = "float32"
-    arr = np.array(value, dtype=dtype) if dtype is not None else np.asarray(value)
-    if dtype is None:
-        if arr.dtype == np.float64:
-            arr = arr.astype("float32")
-        elif arr.dtype == np.int64:
-            arr = arr.astype("int32")
-    return Constant(_nd.array(arr))
+    return Constant(_nd.array(constant_array(value, dtype)))
 
 
 def bind_type(expr: Expr, ty: Type) -> Expr:

@@ -1,7 +1,9 @@
 """Relay text format: `astext(expr)` and `module_astext(mod)` (what Expr.astext / IRModule.astext call).
 
 The output follows TVM's printer: every non-atomic sub-expression of a scope is bound once to a
-temporary `%N = ...;` line (so shared sub-expressions print once), the scope's result comes last,
+temporary `%N = ...;` line (so shared sub-expressions print once; one used from several scopes,
+e.g. both branches of an If, is bound in the innermost scope holding all its uses, as
+ir/sharing.py places it, so text grows linearly with nesting), the scope's result comes last,
 `/* ty=... */` annotates expressions whose type is known, op attrs print as key=value for fields
 that differ from their defaults, scalar constants print inline (`1f`, `2i64`, `True`) and larger
 constants as `meta[relay.Constant][k]`. Output depends only on the program, so it is stable
@@ -20,10 +22,11 @@ import numpy as np
 
 from .adt import (Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
                   PatternWildcard, TypeData)
-from .attrs import Attrs
+from .attrs import ALWAYS_PRINTED, Attrs
 from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                    RefWrite, Tuple, TupleGetItem, Var)
 from .functor import post_order
+from .sharing import SharingPlan, plan_sharing
 from .types import Any, FuncType, TensorType, Type, type_to_str
 
 VERSION_HEADER = '#[version = "0.0.5"]'
@@ -189,7 +192,8 @@ def format_attr_value(value) -> str:
 
 
 def format_call_attrs(attrs) -> list:
-    """key=value for each field of an Attrs dataclass that differs from its default."""
+    """key=value for each field of an Attrs dataclass that differs from its default, or that
+    Relay declares without one (marked `always_printed`), as TVM's printer does."""
     if attrs is None:
         return []
     if not isinstance(attrs, Attrs) or not dataclasses.is_dataclass(attrs):
@@ -207,7 +211,7 @@ def format_call_attrs(attrs) -> list:
             same = bool(value == default)
         except (TypeError, ValueError):  # e.g. arrays: print them
             same = False
-        if not same:
+        if not same or f.metadata.get(ALWAYS_PRINTED):
             out.append(f"{f.name}={format_attr_value(value)}")
     return out
 
@@ -242,6 +246,7 @@ class _Printer:
         self.meta = []           # non-scalar constants, in order of first appearance
         self.meta_index = {}     # id(Constant) -> index in self.meta
         self.type_texts = {}     # type_to_str's memo: id(type) -> (type, text)
+        self.plan = SharingPlan()
         self.reset_names()
 
     def reset_names(self) -> None:
@@ -311,6 +316,8 @@ class _Printer:
 
     # --- scopes --------------------------------------------------------------------------------
     def _children(self, e):
+        """What must be printed before e in its scope: its operands, and for a node opening
+        scopes (If, Match, Function, a nested Let) the shared nodes its scopes use (plan.hoisted)."""
         if self.bound(e) is not None:
             return ()
         if isinstance(e, Call):
@@ -320,9 +327,9 @@ class _Printer:
         elif isinstance(e, TupleGetItem):
             kids = (e.tuple_value,)
         elif isinstance(e, If):
-            kids = (e.cond,)
+            kids = (e.cond, *self.plan.hoisted(e))
         elif isinstance(e, Match):
-            kids = (e.data,)
+            kids = (e.data, *self.plan.hoisted(e))
         elif isinstance(e, RefCreate):
             kids = (e.value,)
         elif isinstance(e, RefRead):
@@ -330,16 +337,18 @@ class _Printer:
         elif isinstance(e, RefWrite):
             kids = (e.ref, e.value)
         else:  # Function and Let print as blocks with their own scope
-            kids = ()
+            kids = self.plan.hoisted(e)
         return [k for k in kids if self.bound(k) is None]
 
     def emit_inline(self, e: Expr, lines: list):
-        """(generator) Bind e's non-atomic sub-expressions to %N lines, then return e's own text."""
+        """(generator) Bind e's non-atomic sub-expressions to %N lines, then return e's own text
+        (or its %N too, when e is used elsewhere as well)."""
         text = self.bound(e)
         if text is not None:
             return text
+        bind_root = self.plan.is_shared(e)
         for node in post_order(e, children=self._children):
-            if node is e or self.lookup(node) is not None:
+            if (node is e and not bind_root) or self.lookup(node) is not None:
                 continue
             try:   # the common case: a dataflow node whose operands are all printed already
                 text = self.flat_text(node) if isinstance(node, _DATAFLOW) else None
@@ -351,6 +360,8 @@ class _Printer:
             self.temp += 1
             lines.append(_cat(name, " = ", text, ";"))
             self.bind_temp(node, name)
+        if bind_root:
+            return self.lookup(e)
         return (yield self.node_text(e))
 
     def bind_temp(self, node, name: str) -> None:
@@ -366,12 +377,15 @@ class _Printer:
             else:
                 self.temps[key] = shadowed
 
-    def print_scope(self, expr: Expr):
-        """(generator) A block body: let/temporary lines, then the result expression."""
+    def print_scope(self, expr: Expr, let_head: bool = False):
+        """(generator) A block body: let/temporary lines, then the result expression. A let
+        chain prints flat; `let_head`: expr is a Let printed as a block of its own."""
         self.scopes.append([])
         lines = []
         try:
-            while isinstance(expr, Let) and self.lookup(expr) is None:
+            while isinstance(expr, Let) and self.lookup(expr) is None and \
+                    (let_head or expr in self.plan.let_chains):
+                let_head = False
                 value = yield self.emit_inline(expr.value, lines)
                 lines.append(_cat("let ", self.var_decl(expr.var), " = ", value, ";"))
                 expr = expr.body
@@ -381,9 +395,9 @@ class _Printer:
             self.close_scope()
         return _join("\n", lines)
 
-    def braced(self, expr: Expr):
+    def braced(self, expr: Expr, let_head: bool = False):
         """(generator) `{`, the scope of expr indented, `}`."""
-        body = yield self.print_scope(expr)
+        body = yield self.print_scope(expr, let_head)
         return _cat("{\n", _block(body), "\n}")
 
     # --- compound expressions ------------------------------------------------------------------
@@ -434,7 +448,7 @@ class _Printer:
             other = yield self.braced(e.false_branch)
             return _cat("if (", cond, ") ", then, " else ", other)
         if isinstance(e, Let):
-            return (yield self.braced(e))
+            return (yield self.braced(e, let_head=True))
         if isinstance(e, Match):
             return (yield self.match_text(e))
         text = self.atom(e)
@@ -504,6 +518,7 @@ class _Printer:
         return _render(_cat(f"type {head} {{\n", _block("\n".join(ctors)), "\n}"))
 
     def expr_text(self, expr: Expr) -> str:
+        self.plan = plan_sharing(expr)
         gen = self.function_text(expr, "fn ") if isinstance(expr, Function) else self.print_scope(expr)
         return _render(_drive(gen))
 
@@ -534,6 +549,7 @@ def module_astext(mod, show_meta_data: bool = False) -> str:
         parts.append(printer.type_data_text(mod.type_definitions[gtv]))
     for gv in sorted(mod.functions, key=lambda g: g.name_hint):
         printer.reset_names()
+        printer.plan = plan_sharing(mod.functions[gv])
         parts.append(_render(_drive(printer.function_text(mod.functions[gv], f"def @{gv.name_hint}"))))
     return VERSION_HEADER + "\n" + "\n\n".join(parts) + printer.metadata_text()
 

@@ -7,6 +7,7 @@ compare and print with explicit stacks, so a tuple type nested 10,000 deep is fi
 import numpy as np
 
 from ..errors import IRConstructionError
+from ..runtime.dtypes import supported_dtype
 
 
 class Type:
@@ -51,11 +52,7 @@ def _norm_dim(d):
 
 
 def _norm_dtype(dtype) -> str:
-    try:
-        return str(np.dtype(dtype))
-    except (TypeError, ValueError) as err:
-        raise IRConstructionError(f"unknown dtype {dtype!r}; use a numpy dtype name such as "
-                                  f"'float32', 'int32', 'int64' or 'bool'") from err
+    return supported_dtype(dtype, "TensorType")
 
 
 def _norm_shape(shape) -> tuple:
@@ -119,6 +116,39 @@ class TupleType(_CompositeType):
     def __init__(self, fields):
         self.fields = tuple(fields)
         self._hash = hash(("TupleType", self.fields))
+
+
+def tuple_leaves(ty) -> list:
+    """The types inside a (nested) TupleType that are not tuples, in field order ([ty] for any
+    other type). Iterative, so a tuple nested thousands deep is fine."""
+    out, stack = [], [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(reversed(t.fields))
+        else:
+            out.append(t)
+    return out
+
+
+def regroup_by_type(ty, leaf, make_tuple):
+    """Rebuild the nesting of `ty`: `leaf(t)` gives the value of each non-tuple type t, called
+    in field order (typically next() of an iterator over flat values), `make_tuple(values)` the
+    value of a TupleType from its fields' values. Iterative (post-order over the type)."""
+    values, stack = [], [(ty, False)]
+    while stack:
+        t, fields_done = stack.pop()
+        if not isinstance(t, TupleType):
+            values.append(leaf(t))
+        elif fields_done:
+            start = len(values) - len(t.fields)
+            fields = values[start:]
+            del values[start:]
+            values.append(make_tuple(fields))
+        else:
+            stack.append((t, True))
+            stack.extend((f, False) for f in reversed(t.fields))
+    return values[0]
 
 
 class TypeVar(Type):

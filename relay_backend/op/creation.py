@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs, as_int_tuple
+from ..ir.attrs import Attrs, always_printed, as_int_tuple
 from ..ir.types import TensorType, type_to_str
 from .. import tir
 from . import samples as S
@@ -23,8 +23,8 @@ from .static_args import static_ints, static_scalar
 @dataclasses.dataclass(frozen=True)
 class InitOpAttrs(Attrs):
     """shape and dtype of a created tensor; dtype "" (full only) means the fill value's dtype."""
-    shape: tuple = ()
-    dtype: str = "float32"
+    shape: tuple = always_printed(())
+    dtype: str = always_printed("float32")   # Relay's default is "none": any dtype differs
 
     def __post_init__(self):
         shape = as_int_tuple(self.shape, name="shape")
@@ -82,10 +82,10 @@ ONES = defop(
 @dataclasses.dataclass(frozen=True)
 class ArangeAttrs(Attrs):
     """Static start/stop/step, already converted to dtype's kind (int dtypes truncate, as TVM casts)."""
-    start: float = 0.0
-    stop: float = 0.0
-    step: float = 1.0
-    dtype: str = "float32"
+    start: float = always_printed(0.0)
+    stop: float = always_printed(0.0)
+    step: float = always_printed(1.0)
+    dtype: str = always_printed("float32")
 
     def __post_init__(self):
         try:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs, as_int_tuple, check_choice
+from ..ir.attrs import Attrs, always_printed, as_int_tuple, check_choice
 from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
 from . import index_math as IM
 from . import samples as S
@@ -36,7 +36,7 @@ class SplitAttrs(Attrs):
     """indices_or_sections: an int (equal sections) or a non-decreasing tuple of split points
     (a repeated point, a leading 0 or a point at the axis end gives an empty section, as in
     np.split and ONNX Split with a 0-size part)."""
-    indices_or_sections: object = 1
+    indices_or_sections: object = always_printed(1)
     axis: int = 0
 
     def __post_init__(self):
@@ -116,10 +116,10 @@ SPLIT = defop(
 # --- strided_slice ---------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class StridedSliceAttrs(Attrs):
-    begin: tuple = ()
-    end: tuple = ()
-    strides: tuple = None
-    axes: tuple = None
+    begin: tuple = always_printed(())
+    end: tuple = always_printed(())
+    strides: tuple = always_printed(None)
+    axes: tuple = always_printed(None)
     slice_mode: str = "end"
 
     def __post_init__(self):

@@ -145,6 +145,19 @@ def reduce_rel(arg_types, attrs) -> TensorType:
     return TensorType(reduce_shape(data.shape, axes, attrs.keepdims), data.dtype)
 
 
-def arg_reduce_rel(arg_types, attrs) -> TensorType:
-    """argmax/argmin: like reduce_rel but the output is int32 indices."""
-    return TensorType(reduce_rel(arg_types, attrs).shape, "int32")
+def arg_reduce_rel(op_name: str):
+    """argmax/argmin: like reduce_rel but the output is int32 indices. An empty reduction has
+    no index to return (numpy raises; compiled code would return its identity's index), so a
+    reduced axis of size 0 is rejected here: at compile time for static shapes, and at run time
+    for Any dims through the VM's shape check, which replays this relation."""
+    def rel(arg_types, attrs) -> TensorType:
+        data = expect_tensor(arg_types[0], "data")
+        axes = reduce_axes(attrs, data.ndim)
+        empty = [a for a in axes if not is_any(data.shape[a]) and int(data.shape[a]) == 0]
+        if empty:
+            raise TypeInferenceError(
+                f"{op_name}: axis {empty[0]} of data {type_to_str(data)} has size 0, so there is no index to "
+                f"return; reduce over non-empty axes (axis={list(axes)} was asked for)")
+        return TensorType(reduce_rel(arg_types, attrs).shape, "int32")
+    rel.__name__ = rel.__qualname__ = f"arg_reduce_rel[{op_name}]"
+    return rel

@@ -7,7 +7,7 @@ symbolic PrimExpr dims (the compute), so both agree by construction.
 import dataclasses
 
 from ..errors import AttrsError, TypeInferenceError
-from ..ir.attrs import Attrs, as_int_tuple
+from ..ir.attrs import Attrs, always_printed, as_int_tuple
 from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
 from . import index_math as IM
 from . import samples as S
@@ -28,7 +28,7 @@ def _fail(op_name: str, msg: str, *types) -> TypeInferenceError:
 class ReshapeAttrs(Attrs):
     """newshape with Relay's codes: 0 copy a dim, -1 infer, -2 copy the rest, -3 merge two dims,
     -4 split one dim into the next two values (one may be -1). allowzero makes 0 a literal 0."""
-    newshape: tuple = ()
+    newshape: tuple = always_printed(())
     allowzero: bool = False
 
     def __post_init__(self):

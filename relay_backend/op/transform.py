@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs, as_int_tuple
+from ..ir.attrs import Attrs, always_printed, as_int_tuple
 from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
 from . import samples as S
 from . import index_math as IM
@@ -46,7 +46,7 @@ _prod = IM.prod_dims
 # --- transpose ----------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class TransposeAttrs(Attrs):
-    axes: tuple = None  # None reverses the dims
+    axes: tuple = always_printed(None)  # None reverses the dims
 
     def __post_init__(self):
         object.__setattr__(self, "axes", as_int_tuple(self.axes, name="axes"))
@@ -86,7 +86,7 @@ TRANSPOSE = defop(
 # --- expand_dims / squeeze -------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ExpandDimsAttrs(Attrs):
-    axis: int = 0
+    axis: int = always_printed(0)
     num_newaxis: int = 1
 
     def __post_init__(self):
@@ -185,7 +185,7 @@ SQUEEZE = defop(
 # --- broadcast_to / tile / repeat / reverse ---------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ShapeAttrs(Attrs):
-    shape: tuple = ()
+    shape: tuple = always_printed(())
 
     def __post_init__(self):
         object.__setattr__(self, "shape", as_int_tuple(self.shape, name="shape"))
@@ -224,7 +224,7 @@ BROADCAST_TO = defop(
 
 @dataclasses.dataclass(frozen=True)
 class TileAttrs(Attrs):
-    reps: tuple = ()
+    reps: tuple = always_printed(())
 
     def __post_init__(self):
         object.__setattr__(self, "reps", as_int_tuple(self.reps, name="reps"))
@@ -264,8 +264,8 @@ TILE = defop(
 
 @dataclasses.dataclass(frozen=True)
 class RepeatAttrs(Attrs):
-    repeats: int = 1
-    axis: int = 0
+    repeats: int = always_printed(1)
+    axis: int = always_printed(0)      # Relay's default is "none": any int differs
 
     def __post_init__(self):
         object.__setattr__(self, "repeats", int(self.repeats))

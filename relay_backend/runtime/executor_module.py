@@ -104,15 +104,16 @@ class ExecutorModule:
     def _copy_in(self, idx: int, value) -> None:
         """Copy `value` into input `idx` after checking its shape and dtype exactly."""
         dst = self._input_array(idx)
-        src = value.view_numpy() if isinstance(value, NDArray) else value
+        src = value
         if isinstance(src, (bool, int, float)):
             src = np.asarray(src, dtype=dst.dtype)
-        src = np.asarray(src)
+        if not isinstance(src, NDArray):
+            src = np.asarray(src)
         if tuple(src.shape) != tuple(dst.shape) or str(src.dtype) != dst.dtype:
             hint = "; cast it with .astype(...)" if tuple(src.shape) == tuple(dst.shape) else ""
             raise InputError(f"input '{self._input_names[idx]}' expects Tensor[{tuple(dst.shape)}, "
                              f"{dst.dtype}], got Tensor[{tuple(src.shape)}, {src.dtype}]{hint}")
-        np.copyto(dst.view_numpy(), src)
+        dst.copyfrom(src)               # host or device memory, whichever each side lives in
         self._mark_set(idx)
 
     def _mark_set(self, idx: int) -> None:

@@ -6,13 +6,15 @@ select.py) keeps the specializations whose condition holds and takes the highest
 
 Every op gets one generic implementation for free: its declared te compute plus the generic
 schedule for its pattern (strategy/generic.py). Target files (strategy/x86.py, cuda.py) only
-*add* implementations with `register_strategy(op_name, target_key)`; removing them changes
+*add* implementations with `register_strategy(op_name, target_key)` (target keys come from
+target.Target.keys: x86 / arm_cpu / cpu, cuda / gpu); removing them changes
 speed, never results.
 """
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..errors import CompileError
+from ..target import as_target
 
 
 @dataclass
@@ -56,31 +58,31 @@ class OpStrategy:
 # (op name, target key) -> [fstrategy(strategy, attrs, inputs, out_type, target)]
 _ADDITIONS = {}
 
-# Which strategy keys a target consults, most specific first; "generic" is always last.
-TARGET_KEYS = {"llvm": ("x86", "cpu", "generic"), "c": ("cpu", "generic"),
-               "cuda": ("cuda", "gpu", "generic")}
+# Keys a registration may name: the keys targets derive (target.py), and "generic", which every
+# target consults last (TVM's generic_func fallback).
+KNOWN_KEYS = ("x86", "arm_cpu", "cpu", "cuda", "gpu", "generic")
 
 
 def target_kind(target) -> str:
-    """"llvm -mcpu=native" -> "llvm"."""
-    kind = str(target or "llvm").split()[0]
-    if kind not in TARGET_KEYS:
-        raise CompileError(f"unknown target {target!r}; known targets: {sorted(TARGET_KEYS)}")
-    return kind
+    """The kind name of a target: "llvm -mcpu=native" -> "llvm"."""
+    return as_target(target).kind.name
 
 
 def target_keys(target) -> tuple:
-    return TARGET_KEYS[target_kind(target)]
+    """The strategy keys a target consults, most specific first, ending with "generic"."""
+    return as_target(target).keys + ("generic",)
 
 
 def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None):
     """Add implementations of `op_name` for targets with `target_key` (usable as a decorator).
 
     fstrategy(strategy, attrs, inputs, out_type, target) calls strategy.add_implementation(...).
+    A target gets the additions of every one of its keys (x86 ones only for targets keyed x86:
+    an arm_cpu target never sees them).
     """
-    known = {k for keys in TARGET_KEYS.values() for k in keys}
-    if target_key not in known:
-        raise CompileError(f"register_strategy: unknown target key {target_key!r}; use one of {sorted(known)}")
+    if target_key not in KNOWN_KEYS:
+        raise CompileError(f"register_strategy: unknown target key {target_key!r}; use one of "
+                           f"{sorted(KNOWN_KEYS)}")
 
     def register(fn):
         _ADDITIONS.setdefault((op_name, target_key), []).append(fn)
@@ -94,10 +96,12 @@ def unregister_strategy(op_name: str, target_key: str, fstrategy: Callable) -> N
 
 
 def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:
-    """The full strategy of one call: the generic implementation plus every target addition."""
+    """The full strategy of one call: the generic implementation plus the additions registered
+    under each of the target's keys (the generic key first, the most specific last)."""
     from .generic import generic_implementation
+    target = as_target(target)
     strategy = OpStrategy()
-    generic = generic_implementation(op)
+    generic = generic_implementation(op, target)
     if generic is not None:
         strategy.add_implementation(*generic)
     for key in reversed(target_keys(target)):

@@ -22,6 +22,8 @@ from ..config import VERSION, get as get_config
 from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
 from ..runtime.module import load_library
+from ..transform import InferTypeLocal
+from ..target import as_target
 
 PACKAGE_VERSION = VERSION
 
@@ -48,7 +50,7 @@ class CachedFunc(ObjectIdentity):
     """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs.
     Compared as TVM compares Objects: by identity (same_as)."""
 
-    target: str
+    target: object               # the target.Target it was lowered for
     func_name: str
     prim_fn_var: object          # GlobalVar naming the kernel
     inputs: list                 # te placeholders
@@ -59,21 +61,32 @@ class CachedFunc(ObjectIdentity):
     external_module: object = None   # the runtime Module an external codegen (relay.ext.*) made
 
 
+def ensure_typed(func):
+    """Type `func` in place unless it is typed already (InferType also fills a missing ret_type)."""
+    if func.body._checked_type_ is None:
+        InferTypeLocal(func)
+    return func
+
+
 class CCacheKey(ObjectIdentity):
     """(source_func, target). As a TVM Object, `==`, `same_as` and `hash` go by identity; the
     cache itself matches keys structurally through `structural_key` (TVM's CCacheKeyNode::Equal:
-    structurally equal functions and the same target)."""
+    structurally equal functions and the same target, compared by its canonical string, so
+    "llvm -mcpu=a" and "llvm -mcpu=b" never share a kernel). The function is typed first: typing
+    fills a missing ret_type, which the structural hash covers, so typing it after the key was
+    made would leave the key's hash stale."""
 
     def __init__(self, source_func, target):
-        self.source_func = source_func
-        self.target = str(target)
-        self.structural_key = StructuralKey(source_func, self.target)
+        self.source_func = ensure_typed(source_func)
+        self.target = as_target(target)
+        self.target_text = str(self.target)
+        self.structural_key = StructuralKey(self.source_func, self.target_text)
 
     def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:
         """Everything a cached kernel must have been built for, as text: stored inside each
         entry and compared on load, so a file under the wrong name is never served."""
         cpu, features = host_cpu_fingerprint()
-        return (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
+        return (f"{structural_hash(self.source_func):016x}|{self.target_text}|{func_name}|{PACKAGE_VERSION}|"
                 f"{compiler_digest()}|{impl_fingerprint}|{cpu}|{features}")
 
     def disk_key(self, func_name: str, impl_fingerprint: str) -> str:

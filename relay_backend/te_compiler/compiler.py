@@ -18,8 +18,8 @@ from .. import codegen
 from ..config import get as get_config
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
-from ..strategy.base import target_kind
 from ..runtime.module import Module
+from ..target import as_target
 from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cached, store_cached
 from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
@@ -52,7 +52,7 @@ class TECompiler:
         if not isinstance(func_or_key, Function):
             raise CompileError(f"TECompiler expects a primitive relay Function or a CCacheKey, got "
                                f"{type(func_or_key).__name__}")
-        return CCacheKey(func_or_key, target_kind(target) if target is not None else "llvm")
+        return CCacheKey(func_or_key, as_target(target))
 
     def _lookup(self, key: CCacheKey, mod_name) -> CCacheValue:
         entry = self._cache.get(key.structural_key)
@@ -95,7 +95,8 @@ class TECompiler:
         if cached.external_module is not None:
             value.module = cached.external_module
             return value.module
-        cache_dir = disk_cache_dir()
+        # only kernels this process can load go to disk (a cross-compiled or GPU module is rebuilt)
+        cache_dir = disk_cache_dir() if not key.target.host_mismatch() else None
         key_text = key.disk_key_text(cached.func_name, cached.impl_fingerprint)
         path = os.path.join(cache_dir, key.disk_key(cached.func_name, cached.impl_fingerprint) + ".so") if cache_dir else None
         if path:
@@ -127,6 +128,7 @@ class TECompiler:
         one model in a loop would otherwise grow the process without bound.
         """
         cached_funcs = tuple(cached_funcs)
+        target = as_target(target)
         key = (str(target), tuple(id(cf) for cf in cached_funcs))
         with self._libraries_lock:
             kept = self._libraries.get(key)

@@ -14,10 +14,9 @@ from .. import te
 from ..errors import CompileError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
-from ..ir.types import TensorType, TupleType, is_any
+from ..ir.types import TensorType, is_any, regroup_by_type, tuple_leaves
 from ..op.registry import OpDef
-from ..transform import InferTypeLocal
-from .cache import implementations_fingerprint
+from .cache import ensure_typed, implementations_fingerprint
 from .select import select_implementation
 
 
@@ -41,11 +40,11 @@ class LoweredTE:
 
 def flatten_type(ty) -> list:
     """The TensorTypes of a (possibly nested) tuple type, in order."""
-    if isinstance(ty, TensorType):
-        return [ty]
-    if isinstance(ty, TupleType):
-        return [t for f in ty.fields for t in flatten_type(f)]
-    raise CompileError(f"cannot compile a value of type {ty}: only tensors and tuples of tensors")
+    leaves = tuple_leaves(ty)
+    for t in leaves:
+        if not isinstance(t, TensorType):
+            raise CompileError(f"cannot compile a value of type {ty}: only tensors and tuples of tensors")
+    return leaves
 
 
 def _te_shape(ty: TensorType, name: str) -> list:
@@ -53,15 +52,15 @@ def _te_shape(ty: TensorType, name: str) -> list:
 
 
 def _flatten_value(value) -> list:
-    if isinstance(value, list):
-        return [t for v in value for t in _flatten_value(v)]
-    return [value]
-
-
-def _ensure_typed(func: Function) -> Function:
-    if func.body._checked_type_ is None:
-        InferTypeLocal(func)
-    return func
+    """The te tensors of a (nested) list of them, in order (iterative)."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(reversed(v))
+        else:
+            out.append(v)
+    return out
 
 
 def _constant_tensor(c: Constant):
@@ -77,7 +76,7 @@ def _constant_tensor(c: Constant):
 
 def lower_to_te(func: Function, target) -> LoweredTE:
     """Run each op's selected compute over placeholders for the function's parameters."""
-    _ensure_typed(func)
+    ensure_typed(func)
     env, inputs = {}, []
     for i, param in enumerate(func.params):
         ptype = param.checked_type if param._checked_type_ is not None else param.type_annotation
@@ -124,9 +123,7 @@ def lower_to_te(func: Function, target) -> LoweredTE:
 
 
 def _regroup(ty, tensors):
-    if isinstance(ty, TensorType):
-        return next(tensors)
-    return [_regroup(f, tensors) for f in ty.fields]
+    return regroup_by_type(ty, lambda t: next(tensors), list)
 
 
 def _distinct_outputs(outs, inputs) -> list:
@@ -149,9 +146,9 @@ def _excerpt(func, limit: int = 600) -> str:
 
 def schedule_lowered(lowered: LoweredTE, target):
     """Apply the anchor implementation's schedule (the generic one when there is no op call)."""
-    from ..strategy.generic import schedule_default
+    from ..strategy.generic import generic_schedule
     if lowered.anchor_impl is None:
-        return schedule_default(None, lowered.outputs, target)
+        return generic_schedule(target)(None, lowered.outputs, target)
     return lowered.anchor_impl.schedule(lowered.anchor_attrs, lowered.outputs, target)
 
 

@@ -11,7 +11,9 @@ hole shared by the (mutually) recursive uses in its component. Polymorphic funct
 are instantiated with fresh holes at each call.
 
 Types are attached in place with ir.expr.bind_type, so the returned module holds the same
-expression objects as the input (Op singletons are left untyped); annotations are not rewritten.
+expression objects as the input (Op singletons are left untyped). Annotations are not rewritten,
+but a function without a return annotation gets its inferred one as `ret_type`, as Relay's
+InferType does (so typed programs compare structurally equal to annotated Relay ones).
 """
 import networkx as nx
 
@@ -406,6 +408,8 @@ class _Checker:
                 f"cannot infer the type of `{excerpt(bad)}` (got `{got}`); annotate it{_hint(bad)}")
         for node, t in resolved:
             bind_type(node, t)
+            if isinstance(node, Function) and node.ret_type is None and isinstance(t, FuncType):
+                node.ret_type = t.ret_type   # as Relay's InferType: a missing annotation is filled
 
     def _unresolved_error(self, d: _Deferred):
         for i, t in enumerate(d.inputs):

@@ -21,6 +21,7 @@ from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType, is_any
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
+from ..target import as_target
 from ..te_compiler import get as get_te_compiler
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
 from .. import transform
@@ -31,7 +32,6 @@ from .lambda_lift import CLOSURE_ATTR, lambda_lift
 from .manifest_alloc import manifest_alloc
 from .shape_func import ShapeProgram
 
-CPU_DEVICE_TYPE = 1
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
 
 
@@ -179,12 +179,16 @@ class VMCompiler:
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        # the VM runs its kernels on the cpu: device annotations must name it
-        mod = transform.default_pipeline(keep_only_main="main" in mod, device_type=CPU_DEVICE_TYPE)(mod)
+        # device annotations must name the device the target's kernels run on
+        mod = transform.default_pipeline(keep_only_main="main" in mod,
+                                         device_type=as_target(target).device_type)(mod)
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
         """Optimize, then compile every global function to bytecode and lower its kernels."""
+        target = as_target(target)
+        if target_host is not None:
+            target = target.with_host(target_host)
         mod, _ = self.optimize(mod, target)
         self.optimized_mod = mod
         ctx = self._context = CompileContext(mod, target)

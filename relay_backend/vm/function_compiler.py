@@ -4,7 +4,10 @@ VMFunctionCompiler). Kernel calls arrive as the memory dialect ManifestAlloc wri
 Registers: parameters take 0..n-1 (a `Closure=1` global's captured variables come first, then
 the inner function's parameters); every compiled sub-expression gets a fresh register once
 (graph-form sharing is memoized per scope: a branch or clause sees what was computed before it,
-and forgets what it computed itself). Constant ints the function needs (allocation sizes, the
+and forgets what it computed itself). A node used from several branches or clauses is compiled
+once, just before the If / Match whose scopes use it, in the innermost scope holding all its
+uses (ir/sharing.py; Relay's VM compiles after ToANormalForm, which places it there), so
+bytecode grows linearly with nesting however the branches share. Constant ints the function needs (allocation sizes, the
 zero offset, `1` for If, tags for Match) are loaded once in a prologue; offsets are relative,
 so prepending the prologue moves no jump target.
 
@@ -25,6 +28,7 @@ from ..ir.adt import Constructor, Match, PatternConstructor, PatternTuple, Patte
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead, RefWrite,
                        Tuple, TupleGetItem, Var)
 from ..ir.functor import dataflow_children, post_order
+from ..ir.sharing import OPERAND, plan_sharing, scoped_children
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
 from .bytecode import Opcode, make
@@ -32,6 +36,17 @@ from .lambda_lift import CLOSURE_ATTR
 from .dialect import DialectOp
 from .memory_alloc import TUPLE_RESULT_OPS, dialect_children, emit_dialect
 
+
+
+def _compiled_children(e) -> tuple:
+    """The sub-expressions the VM compiles (ir.sharing roles): not function bodies, which are
+    kernels (primitives) or separate globals after LambdaLift, nor a callee it calls directly;
+    of a memory-dialect call, the operands memory_alloc evaluates into registers."""
+    if isinstance(e, Call) and isinstance(e.op, DialectOp):
+        return tuple((a, OPERAND) for a in dialect_children(e))
+    if isinstance(e, Call) and isinstance(e.op, (Function, Op, GlobalVar, Constructor)):
+        return tuple((a, OPERAND) for a in e.args)
+    return scoped_children(e, enter_functions=False)
 
 
 class VMFunctionCompiler:
@@ -46,6 +61,7 @@ class VMFunctionCompiler:
         self.num_registers = 0
         self._ints = {}
         self._tuple_results = {}       # dialect call -> (its value register, its registers)
+        self._sharing = None
 
     # -- emitting
     def new_register(self) -> int:
@@ -89,6 +105,7 @@ class VMFunctionCompiler:
         scope = ChainMap()
         for p in params:
             scope[p] = self.new_register()
+        self._sharing = plan_sharing(body, children=_compiled_children)
         result = self.compile_expr(body, scope)
         self.emit(Opcode.Ret, result)
         return params, self.prologue + self.instructions, self.num_registers
@@ -100,8 +117,8 @@ class VMFunctionCompiler:
             return scope[expr]
 
         def children(e):
-            if isinstance(e, (Let, If, Match, Function)):
-                return ()
+            if isinstance(e, (Let, If, Match, Function)):   # their scopes' shared nodes first
+                return [k for k in self._sharing.hoisted(e) if k not in scope]
             if isinstance(e, Call) and isinstance(e.op, DialectOp):
                 kids = dialect_children(e)
             elif isinstance(e, Call) and isinstance(e.op, (Function, Op, GlobalVar, Constructor)):

@@ -7,7 +7,9 @@ outputs), or a `reshape_tensor` of an `alloc_tensor`. Those allocations then tak
 tensor instead of carving one from storage (a view of it when the kernel's shape is a
 reshape of the caller's). A result the kernels do not write through such an allocation (a
 parameter returned as is, a result merged from two branches) is copied into the caller's
-tensor after the run, where TVM would refuse.
+tensor after the run, where TVM would refuse. The VM keeps its registers in host memory, so
+only host tensors can be written in place; a caller's tensor in GPU memory (a VM on cuda) is
+filled by a copy after the run.
 """
 import numpy as np
 
@@ -72,11 +74,17 @@ def check_outputs(func_name: str, outputs, inputs) -> list:
     flat_inputs = []
     _flatten(inputs, flat_inputs)
     for i, out in enumerate(outputs):
+        if not _in_host_memory(out):
+            continue                           # registers are host memory: no overlap possible
         for value in flat_inputs:
             if isinstance(value, NDArray) and np.shares_memory(out.view_numpy(), value.view_numpy()):
                 raise InputError(f"{func_name}: output {i} shares memory with an input; kernels write "
                                  f"outputs while reading inputs, so pass a separate array")
     return list(outputs)
+
+
+def _in_host_memory(array: NDArray) -> bool:
+    return array.device.device_type == 1
 
 
 def _flatten(values, out) -> None:
@@ -93,7 +101,7 @@ def bind_outputs(func_name: str, func, outputs) -> dict:
     bound = {}
     allocs = {ins[5]: ins for ins in func.instructions if ins[0] == Opcode.AllocTensor}
     for i, (reg, out) in enumerate(zip(direct_output_registers(func), outputs)):
-        if reg is None:
+        if reg is None or not _in_host_memory(out):
             continue
         ins = allocs[reg]
         shape, dtype = tuple(ins[3]), str(ins[4])
@@ -117,12 +125,16 @@ def copy_results(func_name: str, result, outputs) -> None:
         if not isinstance(value, NDArray):
             raise InputError(f"{func_name}: result {i} is a {type(value).__name__}, not a tensor; "
                              f"invoke_with_outputs needs tensor results")
-        if value.view_numpy().size and np.shares_memory(value.view_numpy(), out.view_numpy()):
+        on_host = _in_host_memory(out)
+        if on_host and value.view_numpy().size and np.shares_memory(value.view_numpy(), out.view_numpy()):
             continue                           # written in place by its kernel
         if tuple(value.shape) != tuple(out.shape) or value.dtype != out.dtype:
             raise InputError(f"{func_name}: output {i} is Tensor[{tuple(out.shape)}, {out.dtype}] but "
                              f"the result is Tensor[{tuple(value.shape)}, {value.dtype}]")
-        np.copyto(out.view_numpy(), value.view_numpy())
+        if on_host:
+            np.copyto(out.view_numpy(), value.view_numpy())
+        else:
+            out.copyfrom(value)
 
 
 __all__ = ["direct_output_registers", "check_outputs", "bind_outputs", "copy_results"]

@@ -86,8 +86,22 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
+def _to_device(value, device):
+    """A VM result with its tensors copied to `device` (tuples and ADTs field by field)."""
+    if isinstance(value, NDArray):
+        return _nd.array(value, device=device)
+    if isinstance(value, ADT):
+        return ADT(value.tag, [_to_device(f, device) for f in value.fields])
+    return value
+
+
 class VirtualMachine:
-    """Runs `exe` (an Executable, or its runtime module `exe.mod`) on `device` (cpu)."""
+    """Runs `exe` (an Executable, or its runtime module `exe.mod`) on `device`: the CPU, or a
+    CUDA GPU for an executable compiled for cuda.
+
+    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable each
+    kernel call stages its arguments on the device (copy in, launch, copy the outputs back), and
+    the results are returned on `device`."""
 
     NAIVE_ALLOCATOR = 1
     POOLED_ALLOCATOR = 2
@@ -100,9 +114,13 @@ class VirtualMachine:
         if isinstance(device, (list, tuple)):
             device = device[0] if device else None
         self.device = cpu(0) if device is None else _make_device(device)
-        if self.device.device_type != 1:
-            raise RelayError(f"the VM runs kernels on cpu only, got {self.device}")
+        on_gpu = getattr(exe.lib, "type_key", None) == "cuda"
+        if self.device.device_type != (2 if on_gpu else 1):
+            raise RelayError(f"the executable's kernels run on {'cuda' if on_gpu else 'cpu'}, got "
+                             f"device {self.device}; compile for target 'cuda' to run on a GPU, "
+                             f"'llvm' for the CPU")
         exe.check_constants_loaded()
+        self.host = cpu(0)
         self.exe = self._exec = exe
         self._packed = []
         for i, name in enumerate(exe.primitive_names):
@@ -110,16 +128,23 @@ class VirtualMachine:
                 self._packed.append(exe.shape_funcs[i])
             elif exe.lib is None or not exe.lib.has_function(name, query_imports=True):
                 raise RelayError(f"Cannot find function in module: {name}")
-            elif getattr(exe, "checked_calls", False):           # loaded from bytes: never unchecked
-                self._packed.append(exe.lib.get_function(name, query_imports=True))
             else:
-                self._packed.append(fast_kernel(exe.lib.get_function(name, query_imports=True)))
-        self._code = [tuple(decode(ins, exe.constant_pool, self.device) for ins in f.instructions)
+                self._packed.append(self._kernel(exe, exe.lib.get_function(name, query_imports=True)))
+        self._code = [tuple(decode(ins, exe.constant_pool, self.host) for ins in f.instructions)
                       for f in exe.functions]
         # per thread: .inputs (set_input), .partial (set_one_input), .outputs (set_outputs),
         # .last (invoke_stateful)
         self._state = threading.local()
         self._runtime_module = None
+
+    def _kernel(self, exe, function):
+        """How the loop calls `function`: a CUDA kernel staged through host memory, a checked call
+        for an executable loaded from bytes, else the fast unchecked path."""
+        if function.device_type != self.host.device_type:
+            return function.on_host(self.device)
+        if getattr(exe, "checked_calls", False):           # loaded from bytes: never unchecked
+            return function
+        return fast_kernel(function)
 
     # -- inputs
     def _prepare(self, func_name: str, args, kwargs) -> list:
@@ -145,7 +170,7 @@ class VirtualMachine:
         if len(args) != len(names):
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
                              f"number of arguments ({len(names)}: {', '.join(names)})")
-        values = [convert(a, self.device) for a in args]
+        values = [convert(a, self.host) for a in args]
         for name, value, desc in zip(names, values, func.param_types):
             _check(value, desc, f"{func_name}: parameter '{name}'")
         return values
@@ -192,7 +217,7 @@ class VirtualMachine:
         else:
             raise InputError(f"set_one_input: {tag!r} is neither a parameter name nor an index below "
                              f"{len(names)} of {func_name}")
-        converted = convert(value, self.device)
+        converted = convert(value, self.host)
         _check(converted, func.param_types[index], f"{func_name}: parameter '{names[index]}'")
         partial = self._thread("partial")
         if func_name not in partial:
@@ -231,7 +256,7 @@ class VirtualMachine:
         result = run_loop(self, self.exe.global_map[func_name], values,
                           bind_outputs(func_name, func, outputs))
         copy_results(func_name, result, outputs)
-        return result
+        return self._on_device(result)
 
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)
@@ -325,7 +350,11 @@ class VirtualMachine:
             cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)(func_name)
 
     def _run(self, func_index: int, args):
-        return run_loop(self, func_index, args)
+        return self._on_device(run_loop(self, func_index, args))
+
+    def _on_device(self, result):
+        """A result of the loop (in host memory) on this VM's device."""
+        return result if self.device == self.host else _to_device(result, self.device)
 
 
 __all__ = ["VirtualMachine", "VMClosure", "Storage", "convert"]

@@ -140,7 +140,9 @@ def test_graph_json_validation():
         (lambda g: g.update(heads=0), "heads must be a list"),
         (lambda g: g["nodes"][1]["attrs"].update(num_outputs="0"), "num_outputs >= 1"),
         (lambda g: g["attrs"]["device_index"][1].__setitem__(1, 2),
-         r"attrs\['device_index'\]\[1\] is 2, but this runtime executes on the CPU only"),
+         r"attrs\['device_index'\]\[1\] is 2, but this runtime executes a graph on one device"),
+        (lambda g: g["attrs"]["device_index"][1].__setitem__(1, 7),
+         r"attrs\['device_index'\]\[1\] is 7, .* the CPU \(1\) or a CUDA GPU \(2\)"),
         (lambda g: g["attrs"].update(device_index=["list_int", [1]]), r"attrs\['device_index'\] has 1 items"),
     ]:
         bad = json.loads(json.dumps(good))

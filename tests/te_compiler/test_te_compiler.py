@@ -92,9 +92,9 @@ def test_user_implementation_with_higher_plevel_is_chosen(compiler):
         assert best.name == "relu.mine" and calls
         cached = compiler.lower(_primitive(), "llvm")
         assert ("nn.relu", "relu.mine") in cached.implementations
-        # not registered for cuda's keys: the generic one is chosen there
+        # not registered for cuda's keys: the generic GPU schedule is chosen there
         best, _ = te_compiler.select_implementation(op, None, [x], relay.TensorType((4,)), "cuda")
-        assert best.name == "injective.generic"
+        assert best.name == "injective.gpu"
     finally:
         unregister_strategy("nn.relu", "x86", fstrategy)
 

@@ -7,6 +7,7 @@ import numpy as np
 from ...errors import AttrsError, OpNotImplemented, TypeInferenceError
 from ...ir.attrs import as_int_tuple
 from ...ir.types import Any, TensorType, is_any, type_to_str
+from ..accumulation import acc_dtype  # noqa: F401  (re-exported: references and computes share it)
 from ..relations import expect_tensor
 
 
@@ -142,11 +143,6 @@ def window_out_dim(size, kernel: int, stride: int, dilation: int, pad_before: in
     if (out - 1) * stride >= size + pad_before:
         out -= 1
     return out
-
-
-def acc_dtype(dtype: str) -> str:
-    """Accumulation dtype of a reference: float16 accumulates in float32, others in themselves."""
-    return "float32" if dtype == "float16" else dtype
 
 
 def result_dtype(attr_out_dtype: str, data_dtype: str) -> str:

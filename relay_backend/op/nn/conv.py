@@ -124,6 +124,9 @@ def _conv2d_samples(rng):
                "depthwise, channel multiplier 2"),
         Sample([S.rand(rng, (1, 3, 4, 4), "float64"), S.rand(rng, (2, 3, 1, 1), "float64")], A()),
         Sample([S.rand(rng, (1, 2, 5, 5), "float16"), S.rand(rng, (2, 2, 3, 3), "float16")], A(padding=1)),
+        Sample([S.rand(rng, (1, S.FLOAT16_REDUCTION_TERMS // 8, 4, 4), "float16", 0, 1),
+                S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS // 8, 3, 3), "float16", 0, 1)], A(),
+               "float16, 9/8 x FLOAT16_REDUCTION_TERMS terms per output"),
         Sample([S.rand(rng, (1, 3, 5, 5), "int8", -100, 100), S.rand(rng, (4, 3, 3, 3), "int8", -100, 100)],
                A(out_dtype="int32"), "int8 inputs accumulate in int32"),
     ]

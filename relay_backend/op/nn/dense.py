@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from ... import te
-from ...ir.attrs import Attrs
+from ...ir.attrs import Attrs, always_printed
 from ...ir.types import Any, TensorType, is_any
 from .. import samples as S
 from ..pattern import OpPattern
@@ -36,7 +36,7 @@ def _contract(shape, k_ext, load_a, load_b, out_type, name, tag):
 # --- nn.dense ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class DenseAttrs(Attrs):
-    units: int = None
+    units: int = always_printed(None)
     out_dtype: str = ""
 
     def __post_init__(self):
@@ -72,6 +72,8 @@ def _dense_samples(rng):
             Sample([S.rand(rng, (3, 2, 5)), S.rand(rng, (4, 5))], DenseAttrs(units=4)),
             Sample([S.rand(rng, (1, 6), "float64"), S.rand(rng, (3, 6), "float64")], DenseAttrs()),
             Sample([S.rand(rng, (2, 16), "float16"), S.rand(rng, (4, 16), "float16")], DenseAttrs()),
+            Sample([S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1),
+                    S.rand(rng, (3, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1)], DenseAttrs(), "float16, long dot"),
             Sample([S.rand(rng, (3, 10), "int8", -100, 100), S.rand(rng, (5, 10), "int8", -100, 100)],
                    DenseAttrs(out_dtype="int32"), "int8 inputs accumulate in int32")]
 
@@ -98,7 +100,7 @@ def dense(data, weight, units=None, out_dtype=""):
 # --- nn.matmul -----------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class MatmulAttrs(Attrs):
-    units: int = None
+    units: int = always_printed(None)
     out_dtype: str = ""
     transpose_a: bool = False
     transpose_b: bool = False
@@ -146,7 +148,9 @@ def _matmul_samples(rng):
             Sample([S.rand(rng, (5, 3)), S.rand(rng, (5, 4))], MatmulAttrs(transpose_a=True)),
             Sample([S.rand(rng, (2, 5, 3), "float64"), S.rand(rng, (4, 5), "float64")],
                    MatmulAttrs(transpose_a=True, transpose_b=True)),
-            Sample([S.rand(rng, (2, 3, 6)), S.rand(rng, (6, 2))], MatmulAttrs(units=2))]
+            Sample([S.rand(rng, (2, 3, 6)), S.rand(rng, (6, 2))], MatmulAttrs(units=2)),
+            Sample([S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1),
+                    S.rand(rng, (S.FLOAT16_REDUCTION_TERMS, 3), "float16", 0, 1)], MatmulAttrs(), "float16, long dot")]
 
 
 def _matmul_compute(attrs, inputs, out_type):
@@ -237,7 +241,10 @@ def _batch_matmul_samples(rng):
             Sample([S.rand(rng, (2, 5, 3), "float64"), S.rand(rng, (1, 4, 5), "float64")],
                    BatchMatmulAttrs(transpose_a=True, transpose_b=True)),
             Sample([S.rand(rng, (2, 4, 8), "int8", -50, 50), S.rand(rng, (2, 3, 8), "int8", -50, 50)],
-                   BatchMatmulAttrs(out_dtype="int32"))]
+                   BatchMatmulAttrs(out_dtype="int32")),
+            Sample([S.rand(rng, (2, 2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1),
+                    S.rand(rng, (2, 3, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1)], BatchMatmulAttrs(),
+                   "float16, long dot")]
 
 
 def _batch_matmul_compute(attrs, inputs, out_type):

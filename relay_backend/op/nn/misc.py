@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import te, tir
 from ...errors import AttrsError
-from ...ir.attrs import Attrs, check_choice
+from ...ir.attrs import Attrs, always_printed, check_choice
 from ...ir.expr import Expr, TupleWrapper, const
 from ...ir.types import Any, TensorType, TupleType, is_any
 from .. import samples as S
@@ -116,7 +116,7 @@ def batch_flatten(data):
 # --- nn.pad --------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class PadAttrs(Attrs):
-    pad_width: tuple = ()
+    pad_width: tuple = always_printed(())
     pad_mode: str = "constant"
 
     def __post_init__(self):
