@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import InputError, RelayError
 from ..runtime import ndarray as _nd
 from ..runtime.device import cpu, device as _make_device
+from ..runtime.cuda_module import host_function_on_device
 from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
 from .graph import CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE, Graph, check_sizes, parse_graph
@@ -123,7 +124,10 @@ class GraphModule(ExecutorModule):
             raise RelayError(f"no such function in module: {node.func_name} (graph node {nid} '{node.name}'); "
                              f"the library has {sorted(getattr(self.lib, 'function_names', []))}")
         try:
-            return self.lib.get_function(node.func_name, query_imports=True).prepare(*args)
+            function = self.lib.get_function(node.func_name, query_imports=True)
+            if function.device_type == CPU_DEVICE_TYPE and self.device.device_type == CUDA_DEVICE_TYPE:
+                return host_function_on_device(function, args)     # an external codegen's
+            return function.prepare(*args)
         except InputError as err:
             raise RelayError(f"graph node {nid} '{node.name}' does not match its kernel: {err}") from None
 

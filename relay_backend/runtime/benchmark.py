@@ -113,7 +113,8 @@ def module_time_evaluator(module, func_name, dev=None, number=10, repeat=1, min_
     """TVM's `Module.time_evaluator` for any module with `get_function(name)`: `f_preproc` names a
     global function (runtime.registry) run before every repeat with the same arguments, and
     `cache_flush_bytes` > 0 copies that many bytes between two buffers before every repeat, so
-    each measurement starts with a cold cache. `dev` is accepted for TVM's signature (cpu)."""
+    each measurement starts with a cold cache. `dev` is accepted for TVM's signature: a CUDA
+    function waits for its device before returning, so the timings need no extra synchronization."""
     del dev
     func = module.get_function(func_name)
     preproc = get_global_func(f_preproc) if f_preproc else None
@@ -147,8 +148,8 @@ def benchmark(run_once, device=None, repeat=5, number=5, min_repeat_ms=0, warmup
     """Time `run_once` (a no-argument callable): a warm-up call (unless `warmup=False`), then
     `repeat` measurements of `number` calls, as time_evaluator does.
 
-    `device` is accepted for TVM's signature; every executor here runs on the cpu, so timing
-    needs no device synchronization.
+    `device` is accepted for TVM's signature; CUDA kernels wait for their device before
+    returning, so timing needs no extra device synchronization.
     """
     del device
     skip = {"first": not warmup}

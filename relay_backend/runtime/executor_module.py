@@ -281,6 +281,10 @@ class ExecutorModule:
                     raise InputError(f"share_params: input '{name}' is Tensor[{tuple(arr.shape)}, "
                                      f"{arr.dtype}] here but Tensor[{tuple(src.shape)}, {src.dtype}] "
                                      f"in the other module")
+                if arr.device != src.device:
+                    raise InputError(f"share_params: input '{name}' is on {arr.device} here but on "
+                                     f"{src.device} in the other module; only modules on one device "
+                                     f"can share memory (copy it with set_input instead)")
                 self._share_input(mine, src)
                 self._mark_set(mine)
                 self._guard.input_set(me, mine, name)

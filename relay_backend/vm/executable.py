@@ -130,8 +130,11 @@ class Executable:
 
     @property
     def virtual_devices(self) -> str:
-        """The devices the executable uses: one, the cpu."""
-        return "VM VirtualDevice[0]: device type 1, id 0 and mem_scope \n"
+        """The devices the executable uses: where its kernels run (cpu, or cuda then the cpu host
+        that holds the VM's registers)."""
+        types = [2, 1] if getattr(self.lib, "type_key", None) == "cuda" else [1]
+        return "".join(f"VM VirtualDevice[{i}]: device type {t}, id 0 and mem_scope \n"
+                       for i, t in enumerate(types))
 
     @property
     def module(self) -> PackedModule:
