@@ -10,7 +10,7 @@ import pytest
 import relay_backend as relay
 from relay_backend import vm as rvm
 from relay_backend.codegen.cuda_compile import find_nvcc
-from relay_backend.errors import InputError
+from relay_backend.errors import InputError, RelayError
 from relay_backend.graph_executor import GraphModule
 from relay_backend.runtime.benchmark import BenchmarkResult
 from relay_backend.testing.external_codegen import SIZE, partitioned_module, tir_codegen
@@ -149,3 +149,18 @@ def test_external_codegen_function_runs_on_the_host_in_a_cuda_program(device, sc
     got = relay.create_executor("vm", mod=mod, device=relay.cuda(0), target="cuda").evaluate()(data)
     assert got.device == relay.cuda(0)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+
+
+def test_device_annotations_follow_the_cuda_target(device):
+    """PlanDevices checks on_device against the target's device: cuda for target cuda, in the
+    graph executor and the VM alike."""
+    x = relay.var("x", shape=(2, 6))
+    on_cuda = relay.IRModule.from_expr(relay.Function([x], relay.annotation.on_device(relay.exp(x), "cuda")))
+    for kind in ("graph", "vm"):
+        run = relay.create_executor(kind, mod=on_cuda, device=relay.cuda(0), target="cuda").evaluate()
+        np.testing.assert_allclose(run(X).numpy(), np.exp(X), rtol=1e-5, err_msg=kind)
+    on_cpu = relay.IRModule.from_expr(relay.Function([x], relay.annotation.on_device(relay.exp(x), "cpu")))
+    with pytest.raises(RelayError, match="puts a value on cpu, but this module runs on cuda"):
+        rvm.compile(on_cpu, target="cuda")
+    with pytest.raises(RelayError, match="puts a value on cpu, but this module runs on cuda"):
+        relay.build(on_cpu, target="cuda")
