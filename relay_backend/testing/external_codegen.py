@@ -1,16 +1,19 @@
 """A partitioned program and a hand-written external codegen for it, as Relay's BYOC tests use.
 
     mod = partitioned_module("mycc_main_0", "mycc")     # main(x) = exp(f(x)), f marked Compiler="mycc"
-    calls = []
-    relay_backend.register_func("relay.ext.mycc", tir_codegen(calls))
+    calls = register_tir_codegen("mycc")               # relay.ext.mycc; unregister it when done
+    data, want = sample_io()                           # an input and numpy's answer for main
 
 `f(p) = p * 2 + 1` over (SIZE,) float32 is a primitive function with Compiler and global_symbol
 attributes; `tir_codegen` compiles it from hand-written TIR into an LLVM module for the host CPU
 (whatever the target of the rest of the program), recording each function it is given.
 """
+import numpy as np
+
 from .. import ir, tir
 from ..codegen import build
 from ..op import add, exp, multiply
+from ..runtime.registry import register_func
 
 SIZE = 6
 
@@ -38,4 +41,18 @@ def tir_codegen(calls: list):
     return codegen
 
 
-__all__ = ["SIZE", "partitioned_module", "tir_codegen"]
+def register_tir_codegen(compiler: str) -> list:
+    """Register `tir_codegen` as relay.ext.<compiler> (replacing any); returns the list of the
+    functions it compiles. The caller removes the name when done (remove_global_func)."""
+    calls = []
+    register_func(f"relay.ext.{compiler}", tir_codegen(calls), override=True)
+    return calls
+
+
+def sample_io() -> tuple:
+    """(x, exp(x * 2 + 1)): an input of partitioned_module's main and the answer numpy gives."""
+    data = np.linspace(-1, 1, SIZE, dtype="float32")
+    return data, np.exp(data.astype("float64") * 2 + 1)
+
+
+__all__ = ["SIZE", "partitioned_module", "tir_codegen", "register_tir_codegen", "sample_io"]

@@ -7,9 +7,9 @@ the inner function's parameters); every compiled sub-expression gets a fresh reg
 and forgets what it computed itself). A node used from several branches or clauses is compiled
 once, just before the If / Match whose scopes use it, in the innermost scope holding all its
 uses (ir/sharing.py; Relay's VM compiles after ToANormalForm, which places it there), so
-bytecode grows linearly with nesting however the branches share. Constant ints the function needs (allocation sizes, the
-zero offset, `1` for If, tags for Match) are loaded once in a prologue; offsets are relative,
-so prepending the prologue moves no jump target.
+bytecode grows linearly with nesting however the branches share. Constant ints the function
+needs (allocation sizes, the zero offset, `1` for If, tags for Match) are loaded once in a
+prologue; offsets are relative, so prepending the prologue moves no jump target.
 
 Expression -> instructions:
   Constant load_const        Tuple alloc_data tag 0       TupleGetItem get_field

@@ -13,7 +13,7 @@ from relay_backend.codegen.cuda_compile import find_nvcc
 from relay_backend.errors import InputError, RelayError
 from relay_backend.graph_executor import GraphModule
 from relay_backend.runtime.benchmark import BenchmarkResult
-from relay_backend.testing.external_codegen import SIZE, partitioned_module, tir_codegen
+from relay_backend.testing.external_codegen import partitioned_module, register_tir_codegen, sample_io
 
 from .emulator import gxx
 
@@ -133,12 +133,10 @@ def test_external_codegen_function_runs_on_the_host_in_a_cuda_program(device, sc
     """The external codegen builds a CPU function; on a cuda device the graph executor stages its
     arguments through host memory (never handing it device pointers) and the VM, whose registers
     are host memory, calls it directly."""
-    calls = []
     scratch_names.append("relay.ext.cudahostcc")
-    relay.register_func("relay.ext.cudahostcc", tir_codegen(calls))
+    calls = register_tir_codegen("cudahostcc")
     mod = partitioned_module("cudahostcc_main_0", "cudahostcc")
-    data = np.linspace(-1, 1, SIZE, dtype="float32")
-    want = np.exp(data * 2 + 1)
+    data, want = sample_io()
     factory = relay.build(mod, target="cuda")
     assert factory.get_lib().has_function("cudahostcc_main_0", query_imports=True)
     gmod = GraphModule(factory["default"](relay.cuda(0)))
@@ -149,6 +147,7 @@ def test_external_codegen_function_runs_on_the_host_in_a_cuda_program(device, sc
     got = relay.create_executor("vm", mod=mod, device=relay.cuda(0), target="cuda").evaluate()(data)
     assert got.device == relay.cuda(0)
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+    assert len(calls) == 1                    # compiled once for (function, cuda), then cached
 
 
 def test_device_annotations_follow_the_cuda_target(device):

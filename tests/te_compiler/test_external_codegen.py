@@ -6,16 +6,14 @@ import pytest
 
 import relay_backend as relay
 from relay_backend.errors import CompileError, SerializationError
-from relay_backend.testing.external_codegen import SIZE, partitioned_module, tir_codegen
+from relay_backend.testing.external_codegen import partitioned_module, register_tir_codegen, sample_io
 
 
 def test_graph_and_vm_call_the_external_module(scratch_names):
-    calls = []
     scratch_names.append("relay.ext.testcc")
-    relay.register_func("relay.ext.testcc", tir_codegen(calls))
+    calls = register_tir_codegen("testcc")
     mod = partitioned_module("testcc_main_0", "testcc")
-    data = np.linspace(-1, 1, SIZE, dtype="float32")
-    expected = np.exp(data * 2 + 1)
+    data, expected = sample_io()
     factory = relay.build(mod, target="llvm")
     lib = factory.get_lib()
     assert "testcc_main_0" not in lib.function_names                    # not a TECompiler kernel
