@@ -3,7 +3,8 @@
 Constructors follow tvm.relay: `op.add`, `op.sum`, `op.reshape`, `op.nn.conv2d`, ...
 """
 from .pattern import OpPattern
-from .registry import OpDef, Sample, check, defop, get, list_ops, register
+from .registry import (OpDef, Sample, check, defop, get, list_ops, register, register_gradient,
+                       register_op_attr)
 from . import tensor, reduce, transform, nn  # noqa: F401  (importing registers the ops)
 from .tensor import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403

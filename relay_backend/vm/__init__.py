@@ -6,7 +6,7 @@
     vm = relay_backend.vm.VirtualMachine(exe, relay_backend.cpu())      # runtime.py, loop.py
     out = vm.run(x)
 
-bytecode.py holds the instruction set; lambda_lift.py turns closures into globals;
+bytecode.py holds the instruction set; transform.LambdaLift turns closures into globals;
 function_compiler.py compiles one function to bytecode, with explicit allocations from
 memory_alloc.py and shape functions (shape_func.py) for outputs with `Any` dims;
 executor.py is what `create_executor("vm")` returns.
@@ -14,7 +14,7 @@ executor.py is what `create_executor("vm")` returns.
 from .bytecode import Opcode
 from .compiler import VMCompiler, compile
 from .executable import Executable
-from .lambda_lift import LambdaLift, lambda_lift
+from ..transform.lambda_lift import LambdaLift, lambda_lift
 from .loop import Storage, VMClosure
 from .runtime import VirtualMachine
 from .executor import VMExecutor

@@ -25,7 +25,7 @@ from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
 from .function_compiler import VMFunctionCompiler
-from .lambda_lift import CLOSURE_ATTR, lambda_lift
+from ..transform.lambda_lift import CLOSURE_ATTR, lambda_lift
 from .shape_func import ShapeProgram
 
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)

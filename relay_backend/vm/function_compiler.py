@@ -26,7 +26,7 @@ from ..ir.functor import dataflow_children, post_order
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
 from .bytecode import Opcode, make
-from .lambda_lift import CLOSURE_ATTR
+from ..transform.lambda_lift import CLOSURE_ATTR
 from .memory_alloc import emit_kernel_call
 
 

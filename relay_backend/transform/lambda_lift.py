@@ -1,4 +1,5 @@
-"""LambdaLift: every nested non-primitive function becomes a global function of the module.
+"""LambdaLift (tvm.relay.transform.LambdaLift): every nested non-primitive function becomes a
+global function of the module. The VM compiler runs it before compiling closures.
 
 A lambda without free variables becomes a plain global `@lifted_name<hash>` and the literal is
 replaced by that GlobalVar. A lambda that captures variables `c1..ck` becomes
@@ -18,6 +19,7 @@ from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.structural import structural_hash
 from ..ir.vars import free_vars
+from .pass_infra import module_pass
 
 CLOSURE_ATTR = "Closure"
 
@@ -127,10 +129,9 @@ def lambda_lift(mod: IRModule) -> IRModule:
 
 
 def LambdaLift():  # noqa: N802 - tvm.relay naming
-    """Module pass wrapping lambda_lift (tvm.relay.transform.LambdaLift)."""
-    from ..transform.pass_infra import module_pass
+    """Module pass (opt_level 1, as TVM) wrapping lambda_lift."""
 
-    @module_pass(opt_level=0, name="LambdaLift")
+    @module_pass(opt_level=1, name="LambdaLift")
     def _pass(mod, ctx):
         return lambda_lift(mod)
     return _pass
