@@ -14,4 +14,12 @@ from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
 from .bind_params import BindParams, bind_params_by_name, bind_params_to_main
 from .fuse_ops import FuseOps
 from .lambda_lift import LambdaLift
+from .to_a_normal_form import ToANormalForm, ToANormalFormExpr
+from .to_basic_block_normal_form import ToBasicBlockNormalForm
+from .to_graph_normal_form import ToGraphNormalForm
+from .to_cps import ToCPS, UnCPS, to_cps, un_cps
+from .inline import Inline
+from .defuse_ops import DefuseOps
+from .eta_expand import EtaExpand
+from .substitute import bind, dedup
 from .pipeline import default_pipeline

@@ -1,10 +1,13 @@
 """Passes preserve meaning: on random programs the debug interpreter gives the same outputs
-before and after SimplifyInference, FoldConstant, DeadCodeElimination, FuseOps (each fusion
-level) and build()'s whole pipeline; the result is well formed and still type-checks."""
+before and after every pass of the library (simplifications, normal forms, fusion and its
+inverse, layout and precision conversions) and build()'s whole pipeline; the result is well
+formed and still type-checks. Passes that should be idempotent give the same program when run
+twice."""
 import pytest
 from hypothesis import given, note
 
 from relay_backend import transform
+from relay_backend.ir.structural import assert_structural_equal
 from relay_backend.transform import default_pipeline
 from relay_backend.ir import check_well_formed
 from relay_backend.testing import executors
@@ -22,6 +25,18 @@ PASSES = {
     "FuseOps-2": lambda: [transform.FuseOps(fuse_opt_level=2)],
     "FuseOps-3": lambda: [transform.FuseOps(fuse_opt_level=3)],
     "build_pipeline": lambda: [default_pipeline()],
+    "ToANormalForm": lambda: [transform.ToANormalForm()],
+    "ToBasicBlockNormalForm": lambda: [transform.ToBasicBlockNormalForm()],
+    "ToGraphNormalForm(ANF)": lambda: [transform.ToANormalForm(), transform.ToGraphNormalForm()],
+    "ToCPS-UnCPS": lambda: [transform.ToCPS(), transform.InferType(), transform.UnCPS()],
+    "DefuseOps(FuseOps)": lambda: [transform.FuseOps(), transform.InferType(), transform.DefuseOps()],
+}
+
+# Passes for which pass(pass(m)) == pass(m) structurally.
+IDEMPOTENT = {
+    "ToANormalForm": lambda: transform.ToANormalForm(),
+    "ToBasicBlockNormalForm": lambda: transform.ToBasicBlockNormalForm(),
+    "ToGraphNormalForm": lambda: transform.ToGraphNormalForm(),
 }
 
 
@@ -41,4 +56,18 @@ def test_pass_preserves_interpreter_result(name):
         assert len(actual) == len(expected)
         for i, (a, e) in enumerate(zip(actual, expected)):
             assert_allclose(a, e, what=f"output {i} after {name}")
+    check()
+
+
+@pytest.mark.parametrize("name", sorted(IDEMPOTENT))
+def test_pass_is_idempotent(name):
+    @profile(ci_examples=15, soak_examples=500)
+    @given(program=programs(max_calls=25))
+    def check(program):
+        note(program.describe())
+        with transform.PassContext(opt_level=3):
+            once = transform.Sequential([IDEMPOTENT[name](), transform.InferType()])(program.mod)
+            twice = transform.Sequential([IDEMPOTENT[name](), transform.InferType()])(once)
+        note(f"once:\n{once.astext()}")
+        assert_structural_equal(twice["main"], once["main"])
     check()
