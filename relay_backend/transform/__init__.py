@@ -22,4 +22,12 @@ from .inline import Inline
 from .defuse_ops import DefuseOps
 from .eta_expand import EtaExpand
 from .substitute import bind, dedup
+from .simplify_expr import SimplifyExpr, SimplifyExprPostAlterOp
+from .eliminate_common_subexpr import EliminateCommonSubexpr
+from .canonicalize_ops import CanonicalizeOps
+from .fast_math import FastMath
+from .combine_parallel_conv2d import CombineParallelConv2D
+from .combine_parallel_dense import CombineParallelDense
+from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
+from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .pipeline import default_pipeline

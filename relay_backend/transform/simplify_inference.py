@@ -34,7 +34,7 @@ def _axis(axis: int, ndim: int, call) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-def _expand_to_axis(vec, ndim: int, axis: int):
+def expand_bias_to_axis(vec, ndim: int, axis: int):
     """Give a per-channel vector trailing unit dims so it broadcasts along `axis` of a rank-ndim
     tensor (TVM's ExpandBiasToMatchAxis)."""
     trailing = ndim - axis - 1
@@ -52,8 +52,8 @@ def _batch_norm(call, ty: TensorType):
     shift = _op.multiply(_op.negative(moving_mean), scale)
     if attrs.center:
         shift = _op.add(shift, beta)
-    return _op.add(_op.multiply(data, _expand_to_axis(scale, ty.ndim, axis)),
-                   _expand_to_axis(shift, ty.ndim, axis))
+    return _op.add(_op.multiply(data, expand_bias_to_axis(scale, ty.ndim, axis)),
+                   expand_bias_to_axis(shift, ty.ndim, axis))
 
 
 def _dropout(call, ty):
@@ -69,9 +69,9 @@ def _layer_norm(call, ty: TensorType):
     var = variance_op(data, mean, attrs=variance_op.attrs_type(axis=axis, keepdims=True))
     out = _op.divide(_op.subtract(data, mean), _op.sqrt(_op.add(var, const(attrs.epsilon, ty.dtype))))
     if attrs.scale:
-        out = _op.multiply(out, _expand_to_axis(gamma, ty.ndim, axis))
+        out = _op.multiply(out, expand_bias_to_axis(gamma, ty.ndim, axis))
     if attrs.center:
-        out = _op.add(out, _expand_to_axis(beta, ty.ndim, axis))
+        out = _op.add(out, expand_bias_to_axis(beta, ty.ndim, axis))
     return out
 
 

@@ -180,6 +180,7 @@ INDEPENDENT = {
     "nn.layer_norm": ind_layer_norm,
     "nn.lrn": ind_lrn,
     "nn.softmax": ind_softmax,
+    "nn.fast_softmax": ind_softmax,
     "nn.log_softmax": lambda x, a: np.log(ind_softmax(x, a)),
     "nn.bias_add": lambda x, b, a: ind_bias_like(x, b, a, lambda u, v: u + v),
     "nn.prelu": lambda x, al, a: ind_bias_like(x, al, a, lambda u, v: np.where(u > 0, u, u * v)),

@@ -30,6 +30,16 @@ PASSES = {
     "ToGraphNormalForm(ANF)": lambda: [transform.ToANormalForm(), transform.ToGraphNormalForm()],
     "ToCPS-UnCPS": lambda: [transform.ToCPS(), transform.InferType(), transform.UnCPS()],
     "DefuseOps(FuseOps)": lambda: [transform.FuseOps(), transform.InferType(), transform.DefuseOps()],
+    "SimplifyExpr": lambda: [transform.SimplifyExpr()],
+    "EliminateCommonSubexpr": lambda: [transform.EliminateCommonSubexpr()],
+    "CanonicalizeOps": lambda: [transform.CanonicalizeOps()],
+    "FastMath": lambda: [transform.FastMath()],
+    "FoldScaleAxis": lambda: [transform.SimplifyInference(), transform.FoldConstant(),
+                              transform.FoldScaleAxis()],
+    "CombineParallel(2)": lambda: [transform.CombineParallelConv2D(2), transform.InferType(),
+                                   transform.CombineParallelDense(2), transform.InferType(),
+                                   transform.CombineParallelDense(2, to_batch=False),
+                                   transform.InferType(), transform.CombineParallelBatchMatmul(2)],
 }
 
 # Passes for which pass(pass(m)) == pass(m) structurally.
@@ -37,6 +47,9 @@ IDEMPOTENT = {
     "ToANormalForm": lambda: transform.ToANormalForm(),
     "ToBasicBlockNormalForm": lambda: transform.ToBasicBlockNormalForm(),
     "ToGraphNormalForm": lambda: transform.ToGraphNormalForm(),
+    "SimplifyExpr": lambda: transform.SimplifyExpr(),
+    "EliminateCommonSubexpr": lambda: transform.EliminateCommonSubexpr(),
+    "CanonicalizeOps": lambda: transform.CanonicalizeOps(),
 }
 
 
@@ -48,7 +61,7 @@ def test_pass_preserves_interpreter_result(name):
         note(program.describe())
         expected = executors.run("debug", program.mod, program.inputs)
         seq = transform.Sequential(PASSES[name]() + [transform.InferType()])
-        with transform.PassContext(opt_level=3):
+        with transform.PassContext(opt_level=4):
             after = seq(program.mod)
         note(f"after {name}:\n{after.astext()}")
         check_well_formed(after["main"])
