@@ -27,7 +27,7 @@ RULES = {"nn.bias_add": [bias_add_to_add]}
 def CanonicalizeOps():  # noqa: N802 - tvm.relay naming
     """Function pass (opt_level 3)."""
     return function_pass(lambda func, mod, ctx: rewrite_function(func, mod, RULES), opt_level=3,
-                         name="CanonicalizeOps")
+                         name="CanonicalizeOps", required=["InferType"])
 
 
 __all__ = ["CanonicalizeOps", "RULES"]

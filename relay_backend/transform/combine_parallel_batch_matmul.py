@@ -38,7 +38,7 @@ def CombineParallelBatchMatmul(min_num_branches: int = 3):  # noqa: N802 - tvm.r
     """Function pass (opt_level 4)."""
     return function_pass(
         lambda func, mod, ctx: ParallelBatchMatmulCombiner(min_num_branches).combine(func, mod),
-        opt_level=4, name="CombineParallelBatchMatmul")
+        opt_level=4, name="CombineParallelBatchMatmul", required=["InferType"])
 
 
 __all__ = ["CombineParallelBatchMatmul", "ParallelBatchMatmulCombiner"]

@@ -48,7 +48,7 @@ def CombineParallelConv2D(min_num_branches: int = 3):  # noqa: N802 - tvm.relay 
     """Function pass (opt_level 4, named "CombineParallelConv2d" as in Relay)."""
     return function_pass(
         lambda func, mod, ctx: ParallelConv2DCombiner(min_num_branches).combine(func, mod),
-        opt_level=4, name="CombineParallelConv2d")
+        opt_level=4, name="CombineParallelConv2d", required=["InferType"])
 
 
 __all__ = ["CombineParallelConv2D", "ParallelConv2DCombiner"]

@@ -83,7 +83,7 @@ def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True):  # n
     """Function pass (opt_level 4)."""
     combiner = ParallelDenseToBatchCombiner if to_batch else ParallelDenseToDenseCombiner
     return function_pass(lambda func, mod, ctx: combiner(min_num_branches).combine(func, mod),
-                         opt_level=4, name="CombineParallelDense")
+                         opt_level=4, name="CombineParallelDense", required=["InferType"])
 
 
 __all__ = ["CombineParallelDense", "ParallelDenseToDenseCombiner", "ParallelDenseToBatchCombiner"]

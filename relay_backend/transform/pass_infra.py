@@ -317,6 +317,12 @@ class FunctionPass(Pass):
         return new_mod
 
 
+def _still_typed(mod, typed) -> bool:
+    """True when `mod` holds exactly the function objects an InferType run typed."""
+    return typed is not None and len(typed) == len(mod.functions) and \
+        all(typed.get(gv) is fn for gv, fn in mod.functions.items())
+
+
 class Sequential(Pass):
     """Runs `passes` in order, gating each by the current PassContext (opt_level, required and
     disabled names) and running the passes each one lists in `required` first."""
@@ -329,6 +335,7 @@ class Sequential(Pass):
                 raise RelayError(f"Sequential {name!r}: {p!r} is not a Pass")
 
     def _run(self, mod, ctx):
+        typed = None    # the functions InferType last typed (it types them in place)
         for p in self.passes:
             if not ctx.pass_enabled(p.info):
                 continue
@@ -337,8 +344,12 @@ class Sequential(Pass):
                 if factory is None:
                     raise RelayError(f"pass {p.info.name} requires {req!r}, which is not a known pass "
                                      f"(known: {sorted(_PASS_FACTORIES)})")
+                if req == "InferType" and _still_typed(mod, typed):
+                    continue    # nothing changed since the last InferType
                 mod = factory()(mod)
+                typed = dict(mod.functions) if req == "InferType" else typed
             mod = p(mod)
+            typed = dict(mod.functions) if p.info.name == "InferType" else typed
         return mod
 
     def __repr__(self) -> str:

@@ -377,13 +377,13 @@ def simplify_expr(func, mod=None):
 def SimplifyExpr():  # noqa: N802 - tvm.relay naming
     """Function pass (opt_level 0)."""
     return function_pass(lambda func, mod, ctx: simplify_expr(func, mod), opt_level=0,
-                         name="SimplifyExpr")
+                         name="SimplifyExpr", required=["InferType"])
 
 
 def SimplifyExprPostAlterOp():  # noqa: N802 - tvm.relay naming
     """Function pass (opt_level 0): the identity, reshape and cast rules only."""
     return function_pass(lambda func, mod, ctx: rewrite_function(func, mod, POST_ALTER_OP_RULES),
-                         opt_level=0, name="SimplifyExprPostAlterOp")
+                         opt_level=0, name="SimplifyExprPostAlterOp", required=["InferType"])
 
 
 __all__ = ["SimplifyExpr", "SimplifyExprPostAlterOp", "simplify_expr", "RULES", "transpose_axes"]
