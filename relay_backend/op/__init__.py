@@ -6,6 +6,7 @@ from .pattern import OpPattern
 from .registry import (OpDef, Sample, check, defop, get, list_ops, register, register_gradient,
                        register_op_attr)
 from . import tensor, reduce, transform, nn  # noqa: F401  (importing registers the ops)
+from . import gradient  # noqa: F401,E402  (registers each op's gradient)
 from .tensor import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403

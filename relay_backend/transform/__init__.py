@@ -30,4 +30,6 @@ from .combine_parallel_conv2d import CombineParallelConv2D
 from .combine_parallel_dense import CombineParallelDense
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
-from .pipeline import default_pipeline
+from .first_order_gradient import FirstOrderGradient
+from .gradient import gradient
+from .pipeline import default_pipeline, pipeline_passes, print_pipeline

@@ -216,7 +216,7 @@ def full_elementwise(call):
         fill, other = call.args[i], call.args[1 - i]
         value = _fill_value(fill)
         if value is not None and _same_type(other, call):
-            scalar = const(np.array(value, dtype=_ttype(fill).dtype))
+            scalar = const(value, dtype=_ttype(fill).dtype)
             args = [scalar, other] if i == 0 else [other, scalar]
             return Call(call.op, args, call.attrs, call.type_args)
     return None
@@ -236,7 +236,7 @@ def _folded(op_name, a, b):
 def add_self(call):
     x, y = call.args
     if x is y and _ttype(call) is not None:
-        return _op.multiply(x, const(np.array(2, dtype=_ttype(call).dtype)))
+        return _op.multiply(x, const(2, dtype=_ttype(call).dtype))
     return None
 
 
@@ -317,7 +317,7 @@ def binomial(call):
     if disc < 0:
         return None
     root = math.sqrt(disc)
-    scalar = lambda v: const(np.array(v, dtype=t.dtype))  # noqa: E731
+    scalar = lambda v: const(v, dtype=t.dtype)  # noqa: E731
     first = _op.add(x, _op.multiply(y, scalar((kb + root) / (2 * ka))))
     second = first if disc < 1e-4 else _op.add(x, _op.multiply(y, scalar((kb - root) / (2 * ka))))
     return _op.multiply(scalar(ka), _op.multiply(first, second))
