@@ -170,3 +170,15 @@ def test_post_alter_op_subset_keeps_other_rewrites_out():
     expr = relay.add(relay.multiply(x, relay.const(1.0)), x)
     out = run_opt_pass(expr, transform.SimplifyExprPostAlterOp())
     relay.assert_structural_equal(out, typed(relay.add(x, x)))     # x + x is not rewritten here
+
+
+def test_constants_take_the_program_dtype():
+    """The scalars rules create (x + x -> x * 2, fills, binomial roots) have the operands' dtype,
+    so float64 and float16 programs still type-check."""
+    for dtype in ("float64", "float16"):
+        x = relay.var("x", shape=(3,), dtype=dtype)
+        out = simplify(relay.Function([x], relay.add(x, x)))
+        assert out.body.args[1].data.dtype == dtype
+        y = relay.var("y", shape=(3,), dtype=dtype)
+        out2 = simplify(relay.Function([y], relay.maximum(relay.ones((3,), dtype), y)))
+        assert out2.body.args[0].data.dtype == dtype
