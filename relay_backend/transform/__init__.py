@@ -32,4 +32,6 @@ from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
 from .first_order_gradient import FirstOrderGradient
 from .gradient import gradient
+from .convert_layout import ConvertLayout
+from .to_mixed_precision import ToMixedPrecision
 from .pipeline import default_pipeline, pipeline_passes, print_pipeline

@@ -7,7 +7,7 @@ last axis), which computes the same values with the same type. Rules are rows of
 """
 from .. import op as _op
 from ..ir.types import TensorType
-from .pass_infra import function_pass
+from .pass_infra import function_pass, register_pass_factory
 from .rewrite import rewrite_function
 from .simplify_inference import expand_bias_to_axis
 
@@ -29,5 +29,7 @@ def CanonicalizeOps():  # noqa: N802 - tvm.relay naming
     return function_pass(lambda func, mod, ctx: rewrite_function(func, mod, RULES), opt_level=3,
                          name="CanonicalizeOps", required=["InferType"])
 
+
+register_pass_factory("CanonicalizeOps", CanonicalizeOps)
 
 __all__ = ["CanonicalizeOps", "RULES"]

@@ -8,6 +8,7 @@ from hypothesis import given, note
 
 from relay_backend import transform
 from relay_backend.ir.structural import assert_structural_equal
+from relay_backend.transform.to_mixed_precision import to_mixed_precision
 from relay_backend.transform import default_pipeline
 from relay_backend.ir import check_well_formed
 from relay_backend.testing import executors
@@ -36,6 +37,12 @@ PASSES = {
     "FastMath": lambda: [transform.FastMath()],
     "FoldScaleAxis": lambda: [transform.SimplifyInference(), transform.FoldConstant(),
                               transform.FoldScaleAxis()],
+    "ConvertLayout(NHWC)": lambda: [transform.ConvertLayout({"nn.conv2d": ["NHWC", "default"]})],
+    # float64 as the "mixed" type checks the casts and categories without float16 rounding;
+    # the output keeps its dtype so the results compare directly
+    "ToMixedPrecision(float64)": lambda: [transform.function_pass(
+        lambda f, m, c: to_mixed_precision(f, "float64", 2, keep_orig_output_dtype=True, mod=m),
+        opt_level=0, name="ToMixedPrecision")],
     "CombineParallel(2)": lambda: [transform.CombineParallelConv2D(2), transform.InferType(),
                                    transform.CombineParallelDense(2), transform.InferType(),
                                    transform.CombineParallelDense(2, to_batch=False),
