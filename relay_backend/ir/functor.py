@@ -275,7 +275,7 @@ def all_nodes_post_order(expr: Expr):
     return post_order(expr, children=all_children)
 
 
-def all_nodes_pre_order(expr: Expr):
+def all_nodes_pre_order(expr: Expr, children=all_children):
     """Every sub-expression once, parents before children and left to right (the order a reader
     meets them), iteratively."""
     seen, stack = set(), [expr]
@@ -285,4 +285,4 @@ def all_nodes_pre_order(expr: Expr):
             continue
         seen.add(node)
         yield node
-        stack.extend(reversed(all_children(node)))
+        stack.extend(reversed(children(node)))

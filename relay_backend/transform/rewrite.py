@@ -8,12 +8,12 @@ rewritten again, so rules compose (x * 1 * 1 collapses in one run). Functions th
 primitive (fused) are left alone. Input functions without types are typed first.
 """
 from ..ir.expr import Call, Constant, Function, GlobalVar, Tuple, TupleGetItem
-from ..ir.functor import ExprMutator, dataflow_children, post_order
+from ..ir.functor import dataflow_children, post_order
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType
 from ..op.registry import OpDef
 from .infer_type import InferType
-from .to_a_normal_form import keep_type
+from .to_a_normal_form import TypedMutator, keep_type
 
 MAX_REWRITES_PER_NODE = 64
 
@@ -43,7 +43,7 @@ def type_locally(expr):
     return expr
 
 
-class Rewriter(ExprMutator):
+class Rewriter(TypedMutator):
     """Applies `rules` ({op name: [rule, ...]}) bottom-up until none fires."""
 
     def __init__(self, rules: dict):
@@ -51,22 +51,10 @@ class Rewriter(ExprMutator):
         self.rules = rules
 
     def visit_function(self, fn):
-        return fn if fn.is_primitive else keep_type(super().visit_function(fn), fn)
-
-    def visit_tuple(self, tup):
-        return keep_type(super().visit_tuple(tup), tup)
-
-    def visit_tuple_getitem(self, tgi):
-        return keep_type(super().visit_tuple_getitem(tgi), tgi)
-
-    def visit_let(self, let):
-        return keep_type(super().visit_let(let), let)
-
-    def visit_if(self, ite):
-        return keep_type(super().visit_if(ite), ite)
+        return fn if fn.is_primitive else super().visit_function(fn)
 
     def visit_call(self, call):
-        new = keep_type(super().visit_call(call), call)
+        new = super().visit_call(call)
         type_locally(new)
         return self.rewrite(new)
 

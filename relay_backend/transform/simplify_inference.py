@@ -10,13 +10,13 @@ from typing import Callable, NamedTuple, Optional
 
 from .. import op as _op
 from ..errors import TypeInferenceError
-from ..ir.expr import Call, Function, GlobalVar, const
+from ..ir.expr import Call, Function, const
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.types import TensorType, type_to_str
 from ..op.registry import OpDef, get as _get_op
-from .infer_type import InferType
 from .pass_infra import function_pass
+from .rewrite import typed_function
 
 
 class Rewrite(NamedTuple):
@@ -122,20 +122,11 @@ def _needs_types(func: Function) -> bool:
     return func.body._checked_type_ is None
 
 
-def _typed(func: Function, mod: IRModule) -> Function:
-    """`func` with types inferred in the context of `mod` (run only when they are missing)."""
-    mod = mod.copy() if mod is not None else IRModule()
-    gv = next((g for g, f in mod.functions.items() if f is func), None)
-    if gv is None:
-        gv = GlobalVar("__simplify_inference_target")
-        mod[gv] = func
-    return InferType()(mod)[gv]
-
-
 def simplify_inference(func: Function, mod: IRModule = None) -> Function:
     """The SimplifyInference rewrite of one function (types inferred if missing)."""
     if _needs_types(func):
-        func = _typed(func, mod)
+        func = typed_function(Function(func.params, func.body, func.ret_type, func.type_params,
+                                       func.attrs), mod)
     return InferenceSimplifier().visit(func)
 
 

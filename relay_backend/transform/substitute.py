@@ -6,13 +6,13 @@ are removed from its parameter list. `dedup(expr)` gives every variable `expr` b
 parameters, let variables, pattern variables) a fresh Var, so a copy of a function can be
 inlined twice without binding one variable twice. Both walk let chains iteratively.
 """
-from ..ir.adt import Clause, Match, PatternConstructor, PatternTuple, PatternVar
+from ..ir.adt import PatternVar
 from ..ir.expr import Expr, Function, Var
 from .let_chain import LetChainMutator
-from .to_a_normal_form import keep_type
+from .to_a_normal_form import TypedMutator, keep_type
 
 
-class Renamer(LetChainMutator):
+class Renamer(LetChainMutator, TypedMutator):
     """Maps variables through `mapping`; with fresh=True every binder gets a new Var first."""
 
     def __init__(self, mapping=None, fresh: bool = False):
@@ -33,11 +33,9 @@ class Renamer(LetChainMutator):
     def visit_function(self, fn):
         if fn.is_primitive:
             return fn
-        params = [self.binder(p) for p in fn.params]
-        body = self.visit(fn.body)
-        if body is fn.body and all(n is o for n, o in zip(params, fn.params)):
-            return fn
-        return keep_type(Function(params, body, fn.ret_type, fn.type_params, fn.attrs), fn)
+        for p in fn.params:
+            self.binder(p)
+        return super().visit_function(fn)
 
     def bind_let(self, let):
         var = self.binder(let.var)
@@ -46,36 +44,10 @@ class Renamer(LetChainMutator):
     def rebuild_let(self, let, body):
         return keep_type(super().rebuild_let(let, body), let)
 
-    def visit_match(self, m):
-        data = self.visit(m.data)
-        clauses = [Clause(self._pattern(c.lhs), self.visit(c.rhs)) for c in m.clauses]
-        if data is m.data and all(n.lhs is o.lhs and n.rhs is o.rhs for n, o in zip(clauses, m.clauses)):
-            return m
-        return keep_type(Match(data, clauses, m.complete), m)
-
-    def _pattern(self, p):
-        if isinstance(p, PatternVar):
-            v = self.binder(p.var)
-            return p if v is p.var else PatternVar(v)
-        if isinstance(p, PatternConstructor):
-            subs = [self._pattern(q) for q in p.patterns]
-            return p if all(n is o for n, o in zip(subs, p.patterns)) else PatternConstructor(p.constructor, subs)
-        if isinstance(p, PatternTuple):
-            subs = [self._pattern(q) for q in p.patterns]
-            return p if all(n is o for n, o in zip(subs, p.patterns)) else PatternTuple(subs)
-        return p
-
-    def visit_call(self, call):
-        return keep_type(super().visit_call(call), call)
-
-    def visit_tuple(self, tup):
-        return keep_type(super().visit_tuple(tup), tup)
-
-    def visit_tuple_getitem(self, tgi):
-        return keep_type(super().visit_tuple_getitem(tgi), tgi)
-
-    def visit_if(self, ite):
-        return keep_type(super().visit_if(ite), ite)
+    def visit_pattern(self, pattern):
+        if isinstance(pattern, PatternVar):
+            self.binder(pattern.var)
+        return super().visit_pattern(pattern)
 
 
 def bind(expr: Expr, binds: dict) -> Expr:

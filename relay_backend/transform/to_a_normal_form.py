@@ -15,6 +15,7 @@ from ..analysis.scope_tree import ATOMS, LetBinding, ScopeTree
 from ..ir.adt import Clause, Match
 from ..ir.expr import (Call, Constant, Function, If, Let, RefCreate, RefRead, RefWrite, Tuple,
                        TupleGetItem, Var)
+from ..ir.functor import ExprMutator
 from .pass_infra import module_pass
 
 
@@ -24,6 +25,29 @@ def keep_type(new, old):
             getattr(new, "_checked_type_", None) is None:
         new._checked_type_ = old._checked_type_
     return new
+
+
+class TypedMutator(ExprMutator):
+    """An ExprMutator whose rebuilt calls, tuples, projections, lets, Ifs and functions keep the
+    inferred type of the node they replace (so rewrites can keep reading `checked_type`)."""
+
+    def visit_call(self, call):
+        return keep_type(super().visit_call(call), call)
+
+    def visit_tuple(self, tup):
+        return keep_type(super().visit_tuple(tup), tup)
+
+    def visit_tuple_getitem(self, tgi):
+        return keep_type(super().visit_tuple_getitem(tgi), tgi)
+
+    def visit_let(self, let):
+        return keep_type(super().visit_let(let), let)
+
+    def visit_if(self, ite):
+        return keep_type(super().visit_if(ite), ite)
+
+    def visit_function(self, fn):
+        return keep_type(super().visit_function(fn), fn)
 
 
 class Fill:
@@ -157,18 +181,24 @@ def skip_for_normal_form(func) -> bool:
     return not isinstance(func, Function) or func.attrs.get("Compiler") is not None
 
 
-def ToANormalForm():  # noqa: N802 - tvm.relay naming
-    """Module pass (opt_level 1): every global function in A-normal form."""
+def normal_form_pass(convert, name: str):
+    """A module pass (opt_level 1) applying `convert` to every global function except those
+    given to an external compiler."""
 
     def transform(mod, ctx):
         out = mod.copy()
         for gv, func in mod.functions.items():
             if not skip_for_normal_form(func):
-                out[gv] = to_a_normal_form(func)
+                out[gv] = convert(func)
         return out
 
-    return module_pass(transform, opt_level=1, name="ToANormalForm")
+    return module_pass(transform, opt_level=1, name=name)
+
+
+def ToANormalForm():  # noqa: N802 - tvm.relay naming
+    """Module pass (opt_level 1): every global function in A-normal form."""
+    return normal_form_pass(to_a_normal_form, "ToANormalForm")
 
 
 __all__ = ["ToANormalForm", "ToANormalFormExpr", "to_a_normal_form", "Fill", "keep_type",
-           "skip_for_normal_form"]
+           "skip_for_normal_form", "normal_form_pass", "TypedMutator"]

@@ -9,8 +9,7 @@ and existing lets are kept in place. Meaning is unchanged for pure programs (a s
 computed where its uses meet, as Relay does). Idempotent; rebuilt expressions keep their types.
 """
 from ..analysis.scope_tree import ScopeTree
-from .pass_infra import module_pass
-from .to_a_normal_form import Fill, skip_for_normal_form
+from .to_a_normal_form import Fill, normal_form_pass
 
 
 def to_basic_block_normal_form(expr):
@@ -20,15 +19,7 @@ def to_basic_block_normal_form(expr):
 
 def ToBasicBlockNormalForm():  # noqa: N802 - tvm.relay naming
     """Module pass (opt_level 1): every global function in basic block normal form."""
-
-    def transform(mod, ctx):
-        out = mod.copy()
-        for gv, func in mod.functions.items():
-            if not skip_for_normal_form(func):
-                out[gv] = to_basic_block_normal_form(func)
-        return out
-
-    return module_pass(transform, opt_level=1, name="ToBasicBlockNormalForm")
+    return normal_form_pass(to_basic_block_normal_form, "ToBasicBlockNormalForm")
 
 
 __all__ = ["ToBasicBlockNormalForm", "to_basic_block_normal_form"]

@@ -60,6 +60,12 @@ IDEMPOTENT = {
 }
 
 
+def apply(passes, mod, opt_level):
+    """`passes` then InferType on `mod` under a PassContext at `opt_level`."""
+    with transform.PassContext(opt_level=opt_level):
+        return transform.Sequential(list(passes) + [transform.InferType()])(mod)
+
+
 @pytest.mark.parametrize("name", sorted(PASSES))
 def test_pass_preserves_interpreter_result(name):
     @profile(ci_examples=25, soak_examples=1000)
@@ -67,9 +73,7 @@ def test_pass_preserves_interpreter_result(name):
     def check(program):
         note(program.describe())
         expected = executors.run("debug", program.mod, program.inputs)
-        seq = transform.Sequential(PASSES[name]() + [transform.InferType()])
-        with transform.PassContext(opt_level=4):
-            after = seq(program.mod)
+        after = apply(PASSES[name](), program.mod, opt_level=4)
         note(f"after {name}:\n{after.astext()}")
         check_well_formed(after["main"])
         actual = executors.run("debug", after, program.inputs)
@@ -85,9 +89,8 @@ def test_pass_is_idempotent(name):
     @given(program=programs(max_calls=25))
     def check(program):
         note(program.describe())
-        with transform.PassContext(opt_level=3):
-            once = transform.Sequential([IDEMPOTENT[name](), transform.InferType()])(program.mod)
-            twice = transform.Sequential([IDEMPOTENT[name](), transform.InferType()])(once)
+        once = apply([IDEMPOTENT[name]()], program.mod, opt_level=3)
+        twice = apply([IDEMPOTENT[name]()], once, opt_level=3)
         note(f"once:\n{once.astext()}")
         assert_structural_equal(twice["main"], once["main"])
     check()

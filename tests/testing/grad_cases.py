@@ -175,7 +175,9 @@ CASES += [Case("nn.batch_matmul", relay.nn.batch_matmul, [I((2, 2, 3)), I((2, 4,
 CASES += [Case("nn.conv2d", lambda x, w: conv2d(x, w, padding=(1, 1)), [I((1, 2, 4, 4)), I((3, 2, 3, 3))]),
           Case("nn.conv2d", lambda x, w: conv2d(x, w, strides=(2, 1), padding=(1, 0, 0, 1), dilation=(1, 2),
                                                 groups=2), [I((1, 4, 5, 5)), I((2, 2, 2, 2))],
-               note="strides, asymmetric padding, dilation, groups")]
+               note="strides, asymmetric padding, dilation, groups"),
+          Case("nn.conv2d", lambda x, w: conv2d(x, w, padding=(1, 0), data_layout="NHWC", kernel_layout="HWIO"),
+               [I((1, 4, 3, 2)), I((2, 2, 2, 3))], note="NHWC / HWIO")]
 CASES += [Case("nn.bias_add", relay.nn.bias_add, [I((2, 3, 2)), I((3,))]),
           Case("nn.bias_add", lambda x, b: relay.nn.bias_add(x, b, axis=-1), [I((2, 3)), I((3,))])]
 for _name, _fn in (("nn.softmax", relay.nn.softmax), ("nn.fast_softmax", relay.nn.fast_softmax),
@@ -194,7 +196,9 @@ CASES += [Case("nn.dropout", lambda x: relay.nn.dropout(x, 0.3), [I((2, 3))]),
           Case("nn.dropout", lambda x: relay.nn.dropout_raw(x, 0.1).astuple(), [I((4,))])]
 CASES += [Case("nn.max_pool2d", lambda x: relay.nn.max_pool2d(x, (2, 2), (2, 2)), [I((1, 2, 4, 4), kind="distinct")]),
           Case("nn.max_pool2d", lambda x: relay.nn.max_pool2d(x, (3, 2), (2, 1), padding=(1, 0), ceil_mode=True),
-               [I((1, 1, 5, 3), kind="distinct")], note="padding, ceil_mode")]
+               [I((1, 1, 5, 3), kind="distinct")], note="padding, ceil_mode"),
+          Case("nn.max_pool2d", lambda x: relay.nn.max_pool2d(x, (2, 2), (1, 1), layout="NHWC"),
+               [I((1, 3, 3, 2), kind="distinct")], note="NHWC")]
 CASES += [Case("nn.avg_pool2d", lambda x: relay.nn.avg_pool2d(x, (2, 2), (2, 2)), [I((1, 2, 4, 4))]),
           Case("nn.avg_pool2d", lambda x: relay.nn.avg_pool2d(x, (3, 3), (2, 2), padding=(1, 1), ceil_mode=True,
                                                              count_include_pad=True), [I((1, 1, 4, 5))],

@@ -7,15 +7,18 @@ A gradient function runs after type inference: `orig` (the forward call) and its
 carry `checked_type`, and the output gradient has the type of `orig`. Shapes must be static;
 a dimension of `Any` is an OpNotImplemented naming the op.
 """
+import dataclasses
+
 import numpy as np
 
 from ...errors import OpNotImplemented
-from ...ir.expr import const
+from ...ir.expr import Call, const
 from ...ir.types import TensorType, TupleType, is_any
 from .. import reduce as _reduce
 from .. import tensor as _tensor
 from .. import transform as _transform
 from ..creation import zeros
+from ..layout import layout_transform
 from ..nn.conv import conv2d
 from ..nn.misc import pad
 
@@ -156,6 +159,45 @@ def transposed_conv2d(grad, weight, grad_shape, weight_shape, strides, dilation,
 
 
 
+def in_nchw(fgrad):
+    """Wrap a gradient written for NCHW data (and OIHW kernels) so it also serves calls in other
+    layouts: the call is restated in NCHW on layout-transformed inputs, the output gradient is
+    transformed likewise, and the input gradients are transformed back."""
+    def layouts(attrs):
+        if hasattr(attrs, "data_layout"):
+            return [attrs.data_layout, attrs.kernel_layout], attrs.out_layout or attrs.data_layout
+        return [attrs.layout], attrs.out_layout or attrs.layout
+
+    def rule(orig, grad):
+        ins, out = layouts(orig.attrs)
+        canonical = ["NCHW", "OIHW"][:len(ins)]
+        if ins == canonical and out == "NCHW":
+            return fgrad(orig, grad)
+        if hasattr(orig.attrs, "data_layout"):
+            attrs = dataclasses.replace(orig.attrs, data_layout="NCHW", kernel_layout="OIHW", out_layout="")
+        else:
+            attrs = dataclasses.replace(orig.attrs, layout="NCHW", out_layout="")
+        args = [type_locally_expr(layout_transform(a, src, dst) if src != dst else a)
+                for a, src, dst in zip(orig.args, ins, canonical)]
+        call = type_locally_expr(Call(orig.op, args, attrs))
+        grads = fgrad(call, layout_transform(grad, out, "NCHW"))
+        return [layout_transform(g, dst, src) if src != dst else g
+                for g, src, dst in zip(grads, ins, canonical)]
+    rule.__name__ = fgrad.__name__
+    rule.__doc__ = fgrad.__doc__
+    return rule
+
+
+def type_locally_expr(expr):
+    """Type a freshly built call from its (typed) arguments' types via its op's relation."""
+    if expr._checked_type_ is None:
+        for a in expr.args:
+            if a._checked_type_ is None:
+                type_locally_expr(a)
+        expr._checked_type_ = expr.op.rel([a.checked_type for a in expr.args], expr.attrs)
+    return expr
+
+
 def apply_matrix_along_axis(grad, axis: int, matrix, shape, dtype: str):
     """`grad` with its `axis` (length L) mapped through the constant (n, L) `matrix`:
     out[..., i, ...] = sum_j matrix[i, j] * grad[..., j, ...]. The adjoint of any static
@@ -177,4 +219,4 @@ def apply_matrix_along_axis(grad, axis: int, matrix, shape, dtype: str):
 
 __all__ = ["ttype", "shape_of", "scalar", "zeros_of", "collapse_sum_to", "collapse_like",
            "reduce_axes", "unreduce", "dilate", "fit_axis", "transposed_conv2d",
-           "apply_matrix_along_axis"]
+           "apply_matrix_along_axis", "in_nchw"]

@@ -2,9 +2,9 @@
 conv2d (a transposed convolution for the data, a convolution of data with the output gradient
 for the weight, groups included), bias_add, softmax / log_softmax, batch_norm (inference form:
 the moving statistics are inputs), layer_norm (batch statistics), lrn and dropout.
-NCHW data and OIHW kernels, the layouts conv2d supports.
+conv2d's formulas are for NCHW data and OIHW kernels; other layouts (NHWC / HWIO, ...) go
+through NCHW with layout transforms (helpers.in_nchw).
 """
-from ...errors import OpNotImplemented
 from ...ir.expr import TupleGetItem
 from .. import tensor as T
 from ..nn.conv import conv2d
@@ -13,7 +13,7 @@ from ..nn.misc import pad
 from ..reduce import mean as _mean, sum as _sum
 from ..registry import register_gradient
 from ..transform import expand_dims, reshape, strided_slice, transpose
-from .helpers import collapse_sum_to, fit_axis, scalar, shape_of, transposed_conv2d, ttype
+from .helpers import collapse_sum_to, fit_axis, in_nchw, scalar, shape_of, transposed_conv2d, ttype
 
 
 def _flat2d(x, shape):
@@ -77,19 +77,14 @@ def batch_matmul_grad(orig, grad):
     return out
 
 
-def _check_conv_layout(attrs):
-    if attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or attrs.out_layout not in ("", "NCHW"):
-        raise OpNotImplemented("the gradient of nn.conv2d supports NCHW data with OIHW kernels only")
-
-
 @register_gradient("nn.conv2d")
+@in_nchw
 def conv2d_grad(orig, grad):
     """d data: the output gradient spread back through the flipped kernel (a transposed conv);
     d weight: the convolution of the data with the output gradient as the kernel (strides and
     dilation swap roles), channels regrouped so each group only meets its own."""
     data, weight = orig.args
     attrs = orig.attrs
-    _check_conv_layout(attrs)
     n, c, h, w = shape_of(data)
     o, cg, kh, kw = shape_of(weight)
     gshape = shape_of(orig)

@@ -1,4 +1,4 @@
-"""Gradients of the 2-D pools (NCHW): avg_pool2d is a depthwise convolution with a ones kernel
+"""Gradients of the 2-D pools (written for NCHW; NHWC goes through layout transforms): avg_pool2d is a depthwise convolution with a ones kernel
 divided by each window's count, so its gradient is the transposed convolution of grad / count;
 max_pool2d routes each window's gradient to the first cell holding its maximum (window cells
 compared in order, as Relay's max_pool2d_grad); the global pools spread evenly / to the maxima;
@@ -6,14 +6,13 @@ adaptive_avg_pool2d applies the transpose of its (static) bin-averaging matrices
 """
 import numpy as np
 
-from ...errors import OpNotImplemented
 from ...ir.expr import const
 from .. import tensor as T
 from ..nn.misc import pad
 from ..reduce import sum as _sum
 from ..registry import register_gradient
 from ..transform import broadcast_to, strided_slice
-from .helpers import (apply_matrix_along_axis, dilate, fit_axis, scalar, shape_of,
+from .helpers import (apply_matrix_along_axis, dilate, fit_axis, in_nchw, scalar, shape_of,
                       transposed_conv2d, ttype)
 
 
@@ -29,8 +28,6 @@ def _window_out(size, kernel, stride, dilation, before, after, ceil_mode):
 def _geometry(orig):
     """(n, c, h, w, oh, ow, (pad top, left, bottom, right) including ceil_mode's extension)."""
     attrs = orig.attrs
-    if attrs.layout != "NCHW":
-        raise OpNotImplemented("pool gradients support the NCHW layout only")
     n, c, h, w = shape_of(orig.args[0])
     _, _, oh, ow = shape_of(orig)
     top, left, bottom, right = attrs.padding
@@ -59,6 +56,7 @@ def _avg_counts(attrs, h, w, oh, ow) -> np.ndarray:
 
 
 @register_gradient("nn.avg_pool2d")
+@in_nchw
 def avg_pool2d_grad(orig, grad):
     attrs = orig.attrs
     n, c, h, w, oh, ow, pads = _geometry(orig)
@@ -70,6 +68,7 @@ def avg_pool2d_grad(orig, grad):
 
 
 @register_gradient("nn.max_pool2d")
+@in_nchw
 def max_pool2d_grad(orig, grad):
     """For each window offset (p, q) in order: the cells equal to the window's max that no
     earlier offset claimed take the gradient, placed back at their input position."""
@@ -100,12 +99,14 @@ def max_pool2d_grad(orig, grad):
 
 
 @register_gradient("nn.global_avg_pool2d")
+@in_nchw
 def global_avg_pool2d_grad(orig, grad):
     shape = shape_of(orig.args[0])
     return [broadcast_to(grad * scalar(1.0 / (shape[2] * shape[3]), ttype(orig).dtype), shape)]
 
 
 @register_gradient("nn.global_max_pool2d")
+@in_nchw
 def global_max_pool2d_grad(orig, grad):
     """Shared equally among the cells holding the maximum, as Relay's max reduction."""
     x = orig.args[0]
@@ -124,9 +125,8 @@ def _bin_matrix(size: int, out: int) -> np.ndarray:
 
 
 @register_gradient("nn.adaptive_avg_pool2d")
+@in_nchw
 def adaptive_avg_pool2d_grad(orig, grad):
-    if orig.attrs.layout != "NCHW":
-        raise OpNotImplemented("the gradient of adaptive_avg_pool2d supports NCHW only")
     n, c, h, w = shape_of(orig.args[0])
     _, _, oh, ow = shape_of(orig)
     dtype = ttype(orig).dtype
