@@ -159,6 +159,9 @@ CASES += [Case("take", lambda x, i: relay.take(x, i, axis=1),
                [I((2, 4)), I((3,), 0, 4, dtype="int32", kind="indices", check=False)]),
           Case("take", lambda x, i: relay.take(x, i),
                [I((2, 3)), I((2, 2), 0, 6, dtype="int32", kind="indices", check=False)], note="flattened")]
+CASES += [Case("layout_transform", lambda x: relay.layout_transform(x, "NCHW", "NHWC"), [I((1, 3, 2, 2))]),
+          Case("layout_transform", lambda x: relay.layout_transform(x, "NCHW", "NCHW2c"), [I((2, 4, 1, 3))],
+               note="blocked sub-axis")]
 CASES += [Case("nn.pad", lambda x, v: relay.nn.pad(x, ((1, 0), (0, 2)), v), [I((2, 3)), I(())]),
           Case("nn.pad", lambda x, v: relay.nn.pad(x, ((2, 1),), v, pad_mode="reflect"),
                [I((4,)), I((), check=False)], note="reflect")]

@@ -1,5 +1,6 @@
 """Gradients of the shape and indexing operators: reshapes pass the gradient back reshaped,
-transposes through the inverse permutation, concatenate/split/stack are each other's inverses,
+transposes through the inverse permutation, layout_transform through the inverse transform,
+concatenate/split/stack are each other's inverses,
 broadcast_to/tile/repeat sum the copies, strided_slice places the gradient back at the sliced
 positions (zeros elsewhere), take scatters it back by a one-hot product, pad keeps the interior
 (edge and reflect modes fold the padding back onto the cells it copied).
@@ -12,6 +13,7 @@ from ...ir.types import TensorType
 from .. import tensor as T
 from ..creation import arange
 from ..indexing import slice_specs, split, strided_slice
+from ..layout import layout_transform
 from ..nn.dense import dense
 from ..reduce import sum as _sum
 from ..registry import register_gradient
@@ -37,6 +39,16 @@ def transpose_grad(orig, grad):
     for i, a in enumerate(axes):
         inverse[a] = i
     return [transpose(grad, inverse)]
+
+
+@register_gradient("layout_transform")
+def layout_transform_grad(orig, grad):
+    """layout_transform is a bijection (block sizes divide their axes, no padding), so the
+    gradient goes back through the transform from dst_layout to src_layout."""
+    attrs = orig.attrs
+    if attrs.src_layout == attrs.dst_layout:
+        return [grad]
+    return [layout_transform(grad, attrs.dst_layout, attrs.src_layout)]
 
 
 @register_gradient("broadcast_to")
@@ -191,4 +203,4 @@ def pad_grad(orig, grad):
     return [g, dvalue]
 
 
-__all__ = ["transpose_grad", "tile_grad", "strided_slice_grad", "take_grad", "pad_grad"]
+__all__ = ["transpose_grad", "layout_transform_grad", "tile_grad", "strided_slice_grad", "take_grad", "pad_grad"]
