@@ -289,7 +289,7 @@ class ModulePass(Pass):
         return self.pass_func(mod, ctx)
 
 
-def _skip_function(func: Function) -> bool:
+def function_pass_skips(func: Function) -> bool:
     """Functions a function pass leaves alone (as TVM): fused primitives, external, opted out."""
     attrs = func.attrs
     return (int(attrs.get("Primitive", 0)) == 1 or attrs.get("Compiler") is not None
@@ -307,7 +307,7 @@ class FunctionPass(Pass):
     def _run(self, mod, ctx):
         new_mod = mod.copy()
         for gv, func in list(mod.functions.items()):
-            if not isinstance(func, Function) or _skip_function(func):
+            if not isinstance(func, Function) or function_pass_skips(func):
                 continue
             new_func = self.pass_func(func, new_mod, ctx)
             if not isinstance(new_func, Function):
