@@ -15,12 +15,16 @@ the rules only decide how far a new layout travels.
 
 Rules here: conv2d (and its conversion to the desired layouts), every elementwise op (layout
 follows its input), every broadcast op (lower-rank operands are expanded and transformed along),
-bias_add / prelu / batch_norm / softmax / reductions / pad (their axis attributes are remapped),
-and the pools (their layout attribute follows the data).
+bias_add / prelu / batch_norm / layer_norm / lrn / softmax / reductions / pad / split /
+concatenate (their axis attributes are remapped), transpose (its axes absorb the change) and the
+pools (their layout attribute follows the data). A rule with `takes_tuples = True` gets, for a
+tuple argument, the list of its fields' LayoutInfos; other rules see tuples in their original
+layouts.
 """
 import dataclasses
 from typing import Callable, List, NamedTuple, Optional
 
+from ..ir.expr import Tuple, TupleGetItem
 from ..ir.types import TensorType, TupleType
 from .layout import layout_transform
 from .pattern import OpPattern
@@ -182,6 +186,61 @@ def pad_layout(call, new_attrs, infos) -> Decision:
                     [None, None], info)
 
 
+def _permuted(info: LayoutInfo) -> bool:
+    """A changed layout that is a plain permutation of the original letters (no blocks)."""
+    return info.changed and sorted(info.orig) == sorted(info.cur) and info.cur.isupper()
+
+
+def per_field(adapters):
+    """An input adapter for a tuple argument: adapter k applied to field k (nothing when every
+    adapter is None). A tuple literal is rebuilt from its fields, any other tuple through
+    projections."""
+    if all(a is None for a in adapters):
+        return None
+
+    def adapt(expr):
+        fields = [expr.fields[k] if isinstance(expr, Tuple) else TupleGetItem(expr, k)
+                  for k in range(len(adapters))]
+        return Tuple([a(f) if a is not None else f for a, f in zip(adapters, fields)])
+    return adapt
+
+
+def concatenate_layout(call, new_attrs, infos) -> Decision:
+    """The fields follow the first changed one (fields in their original layout are
+    transformed to it) and the axis is remapped; fields changed from another original layout
+    send every field back to its original layout."""
+    fields = infos[0]
+    lead = next((i for i in fields if i.changed), None)
+    if lead is None or not _permuted(lead) or any(i.changed and i.orig != lead.orig for i in fields):
+        back = [transform_to(i.cur, i.orig) if i.changed else None for i in fields]
+        return Decision(new_attrs, [per_field(back)], UNKNOWN)
+    adapters = [transform_to(i.cur if i.changed else lead.orig, lead.cur) for i in fields]
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, lead)), [per_field(adapters)], lead)
+
+
+concatenate_layout.takes_tuples = True     # infos[0] is the list of the fields' LayoutInfos
+
+
+def split_layout(call, new_attrs, infos) -> Decision:
+    """Split along the remapped axis; every part keeps the data's layout."""
+    info = infos[0]
+    if not _permuted(info):
+        return keep_original(call, new_attrs, infos)
+    parts = len(call.checked_type.fields)
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)), [None], [info] * parts)
+
+
+def transpose_layout(call, new_attrs, infos) -> Decision:
+    """A transpose absorbs the layout change: its axes are rewritten so that, applied to the
+    data in its new layout, it gives exactly the original output."""
+    info = infos[0]
+    if not _permuted(info):
+        return keep_original(call, new_attrs, infos)
+    ndim = len(info.orig)
+    axes = reversed(range(ndim)) if new_attrs.axes is None else (a % ndim for a in new_attrs.axes)
+    return Decision(_with(new_attrs, axes=tuple(info.cur.index(info.orig[a]) for a in axes)), [None], UNKNOWN)
+
+
 def pool_layout(call, new_attrs, infos) -> Decision:
     """A pool follows its data into NHWC / NCHW (the layouts pools support)."""
     info = infos[0]
@@ -194,6 +253,8 @@ _SPECIFIC = {
     "nn.conv2d": conv2d_layout,
     "nn.bias_add": axis_layout, "nn.prelu": axis_layout,
     "nn.softmax": axis_layout, "nn.log_softmax": axis_layout, "nn.fast_softmax": axis_layout,
+    "nn.layer_norm": axis_layout, "nn.lrn": axis_layout,
+    "concatenate": concatenate_layout, "split": split_layout, "transpose": transpose_layout,
     "nn.batch_norm": batch_norm_layout,
     "nn.pad": pad_layout,
 }
@@ -212,4 +273,4 @@ for _op in list_ops():
         register_op_attr(_op.name, "FInferCorrectLayout", broadcast_layout)
 register_op_attr("nn.conv2d", "FTVMConvertOpLayout", convert_conv2d)
 
-__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "keep_original", "transform_to"]
+__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "keep_original", "transform_to", "per_field"]

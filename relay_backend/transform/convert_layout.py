@@ -4,9 +4,10 @@
 default kernel layout for it, HWIO; or the given one) using the op's FTVMConvertOpLayout rule,
 inserting layout_transform where a value's layout must change. The new layout then travels
 forward through the ops whose FInferCorrectLayout rule allows it (elementwise and broadcast
-ops, bias_add, pools, batch_norm, softmax, reductions, pad: their axis attributes are remapped;
-op/layout_rules.py), so a conv -> bias -> relu -> pool -> conv chain is transformed once at its
-start and once at its end. Wherever a value must be in its original layout (an op without a
+ops, bias_add, pools, batch_norm, layer_norm, softmax, reductions, pad, split, concatenate of
+a tuple: their axis attributes are remapped; a transpose absorbs the change; op/layout_rules.py),
+so a conv -> bias -> relu -> pool -> conv chain is transformed once at its start and once at its
+end, and the branches of a concatenate stay in the new layout. Wherever a value must be in its original layout (an op without a
 rule, a tuple, the function's result, ...) it is transformed back.
 
 Guarantee: the result computes the same values as the input (layout_transform is exact); only
@@ -15,6 +16,7 @@ Relay, CanonicalizeOps is required. Run FoldConstant afterwards to fold the tran
 constant weights.
 """
 from ..errors import RelayError
+from ..ir.adt import Clause, Match
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem
 from ..ir.functor import ExprMutator
 from ..op.layout import layout_transform
@@ -39,14 +41,16 @@ class LayoutConverter(ExprMutator):
         return self.info.get(expr, UNKNOWN)
 
     def realize(self, expr):
-        """`expr` in its original layout."""
+        """`expr` in its original layout (a tuple field by field)."""
         info = self.info.get(expr)
         if info is None:
             return expr
         if isinstance(info, list):
             if not any(i.changed for i in info):
                 return expr
-            return Tuple([self._realize_one(TupleGetItem(expr, k), i) for k, i in enumerate(info)])
+            fields = expr.fields if isinstance(expr, Tuple) else \
+                [TupleGetItem(expr, k) for k in range(len(info))]
+            return Tuple([self._realize_one(f, i) for f, i in zip(fields, info)])
         return self._realize_one(expr, info)
 
     def _realize_one(self, expr, info):
@@ -67,7 +71,11 @@ class LayoutConverter(ExprMutator):
         if op.name in self.desired and convert is not None:
             attrs = convert(call, self.desired[op.name])
         rule = op.get_attr("FInferCorrectLayout") or keep_original
-        infos = [self._tensor_info(a) for a in args]
+        if getattr(rule, "takes_tuples", False):
+            infos = [self.info.get(a, UNKNOWN) for a in args]
+        else:
+            args = [self.realize(a) if isinstance(self.info.get(a), list) else a for a in args]
+            infos = [self._tensor_info(a) for a in args]
         decision = rule(call, attrs, infos)
         new_args = [adapt(a) if adapt is not None else a for a, adapt in zip(args, decision.inputs)]
         new = Call(op, new_args, decision.attrs, call.type_args)
@@ -87,7 +95,13 @@ class LayoutConverter(ExprMutator):
         return new
 
     def visit_tuple(self, tup):
-        return Tuple([self.realize(self.visit(f)) for f in tup.fields])
+        """Fields keep their new layouts (a consumer with a tuple rule, e.g. concatenate, can use
+        them; any other consumer realizes the tuple); nested tuples are realized."""
+        fields = [self.visit(f) for f in tup.fields]
+        fields = [self.realize(f) if isinstance(self.info.get(f), list) else f for f in fields]
+        new = Tuple(fields)
+        self.info[new] = [self._tensor_info(f) for f in fields]
+        return new
 
     def visit_let(self, let):
         return Let(let.var, self.realize(self.visit(let.value)), self.realize(self.visit(let.body)))
@@ -101,6 +115,10 @@ class LayoutConverter(ExprMutator):
             return fn
         return Function(fn.params, self.realize(self.visit(fn.body)), fn.ret_type, fn.type_params,
                         fn.attrs)
+
+    def visit_match(self, m):
+        clauses = [Clause(c.lhs, self.realize(self.visit(c.rhs))) for c in m.clauses]
+        return Match(self.realize(self.visit(m.data)), clauses, m.complete)
 
     def visit_ref_create(self, r):
         return type(r)(self.realize(self.visit(r.value)))
