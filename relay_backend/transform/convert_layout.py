@@ -20,11 +20,10 @@ from ..ir.adt import Clause, Match
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem
 from ..ir.functor import ExprMutator
 from ..op.layout import layout_transform
-from ..op.layout_rules import UNKNOWN, LayoutInfo, keep_original
+from ..op.layout_rules import UNKNOWN, keep_original
 from ..op.registry import OpDef
 from .pass_infra import function_pass
 from .rewrite import typed_function
-from .to_a_normal_form import keep_type
 
 
 class LayoutConverter(ExprMutator):

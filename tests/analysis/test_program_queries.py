@@ -36,7 +36,7 @@ def test_type_vars_of_a_type():
 
 def test_constructor_binds_its_adt_type_vars():
     mod = relay.IRModule()
-    p = relay.Prelude(mod)
+    relay.Prelude(mod)
     _, cons, nil = mod.get_type("List")
     expr = relay.Function([], nil())
     (bound,) = bound_type_vars(expr, mod)

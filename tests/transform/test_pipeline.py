@@ -6,7 +6,6 @@ import io
 import numpy as np
 
 import relay_backend as relay
-from relay_backend import transform
 from relay_backend.transform import PassContext, PassTiming, pipeline_passes, print_pipeline
 
 LEVEL_2 = ["RemoveUnusedFunctions", "ToBasicBlockNormalForm", "SimplifyInference", "FoldConstant",

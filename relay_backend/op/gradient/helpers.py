@@ -15,7 +15,6 @@ from ...errors import OpNotImplemented
 from ...ir.expr import Call, const
 from ...ir.types import TensorType, TupleType, is_any
 from .. import reduce as _reduce
-from .. import tensor as _tensor
 from .. import transform as _transform
 from ..creation import zeros
 from ..layout import layout_transform
