@@ -273,3 +273,16 @@ def all_children(e) -> tuple:
 def all_nodes_post_order(expr: Expr):
     """Every sub-expression, including function bodies, branches and clauses, in post-order."""
     return post_order(expr, children=all_children)
+
+
+def all_nodes_pre_order(expr: Expr, children=all_children):
+    """Every sub-expression once, parents before children and left to right (the order a reader
+    meets them), iteratively."""
+    seen, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        yield node
+        stack.extend(reversed(children(node)))

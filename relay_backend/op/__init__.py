@@ -3,12 +3,16 @@
 Constructors follow tvm.relay: `op.add`, `op.sum`, `op.reshape`, `op.nn.conv2d`, ...
 """
 from .pattern import OpPattern
-from .registry import OpDef, Sample, check, defop, get, list_ops, register
-from . import tensor, reduce, transform, nn, annotation  # noqa: F401  (importing registers the ops)
+from .registry import (OpDef, Sample, check, defop, get, list_ops, register, register_gradient,
+                       register_op_attr)
+from . import tensor, reduce, transform, nn, annotation, layout  # noqa: F401  (importing registers the ops)
+from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
+from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
 from .tensor import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403
+from .layout import layout_transform  # noqa: F401
 
 # The constructors only: `from relay_backend.op import *` must not bring in the submodules
 # (op.transform would shadow relay_backend.transform).
-__all__ = ["OpPattern", "get", "list_ops", "nn"] + tensor.__all__ + reduce.__all__ + transform.__all__
+__all__ = ["OpPattern", "get", "list_ops", "nn", "layout_transform"] + tensor.__all__ + reduce.__all__ + transform.__all__

@@ -13,6 +13,11 @@ Contracts:
   ref(*inputs, attrs) -> ndarray|tuple numpy reference; an input of TupleType arrives as a list.
   samples(rng) -> [Sample]            example inputs/attrs the conformance tests run.
   compute(attrs, inputs, out_type) -> [te.Tensor]   (compiler issue)
+
+Passes may also attach named attributes to an op after it is defined, as TVM's `Op.set_attr`:
+`register_op_attr("nn.relu", "FPrimalGradient", fn)` (or `register_gradient`), read back with
+`op.get_attr("FPrimalGradient")`. A second registration needs a higher `level` to replace the
+first (TVM's rule), so a user can override a built-in rule deliberately but not by accident.
 """
 import dataclasses
 from typing import Callable, NamedTuple
@@ -55,6 +60,27 @@ class OpDef(Op):
         # TVM's TReshapeOp: the op only reinterprets its input's shape (same elements, same
         # order), so a fused function of such ops may alias its input (relay.reshape_only)
         self.is_reshape = bool(is_reshape)
+        self._attr_map = {}   # key -> (value, level), set by set_attr
+
+    def set_attr(self, key: str, value, plevel: int = 10) -> None:
+        """Attach `value` under `key` (tvm Op.set_attr); replacing one needs a higher plevel."""
+        old = self._attr_map.get(key)
+        if old is not None and old[1] >= plevel:
+            raise OpDefinitionError(f"{self.name}: attribute {key!r} is already registered at level "
+                                    f"{old[1]}; register with level > {old[1]} to override it")
+        self._attr_map[key] = (value, plevel)
+
+    def get_attr(self, key: str):
+        """The value attached under `key`, or None."""
+        entry = self._attr_map.get(key)
+        return None if entry is None else entry[0]
+
+    def has_attr(self, key: str) -> bool:
+        return key in self._attr_map
+
+    def reset_attr(self, key: str) -> None:
+        """Remove the value attached under `key` (tvm Op.reset_attr)."""
+        self._attr_map.pop(key, None)
 
     def __call__(self, *args, attrs=None) -> Call:
         if len(args) != self.num_inputs:
@@ -118,6 +144,23 @@ def get(name: str) -> OpDef:
         return _REGISTRY[name]
     except KeyError:
         raise OpDefinitionError(f"operator {name!r} is not registered") from None
+
+
+def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
+    """Attach `value` to op `op_name` under `attr_key` (tvm.ir.register_op_attr); without a
+    value it returns a decorator, so a rule can be declared next to its function."""
+
+    def attach(v):
+        get(op_name).set_attr(attr_key, v, level)
+        return v
+
+    return attach(value) if value is not None else attach
+
+
+def register_gradient(op_name: str, fgradient=None, level: int = 10):
+    """Register the gradient of op `op_name` (tvm.relay.op.register_gradient):
+    fgradient(orig_call, output_grad) -> [one gradient expression per input]."""
+    return register_op_attr(op_name, "FPrimalGradient", fgradient, level)
 
 
 def list_ops() -> list:

@@ -27,6 +27,7 @@ from ..ir.module import IRModule
 from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
                         type_to_str)
 from ..ir.excerpt import excerpt
+from .match_warning import warn_unmatched
 from .pass_infra import module_pass, register_pass_factory
 from .type_solver import TypeSolver, UnifyError, has_hole, substitute
 
@@ -336,6 +337,8 @@ class _Checker:
                 raise TypeInferenceError(f"`{excerpt(m)}` has no clauses")
             for clause in m.clauses:
                 self._bind_pattern(clause.lhs, self.memo[m.data], m)
+            if m.complete:
+                warn_unmatched(m, self.mod)
             return self._push(stack, m, 2, [c.rhs for c in m.clauses])
         result = self.memo[m.clauses[0].rhs]
         for i, clause in enumerate(m.clauses[1:], start=1):

@@ -289,7 +289,7 @@ class ModulePass(Pass):
         return self.pass_func(mod, ctx)
 
 
-def _skip_function(func: Function) -> bool:
+def function_pass_skips(func: Function) -> bool:
     """Functions a function pass leaves alone (as TVM): fused primitives, external, opted out."""
     attrs = func.attrs
     return (int(attrs.get("Primitive", 0)) == 1 or attrs.get("Compiler") is not None
@@ -307,7 +307,7 @@ class FunctionPass(Pass):
     def _run(self, mod, ctx):
         new_mod = mod.copy()
         for gv, func in list(mod.functions.items()):
-            if not isinstance(func, Function) or _skip_function(func):
+            if not isinstance(func, Function) or function_pass_skips(func):
                 continue
             new_func = self.pass_func(func, new_mod, ctx)
             if not isinstance(new_func, Function):
@@ -315,6 +315,12 @@ class FunctionPass(Pass):
                                  f"for @{gv.name_hint}, expected a relay Function")
             new_mod[gv] = new_func
         return new_mod
+
+
+def _still_typed(mod, typed) -> bool:
+    """True when `mod` holds exactly the function objects an InferType run typed."""
+    return typed is not None and len(typed) == len(mod.functions) and \
+        all(typed.get(gv) is fn for gv, fn in mod.functions.items())
 
 
 class Sequential(Pass):
@@ -329,6 +335,7 @@ class Sequential(Pass):
                 raise RelayError(f"Sequential {name!r}: {p!r} is not a Pass")
 
     def _run(self, mod, ctx):
+        typed = None    # the functions InferType last typed (it types them in place)
         for p in self.passes:
             if not ctx.pass_enabled(p.info):
                 continue
@@ -337,8 +344,12 @@ class Sequential(Pass):
                 if factory is None:
                     raise RelayError(f"pass {p.info.name} requires {req!r}, which is not a known pass "
                                      f"(known: {sorted(_PASS_FACTORIES)})")
+                if req == "InferType" and _still_typed(mod, typed):
+                    continue    # nothing changed since the last InferType
                 mod = factory()(mod)
+                typed = dict(mod.functions) if req == "InferType" else typed
             mod = p(mod)
+            typed = dict(mod.functions) if p.info.name == "InferType" else typed
         return mod
 
     def __repr__(self) -> str:

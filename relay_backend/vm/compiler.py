@@ -28,7 +28,7 @@ from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
 from .function_compiler import VMFunctionCompiler
-from .lambda_lift import CLOSURE_ATTR, lambda_lift
+from ..transform.lambda_lift import CLOSURE_ATTR, lambda_lift
 from .manifest_alloc import manifest_alloc
 from .shape_func import ShapeProgram
 
@@ -180,7 +180,7 @@ class VMCompiler:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
         # device annotations must name the device the target's kernels run on
-        mod = transform.default_pipeline(keep_only_main="main" in mod,
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True,
                                          device_type=as_target(target).device_type)(mod)
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
