@@ -10,7 +10,7 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parents[2] / "relay_backend"
 
 LEVELS = {
-    "runtime": 0, "config": 0, "errors": 0, "target": 0,
+    "runtime": 0, "config": 0, "errors": 0, "target": 0, "diagnostics": 0, "progress": 0,
     "ir": 1, "tir": 1,
     "te": 2, "codegen": 2,
     "op": 3,
@@ -31,7 +31,7 @@ FORBIDDEN_EXCEPTIONS = {"graph_executor/debug_executor.py": {"interpreter"}}
 # packages of one level is a layering error.
 SAME_LEVEL = {
     ("runtime", "errors"), ("runtime", "config"), ("config", "errors"), ("target", "errors"),
-    ("runtime", "target"),
+    ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("progress", "config"),
     ("graph_executor", "interpreter"),        # debug_executor only (FORBIDDEN_EXCEPTIONS)
     ("demo", "backend"),
     ("interpreter", "executor"), ("graph_executor", "executor"), ("vm", "executor"),
