@@ -60,9 +60,12 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
     opt_mod = default_pipeline()(_as_module(mod, params))
     if executor.name == "aot":  # one C program over a static workspace (aot/)
         from .aot.factory import aot_build
-        return aot_build(opt_mod, target, mod_name)
-    from .graph_executor.build import build_graph
-    return build_graph(opt_mod, target, mod_name)
+        factory = aot_build(opt_mod, target, mod_name)
+    else:
+        from .graph_executor.build import build_graph
+        factory = build_graph(opt_mod, target, mod_name)
+    factory.bound_param_names = frozenset(params or ())
+    return factory
 
 
 def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):

@@ -14,10 +14,15 @@ one module per thread, a lock around whole set_input/run/get_output cycles, or
 """
 import numpy as np
 
+from .. import diagnostics
 from ..errors import InputError, RelayError
 from .benchmark import BenchmarkResult, benchmark_module
 from .ndarray import NDArray
+from .thread_count import apply_to_this_thread
 from .thread_guard import ThreadUseGuard
+
+
+_LOG = diagnostics.get_logger("runtime")
 
 
 def _is_index(key) -> bool:
@@ -34,6 +39,9 @@ class ExecutorModule:
     _module_name = "module"            # "GraphModule has no function 'x'"
     _holder = "the module"             # "input index 7 is out of range: the graph has 2 inputs"
     _inputs_of = "the module's"        # "Could not find 'x' in graph's inputs"
+    # names of the params relay.build bound as constants (its params=): set_input(**params)
+    # ignores them as TVM does, so code that passes the same dict to build and set_input ports
+    bound_param_names = frozenset()
 
     def _init_inputs(self, names) -> None:
         """Input bookkeeping: names (several inputs may share one: by name they are ambiguous,
@@ -118,7 +126,10 @@ class ExecutorModule:
             self._unset -= 1
 
     def set_input(self, key=None, value=None, **params):
-        """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
+        """Copy `value` into input `key` (name or index); keyword params are copied largest-first.
+
+        A keyword naming a param that relay.build bound as a constant is ignored (logged at
+        DEBUG on the relay_backend logger), as in TVM; any other unknown name is an InputError."""
         if key is None and value is not None:
             raise InputError(f"set_input(None, value): an input is named by a string or numbered by "
                              f"an int; the inputs are {self._input_names}")
@@ -128,6 +139,10 @@ class ExecutorModule:
                     raise InputError(f"set_input({key!r}): no value given")
                 self._set_one(me, self._index(key), value)
             for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+                if name in self.bound_param_names and name not in self._input_index:
+                    _LOG.debug("set_input: %r was bound as a constant by relay.build(params=...); "
+                               "ignored, as TVM does", name)
+                    continue
                 self._set_one(me, self._index(name), params[name])
 
     def _set_one(self, me, idx: int, value) -> None:
@@ -168,6 +183,7 @@ class ExecutorModule:
             self.set_input(**inputs)
         if self._unset:
             self._raise_unset()
+        apply_to_this_thread()           # the set_num_threads limit, in this thread too
         self._guard.before_run(me)
 
     # ------------------------------------------------------------------ outputs

@@ -17,7 +17,8 @@ from .executable import Executable
 from .lambda_lift import LambdaLift, lambda_lift
 from .loop import Storage, VMClosure
 from .runtime import VirtualMachine
+from .profiler import VirtualMachineProfiler
 from .executor import VMExecutor
 
-__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VMExecutor", "VMClosure", "Opcode",
+__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VirtualMachineProfiler", "VMExecutor", "VMClosure", "Opcode",
            "LambdaLift", "lambda_lift", "Storage"]

@@ -29,6 +29,7 @@ from ..runtime.device import cpu
 from ..runtime.device import device as _make_device
 from ..runtime.module import BenchmarkResult
 from ..runtime.ndarray import NDArray
+from ..runtime.thread_count import apply_to_this_thread
 from .executable import Executable
 from .loop import Storage, VMClosure, decode, fast_kernel, run_loop
 
@@ -222,6 +223,7 @@ class VirtualMachine:
         return BenchmarkResult(results)
 
     def _run(self, func_index: int, args):
+        apply_to_this_thread()
         result = run_loop(self, func_index, args)
         return result if self.device == self.host else _to_device(result, self.device)
 
