@@ -86,7 +86,7 @@ def run_command(package, inputs_path, fill_mode, print_top, outputs_path, profil
             click.echo(f"wrote {profile_json}")
         if trace:
             prof.save_chrome_trace(trace)
-            click.echo(f"wrote {trace} (open it in a browser's tracing tool, e.g. ui.perfetto.dev)")
+            click.echo(f"wrote {trace} (open it in a browser's tracing tool: chrome://tracing or Perfetto)")
     if outputs_path:
         click.echo(f"wrote {outputs_path}")
 

@@ -8,8 +8,8 @@ and exports them:
     report = gmod.profile(data=x)            # debug_executor.GraphModuleDebug.profile
     print(report)                            # the table, slowest first
     report.csv(); report.json()              # strings (save_csv / save_json write files)
-    report.save_chrome_trace("trace.json")   # open in a browser's tracing tool (about:tracing,
-                                             # ui.perfetto.dev): one bar per kernel call
+    report.save_chrome_trace("trace.json")   # open in a browser's tracing tool (chrome://tracing
+                                             # or Perfetto): one bar per kernel call
 
 Times are wall-clock from time.perf_counter around each native call, so a row includes the
 call's small Python overhead; it is what the model costs when run the same way.
