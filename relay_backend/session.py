@@ -72,7 +72,18 @@ def _node_args(value_infos, types) -> list:
 
 
 class InferenceSession:
-    """Compile an ONNX model once and run it (onnxruntime.InferenceSession's interface)."""
+    """Compile an ONNX model once and run it (onnxruntime.InferenceSession's interface).
+
+    Parameters
+    ----------
+    path_or_model : a path to an .onnx file, its bytes, or an onnx.ModelProto.
+    sess_options : accepted for onnxruntime's signature, unused.
+    providers : None or ["CPUExecutionProvider"] (llvm), ["CUDAExecutionProvider"] (cuda).
+    executor : "graph" (default), "vm" or "aot"; symbolic dimensions always use "vm".
+    shape : {input name: shape} overriding the model's declared input shapes (from_onnx).
+
+    Attributes: `executor` (the one used), `target`, `mod` and `params` (the imported Relay).
+    """
 
     def __init__(self, path_or_model, sess_options=None, providers=None, executor: str = "graph",
                  shape=None, **_ignored):
@@ -126,12 +137,15 @@ class InferenceSession:
         return run_module
 
     def get_inputs(self) -> list:
+        """The model's inputs (initializers excluded) as NodeArgs: name, shape, type, dtype."""
         return list(self._inputs)
 
     def get_outputs(self) -> list:
+        """The model's outputs as NodeArgs, in the order `run(None, ...)` returns them."""
         return list(self._outputs)
 
     def get_providers(self) -> list:
+        """The onnxruntime provider name matching the compile target."""
         return ["CUDAExecutionProvider" if self.target == "cuda" else "CPUExecutionProvider"]
 
     def run(self, output_names, input_feed: dict, run_options=None) -> list:
