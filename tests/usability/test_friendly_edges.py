@@ -103,3 +103,15 @@ def test_set_input_accepts_bound_param_names_as_tvm_does(executor, caplog):
     np.testing.assert_allclose(module.get_output(0).numpy(), x @ params["w"].T, rtol=1e-6)
     with pytest.raises(InputError, match=r"Could not find 'y'"):
         module.set_input(y=x)                    # a name that is neither an input nor a bound param
+
+
+def test_bound_param_names_survive_export_and_load(tmp_path):
+    mod, params = _built_with_param()
+    factory = relay.build(mod, params=params)
+    path = str(tmp_path / "model.so")
+    factory.export_library(path)
+    module = relay.runtime.load_module(path)["default"](relay.cpu())
+    x = np.ones((1, 4), "float32")
+    module.set_input(x=x, **params)
+    module.run()
+    np.testing.assert_allclose(module.get_output(0).numpy(), x @ params["w"].T, rtol=1e-6)
