@@ -36,5 +36,6 @@ from . import build_module, prelude, loops
 
 from . import graph_executor, vm, aot, frontend, backend, _ffi
 from .build_module import build, optimize
+from .session import InferenceSession
 
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

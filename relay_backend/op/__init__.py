@@ -16,3 +16,8 @@ from .layout import layout_transform  # noqa: F401
 # The constructors only: `from relay_backend.op import *` must not bring in the submodules
 # (op.transform would shadow relay_backend.transform).
 __all__ = ["OpPattern", "get", "list_ops", "nn", "layout_transform"] + tensor.__all__ + reduce.__all__ + transform.__all__
+
+import sys as _sys  # noqa: E402
+from .keywords import check_namespace as _check_namespace  # noqa: E402
+
+_check_namespace(_sys.modules[__name__], __all__)   # a misspelled keyword names the valid ones

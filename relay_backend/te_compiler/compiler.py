@@ -9,13 +9,11 @@ Equal functions (up to alpha-renaming) share one cache entry; `items()` shows us
 Compiled kernels are also kept on disk (cache.disk_cache_dir) so another process skips LLVM.
 """
 import os
-import sys
 import threading
 import time
 import weakref
 
-from .. import codegen
-from ..config import get as get_config
+from .. import codegen, diagnostics
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
 from ..runtime.module import Module
@@ -24,6 +22,8 @@ from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cach
 from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
+
+_TIR_LOG = diagnostics.get_logger("tir")
 
 
 class TECompiler:
@@ -72,11 +72,10 @@ class TECompiler:
         self.stats["lowered"] += 1
         for fn in self._listeners:
             fn("lowered", name)
-        cfg = get_config()
-        if cfg.debug >= 3:
+        if diagnostics.wants(3):
             from ..tir.printer import func_to_str
-            print(f"[relay_backend] TIR of {name} ({(time.perf_counter() - start) * 1e3:.1f} ms):\n"
-                  f"{func_to_str(prim)}", file=sys.stderr)
+            _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
+                           func_to_str(prim))
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
                           {name: prim}, lowered.implementations, lowered.impl_fingerprint)
 

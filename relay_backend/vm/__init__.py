@@ -21,7 +21,8 @@ from ..transform.lambda_lift import LambdaLift, lambda_lift
 from .manifest_alloc import ManifestAlloc, manifest_alloc
 from .loop import Storage, VMClosure
 from .runtime import VirtualMachine
+from .profiler import VirtualMachineProfiler
 from .executor import VMExecutor
 
-__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VMExecutor", "VMClosure", "Opcode",
-           "LambdaLift", "lambda_lift", "Storage", "ManifestAlloc", "manifest_alloc"]
+__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VirtualMachineProfiler", "VMExecutor",
+           "VMClosure", "Opcode", "LambdaLift", "lambda_lift", "Storage", "ManifestAlloc", "manifest_alloc"]

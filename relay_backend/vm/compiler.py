@@ -16,6 +16,7 @@ tensors are released while the function still runs.
 """
 import numpy as np
 
+from ..analysis.kernel_summary import mac_count, relay_ops
 from ..errors import CompileError
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType, is_any
@@ -59,6 +60,7 @@ class CompileContext:
         self.packed_names = []         # kernel / shape function name per packed index
         self.shape_funcs = {}          # packed index -> ShapeProgram
         self.cached_funcs = {}         # kernel name -> CachedFunc
+        self.kernel_sources = {}       # kernel name -> the primitive function it was lowered from
         self._packed_map = {}
         self._programs = {}
         self._shape_names = NameSupply()
@@ -103,6 +105,7 @@ class CompileContext:
             mine = renamed(cached, kernel_name(prim, MOD_NAME, self._kernel_names))
             self._kernels[id(cached)] = mine
         self.cached_funcs[mine.func_name] = mine
+        self.kernel_sources[mine.func_name] = prim
         return self.packed_index(mine.func_name)
 
     def shape_program(self, prim) -> ShapeProgram:
@@ -201,6 +204,8 @@ class VMCompiler:
             functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
+        self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}
+                                  for name, prim in ctx.kernel_sources.items()}
 
     def codegen(self) -> None:
         """Compile every kernel the bytecode calls into one runtime Module."""

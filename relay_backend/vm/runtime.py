@@ -31,6 +31,7 @@ from ..runtime.device import device as _make_device
 from ..runtime.benchmark import BenchmarkResult
 from ..runtime.ndarray import NDArray
 from ..runtime.packed_module import PackedModule
+from ..runtime.thread_count import apply_to_this_thread
 from .executable import Executable
 from .loop import Storage, VMClosure, decode, fast_kernel, run_loop
 from .outputs import bind_outputs, check_outputs, copy_results
@@ -350,6 +351,7 @@ class VirtualMachine:
             cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)(func_name)
 
     def _run(self, func_index: int, args):
+        apply_to_this_thread()
         return self._on_device(run_loop(self, func_index, args))
 
     def _on_device(self, result):
