@@ -28,6 +28,8 @@ from .op import nn
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude
+from .parser import fromtext, parse, parse_expr
+from . import parser
 from . import build_module, prelude
 
 from . import graph_executor, vm, aot, frontend, backend

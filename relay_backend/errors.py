@@ -52,3 +52,13 @@ class AllocationError(RelayError, MemoryError):
 
 class CacheError(RelayError):
     """The on-disk kernel cache cannot be used as configured (e.g. RB_CACHE_DIR names a file)."""
+
+
+class ParseError(RelayError):
+    """Relay text that cannot be read: a syntax error, an undefined name, a bad literal. The
+    message gives the source name, line and column, the offending line and a caret; the
+    position is also in `source_name`, `line` and `column`."""
+
+    def __init__(self, message: str, source_name: str = None, line: int = 0, column: int = 0):
+        super().__init__(message)
+        self.source_name, self.line, self.column = source_name, line, column

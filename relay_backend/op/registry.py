@@ -18,10 +18,10 @@ from typing import Callable, NamedTuple
 
 from ..errors import OpDefinitionError, TypeInferenceError
 from ..ir.attrs import Attrs
-from ..ir.expr import Call, Op
+from ..ir.expr import OP_TABLE, Call, Op
 from .pattern import OpPattern
 
-_REGISTRY = {}
+_REGISTRY = OP_TABLE   # name -> OpDef (ir.Op.get reads it too)
 
 
 class Sample(NamedTuple):
