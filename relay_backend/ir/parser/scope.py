@@ -8,7 +8,7 @@ ParseError refers to.
 from ...errors import ParseError
 from ..expr import GlobalVar, Var
 from ..module import IRModule
-from ..span import Span, caret_excerpt, source_line
+from ..span import SourceName, Span, caret_excerpt, source_line
 
 
 class NameTable:
@@ -17,6 +17,7 @@ class NameTable:
     def __init__(self, source_name: str, init_module: IRModule = None, meta_table: dict = None,
                  implicit_free_vars: bool = False):
         self.source_name = source_name
+        self.source = SourceName(source_name)   # one object shared by every span of this parse
         self.meta_table = meta_table or {}
         self.implicit_free_vars = implicit_free_vars
         self.locals = [{}]          # scopes of %name -> Var, innermost last
@@ -49,7 +50,7 @@ class NameTable:
         line = getattr(meta, "line", None)
         if line is None:
             return None
-        return Span(self.source_name, line, meta.end_line, meta.column, meta.end_column)
+        return Span(self.source, line, meta.end_line, meta.column, meta.end_column)
 
     def error(self, message: str, item) -> ParseError:
         """A ParseError at `item` (a token or tree) with the offending line and a caret."""
