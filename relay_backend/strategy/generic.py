@@ -92,4 +92,7 @@ def generic_implementation(op):
     if op.compute is None:
         return None
     kind = _KIND.get(op.pattern, op.name.split(".")[-1])
-    return op.compute, schedule_default, f"{kind}.generic", 10
+    schedule = getattr(op, "schedule", None)   # relay.op.register_schedule / register_*_schedule
+    if isinstance(schedule, str):                # a generic kind: "injective", "broadcast", "reduce"
+        kind, schedule = schedule, None
+    return op.compute, schedule if callable(schedule) else schedule_default, f"{kind}.generic", 10

@@ -191,10 +191,10 @@ class _Checker:
     def _op_call(self, call, op, arg_types):
         rel = getattr(op, "rel", None)
         if rel is None:
-            raise TypeInferenceError(f"operator {op.name!r} in `{excerpt(call)}` is not registered "
-                                     f"(it has no type relation)")
+            hint = op.missing("rel") if hasattr(op, "missing") else "it is not registered"
+            raise TypeInferenceError(f"operator {op.name!r} in `{excerpt(call)}` cannot be typed: {hint}")
         num = getattr(op, "num_inputs", len(arg_types))
-        if num != len(arg_types):
+        if 0 <= num != len(arg_types):
             raise TypeInferenceError(f"{op.name} takes {num} argument(s) {list(op.input_names)} but "
                                      f"`{excerpt(call)}` passes {len(arg_types)}")
         solver = self.solver
