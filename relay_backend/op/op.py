@@ -21,9 +21,8 @@ block with defop instead (docs/adding_an_operator.md).
 from . import registry
 from .op_strategy import OpImplementation, OpSpecialization, OpStrategy
 from .pattern import OpPattern
+from .op_attrs import GENERIC_SCHEDULES
 from .registry import get, register_gradient, register_op_attr
-
-GENERIC_SCHEDULES = ("injective", "broadcast", "reduce")
 
 
 def register(op_name: str, describe: str = "") -> None:
@@ -66,7 +65,7 @@ def register_reduce_schedule(op_name: str, level: int = 10):
 
 def register_pattern(op_name: str, pattern, level: int = 10):
     """How the op fuses (TOpPattern): an OpPattern or its int value."""
-    return register_op_attr(op_name, "TOpPattern", OpPattern(int(pattern)), level)
+    return register_op_attr(op_name, "TOpPattern", pattern, level)
 
 
 def register_shape_func(op_name: str, data_dependent, shape_func=None, level: int = 10):

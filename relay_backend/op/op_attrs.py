@@ -18,12 +18,44 @@ from ..errors import OpDefinitionError
 from ..ir.attrs import ATTRS_TYPES, Attrs
 from .pattern import OpPattern
 
+GENERIC_SCHEDULES = ("injective", "broadcast", "reduce")   # register_*_schedule's names
 FIELD_ATTRS = {"FTVMCompute": "compute", "TOpPattern": "pattern", "FTVMStrategy": "fstrategy",
                "FTVMSchedule": "schedule", "FShapeFunc": "shape_func",
                "TShapeDataDependent": "shape_data_dependent", "TOpIsStateful": "stateful",
                "FReference": "ref"}
 DECLARED_LEVEL = 10
 _UNSET = {"pattern": OpPattern.OPAQUE, "stateful": False}   # a field's value when nothing is set
+_CALLABLE_FIELDS = ("compute", "fstrategy", "shape_func", "ref")
+_GENERATION = [0]
+
+
+def definition_generation() -> int:
+    """A number that changes whenever an operator's definition changes after import (an
+    attribute set or reset, a user op registered or removed, a strategy added). Caches of
+    compiled kernels key on it, so a kernel built from an op's old compute or strategy is never
+    served after the op changed (e.g. inside a TempOpAttr block, or after it)."""
+    return _GENERATION[0]
+
+
+def bump_generation() -> None:
+    """Record that an operator definition changed (see definition_generation)."""
+    _GENERATION[0] += 1
+
+
+def _checked_value(op_name: str, key: str, field: str, value):
+    """`value` as the field stores it, or an OpDefinitionError naming what is wrong."""
+    if field == "pattern":
+        try:
+            return OpPattern(int(value))
+        except (TypeError, ValueError):
+            raise OpDefinitionError(f"{op_name}: {key} must be an OpPattern (or its int value), got "
+                                    f"{value!r}") from None
+    if field in _CALLABLE_FIELDS and value is not None and not callable(value):
+        raise OpDefinitionError(f"{op_name}: {key} must be a function, got {type(value).__name__}")
+    if field == "schedule" and not (value is None or callable(value) or value in GENERIC_SCHEDULES):
+        raise OpDefinitionError(f"{op_name}: {key} must be a schedule function or one of "
+                                f"{list(GENERIC_SCHEDULES)}, got {value!r}")
+    return value
 
 
 def missing_piece(op_name: str, field: str) -> str:
@@ -65,12 +97,15 @@ class OpAttrs:
         if old is not None and old >= plevel:
             raise OpDefinitionError(f"{self.name}: attribute {key!r} is already registered at level "
                                     f"{old}; register with level > {old} to override it")
-        self._levels()[key] = plevel
         field = FIELD_ATTRS.get(key)
+        if field is not None:
+            value = _checked_value(self.name, key, field, value)
+        self._levels()[key] = plevel
         if field is None:
             self._table()[key] = value
         else:
-            setattr(self, field, OpPattern(int(value)) if field == "pattern" else value)
+            setattr(self, field, value)
+        bump_generation()
 
     def get_attr(self, key: str):
         """The value attached under `key`, or None."""
@@ -92,6 +127,7 @@ class OpAttrs:
         else:
             setattr(self, field, _UNSET.get(field))
             self.__dict__.setdefault("_reset_keys", set()).add(key)   # no longer declared
+        bump_generation()
 
     # --- building an op step by step (tvm.ir.Op methods) ----------------------------------------
     def set_num_inputs(self, n: int) -> None:
@@ -126,6 +162,7 @@ class OpAttrs:
                                     f"{type(type_rel_func).__name__}")
         self.rel = type_rel_func
         self.rel_name = rel_name
+        bump_generation()
 
     def set_support_level(self, level: int) -> None:
         self.support_level = int(level)
@@ -139,8 +176,10 @@ class OpAttrs:
             raise OpDefinitionError(f"{self.name}: no Attrs class {key!r}; define a frozen dataclass "
                                     f"deriving from relay_backend.ir.Attrs first")
         self.attrs_type = cls
+        bump_generation()
 
     set_attrs_type = set_attrs_type_key
 
 
-__all__ = ["OpAttrs", "FIELD_ATTRS", "missing_piece"]
+__all__ = ["OpAttrs", "FIELD_ATTRS", "GENERIC_SCHEDULES", "missing_piece", "definition_generation",
+           "bump_generation"]

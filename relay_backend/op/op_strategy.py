@@ -9,13 +9,16 @@ select.py) keeps the specializations whose condition holds and takes the highest
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ..errors import OpDefinitionError
+
 
 @dataclass
 class OpImplementation:
-    """compute(attrs, inputs, out_type) -> [te.Tensor]; schedule(attrs, outs, target) -> Schedule."""
+    """compute(attrs, inputs, out_type) -> [te.Tensor]; schedule(attrs, outs, target) -> Schedule
+    (None: the generic schedule, strategy/generic.py schedule_default)."""
 
     compute: Callable
-    schedule: Callable
+    schedule: Optional[Callable]
     name: str
     plevel: int = 10
 
@@ -35,6 +38,19 @@ class OpStrategy:
         self.specializations = []
 
     def add_implementation(self, compute, schedule, name="default", plevel=10, condition=None):
+        """Add compute(attrs, inputs, out_type) -> [te.Tensor] with its schedule
+        (attrs, outs, target) -> te.Schedule; schedule None means the generic schedule
+        (inline injective stages, parallelize and vectorize the rest)."""
+        if not callable(compute):
+            raise OpDefinitionError(f"OpStrategy.add_implementation({name!r}): compute must be "
+                                    f"callable, got {type(compute).__name__}")
+        if schedule is not None and not callable(schedule):
+            raise OpDefinitionError(f"OpStrategy.add_implementation({name!r}): schedule must be "
+                                    f"callable or None (the generic schedule), got "
+                                    f"{type(schedule).__name__}")
+        if condition is not None and not callable(condition):
+            raise OpDefinitionError(f"OpStrategy.add_implementation({name!r}): condition must be "
+                                    f"callable or None, got {type(condition).__name__}")
         for spec in self.specializations:
             if spec.condition is condition:
                 break

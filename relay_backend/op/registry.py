@@ -28,7 +28,7 @@ from typing import Callable, NamedTuple
 from ..errors import OpDefinitionError, TypeInferenceError
 from ..ir.attrs import Attrs
 from ..ir.expr import OP_TABLE, Call, Op
-from .op_attrs import OpAttrs, missing_piece
+from .op_attrs import OpAttrs, bump_generation, missing_piece
 from .pattern import OpPattern
 
 _REGISTRY = OP_TABLE   # name -> OpDef (ir.Op.get reads it too)
@@ -64,7 +64,7 @@ class OpDef(OpAttrs, Op):
         self.support_level = level
         self.compute = compute
         self.shape_func = shape_func
-        self.tag = tag or _default_tag(self.pattern)
+        self._tag = tag   # None: follows the pattern (see the tag property)
         self.doc = doc
         self._attr_map = {}   # key -> value, set by set_attr (op_attrs.py)
         self.user_defined = user_defined
@@ -73,6 +73,12 @@ class OpDef(OpAttrs, Op):
         self.schedule = None            # FTVMSchedule: the generic implementation's schedule
         self.shape_data_dependent = bool(shape_func)
         self.stateful = False
+
+    @property
+    def tag(self) -> str:
+        """The te tag of the op's computes: the declared one, else its pattern's name, so a
+        pattern set later (register_pattern, TempOpAttr) changes it too."""
+        return self._tag or _default_tag(self.pattern)
 
     def missing(self, field: str) -> str:
         """The message for a piece this op lacks (see op_attrs.missing_piece)."""
@@ -171,6 +177,7 @@ def register_user_op(name: str, describe: str = "") -> OpDef:
     op = OpDef(name, doc=describe, user_defined=True)
     op.num_inputs = -1   # unknown until set_num_inputs / add_argument
     _REGISTRY[name] = op
+    bump_generation()
     return op
 
 
@@ -182,6 +189,7 @@ def unregister(name: str) -> None:
     if not op.user_defined:
         raise OpDefinitionError(f"operator {name!r} is built in and cannot be unregistered")
     del _REGISTRY[name]
+    bump_generation()
 
 
 def list_ops() -> list:

@@ -12,6 +12,7 @@ speed, never results.
 from typing import Callable
 
 from ..errors import CompileError
+from ..op.op_attrs import bump_generation
 from ..op.op_strategy import OpImplementation, OpSpecialization, OpStrategy  # noqa: F401 (defined in op/)
 
 
@@ -46,6 +47,7 @@ def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None)
 
     def register(fn):
         _ADDITIONS.setdefault((op_name, target_key), []).append(fn)
+        bump_generation()   # kernels chosen without this implementation are stale now
         return fn
     return register(fstrategy) if fstrategy is not None else register
 
@@ -53,6 +55,7 @@ def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None)
 def unregister_strategy(op_name: str, target_key: str, fstrategy: Callable) -> None:
     """Remove a registration (tests that register their own implementation clean up with this)."""
     _ADDITIONS.get((op_name, target_key), []).remove(fstrategy)
+    bump_generation()
 
 
 def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:

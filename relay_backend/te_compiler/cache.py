@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..config import VERSION, get as get_config
 from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
+from ..op.op_attrs import definition_generation
 from ..runtime.module import load_library
 from ..transform import InferTypeLocal
 
@@ -49,20 +50,24 @@ def ensure_typed(func):
 
 
 class CCacheKey:
-    """(source_func, target); equal when the functions are structurally equal and targets match.
+    """(source_func, target, operator definitions); equal when the functions are structurally
+    equal, the targets match and no operator definition changed in between (an op's compute or
+    strategy replaced from user code, see op_attrs.definition_generation).
     The function is typed first: typing fills a missing ret_type, which the structural hash covers,
     so typing it after the key was made would leave the key's hash stale."""
 
     def __init__(self, source_func, target):
         self.source_func = ensure_typed(source_func)
         self.target = str(target)
-        self._hash = hash((structural_hash(source_func), self.target))
+        self.op_generation = definition_generation()
+        self._hash = hash((structural_hash(source_func), self.target, self.op_generation))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, CCacheKey) and self._hash == other._hash and self.target == other.target
+                and self.op_generation == other.op_generation
                 and structural_equal(self.source_func, other.source_func))
 
     def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:

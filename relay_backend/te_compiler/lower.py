@@ -149,8 +149,8 @@ def _excerpt(func, limit: int = 600) -> str:
 def schedule_lowered(lowered: LoweredTE, target):
     """Apply the anchor implementation's schedule (the generic one when there is no op call)."""
     from ..strategy.generic import schedule_default
-    if lowered.anchor_impl is None:
-        return schedule_default(None, lowered.outputs, target)
+    if lowered.anchor_impl is None or lowered.anchor_impl.schedule is None:
+        return schedule_default(lowered.anchor_attrs, lowered.outputs, target)
     return lowered.anchor_impl.schedule(lowered.anchor_attrs, lowered.outputs, target)
 
 
