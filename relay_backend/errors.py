@@ -62,3 +62,11 @@ class ParseError(RelayError):
     def __init__(self, message: str, source_name: str = None, line: int = 0, column: int = 0):
         super().__init__(message)
         self.source_name, self.line, self.column = source_name, line, column
+
+
+class ModuleLookupError(RelayError, KeyError):
+    """An IRModule (or the Prelude) has no function, type or constructor of the name asked for.
+    Also a KeyError, so `mod[name]` behaves as a mapping lookup."""
+
+    def __str__(self) -> str:   # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

@@ -460,8 +460,9 @@ class _Printer:
                 out.append(q)
             elif isinstance(q, PatternWildcard):
                 out.append("_")
-            elif isinstance(q, PatternVar):
-                out.append(self.var_name(q.var))
+            elif isinstance(q, PatternVar):   # with its annotation, so the text reads back the same
+                ann = q.var.type_annotation
+                out.append(self.var_name(q.var) + ("" if ann is None else ": " + type_to_str(ann, self.type_texts)))
             elif isinstance(q, PatternConstructor):
                 out.append(q.constructor.name_hint)
                 if q.patterns:

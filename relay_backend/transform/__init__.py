@@ -13,3 +13,4 @@ from .bind_params import BindParams, bind_params_by_name, bind_params_to_main
 from .fuse_ops import FuseOps
 from .pipeline import default_pipeline
 from .annotate_spans import AnnotateSpans
+from .eta_expand import EtaExpand

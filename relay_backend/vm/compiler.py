@@ -5,7 +5,8 @@
     out = vm.run(x)
 
 Pipeline (`optimize`): bind params into main, the shared optimisation pipeline
-(transform/pipeline.py, with RemoveUnusedFunctions first), then LambdaLift (closures become globals).
+(transform/pipeline.py, with RemoveUnusedFunctions first), EtaExpand of constructors used as values
+(so they become closures), then LambdaLift (closures become globals).
 `lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
 (memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
 `vm_mod_fused_...`, TVM's unmangled VM prefix); `codegen` builds all kernels into one runtime Module. Functions
@@ -173,6 +174,7 @@ class VMCompiler:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
         mod = transform.default_pipeline(keep_only_main="main" in mod)(mod)
+        mod = transform.EtaExpand(expand_constructor=True)(mod)   # constructors as closures
         return lambda_lift(mod), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:

@@ -114,6 +114,9 @@ def @main() -> (int32, int32, int32) {
 }""")
     assert [int(v.numpy()) for v in run(mod)] == [5, -1, 9]
     assert mod["unwrap"].body.complete is False and mod["first_some"].body.complete is True
+    # an annotated pattern variable keeps its annotation through printing
+    assert "Some(%b: int32)" in mod.astext()
+    relay.assert_structural_equal(relay.parse(mod.astext()), mod)
 
 
 def test_references_and_sequencing():
