@@ -7,6 +7,7 @@ program (a tuple of results) so each executor compiles a handful of programs, no
 import functools
 import itertools
 
+import numpy as np
 import pytest
 
 import relay_backend as relay
@@ -143,3 +144,28 @@ def test_partial_functions_fail_clearly_on_an_empty_list(prelude):
     mod = _parse(prelude, "let %empty: List[int32] = Nil;\n  @hd(%empty)")
     with pytest.raises(relay.ExecutionError, match="match"):
         run(mod, "debug")
+
+
+def test_nat_helpers_convert_both_ways_on_debug_and_vm(prelude):
+    from relay_backend.testing.nat import count, make_nat_expr, make_nat_value
+    x = relay.var("x", relay.TypeCall(prelude.mod.get_global_type_var("nat"), []))
+    add = prelude.mod.get_global_var("nat_add")
+    prelude_mod = prelude.mod.copy()
+    prelude_mod["main"] = relay.Function([x], relay.Call(add, [x, make_nat_expr(prelude, 3)]))
+    for kind in EXECUTORS:
+        out = relay.create_executor(kind, mod=prelude_mod).evaluate()(make_nat_value(prelude, 4))
+        assert count(prelude, out) == 7
+    with pytest.raises(relay.InputError, match="non-negative"):
+        make_nat_value(prelude, -1)
+
+
+def test_long_lists_pass_to_the_vm_without_recursion_limits(prelude):
+    from relay_backend.runtime.container import ADT
+    lst, cons, nil = prelude.mod.get_type("List")
+    x = relay.var("x", lst(relay.scalar_type("int32")))
+    mod = prelude.mod.copy()
+    mod["main"] = relay.Function([x], prelude.length(x))
+    value = ADT(nil.tag, [])
+    for i in range(5000):   # deeper than Python's default recursion limit
+        value = ADT(cons.tag, [np.int32(i), value])
+    assert int(relay.create_executor("vm", mod=mod).evaluate()(value).numpy()) == 5000
