@@ -32,6 +32,8 @@ from .op import nn, annotation
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude
+from .parser import fromtext, parse, parse_expr
+from . import parser
 from . import build_module, prelude, loops
 
 from . import graph_executor, vm, aot, frontend, backend, _ffi

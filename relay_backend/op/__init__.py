@@ -3,8 +3,13 @@
 Constructors follow tvm.relay: `op.add`, `op.sum`, `op.reshape`, `op.nn.conv2d`, ...
 """
 from .pattern import OpPattern
-from .registry import (OpDef, Sample, check, defop, get, list_ops, register, register_gradient,
-                       register_op_attr)
+from .registry import OpDef, Sample, check, defop, get, list_ops
+from .op import (OpImplementation, OpSpecialization, OpStrategy, TempOpAttr, register,
+                 register_broadcast_schedule, register_compute, register_gradient,
+                 register_injective_schedule, register_op_attr, register_pattern,
+                 register_reduce_schedule, register_reference, register_schedule,
+                 register_shape_func, register_stateful, register_strategy)
+from . import op  # noqa: F401  (relay.op.op, TVM's module of the register_* API)
 from . import tensor, reduce, transform, nn, annotation, layout  # noqa: F401  (importing registers the ops)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402

@@ -36,3 +36,4 @@ from .gradient import gradient
 from .convert_layout import ConvertLayout
 from .to_mixed_precision import ToMixedPrecision
 from .pipeline import default_pipeline, pipeline_passes, print_pipeline
+from .annotate_spans import AnnotateSpans

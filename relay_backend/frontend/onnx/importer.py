@@ -25,6 +25,7 @@ from ...progress import track
 from ...runtime import ndarray as _nd
 from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
+from ..spans import node_span, set_span
 from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
                      iter_graphs, node_where, onnx_dtype)
 from .inference import inferred_types
@@ -322,6 +323,7 @@ class OnnxImporter:
                 raise ctx.fail(f"attribute(s) {unread} are not supported by this importer")
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             outs = [self.normalize(o) if o is not None else None for o in outs]
+            set_span(outs, node_span(node.name or f"{node.op_type}:{node.output[0]}"), inputs)
         except RelayError as err:
             if str(err).startswith(where):
                 raise
