@@ -18,8 +18,10 @@ class Config:
     no_disk_cache: bool = False    # RB_NO_DISK_CACHE=1
     cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES  # RB_CACHE_MAX_BYTES: the cache's size bound
     compile_jobs: int = 0          # RB_COMPILE_JOBS: LLVM worker processes (0 = every usable core)
-    progress: bool = True          # RB_PROGRESS=0: no progress bar on long builds
     max_tensor_bytes: int = 0      # RB_MAX_TENSOR_BYTES: largest single tensor (0 = physical memory)
+    progress: str = ""             # RB_PROGRESS: "0" never show progress bars, "1" always, "" on a TTY
+    tvm_num_threads: int = 0       # TVM_NUM_THREADS: threads for parallel kernels (0 = not set)
+    omp_num_threads: int = 0       # OMP_NUM_THREADS (its first number; 0 = not set)
 
 
 def _read() -> Config:
@@ -33,7 +35,9 @@ def _read() -> Config:
         max_tensor_bytes=_int_setting(env, "RB_MAX_TENSOR_BYTES"),
         cache_max_bytes=_size_setting(env, "RB_CACHE_MAX_BYTES", DEFAULT_CACHE_MAX_BYTES),
         compile_jobs=_int_setting(env, "RB_COMPILE_JOBS"),
-        progress=env.get("RB_PROGRESS", "1") not in ("0", "false", "False", "no"),
+        progress=env.get("RB_PROGRESS", "").strip(),
+        tvm_num_threads=_int_setting(env, "TVM_NUM_THREADS"),
+        omp_num_threads=_leading_int(env.get("OMP_NUM_THREADS", "")),
     )
 
 
@@ -66,6 +70,13 @@ def _size_setting(env, name: str, default: int) -> int:
     if value < 0:
         raise ValueError(f"{name}={text!r} must be >= 0")
     return value * scale
+
+
+def _leading_int(text: str) -> int:
+    """The first number of an OMP_NUM_THREADS list ("4" or "4,2"); 0 when unset or not a number
+    (libgomp ignores such a value too)."""
+    head = text.split(",")[0].strip()
+    return int(head) if head.isdigit() else 0
 
 
 _CONFIG = _read()

@@ -1,30 +1,112 @@
-"""A progress bar on long builds: kernels lowered, compiled, linked (tqdm).
+"""progress: the one progress-bar helper (tqdm) for long operations.
 
-The executors' build entry points (graph build, AOT build, vm.compile) open one bar for the
-whole build; the levels that do the work report to whichever bar is open, without passing it
-around:
+One rule decides whether any bar is drawn (`enabled()`): RB_PROGRESS=0 never, RB_PROGRESS=1
+always, otherwise only when both stdout and stderr are terminals — so logs, pipes, CI output
+and a redirected stderr never receive a bar. Bars are drawn on stderr, and only once their
+operation has run for a while, so short operations never flash one.
 
-    with progress.build_progress("relay.build"):
-        ...  te_compiler:  progress.advance("lowered")
-        ...  codegen:      progress.begin("compiled", total=28); progress.advance("compiled")
-        ...  codegen/aot:  progress.begin("linked", total=1); progress.advance("linked")
+Two ways to use it:
 
-The bar is drawn only when the build lasts longer than DELAY_S (a second: short builds stay
-silent), both stdout and stderr are terminals (never in logs, pipes or CI output), and
-RB_PROGRESS is not 0. A build inside another build (create_executor building for the VM, say)
-reports to the outer bar. The bar is cleared when the build ends.
+* a bar over a loop or a count, for ONNX imports, tuning, the benchmark runner:
+
+      for node in track(nodes, desc="import ONNX", unit="node"):
+          ...
+      with progress_bar(total=len(suites), desc="benchmarks", unit="suite") as bar:
+          ...; bar.update(1)
+
+* the one bar of a build (graph build, AOT build, vm.compile), which the levels doing the work
+  report to without passing it around; it appears once the build has lasted BUILD_DELAY_S
+  (a second), a build inside another build reports to the outer bar, and the line is cleared
+  when the build ends:
+
+      with build_progress("relay.build"):
+          ...  te_compiler:  advance("lowered")
+          ...  codegen:      begin("compiled", total=28); advance("compiled")
+          ...  codegen/aot:  begin("linked", total=1); advance("linked")
 """
 import contextlib
 import contextvars
 import sys
 import time
 
-from .config import get as get_config
+from . import config
 
-DELAY_S = 1.0
-STAGES = {"lowered": "lowering kernels", "compiled": "compiling kernels",
-          "linked": "linking"}
-_CURRENT = contextvars.ContextVar("relay_backend_build_progress", default=None)
+DEFAULT_DELAY_S = 0.5           # seconds an operation runs before its bar is drawn
+BUILD_DELAY_S = 1.0             # the same for a build's bar (issue 16: builds longer than a second)
+STAGES = {"lowered": "lowering kernels", "compiled": "compiling kernels", "linked": "linking"}
+_CURRENT_BUILD = contextvars.ContextVar("relay_backend_build_progress", default=None)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):        # replaced or closed stream
+        return False
+
+
+def enabled() -> bool:
+    """Whether bars are shown: RB_PROGRESS=1 always, RB_PROGRESS=0 never, else when both stdout
+    and stderr are terminals."""
+    setting = config.get().progress
+    if setting == "0":
+        return False
+    if setting == "1":
+        return True
+    return _is_terminal(sys.stdout) and _is_terminal(sys.stderr)
+
+
+class QuietBar:
+    """The no-op stand-in used when bars are off: the tqdm methods callers use, doing nothing."""
+
+    def __init__(self, iterable=None, total=None, **_ignored):
+        self.iterable = iterable
+        self.total = total
+        self.n = 0
+
+    def __iter__(self):
+        return iter(self.iterable if self.iterable is not None else ())
+
+    def update(self, n=1):
+        self.n += n
+
+    def set_description(self, desc=None, refresh=True):
+        pass
+
+    def set_postfix_str(self, s="", refresh=True):
+        pass
+
+    def write(self, s, file=None):
+        """Print a line (tqdm.write keeps it above a live bar; without one it is a print)."""
+        print(s, file=file or sys.stdout)
+
+    def close(self):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def progress_bar(iterable=None, total=None, desc: str = "", unit: str = "it", delay: float = None,
+                 leave: bool = False):
+    """A tqdm bar on stderr, or a QuietBar when `enabled()` is false. Use it as a context manager
+    or iterate it; `delay` seconds (default DEFAULT_DELAY_S) pass before it is drawn;
+    `leave=False` erases it when done."""
+    if not enabled():
+        return QuietBar(iterable, total)
+    from tqdm import tqdm
+    return tqdm(iterable, total=total, desc=desc, unit=unit, leave=leave, file=sys.stderr,
+                delay=DEFAULT_DELAY_S if delay is None else delay, dynamic_ncols=True)
+
+
+def track(iterable, total=None, desc: str = "", unit: str = "it", delay: float = None):
+    """Iterate `iterable` behind a progress bar (see progress_bar)."""
+    if total is None and hasattr(iterable, "__len__"):
+        total = len(iterable)
+    yield from progress_bar(iterable, total=total, desc=desc, unit=unit, delay=delay)
 
 
 class BuildProgress:
@@ -76,42 +158,37 @@ class BuildProgress:
             self.bar.close()
 
 
-def _wanted() -> bool:
-    if not get_config().progress:
-        return False
-    return all(getattr(stream, "isatty", lambda: False)() for stream in (sys.stdout, sys.stderr))
-
-
 @contextlib.contextmanager
 def build_progress(what: str):
     """Show a bar for the build named `what` (see the module docstring); yields the
-    BuildProgress, or None when no bar is drawn (not a terminal, RB_PROGRESS=0) or an outer
-    build already shows one."""
-    outer = _CURRENT.get()
-    if outer is not None or not _wanted():
-        yield outer if outer is not None else None
+    BuildProgress, or None when no bar is drawn (`enabled()` is false) or an outer build
+    already shows one."""
+    outer = _CURRENT_BUILD.get()
+    if outer is not None or not enabled():
+        yield outer
         return
-    bar = BuildProgress(what, sys.stderr, DELAY_S)
-    token = _CURRENT.set(bar)
+    bar = BuildProgress(what, sys.stderr, BUILD_DELAY_S)
+    token = _CURRENT_BUILD.set(bar)
     try:
         yield bar
     finally:
-        _CURRENT.reset(token)
+        _CURRENT_BUILD.reset(token)
         bar.close()
 
 
 def begin(stage: str, total=None, note: str = "") -> None:
-    """Start `stage` ("lowered", "compiled", "linked") on the open bar, if any."""
-    bar = _CURRENT.get()
+    """Start `stage` ("lowered", "compiled", "linked") on the open build bar, if any."""
+    bar = _CURRENT_BUILD.get()
     if bar is not None:
         bar.begin(stage, total, note)
 
 
 def advance(stage: str, n: int = 1) -> None:
-    """Count `n` steps of `stage` on the open bar, if any."""
-    bar = _CURRENT.get()
+    """Count `n` steps of `stage` on the open build bar, if any."""
+    bar = _CURRENT_BUILD.get()
     if bar is not None:
         bar.advance(stage, n)
 
 
-__all__ = ["BuildProgress", "build_progress", "begin", "advance", "DELAY_S"]
+__all__ = ["enabled", "progress_bar", "track", "QuietBar", "DEFAULT_DELAY_S",
+           "BuildProgress", "build_progress", "begin", "advance", "BUILD_DELAY_S"]

@@ -13,15 +13,17 @@ import functools
 import hashlib
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 
-from .. import cache, config, progress
-from ..codegen.c import compile_flags, find_cc
+from .. import cache, config, diagnostics, progress
+from ..codegen.c import compile_flags
+from ..codegen.c_compiler import command_text, find_cc
 from ..errors import CompileError
 from ..runtime.shared_library import SharedLibrary
 from .params import FILE_NAME as PARAMS_FILE, check_params
+
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 _RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 _LOCKS = {}
@@ -37,15 +39,16 @@ def cc_compile_count() -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def compiler_identity(cc: str) -> str:
-    """The compiler's real path and the first line of its `--version` (part of the cache key:
-    another compiler version may generate other code)."""
+def compiler_identity(cc: tuple) -> str:
+    """The compiler command (find_cc()'s tuple) with its driver's real path, and the first line
+    of its `--version` (part of the cache key: another compiler version may generate other
+    code)."""
     try:
-        proc = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
         version = (proc.stdout or proc.stderr).strip().splitlines()[0] if (proc.stdout or proc.stderr) else ""
     except (OSError, subprocess.SubprocessError):
         version = "unknown"
-    return f"{os.path.realpath(cc)} ({version})"
+    return f"{command_text((os.path.realpath(cc[0]), *cc[1:]))} ({version})"
 
 
 def _cache_dir() -> str:
@@ -75,7 +78,7 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
-    digest = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode())
+    digest = hashlib.sha256("\0".join([*cc, *flags, c_source, h_source]).encode())
     digest.update(params)
     key = digest.hexdigest()[:24]
     folder = os.path.join(_cache_dir(), key)
@@ -91,9 +94,9 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     for name, data in (("model.c", c_source), ("model.h", h_source), (PARAMS_FILE, params)):
         _write(os.path.join(folder, name), data)
     tmp = lib_path + f".{os.getpid()}.{threading.get_ident()}.tmp"
-    cmd = [cc, *flags, "model.c", "-o", tmp, "-lm"]
-    if config.get().debug >= 4:
-        print(f"[relay_backend] AOT model.c ({len(c_source)} chars):\n{c_source}", file=sys.stderr)
+    cmd = [*cc, *flags, "model.c", "-o", tmp, "-lm"]
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("AOT model.c (%d chars):\n%s", len(c_source), c_source)
     progress.begin("compiled", total=1, note="C compiler, whole program")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
     with _LOCKS_GUARD:

@@ -17,7 +17,7 @@ import re
 
 from llvmlite import ir
 
-from .. import config, progress, tir
+from .. import diagnostics, progress, tir
 from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
@@ -27,6 +27,8 @@ from .llvm_cache import compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_stmt import ALIGN, FunctionEmitter
+
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 # native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -208,8 +210,8 @@ def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
     optimized = [k.ir for k in kernels]
     objects = [k.object_code for k in kernels]
     what = ", ".join(i.name for i in infos)
-    if config.get().debug >= 4:
-        print(f"[relay_backend] LLVM IR for {what} ({spec.triple}, {spec.cpu}):\n" + "\n".join(optimized))
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, "\n".join(optimized))
     libs = ("m", "gomp") if has_openmp else ("m",)
 
     def object_code():

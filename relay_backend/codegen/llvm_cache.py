@@ -88,9 +88,14 @@ def _decode(parts):
 
 def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> list:
     """[CompiledKernel] for `funcs`, in order: from the disk cache where an entry exists, else
-    compiled from `ir_of(func)` (the LLVM IR text of one kernel) and stored."""
+    compiled from `ir_of(func)` (the LLVM IR text of one kernel) and stored. Code this process
+    cannot run (cross-compiled: `spec.foreign`) bypasses the disk cache: only kernels the host
+    can load and check are shared with other processes."""
     funcs = list(funcs)
-    keys = [kernel_key(f, spec, target_text, has_openmp) for f in funcs]
+    if spec.runs_here:
+        keys = [kernel_key(f, spec, target_text, has_openmp) for f in funcs]
+    else:
+        keys = [None] * len(funcs)
     results = [None] * len(funcs)
     for i, key in enumerate(keys):
         parts = cache.load(CACHE_KIND, key) if key is not None else None

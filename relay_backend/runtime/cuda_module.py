@@ -179,6 +179,25 @@ class CUDAFunction(Function):
         return staged
 
 
+def host_function_on_device(function: Function, args):
+    """A zero-argument callable running host (cpu) `function` on CUDA arrays `args` (inputs then
+    outputs, fixed, as `prepare` takes them): each call copies the inputs into host buffers,
+    runs the function, and copies its outputs back to the device. For the CPU functions an
+    external codegen (relay.ext.*) adds to a cuda program: they never see a device pointer."""
+    from .ndarray import empty
+    n_in = len(args) - (function.info.num_outputs or 1)
+    host = [empty(a.shape, a.dtype) for a in args]
+    run = function.prepare(*host)
+
+    def staged():
+        for dst, src in zip(host[:n_in], args[:n_in]):
+            dst.copyfrom(src)
+        run()
+        for dst, src in zip(args[n_in:], host[n_in:]):
+            dst.copyfrom(src)
+    return staged
+
+
 class CUDAModule(Module):
     """CUDA kernels (type_key "cuda"): get_source("cu") / ("ptx"), launch plans,
     export_library; its functions run on a CUDA device (pycuda), loaded there on first use."""
@@ -197,9 +216,11 @@ class CUDAModule(Module):
         return cuda_device_count()[0] > 0
 
     def get_function(self, name: str, query_imports: bool = False) -> Function:
-        if name not in self._functions:
-            raise RelayError(f"module has no function {name!r}; it has {sorted(self._functions)}")
-        return self._functions[name]
+        """A CUDA kernel launcher; with query_imports=True the imported modules (external
+        codegens) are searched too."""
+        if name in self._functions:
+            return self._functions[name]
+        return super().get_function(name, query_imports)
 
     def kernels_on(self, device_id: int) -> dict:
         """{function name: [kernels in launch order]} loaded on CUDA device `device_id`."""
@@ -256,4 +277,4 @@ def load_cuda_section(data: bytes, exporter) -> CUDAModule:
 
 
 __all__ = ["CUDAModule", "CUDAFunction", "FunctionPlan", "KernelLaunch", "CUDA_SECTION",
-           "load_cuda_section"]
+           "load_cuda_section", "host_function_on_device"]

@@ -26,16 +26,18 @@ import os
 import struct
 import tempfile
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import config
+from .. import diagnostics
 from ..errors import InputError, RelayError, SerializationError
+from .benchmark import BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)
 from .elf_check import check_elf_bounds, check_elf_machine
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
 from .signature import FunctionInfo, ParamInfo, dim_str, eval_dim  # noqa: F401 (re-exported)
+
+_KERNEL_LOG = diagnostics.get_logger("kernels")      # RB_DEBUG=2: one line per kernel run
 
 MAGIC = b"RBLIB\x00v1"          # 8 bytes, ends every exported library
 FORMAT_VERSION = 1
@@ -158,11 +160,10 @@ class Function:
         shape_values = self.check_args(args)
         ptrs = (ctypes.c_void_p * max(self._nargs, 1))(*[a.data_ptr for a in args])
         shapes = (ctypes.c_int64 * max(len(shape_values), 1))(*shape_values)
-        if config.get().debug >= 2:                 # RB_DEBUG=2: one line per kernel run
+        if diagnostics.wants(2):                 # RB_DEBUG=2: one line per kernel run
             start = time.perf_counter()
             self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
-            print(f"[relay_backend] kernel {self.info.name}: "
-                  f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+            _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
             return
         self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
 
@@ -184,7 +185,7 @@ class Function:
             raise InputError(f"{self.info.name}: unchecked() needs a function without symbolic "
                              f"shape variables, this one has {list(self.info.shape_vars)}; call "
                              f"the function itself (it binds them from the arguments' shapes)")
-        if config.get().debug >= 2 or type(self).__call__ is not Function.__call__:
+        if diagnostics.wants(2) or type(self).__call__ is not Function.__call__:
             # RB_DEBUG=2 keeps its per-kernel timing line; a subclass with its own calling
             # protocol (the C backend's workspace entry) keeps its checked call
             return self.__call__
@@ -211,53 +212,16 @@ class Function:
         native, keep = self._native, (ptrs, shapes, args)
 
         def call(_keep=keep):
-            if config.get().debug >= 2:
+            if diagnostics.wants(2):
                 start = time.perf_counter()
                 native(ptrs_p, shapes_p)
-                print(f"[relay_backend] kernel {self.info.name}: "
-                      f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+                _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
                 return
             native(ptrs_p, shapes_p)
         return call
 
     def __repr__(self) -> str:
         return f"<Function {self.info.name}({', '.join(p.describe() for p in self.info.params)})>"
-
-
-@dataclass
-class BenchmarkResult:
-    """Timings in seconds of `repeat` runs, each the mean over `number` calls."""
-
-    results: list = field(default_factory=list)
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.results))
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.results))
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.results))
-
-    @property
-    def min(self) -> float:
-        return float(np.min(self.results))
-
-    @property
-    def max(self) -> float:
-        return float(np.max(self.results))
-
-    def __str__(self) -> str:
-        return ("Execution time summary:\n"
-                f"{'mean (ms)':>10} {'median (ms)':>12} {'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
-                f"{self.mean * 1e3:10.4f} {self.median * 1e3:12.4f} {self.max * 1e3:10.4f} "
-                f"{self.min * 1e3:10.4f} {self.std * 1e3:10.4f}")
-
-    def __repr__(self) -> str:
-        return f"BenchmarkResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms)"
 
 
 # ---------------------------------------------------------------- modules
@@ -285,6 +249,7 @@ class Module:
         owner = handle if handle is not None else self
         self._functions = {} if unrunnable else {name: Function(info, addresses[name], owner)
                                                  for name, info in self._infos.items()}
+        self.imported_modules = []                 # e.g. modules of external codegens (relay.ext.*)
 
     # -- lookup
     @property
@@ -301,14 +266,33 @@ class Module:
             raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
         return self._infos[name]
 
+    def import_module(self, module) -> None:
+        """Add `module` to the imports that `get_function(name, query_imports=True)` searches
+        (tvm.runtime.Module.import_module)."""
+        if not isinstance(module, Module):
+            raise RelayError(f"import_module expects a runtime Module, got {type(module).__name__}")
+        self.imported_modules.append(module)
+
+    def has_function(self, name: str, query_imports: bool = False) -> bool:
+        """Whether `name` is defined here (or, with query_imports=True, in an imported module)."""
+        if name in self._infos:
+            return True
+        return query_imports and any(m.has_function(name, True) for m in self.imported_modules)
+
     def get_function(self, name: str, query_imports: bool = False) -> Function:
-        if name not in self._infos:
-            raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
-        if self._unrunnable:
-            raise RelayError(f"{name}: this module cannot run in this process: {self._unrunnable}; "
-                             f"export it with export_library(path, cc=<compiler for that machine>) "
-                             f"and load it there")
-        return self._functions[name]
+        """The function `name`; with query_imports=True the imported modules are searched too, as
+        TVM's executors look kernels up."""
+        if name in self._infos:
+            if self._unrunnable:
+                raise RelayError(f"{name}: this module cannot run in this process: {self._unrunnable}; "
+                                 f"export it with export_library(path, cc=<compiler for that machine>) "
+                                 f"and load it there")
+            return self._functions[name]
+        if query_imports:
+            for mod in self.imported_modules:
+                if mod.has_function(name, True):
+                    return mod.get_function(name, True)
+        raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
 
     def __getitem__(self, name: str) -> Function:
         return self.get_function(name)
@@ -332,21 +316,15 @@ class Module:
         return src
 
     # -- timing
-    def time_evaluator(self, name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0):
-        """A callable running `name` number x repeat times, returning a BenchmarkResult."""
-        func = self.get_function(name)
-
-        def evaluate(*args):
-            func(*args)                              # warm up (and check arguments)
-            results = []
-            for _ in range(repeat):
-                start = time.perf_counter()
-                for _ in range(number):
-                    func(*args)
-                results.append((time.perf_counter() - start) / number)
-            return BenchmarkResult(results)
-        return evaluate
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
+                       cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
+                       cache_flush_bytes: int = 0, f_preproc: str = ""):
+        """A callable running `func_name` 1 + number x repeat times and returning a
+        BenchmarkResult (tvm.runtime.Module.time_evaluator; see runtime.benchmark)."""
+        return module_time_evaluator(self, func_name, dev, number, repeat, min_repeat_ms,
+                                     limit_zero_time_iterations, cooldown_interval_ms,
+                                     repeats_to_cooldown, cache_flush_bytes, f_preproc)
 
     # -- export
     def export_library(self, path: str, fcompile=None, sections=None, cc=None, **kwargs) -> str:
@@ -368,6 +346,12 @@ class Module:
             return path
         if self._exporter is None:
             raise SerializationError(f"this {self.type_key} module cannot be exported")
+        if self.imported_modules:
+            names = sorted(n for m in self.imported_modules for n in m.function_names)
+            raise SerializationError(f"export_library: this module imports modules of external "
+                                     f"codegens (functions {names[:10]}), which cannot be linked into "
+                                     f"one library here; run it in this process, or compile those "
+                                     f"functions without the Compiler attribute")
         self._exporter(path, cc=cc, fcompile=fcompile)
         with open(path, "rb") as f:
             body = f.read()

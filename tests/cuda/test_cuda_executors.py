@@ -9,21 +9,14 @@ import pytest
 import relay_backend as relay
 from relay_backend.codegen.cuda_compile import find_nvcc
 from relay_backend.errors import CompileError, RelayError
-from relay_backend.runtime import cuda_driver, load_module
+from relay_backend.runtime import load_module
 from relay_backend.testing import mlp
 
-from .emulated_device import EmulatedBackend
 from .emulator import gxx
 
 pytestmark = [pytest.mark.compile,
               pytest.mark.skipif(gxx() is None, reason="the CUDA emulation needs a C++ compiler"),
               pytest.mark.skipif(not find_nvcc(), reason="building for cuda needs nvcc")]
-
-
-@pytest.fixture
-def device():
-    with cuda_driver.use_backend(EmulatedBackend()) as api:
-        yield api
 
 
 def _model():

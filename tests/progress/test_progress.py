@@ -1,5 +1,5 @@
 """The build progress bar (relay_backend/progress.py): on a terminal, a build that lasts longer
-than DELAY_S shows kernels being lowered, compiled and linked, then clears the line; nothing is
+than BUILD_DELAY_S shows kernels being lowered, compiled and linked, then clears the line; nothing is
 written when stdout or stderr is not a terminal, with RB_PROGRESS=0, or for a build shorter
 than the delay."""
 import io
@@ -56,7 +56,7 @@ def _build_and_check(width):
 
 
 def test_a_long_build_on_a_terminal_shows_each_stage(terminal, monkeypatch):
-    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr(progress, "BUILD_DELAY_S", 0.0)
     out, err = terminal()
     _build_and_check(37)
     shown = err.getvalue()
@@ -66,7 +66,7 @@ def test_a_long_build_on_a_terminal_shows_each_stage(terminal, monkeypatch):
 
 
 def test_a_build_shorter_than_the_delay_shows_nothing(terminal, monkeypatch):
-    monkeypatch.setattr(progress, "DELAY_S", 1000.0)
+    monkeypatch.setattr(progress, "BUILD_DELAY_S", 1000.0)
     _, err = terminal()
     _build_and_check(38)
     assert err.getvalue() == ""
@@ -74,7 +74,7 @@ def test_a_build_shorter_than_the_delay_shows_nothing(terminal, monkeypatch):
 
 @pytest.mark.parametrize("quiet", ["stdout is a pipe", "stderr is a file", "RB_PROGRESS=0"])
 def test_no_bar_off_a_terminal_or_when_disabled(terminal, monkeypatch, quiet):
-    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr(progress, "BUILD_DELAY_S", 0.0)
     terminal()
     if quiet == "stdout is a pipe":
         monkeypatch.setattr(sys, "stdout", io.StringIO())
@@ -88,7 +88,7 @@ def test_no_bar_off_a_terminal_or_when_disabled(terminal, monkeypatch, quiet):
 
 
 def test_an_inner_build_reports_to_the_outer_bar(terminal, monkeypatch):
-    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    monkeypatch.setattr(progress, "BUILD_DELAY_S", 0.0)
     _, err = terminal()
     with progress.build_progress("outer") as outer:
         with progress.build_progress("inner") as inner:
