@@ -9,7 +9,10 @@ have no gradient.
 """
 from . import elemwise, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
 
-NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any")
+# boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
+NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
+                      "annotation.checkpoint", "annotation.stop_fusion", "annotation.compiler_begin",
+                      "annotation.compiler_end", "on_device")
 
 
 def differentiable_ops() -> list:

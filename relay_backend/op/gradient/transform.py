@@ -30,6 +30,12 @@ for _name in ("reshape", "expand_dims", "squeeze", "nn.batch_flatten"):
     register_gradient(_name, _reshape_back)
 
 
+@register_gradient("shape_of")
+def _shape_of_grad(orig, grad):
+    """A shape does not change with the values: zero, as Relay's shape_of gradient."""
+    return [T.zeros_like(orig.args[0])]
+
+
 @register_gradient("transpose")
 def transpose_grad(orig, grad):
     ndim = len(shape_of(orig))
