@@ -3,7 +3,10 @@
 Equal keys share one CCacheValue (its use_count shows how often it was asked for). Compiled
 code is also kept on disk across processes, below this level: codegen keys each lowered kernel
 by its content (codegen/llvm_cache.py, relay_backend/cache.py), so a kernel lowered here with
-another implementation, schedule or CPU never meets a stale entry.
+another implementation, schedule or CPU, or from a user-registered op whose compute changed
+(in this process or in another one sharing the cache), never meets a stale entry. The
+in-memory key needs `definition_generation` for that; the disk key does not, as it sees the
+compiled loop nest itself.
 """
 from dataclasses import dataclass, field
 
