@@ -6,10 +6,11 @@ can key on them. Validation lives in each class's __post_init__, using the helpe
 import dataclasses
 
 from ..errors import AttrsError, TypeInferenceError
+from .node import Node
 
 
 @dataclasses.dataclass(frozen=True)
-class Attrs:
+class Attrs(Node):
     """Base class for op attributes. Subclasses are frozen dataclasses with defaults."""
 
     def keys(self):
@@ -35,7 +36,7 @@ def always_printed(default):
     return dataclasses.field(default=default, metadata={ALWAYS_PRINTED: True})
 
 
-class DictAttrs(dict):
+class DictAttrs(Node, dict):
     """Function attributes (e.g. {"Primitive": 1}); a dict whose keys can be read as fields."""
 
     def __getattr__(self, key):

@@ -1,10 +1,11 @@
 """IRModule: global functions by GlobalVar and ADT definitions by GlobalTypeVar."""
 from .adt import Constructor, TypeData
 from .expr import Expr, Function, GlobalVar
+from .node import Node
 from .types import GlobalTypeVar
 
 
-class IRModule:
+class IRModule(Node):
     """A set of named functions and type definitions (tvm.IRModule)."""
 
     def __init__(self, functions=None, type_definitions=None):
