@@ -10,7 +10,9 @@ import numpy as np
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed, as_int_tuple, check_choice
-from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+from ..ir.dims import dim_to_str, is_any, is_static
+from ..ir.shape_math import dims_differ, prod
+from ..ir.types import Any, TensorType, TupleType, type_to_str
 from . import index_math as IM
 from . import samples as S
 from .pattern import OpPattern
@@ -149,7 +151,7 @@ def slice_specs(data: TensorType, attrs) -> dict:
             raise _fail("strided_slice", f"axis {a} is sliced twice (axes={attrs.axes})", data)
         if attrs.slice_mode == "size":
             dim = data.shape[a]
-            if b < 0 and not is_any(dim):
+            if b < 0 and is_static(dim):
                 b += dim
             # size -1 means "to the end"; so does a negative begin (dynamic dim) whose size reaches it
             e, s = (None if e < 0 or (b < 0 and b + e >= 0) else b + e), 1
@@ -161,8 +163,10 @@ def _strided_slice_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "strided_slice data")
     shape = list(data.shape)
     for a, (b, e, s) in slice_specs(data, attrs).items():
-        if not is_any(shape[a]):
+        if is_static(shape[a]):
             shape[a] = len(range(*slice(b, e, s).indices(shape[a])))
+        elif not is_any(shape[a]):     # numpy's clamping written over the size variable
+            shape[a] = IM.slice_range(b, e, s, shape[a])[1]
     return TensorType(shape, data.dtype)
 
 
@@ -217,11 +221,9 @@ class TakeAttrs(Attrs):
 
 def _static_size(shape):
     """The element count of `shape` when it is known: 0 as soon as one static dim is 0,
-    None when an Any dim leaves it open."""
-    dims = list(shape)
-    if any(not is_any(d) and int(d) == 0 for d in dims):
-        return 0
-    return None if any(is_any(d) for d in dims) else int(np.prod([int(d) for d in dims], dtype=np.int64))
+    None when a dynamic dim leaves it open."""
+    size = prod(shape)
+    return int(size) if is_static(size) else None
 
 
 def _check_axis_not_empty(data, indices, axis):
@@ -251,8 +253,9 @@ def _take_layout(data, indices, attrs):
                     f"indices rank={indices.ndim})]", data, indices)
     for k in range(bd):
         d, i = data.shape[k], indices.shape[k]
-        if not (is_any(d) or is_any(i)) and d != i:
-            raise _fail("take", f"batch dim {k} differs: data has {d}, indices have {i}", data, indices)
+        if dims_differ(d, i):
+            raise _fail("take", f"batch dim {k} differs: data has {dim_to_str(d)}, indices have "
+                        f"{dim_to_str(i)}", data, indices)
     return axis, bd
 
 

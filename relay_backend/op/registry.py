@@ -3,12 +3,20 @@
 An OpDef is itself a relay `Op` expression, so `Call(opdef, args, attrs)` is a call to it.
 Fields (the one-place rule): name, input names, attrs class, type relation, pattern, support
 level, numpy reference, samples for conformance tests, and (added by the compiler issue) the te
-compute; a data-dependent op also declares a shape function.
+compute; a data-dependent op also declares a shape function, and an op whose relation can tell
+the type of an unannotated input (a weight from `units`) declares fill_inputs.
 
 Contracts:
   rel(arg_types, attrs) -> Type       plain Python over TensorType/TupleType; raises
-                                      TypeInferenceError naming what is wrong. Called on concrete
-                                      shapes at run time too, so it doubles as the shape function.
+                                      TypeInferenceError naming what is wrong. Dims may be
+                                      symbolic or Any: compute them with ir/shape_math.py (its
+                                      docstring says how a relation treats each kind). Called on
+                                      concrete shapes at run time too, so it doubles as the shape
+                                      function.
+  fill_inputs(arg_types, attrs) -> {index: Type}   optional; arg_types has None for inputs
+                                      whose type is not known yet. Returns the types the op implies
+                                      for some of them (TVM's relations Assign them), e.g. nn.dense's
+                                      weight (units, in_features); InferType unifies them in.
   ref(*inputs, attrs) -> ndarray|tuple numpy reference; an input of TupleType arrives as a list.
   samples(rng) -> [Sample]            example inputs/attrs the conformance tests run.
   compute(attrs, inputs, out_type) -> [te.Tensor]   (compiler issue)
@@ -37,7 +45,8 @@ class OpDef(Op):
 
     def __init__(self, name: str, *, inputs, rel: Callable, pattern: OpPattern, ref: Callable,
                  samples: Callable, attrs: type = None, level: int = 1, compute: Callable = None,
-                 shape_func: Callable = None, tag: str = None, doc: str = ""):
+                 shape_func: Callable = None, tag: str = None, doc: str = "",
+                 fill_inputs: Callable = None):
         super().__init__(name)
         self.input_names = tuple(inputs)
         self.num_inputs = len(self.input_names)
@@ -49,6 +58,7 @@ class OpDef(Op):
         self.support_level = level
         self.compute = compute
         self.shape_func = shape_func
+        self.fill_inputs = fill_inputs
         self.tag = tag or _default_tag(self.pattern)
         self.doc = doc
 

@@ -6,8 +6,9 @@ own files and are re-exported here.
 Each op's te compute is injective: every output element is one load from an index computed
 from the output index (op/index_math.py), so schedules can inline it into its consumers.
 
-Every relation is plain Python over shapes that may hold Any, so the VM reuses it as the shape
-function; an output dim that cannot be known before run time is Any.
+Every relation is plain Python over shapes that may hold symbolic dims or Any (ir/shape_math.py),
+so the VM reuses it as the shape function; an output dim that cannot be known before run time
+is Any.
 """
 import dataclasses
 
@@ -16,7 +17,9 @@ import numpy as np
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed, as_int_tuple
-from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
+from ..ir.dims import dim_to_str, is_static, shape_to_str
+from ..ir.shape_math import broadcast_dims, dims_differ, merge_dims, prod, total
+from ..ir.types import TensorType, type_to_str
 from . import samples as S
 from . import index_math as IM
 from .pattern import OpPattern
@@ -40,7 +43,7 @@ def _axis(op_name: str, axis: int, ndim: int, t=None) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-_prod = IM.prod_dims
+_prod = prod
 
 
 # --- transpose ----------------------------------------------------------------------------------------
@@ -136,15 +139,21 @@ class SqueezeAttrs(Attrs):
 
 
 def _squeeze_axes(data: TensorType, attrs) -> tuple:
-    """The axes squeeze removes (axis None: every static dim of size 1)."""
+    """The axes squeeze removes (axis None: every dim of size 1, which needs every dim static,
+    as in TVM: whether a dynamic dim is 1 is known only at run time)."""
     if attrs.axis is None:
-        return tuple(k for k, d in enumerate(data.shape) if not is_any(d) and d == 1)
+        dynamic = [k for k, d in enumerate(data.shape) if not is_static(d)]
+        if dynamic:
+            raise _fail("squeeze", f"axis must be given when data has dynamic dims (axis {dynamic[0]} is "
+                        f"{dim_to_str(data.shape[dynamic[0]])}): squeeze(x, axis=[...]) names the size-1 "
+                        f"axes to drop", data)
+        return tuple(k for k, d in enumerate(data.shape) if d == 1)
     try:
         axes = normalize_axes(attrs.axis, data.ndim)
     except TypeInferenceError as err:
         raise _fail("squeeze", str(err), data) from None
     for a in axes:
-        if not is_any(data.shape[a]) and data.shape[a] != 1:
+        if is_static(data.shape[a]) and data.shape[a] != 1:
             raise _fail("squeeze", f"cannot squeeze axis {a}: its size is {data.shape[a]}, not 1", data)
     return axes
 
@@ -199,9 +208,9 @@ def _broadcast_to_rel(arg_types, attrs):
     if data.ndim > len(target):
         raise _fail("broadcast_to", f"cannot broadcast rank {data.ndim} to the lower rank shape {target}", data)
     for d, t in zip(data.shape, target[len(target) - data.ndim:]):
-        if not (is_any(d) or d == t or d == 1):
-            raise _fail("broadcast_to", f"cannot broadcast to {shape_to_str(target)}: a dim of size {d} "
-                        f"meets {t} (a dim must equal the target or be 1)", data)
+        if broadcast_dims(d, t) is None:
+            raise _fail("broadcast_to", f"cannot broadcast to {shape_to_str(target)}: a dim of size "
+                        f"{dim_to_str(d)} meets {t} (a dim must equal the target or be 1)", data)
     return TensorType(target, data.dtype)
 
 
@@ -332,12 +341,11 @@ REVERSE = defop(
 
 # --- concatenate / stack (one input of TupleType) -------------------------------------------------------
 def _merge_dim(op_name, a, b, k, types):
-    """Two dims that must agree: static wins over Any; two different statics are an error."""
-    if is_any(a):
-        return b
-    if is_any(b) or a == b:
-        return a
-    raise _fail(op_name, f"dim {k} differs between inputs ({a} vs {b})", *types)
+    """Two dims that must agree: an error only when they provably differ (TVM's AssertEQ; the
+    VM checks the concrete shapes at run time); the first that is not Any is kept."""
+    if dims_differ(a, b):
+        raise _fail(op_name, f"dim {k} differs between inputs ({dim_to_str(a)} vs {dim_to_str(b)})", *types)
+    return merge_dims(a, b)
 
 
 def _tuple_fields(op_name, t):
@@ -361,8 +369,7 @@ def _concatenate_rel(arg_types, attrs):
         for k in range(ndim):
             if k != axis:
                 shape[k] = _merge_dim("concatenate", shape[k], f.shape[k], k, fields)
-    sizes = [f.shape[axis] for f in fields]
-    shape[axis] = Any() if any(is_any(d) for d in sizes) else sum(sizes)
+    shape[axis] = total(f.shape[axis] for f in fields)
     return TensorType(shape, fields[0].dtype)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import RelayError
 from ..ir.expr import Constant, Tuple, bind_type
-from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..ir.types import TensorType, TupleType, is_static, type_to_str
 from ..op.output_size import check_output_size
 from ..op.pattern import OpPattern
 from ..op.registry import OpDef
@@ -69,7 +69,7 @@ def _to_expr(call, value, ty):
     if not isinstance(ty, TensorType):
         raise RelayError(f"FoldConstant: cannot fold {call.op.name} with output type {type_to_str(ty)}")
     expected = ty.shape
-    if len(expected) != arr.ndim or any(not is_any(d) and d != s for d, s in zip(expected, arr.shape)):
+    if len(expected) != arr.ndim or any(is_static(d) and d != s for d, s in zip(expected, arr.shape)):
         raise RelayError(f"FoldConstant: {call.op.name} reference returned shape {tuple(arr.shape)}, "
                          f"but its type relation says {type_to_str(ty)}; fix the op's ref or rel")
     arr = arr.astype(ty.dtype, copy=False)

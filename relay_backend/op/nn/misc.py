@@ -9,7 +9,9 @@ from ... import te, tir
 from ...errors import AttrsError
 from ...ir.attrs import Attrs, always_printed, check_choice
 from ...ir.expr import Expr, TupleWrapper, const
-from ...ir.types import Any, TensorType, TupleType, is_any
+from ...ir.dims import is_static
+from ...ir.shape_math import add, prod
+from ...ir.types import TensorType, TupleType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -38,6 +40,19 @@ def _bias_add_rel(arg_types, attrs) -> TensorType:
     return data
 
 
+def channel_params_fill(*indices):
+    """fill_inputs for per-channel parameters (bias, gamma, beta, moving stats, alpha) at
+    `indices`: each unannotated one is a (C,) vector of the data's dtype, C = data.shape[axis],
+    as TVM's BiasAddRel / BatchNormRel / LayerNormRel / PReluRel assign them."""
+    def fill_inputs(arg_types, attrs) -> dict:
+        data = arg_types[0]
+        if not isinstance(data, TensorType) or not -data.ndim <= attrs.axis < data.ndim:
+            return {}
+        vec = TensorType((data.shape[attrs.axis],), data.dtype)
+        return {i: vec for i in indices if arg_types[i] is None}
+    return fill_inputs
+
+
 def _bias_add_ref(x, bias, attrs):
     shape = [1] * x.ndim
     shape[attrs.axis % x.ndim] = bias.shape[0]
@@ -53,6 +68,7 @@ def _bias_add_compute(attrs, inputs, out_type):
 
 BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel=_bias_add_rel,
                  pattern=OpPattern.BROADCAST, ref=_bias_add_ref, level=1, compute=_bias_add_compute,
+                 fill_inputs=channel_params_fill(1),
                  samples=lambda rng: [
                      Sample([S.rand(rng, (2, 3, 2, 2)), S.rand(rng, (3,))], BiasAddAttrs()),
                      Sample([S.rand(rng, (4, 5), "float64"), S.rand(rng, (5,), "float64")], BiasAddAttrs(-1)),
@@ -69,14 +85,12 @@ def bias_add(data, bias, axis=1):
 
 # --- nn.batch_flatten ----------------------------------------------------------------------------
 def _batch_flatten_rel(arg_types, attrs=None) -> TensorType:
-    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any."""
+    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any (a static 0 gives 0)."""
     op = "nn.batch_flatten"
     data = C.tensor_arg(op, arg_types[0], "data")
     if data.ndim < 1:
         raise C.rel_error(op, "data must have rank >= 1 (a batch axis)", data=data)
-    rest = data.shape[1:]
-    flat = Any() if any(is_any(d) for d in rest) else int(np.prod(rest, dtype=np.int64))
-    return TensorType((data.shape[0], flat), data.dtype)
+    return TensorType((data.shape[0], prod(data.shape[1:])), data.dtype)
 
 
 def _batch_flatten_compute(attrs, inputs, out_type):
@@ -143,8 +157,8 @@ def _pad_rel(arg_types, attrs) -> TensorType:
                               f"{data.ndim}; give one pair per axis", **types)
     out = []
     for axis, (d, (before, after)) in enumerate(zip(data.shape, attrs.pad_width)):
-        if is_any(d):
-            out.append(Any())
+        if not is_static(d):       # Any stays Any, a symbolic size gets the padding added
+            out.append(add(d, before + after))
             continue
         if attrs.pad_mode == "reflect" and max(before, after) >= max(d, 1):
             raise C.rel_error(op, f"reflect padding of ({before}, {after}) on axis {axis} needs the axis to be "
