@@ -21,6 +21,7 @@ from .. import config, tir
 from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
+from ..tir.dim_json import dim_to_json, unique_var_names
 from . import llvm_target
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
@@ -29,8 +30,6 @@ from .llvm_stmt import ALIGN, FunctionEmitter
 # native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOP_ID = re.compile(r'^(!\d+) = !\{ !"rb\.loop\.\d+"', re.MULTILINE)
-_DIM_OPS = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.FloorDiv: "//", tir.FloorMod: "%",
-            tir.Min: "min", tir.Max: "max"}
 
 
 class ModuleCodegen:
@@ -125,30 +124,23 @@ class ModuleCodegen:
 
 def signature(func, symbol: str, shape_vars) -> FunctionInfo:
     """The boundary signature of `func`: buffer shapes with dims as ints / var names / exprs."""
-    names, used = {}, set()
-    for v in shape_vars:
-        name, k = v.name, 0
-        while name in used:
-            k += 1
-            name = f"{v.name}_{k}"
-        used.add(name)
-        names[id(v)] = name
+    names = unique_var_names(shape_vars)
 
     def dim(e):
-        if isinstance(e, tir.IntImm):
-            return int(e.value)
-        if isinstance(e, tir.Var):
-            return names[id(e)]
-        op = _DIM_OPS.get(type(e))
-        if op is None:
-            raise CompileError(f"build {symbol}: buffer dimension `{e}` is not an int, a shape "
-                               f"variable or +,-,*,//,%,min,max of them")
-        return (op, dim(e.a), dim(e.b))
+        try:
+            return _as_tuples(dim_to_json(e, names))
+        except ValueError as err:
+            raise CompileError(f"build {symbol}: buffer {err}") from None
     params = tuple(ParamInfo(buf.name, tuple(dim(d) for d in buf.shape), buf.dtype)
                    for buf in func.params)
     return FunctionInfo(symbol, params,
                         tuple(names[id(v)] for v in shape_vars), SYMBOL_PREFIX + symbol,
                         int(func.attrs.get("num_outputs", 0)))
+
+
+def _as_tuples(dim):
+    """A JSON dim with its [op, a, b] lists as tuples (ParamInfo is frozen and hashable)."""
+    return (dim[0], _as_tuples(dim[1]), _as_tuples(dim[2])) if isinstance(dim, list) else dim
 
 
 def codegen_llvm(funcs, has_openmp=None):

@@ -9,7 +9,7 @@ Every output of a kernel call is allocated before the call, then the kernel writ
                   alloc_storage $s $nbytes_j 64 dtype dev0; alloc_tensor_reg $t $s $zero $shape_j dtype
   then            invoke_packed <kernel> (in: inputs, out: $t...)
 
-A static output whose inputs have `Any` dims is checked first: the kernel was compiled for that
+A static output whose inputs have dynamic (Any or symbolic) dims is checked first: the kernel was compiled for that
 one output shape and reads its inputs by it, so inputs of the wrong run-time shape would make it
 read out of bounds. `invoke_packed <shape check> (in: inputs, out: none)` replays the type
 relations on the real input shapes and raises InputError (naming the op and the shapes) when
@@ -22,7 +22,7 @@ compiler appends (see compiler.insert_kills).
 """
 import numpy as np
 
-from ..ir.types import TensorType, is_any
+from ..ir.types import TensorType
 from .bytecode import Opcode
 from .shape_func import STATE_DATA, flatten_types
 
@@ -35,7 +35,8 @@ def _nbytes(ty: TensorType) -> int:
 
 
 def is_dynamic(ty) -> bool:
-    return any(any(is_any(d) for d in t.shape) for t in flatten_types(ty))
+    """Whether a tensor of `ty` has a dim known only at run time (Any or a size variable)."""
+    return any(t.is_dynamic for t in flatten_types(ty))
 
 
 def alloc_static(fc, ty: TensorType) -> int:
