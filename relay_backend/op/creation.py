@@ -17,7 +17,7 @@ from .compute_common import cast as _te_cast, shaped_compute
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
-from .static_args import static_ints, static_scalar
+from .static_args import is_dynamic_arg, static_ints, static_scalar
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,21 +134,33 @@ ARANGE = defop(
 
 
 # --- Python constructors with tvm.relay's names ---------------------------------------------------------------
+def _dyn():
+    """The dyn.* constructors (op/dyn builds on this module's ops, so it is imported on use)."""
+    from .dyn import transform as dyn_transform
+    return dyn_transform
+
+
 def full(fill_value, shape=(), dtype=""):
     """relay.full: a tensor of `shape` filled with the scalar `fill_value` (an Expr or a number);
     dtype "" keeps the fill value's dtype."""
+    if is_dynamic_arg(shape):
+        return _dyn().full(fill_value, shape, dtype)
     if not isinstance(fill_value, _expr.Expr):
         fill_value = _expr.const(fill_value, dtype or None)
     return FULL(fill_value, attrs=InitOpAttrs(static_ints(shape, "full", "shape"), dtype))
 
 
 def zeros(shape, dtype="float32"):
-    """relay.zeros: a tensor of zeros."""
+    """relay.zeros: a tensor of zeros (a non-constant Relay expression `shape` builds dyn.zeros)."""
+    if is_dynamic_arg(shape):
+        return _dyn().zeros(shape, dtype)
     return ZEROS(attrs=InitOpAttrs(static_ints(shape, "zeros", "shape"), dtype))
 
 
 def ones(shape, dtype="float32"):
-    """relay.ones: a tensor of ones."""
+    """relay.ones: a tensor of ones (a non-constant Relay expression `shape` builds dyn.ones)."""
+    if is_dynamic_arg(shape):
+        return _dyn().ones(shape, dtype)
     return ONES(attrs=InitOpAttrs(static_ints(shape, "ones", "shape"), dtype))
 
 

@@ -18,7 +18,7 @@ from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
-from .static_args import static_ints
+from .static_args import is_dynamic_arg, static_ints
 
 
 def _fail(op_name, msg, *types):
@@ -332,11 +332,41 @@ def split(data, indices_or_sections, axis=0):
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     """relay.strided_slice: numpy-style data[begin:end:strides] on leading dims (or `axes`);
     slice_mode="size" reads `end` as sizes (-1: to the end) and ignores strides."""
+    if any(is_dynamic_arg(v) for v in (begin, end, strides)):
+        return _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode)
+
     def ints(v, name):
         return None if v is None else static_ints(v, "strided_slice", name)
     begin, end = ints(begin, "begin"), ints(end, "end")
     return STRIDED_SLICE(data, attrs=StridedSliceAttrs(begin, end, ints(strides, "strides"), ints(axes, "axes"),
                                                        slice_mode))
+
+
+def _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode):
+    """dyn.strided_slice for begin/end/strides given as Relay expressions (static ones become
+    int64 constants; strides default to ones), as tvm.relay.strided_slice builds it."""
+    from .dyn import transform as dyn_transform     # op/dyn builds on this module's ops
+    if axes is not None:
+        raise AttrsError("strided_slice: `axes` cannot be combined with begin/end/strides given as "
+                         "Relay expressions (dyn.strided_slice slices the leading axes)")
+
+    def tensor(v, name):
+        if isinstance(v, _expr.Expr):
+            return v
+        return _expr.const(np.array(static_ints(v, "strided_slice", name), dtype="int64"))
+    begin = tensor(begin, "begin")
+    if strides is None:
+        strides = _expr.const(np.ones(_length(begin), dtype="int64"))
+    return dyn_transform.strided_slice(data, begin, tensor(end, "end"), tensor(strides, "strides"), slice_mode)
+
+
+def _length(expr) -> int:
+    """The static length of a 1-D shape expression whose type is known (for default strides)."""
+    ty = getattr(expr, "_checked_type_", None) or getattr(expr, "type_annotation", None)
+    if isinstance(ty, TensorType) and ty.ndim == 1 and is_static(ty.shape[0]):
+        return int(ty.shape[0])
+    raise AttrsError("strided_slice: pass `strides` explicitly when `begin` is a Relay expression whose "
+                     "length is not known yet (run InferType first, or annotate it)")
 
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):

@@ -17,6 +17,17 @@ Contracts:
                                       whose type is not known yet. Returns the types the op implies
                                       for some of them (TVM's relations Assign them), e.g. nn.dense's
                                       weight (units, in_features); InferType unifies them in.
+  shape_func(attrs, input_arrays) -> Type   data-dependent ops only: the output type for the
+                                      concrete input *values* (the VM calls it at run time; the
+                                      op's inputs must then be inputs of its fused function, so
+                                      such ops are OPAQUE).
+  to_static(args, attrs) -> (OpDef, Attrs)   dyn ops only (op/dyn/common.py): the static op and
+                                      its attrs for concrete values of the shape arguments (args
+                                      holds None at `static_inputs`, the positions of the data the
+                                      static op takes); DynamicToStatic rewrites calls with it.
+  shape_only                          True for ops that read only their inputs' shapes and dtypes
+                                      (shape_of, ndarray_size): FoldConstant folds them once those
+                                      shapes are static, as TVM's does.
   ref(*inputs, attrs) -> ndarray|tuple numpy reference; an input of TupleType arrives as a list.
   samples(rng) -> [Sample]            example inputs/attrs the conformance tests run.
   compute(attrs, inputs, out_type) -> [te.Tensor]   (compiler issue)
@@ -46,7 +57,8 @@ class OpDef(Op):
     def __init__(self, name: str, *, inputs, rel: Callable, pattern: OpPattern, ref: Callable,
                  samples: Callable, attrs: type = None, level: int = 1, compute: Callable = None,
                  shape_func: Callable = None, tag: str = None, doc: str = "",
-                 fill_inputs: Callable = None):
+                 fill_inputs: Callable = None, to_static: Callable = None, static_inputs=(),
+                 shape_only: bool = False):
         super().__init__(name)
         self.input_names = tuple(inputs)
         self.num_inputs = len(self.input_names)
@@ -59,6 +71,9 @@ class OpDef(Op):
         self.compute = compute
         self.shape_func = shape_func
         self.fill_inputs = fill_inputs
+        self.to_static = to_static
+        self.static_inputs = tuple(static_inputs)
+        self.shape_only = bool(shape_only)
         self.tag = tag or _default_tag(self.pattern)
         self.doc = doc
 

@@ -26,7 +26,7 @@ from .pattern import OpPattern
 from .registry import Sample, defop
 from .reshape import RESHAPE, ReshapeAttrs, reshape_shape  # noqa: F401  (reshape's block lives there)
 from .relations import expect_tensor, expect_tuple, normalize_axes
-from .static_args import static_ints
+from .static_args import is_dynamic_arg, static_ints
 
 
 def _fail(op_name: str, msg: str, *types) -> TypeInferenceError:
@@ -436,8 +436,17 @@ STACK = defop(
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
+def _dyn():
+    """The dyn.* constructors (op/dyn builds on this module's ops, so it is imported on use)."""
+    from .dyn import transform as dyn_transform
+    return dyn_transform
+
+
 def reshape(data, newshape, allowzero=False):
-    """relay.reshape: codes 0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), -4 (split one)."""
+    """relay.reshape: codes 0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), -4 (split one).
+    A non-constant Relay expression `newshape` builds dyn.reshape."""
+    if is_dynamic_arg(newshape):
+        return _dyn().reshape(data, newshape, allowzero)
     return RESHAPE(data, attrs=ReshapeAttrs(static_ints(newshape, "reshape", "newshape"), allowzero))
 
 
@@ -447,22 +456,37 @@ def transpose(data, axes=None):
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """relay.expand_dims: insert `num_newaxis` size-1 dims at `axis`."""
+    """relay.expand_dims: insert `num_newaxis` size-1 dims at `axis` (a non-constant Relay
+    expression builds dyn.expand_dims)."""
+    if is_dynamic_arg(axis):
+        return _dyn().expand_dims(data, axis, num_newaxis)
+    axis = static_ints(axis, "expand_dims", "axis")[0] if not isinstance(axis, int) else axis
     return EXPAND_DIMS(data, attrs=ExpandDimsAttrs(axis, num_newaxis))
 
 
 def squeeze(data, axis=None):
-    """relay.squeeze: drop size-1 dims (all of them when axis is None)."""
+    """relay.squeeze: drop size-1 dims (all of them when axis is None; a non-constant Relay
+    expression builds dyn.squeeze)."""
+    if is_dynamic_arg(axis):
+        return _dyn().squeeze(data, axis)
+    if axis is not None and not isinstance(axis, (int, list, tuple)):
+        axis = static_ints(axis, "squeeze", "axis")
     return SQUEEZE(data, attrs=SqueezeAttrs(axis))
 
 
 def broadcast_to(data, shape):
-    """relay.broadcast_to: numpy-style broadcast to a static `shape`."""
+    """relay.broadcast_to: numpy-style broadcast to `shape` (a non-constant Relay expression
+    builds dyn.broadcast_to)."""
+    if is_dynamic_arg(shape):
+        return _dyn().broadcast_to(data, shape)
     return BROADCAST_TO(data, attrs=ShapeAttrs(static_ints(shape, "broadcast_to", "shape")))
 
 
 def tile(data, reps):
-    """relay.tile: repeat the whole tensor `reps` times along each dim (numpy.tile)."""
+    """relay.tile: repeat the whole tensor `reps` times along each dim (numpy.tile); a
+    non-constant Relay expression `reps` builds dyn.tile."""
+    if is_dynamic_arg(reps):
+        return _dyn().tile(data, reps)
     return TILE(data, attrs=TileAttrs(static_ints(reps, "tile", "reps")))
 
 

@@ -11,4 +11,5 @@ from .fold_constant import FoldConstant, FoldConstantExpr
 from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
 from .bind_params import BindParams, bind_params_by_name, bind_params_to_main
 from .fuse_ops import FuseOps
+from .dynamic_to_static import DynamicToStatic
 from .pipeline import default_pipeline

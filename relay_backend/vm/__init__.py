@@ -8,7 +8,9 @@
 
 bytecode.py holds the instruction set; lambda_lift.py turns closures into globals;
 function_compiler.py compiles one function to bytecode, with explicit allocations from
-memory_alloc.py and shape functions (shape_func.py) for outputs with `Any` dims;
+memory_alloc.py and shape functions (shape_func.py) for outputs whose dims are known only at run
+time (Any, size variables, data-dependent dyn.* ops); kernels over size variables are compiled
+once with them as parameters;
 executor.py is what `create_executor("vm")` returns.
 """
 from .bytecode import Opcode

@@ -138,3 +138,25 @@ case("nn.softmax", "Tensor[(n, m), float32]")(lambda: relay.nn.softmax(_v("x", (
 case("nn.log_softmax", "Tensor[(n, m), float32]")(lambda: relay.nn.log_softmax(_v("x", (N, M)), axis=0))
 case("nn.prelu", "Tensor[(n, 5), float32]")(lambda: relay.nn.prelu(_v("x", (N, 5)), relay.var("a")))
 case("nn.pad", "Tensor[(n + 3, m), float32]")(lambda: relay.nn.pad(_v("x", (N, M)), ((1, 2), (0, 0))))
+
+# --- shape queries and dyn ops (shape arguments are tensors: output dims are Any) -------------------
+_SHAPE2 = lambda: _v("s", (2,), "int64")  # noqa: E731
+case("shape_of", "Tensor[(3), int32]")(lambda: relay.shape_of(_v("x", (N, 3, M))))
+case("ndarray_size", "int64")(lambda: relay.ndarray_size(_v("x", (N, M)), "int64"))
+case("dyn.reshape", "Tensor[(?, ?), float32]")(lambda: relay.reshape(_v("x", (N, 4)), _SHAPE2()))
+case("dyn.reshape:shape_of", "Tensor[(?, ?, ?), float32]")(
+    lambda: relay.reshape(_v("x", (N, 4)), relay.shape_of(_v("y", (N, M, 2)))))
+case("dyn.broadcast_to", "Tensor[(?, ?), float32]")(lambda: relay.broadcast_to(_v("x", (N, 1)), _SHAPE2()))
+case("dyn.tile", "Tensor[(?, ?, ?), float32]")(lambda: relay.tile(_v("x", (N, M)), _v("r", (3,), "int32")))
+case("dyn.squeeze", "Tensor[(?), float32]")(lambda: relay.squeeze(_v("x", (N, 1)), _v("a", (1,), "int32")))
+case("dyn.expand_dims", "Tensor[(?, ?, ?), float32]")(
+    lambda: relay.expand_dims(_v("x", (N, M)), _v("a", (), "int32")))
+# axes past the length of begin keep their (symbolic) dims
+case("dyn.strided_slice", "Tensor[(?, m), float32]")(
+    lambda: relay.strided_slice(_v("x", (N, M)), _v("b", (1,), "int64"), _v("e", (1,), "int64"),
+                                _v("s", (1,), "int64")))
+case("dyn.full", "Tensor[(?, ?), float32]")(lambda: relay.full(relay.const(1.0), _SHAPE2()))
+case("dyn.zeros", "Tensor[(?, ?), int32]")(lambda: relay.zeros(_SHAPE2(), "int32"))
+case("dyn.ones", "Tensor[(?, ?), float32]")(lambda: relay.ones(relay.shape_of(_v("x", (N, M))), "float32"))
+case("dyn.nn.pad", "Tensor[(?, ?), float32]")(
+    lambda: relay.nn.pad(_v("x", (N, M)), _v("p", (2, 2), "int64"), relay.const(0.0)))

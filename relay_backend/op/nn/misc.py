@@ -8,7 +8,7 @@ import numpy as np
 from ... import te, tir
 from ...errors import AttrsError
 from ...ir.attrs import Attrs, always_printed, check_choice
-from ...ir.expr import Expr, TupleWrapper, const
+from ...ir.expr import Constant, Expr, TupleWrapper, const
 from ...ir.dims import is_static
 from ...ir.shape_math import add, prod
 from ...ir.types import TensorType, TupleType
@@ -195,21 +195,26 @@ def _pad_source_index(i, before: int, size, mode: str):
     return tir.if_then_else(j >= size, 2 * (size - 1) - j, j)
 
 
-def _pad_compute(attrs, inputs, out_type):
-    """constant: pad_value (cast to data's dtype) outside the data; edge/reflect: index maps."""
-    x, value = inputs
+def pad_stage(x, value, widths, mode: str, out_shape):
+    """The te stage of a pad: constant: pad_value (cast to data's dtype) outside the data;
+    edge/reflect: index maps. `widths` are (before, after) pairs of ints or index expressions
+    (dyn.nn.pad reads them from a tensor), `out_shape` the output's te dims."""
     shape = T.dims(x)
-    out_shape = [d + b + a for d, (b, a) in zip(shape, attrs.pad_width)]
-    if attrs.pad_mode == "constant":
+    if mode == "constant":
         def f(*i):
-            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, attrs.pad_width)])
-            source = tuple(k - b for k, (b, _) in zip(i, attrs.pad_width))
+            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, widths)])
+            source = tuple(k - b for k, (b, _) in zip(i, widths))
             return te.if_then_else(inside, x[source], value[()].astype(x.dtype))
     else:
         def f(*i):
-            return x[tuple(_pad_source_index(k, b, d, attrs.pad_mode)
-                           for k, d, (b, _) in zip(i, shape, attrs.pad_width))]
-    return [te.compute(out_shape, f, name="pad", tag=PAD.tag)]
+            return x[tuple(_pad_source_index(k, b, d, mode) for k, d, (b, _) in zip(i, shape, widths))]
+    return te.compute(out_shape, f, name="pad", tag=PAD.tag)
+
+
+def _pad_compute(attrs, inputs, out_type):
+    x, value = inputs
+    out_shape = [d + b + a for d, (b, a) in zip(T.dims(x), attrs.pad_width)]
+    return [pad_stage(x, value, attrs.pad_width, attrs.pad_mode, out_shape)]
 
 
 PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel, pattern=OpPattern.INJECTIVE,
@@ -218,9 +223,16 @@ PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
-    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr."""
+    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr.
+    A pad_width given as a non-constant Relay expression (a (rank, 2) integer tensor) builds
+    dyn.nn.pad, as TVM does."""
     if not isinstance(pad_value, Expr):
         pad_value = const(pad_value)
+    if isinstance(pad_width, Constant):
+        pad_width = pad_width.data.numpy().tolist()
+    if isinstance(pad_width, Expr):
+        from ..dyn import nn as dyn_nn     # dyn ops build on this module's ops
+        return dyn_nn.pad(data, pad_width, pad_value, pad_mode)
     return PAD(data, pad_value, attrs=PadAttrs(pad_width, pad_mode))
 
 
