@@ -9,10 +9,10 @@ import os
 import platform
 import sys
 
-from . import bench_aot, bench_frontend_passes, bench_kernels, bench_models, bench_vm
+from . import bench_aot, bench_frontend_passes, bench_kernels, bench_models, bench_symbolic, bench_vm
 
 SUITES = {"frontend_passes": bench_frontend_passes, "kernels": bench_kernels, "vm": bench_vm,
-          "aot": bench_aot, "models": bench_models}
+          "aot": bench_aot, "models": bench_models, "symbolic": bench_symbolic}
 
 
 def main() -> None:

@@ -168,38 +168,50 @@ def shape_to_str(shape) -> str:
     return "(" + ", ".join(dim_to_str(d) for d in shape) + ")"
 
 
-def _expr_text(expr) -> tuple:
-    """(text, precedence) of a dim expression; built bottom-up with an explicit stack."""
+def fold_dim(expr, leaf, combine):
+    """Fold a dim expression bottom-up with an explicit stack (no recursion, shared sub-terms
+    computed once): `leaf(node)` gives the value of a Var or IntImm, `combine(node, values)`
+    that of a Cast / binary node from its operands' values (one for a Cast, two otherwise)."""
     memo = {}
     stack = [(expr, False)]
     while stack:
         node, ready = stack.pop()
         if id(node) in memo:
             continue
-        if isinstance(node, E.Var):
-            memo[id(node)] = (node.name, 3)
-            continue
-        if isinstance(node, E.IntImm):
-            value = int(node.value)
-            memo[id(node)] = (str(value), 3 if value >= 0 else 0)
+        if isinstance(node, (E.Var, E.IntImm)):
+            memo[id(node)] = leaf(node)
             continue
         kids = (node.value,) if isinstance(node, E.Cast) else (node.a, node.b)
         if not ready:
             stack.append((node, True))
             stack.extend((k, False) for k in kids if id(k) not in memo)
             continue
-        texts = [memo[id(k)] for k in kids]
-        if isinstance(node, E.Cast):
-            memo[id(node)] = (f"{node.dtype}({texts[0][0]})", 3)
-        elif isinstance(node, (E.Min, E.Max)):
-            memo[id(node)] = (f"{node.symbol}({texts[0][0]}, {texts[1][0]})", 3)
-        else:
-            symbol, prec = _SYMBOLS[type(node)]
-            (lt, lp), (rt, rp) = texts
-            left = lt if lp >= prec else f"({lt})"
-            right = rt if rp > prec or (rp == prec and isinstance(node, (E.Add, E.Mul))) else f"({rt})"
-            memo[id(node)] = (f"{left} {symbol} {right}", prec)
+        memo[id(node)] = combine(node, [memo[id(k)] for k in kids])
     return memo[id(expr)]
+
+
+def _text_leaf(node) -> tuple:
+    if isinstance(node, E.Var):
+        return node.name, 3
+    value = int(node.value)
+    return str(value), 3 if value >= 0 else 0
+
+
+def _text_combine(node, texts) -> tuple:
+    if isinstance(node, E.Cast):
+        return f"{node.dtype}({texts[0][0]})", 3
+    if isinstance(node, (E.Min, E.Max)):
+        return f"{node.symbol}({texts[0][0]}, {texts[1][0]})", 3
+    symbol, prec = _SYMBOLS[type(node)]
+    (lt, lp), (rt, rp) = texts
+    left = lt if lp >= prec else f"({lt})"
+    right = rt if rp > prec or (rp == prec and isinstance(node, (E.Add, E.Mul))) else f"({rt})"
+    return f"{left} {symbol} {right}", prec
+
+
+def _expr_text(expr) -> tuple:
+    """(text, precedence) of a dim expression."""
+    return fold_dim(expr, _text_leaf, _text_combine)
 
 
 # --- structural keys -------------------------------------------------------------------------
@@ -209,25 +221,8 @@ def dim_key(d, var_key=id):
     `var_key(var)` (identity by default; the structural hash passes a position instead)."""
     if not isinstance(d, E.PrimExpr):
         return d
-    memo = {}
-    stack = [(d, False)]
-    while stack:
-        node, ready = stack.pop()
-        if id(node) in memo:
-            continue
-        if isinstance(node, E.Var):
-            memo[id(node)] = ("var", var_key(node))
-            continue
-        if isinstance(node, E.IntImm):
-            memo[id(node)] = int(node.value)
-            continue
-        kids = (node.value,) if isinstance(node, E.Cast) else (node.a, node.b)
-        if not ready:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in memo)
-            continue
-        memo[id(node)] = (type(node).__name__, node.dtype, *(memo[id(k)] for k in kids))
-    return memo[id(d)]
+    return fold_dim(d, lambda node: ("var", var_key(node)) if isinstance(node, E.Var) else int(node.value),
+                    lambda node, keys: (type(node).__name__, node.dtype, *keys))
 
 
 def shape_key(shape) -> tuple:
@@ -292,4 +287,4 @@ def match_dims(a, b, bind_vars) -> bool:
 
 __all__ = ["IntDim", "Any", "int_dim", "normalize_dim", "is_any", "is_static", "is_symbolic",
            "is_static_shape", "dim_to_str", "shape_to_str", "dim_key", "shape_key", "dim_vars",
-           "shape_vars", "match_dims", "DIM_NODE_TYPES"]
+           "shape_vars", "match_dims", "fold_dim", "DIM_NODE_TYPES"]

@@ -24,7 +24,7 @@ one value: two inputs sharing `n` must agree) and evaluate dims with `eval_dim`.
 from ..errors import InputError
 from ..tir import expr as E
 from ..tir.functor import substitute
-from .dims import Any, dim_to_str, dim_vars, int_dim, is_any, is_static, normalize_dim
+from .dims import Any, dim_to_str, dim_vars, fold_dim, int_dim, is_any, is_static, normalize_dim
 
 __all__ = ["simplify", "add", "sub", "mul", "floordiv", "floormod", "ceildiv", "dim_min", "dim_max",
            "prod", "total", "dims_equal", "dims_differ", "is_one", "merge_dims", "broadcast_dims",
@@ -193,33 +193,16 @@ def eval_dim(d, env: dict):
         return int(d)
     if is_any(d):
         return None
-    memo = {}
-    stack = [(d, False)]
-    while stack:
-        node, ready = stack.pop()
-        if id(node) in memo:
-            continue
-        if isinstance(node, E.Var):
-            memo[id(node)] = env.get(node)
-            continue
-        if isinstance(node, E.IntImm):
-            memo[id(node)] = int(node.value)
-            continue
-        kids = (node.value,) if isinstance(node, E.Cast) else (node.a, node.b)
-        if not ready:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in memo)
-            continue
-        values = [memo[id(k)] for k in kids]
+
+    def combine(node, values):
         if any(v is None for v in values):
-            memo[id(node)] = None
-        elif isinstance(node, E.Cast):
-            memo[id(node)] = values[0]
-        elif isinstance(node, (E.FloorDiv, E.FloorMod)) and values[1] == 0:
+            return None
+        if isinstance(node, E.Cast):
+            return values[0]
+        if isinstance(node, (E.FloorDiv, E.FloorMod)) and values[1] == 0:
             raise InputError(f"shape dim {dim_to_str(d)} divides by zero ({_bound(env)})")
-        else:
-            memo[id(node)] = _EVAL[type(node)](*values)
-    return memo[id(d)]
+        return _EVAL[type(node)](*values)
+    return fold_dim(d, lambda node: env.get(node) if isinstance(node, E.Var) else int(node.value), combine)
 
 
 def _bound(env) -> str:

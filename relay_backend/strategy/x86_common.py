@@ -15,6 +15,7 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 import functools
 
 from .. import te
+from ..ir.dims import dim_key
 from ..tir import expr as E
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
@@ -49,6 +50,23 @@ def static_shape(t) -> tuple:
             return None
         out.append(int(d.value))
     return tuple(out)
+
+
+def dims_of(t) -> tuple:
+    """The shape of te tensor `t`: ints where static, PrimExprs where symbolic (a size variable
+    of a kernel compiled for any size)."""
+    return tuple(int(d.value) if isinstance(d, E.IntImm) else d for d in t.shape)
+
+
+def same_dims(a, b) -> bool:
+    """Two dims tuples (from dims_of) are structurally equal (symbolic dims compared by structure,
+    variables by identity)."""
+    return len(a) == len(b) and all(dim_key(x) == dim_key(y) for x, y in zip(a, b))
+
+
+def static_product(dims):
+    """The product of dims, or None when one of them is symbolic."""
+    return prod(dims) if all(isinstance(d, int) for d in dims) else None
 
 
 def all_static(*tensors) -> bool:
@@ -104,7 +122,7 @@ def place_anchor(s, outs, anchor, result_shape):
     root stages that get the generic spatial schedule.
     """
     out_ops = [t.op for t in outs]
-    single = len(outs) == 1 and static_shape(outs[0]) == tuple(result_shape)
+    single = len(outs) == 1 and same_dims(dims_of(outs[0]), tuple(result_shape))
     if single and out_ops[0] is not anchor:
         return out_ops[0], anchor, []
     # the anchor is an output (or the outputs are several): accumulate in a local cache stage
@@ -121,9 +139,10 @@ def finish_others(s, others) -> None:
             schedule_spatial(stage)
 
 
-def parallel_if_large(stage, axis, work: int) -> None:
-    """Mark `axis` parallel when the stage does enough work for threads to pay off."""
-    if work >= PARALLEL_MIN_WORK:
+def parallel_if_large(stage, axis, work) -> None:
+    """Mark `axis` parallel when the stage does enough work for threads to pay off (`work` None:
+    a symbolic size, known only at run time, is assumed large)."""
+    if work is None or work >= PARALLEL_MIN_WORK:
         stage.parallel(axis)
 
 
