@@ -188,3 +188,15 @@ def test_executable_with_symbolic_parameter_types_saves_loads_and_checks():
         bad = edit_vm(code, lambda meta, dim=dim: meta["functions"][0]["param_types"][1]["shape"].__setitem__(0, dim))
         with pytest.raises(SerializationError, match="parameter|malformed|bad shape dim"):
             Executable.load_exec(bad, lib)
+
+
+def test_a_dim_that_is_only_an_expression_compiles_over_a_fresh_variable():
+    """x: (n * 2, 3) with n bound by no whole dim: the kernel takes that dim as its own variable."""
+    n = te.size_var("n")
+    x = relay.var("x", shape=(n * 2, 3))
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.nn.relu(relay.concatenate([x, x], 0))))
+    assert str(relay.transform.InferType()(mod)["main"].ret_type) == "Tensor[(n * 4, 3), float32]"
+    fn = relay.create_executor("vm", mod=mod).evaluate()
+    for rows in (2, 6):
+        xv = np.arange(rows * 3, dtype="float32").reshape(rows, 3) - 4
+        np.testing.assert_array_equal(fn(xv).numpy(), np.maximum(np.concatenate([xv, xv]), 0))
