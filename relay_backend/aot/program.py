@@ -115,13 +115,15 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         else:
             copies.append((i, eid))
 
-    # arena: one aligned slot per storage that holds intermediates only
+    # arena: one aligned slot per storage that holds intermediates only (a reshape aliasing an
+    # input, a constant or an output shares that tensor's storage, which is not in the arena)
+    outside = {plan.storage_ids[eid] for eid, t in enumerate(tensors) if t.kind != "intermediate"}
     offsets, arena = {}, 0
     for eid, t in enumerate(tensors):
         if t.kind != "intermediate":
             continue
         sid = plan.storage_ids[eid]
-        if sid not in offsets:
+        if sid not in offsets and sid not in outside:
             offsets[sid] = arena
             arena += align(plan.storage_sizes[sid])
     step_of_output = {}
@@ -145,6 +147,10 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
     prim_funcs = {}
     for name in used:
+        if lowered.cached[name].external_module is not None:
+            raise AotCodegenError(f"{name} is compiled by an external codegen (Compiler attribute), and "
+                                  f"the AOT executor links only the kernels it generates; use the graph "
+                                  f"executor or the VM for partitioned functions")
         prim_funcs.update(lowered.cached[name].funcs)
     return AotProgram(mod_name, mangle_module_name(mod_name), tensors, inputs, outputs, constants,
                       calls, copies, prim_funcs, arena, plan, steps, planner_entries,

@@ -237,15 +237,9 @@ class FunctionEmitter:
                 self.line(f"const {value_type(s.var.dtype)} {name} = {strip_parens(value)};")
                 work.append(s.body)
             elif isinstance(s, tir.BufferStore):
-                *idx, value = self.printer.exprs(list(s.indices) + [s.value])
-                value = strip_parens(value)
-                if s.buffer.dtype == "float16":
-                    value = f"rb_f2h({value})"
-                elif s.buffer.dtype == "bool":
-                    value = f"(uint8_t)({value})"
-                self.line(f"{self.element(s.buffer, idx)} = {value};")
+                self._store(s)
             elif isinstance(s, tir.For):
-                work.append(self._close_parallel if self._open_for(s) else self._close)
+                work.append(self._open_for(s))
                 work.append(s.body)
             elif isinstance(s, tir.IfThenElse):
                 self.line(f"if ({strip_parens(self.printer.expr(s.condition))}) {{")
@@ -263,7 +257,21 @@ class FunctionEmitter:
                 if not isinstance(s.value, (tir.IntImm, tir.FloatImm)):
                     self.line(f"(void){self.printer.expr(s.value)};")
             elif s is not None:
-                raise CompileError(f"c codegen: unsupported statement {type(s).__name__}")
+                self._other(s, work)
+
+    def _store(self, s):
+        """Emit `buffer[indices] = value;` (float16 stored as its bits, bool as one byte)."""
+        *idx, value = self.printer.exprs(list(s.indices) + [s.value])
+        value = strip_parens(value)
+        if s.buffer.dtype == "float16":
+            value = f"rb_f2h({value})"
+        elif s.buffer.dtype == "bool":
+            value = f"(uint8_t)({value})"
+        self.line(f"{self.element(s.buffer, idx)} = {value};")
+
+    def _other(self, s, work):
+        """A statement the C backend does not know (a subclass may push work for it)."""
+        raise CompileError(f"c codegen: unsupported statement {type(s).__name__}")
 
     def _close(self):
         self.indent -= 1
@@ -278,8 +286,8 @@ class FunctionEmitter:
         self.line("} else {")
         self.indent += 1
 
-    def _open_for(self, s) -> bool:
-        """Emit the loop header; True when it opened an OpenMP parallel region."""
+    def _open_for(self, s):
+        """Emit the loop header; returns what closes it (an OpenMP region ends differently)."""
         var = s.loop_var
         ctype = value_type(var.dtype)
         lo = self.printer._convert(self.printer.expr(s.min), s.min.dtype, var.dtype)
@@ -303,7 +311,7 @@ class FunctionEmitter:
             self.line(f"#pragma GCC unroll {int(s.extent.value)}")
         self.line(f"for ({ctype} {name} = {strip_parens(lo)}; {name} < {strip_parens(end)}; ++{name}) {{")
         self.indent += 1
-        return parallel
+        return self._close_parallel if parallel else self._close
 
     def _open_allocate(self, s):
         buf = s.buffer

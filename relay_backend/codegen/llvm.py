@@ -17,7 +17,7 @@ import re
 
 from llvmlite import ir
 
-from .. import config, tir
+from .. import diagnostics, tir
 from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
@@ -26,6 +26,8 @@ from . import llvm_target
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_stmt import ALIGN, FunctionEmitter
+
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 # native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -122,16 +124,25 @@ class ModuleCodegen:
         return info
 
 
+def shape_var_names(shape_vars) -> dict:
+    """{id(var): unique name} for a function's shape variables, in order (tir/dim_json.py)."""
+    return unique_var_names(shape_vars)
+
+
+def encode_dim(e, names: dict, symbol: str):
+    """A tir size expression as a signature dim (runtime/signature.py): an int, a shape-variable
+    name or (op, lhs, rhs) with op in + - * // % min max; a CompileError naming `symbol` else."""
+    try:
+        return _as_tuples(dim_to_json(e, names))
+    except ValueError as err:
+        raise CompileError(f"build {symbol}: buffer {err}") from None
+
+
 def signature(func, symbol: str, shape_vars) -> FunctionInfo:
     """The boundary signature of `func`: buffer shapes with dims as ints / var names / exprs."""
-    names = unique_var_names(shape_vars)
-
-    def dim(e):
-        try:
-            return _as_tuples(dim_to_json(e, names))
-        except ValueError as err:
-            raise CompileError(f"build {symbol}: buffer {err}") from None
-    params = tuple(ParamInfo(buf.name, tuple(dim(d) for d in buf.shape), buf.dtype)
+    names = shape_var_names(shape_vars)
+    params = tuple(ParamInfo(buf.name, tuple(encode_dim(d, names, symbol) for d in buf.shape),
+                             buf.dtype)
                    for buf in func.params)
     return FunctionInfo(symbol, params,
                         tuple(names[id(v)] for v in shape_vars), SYMBOL_PREFIX + symbol,
@@ -152,24 +163,44 @@ def codegen_llvm(funcs, has_openmp=None):
     return mcg.text(), infos
 
 
-def build_llvm(funcs) -> Module:
-    """Compile PrimFuncs for the host CPU and return a runtime Module of their entries."""
+def build_llvm(funcs, target=None) -> Module:
+    """Compile PrimFuncs for an llvm Target (the host CPU by default) into a runtime Module.
+
+    Code for this machine is JIT-compiled and callable; code for another machine (-mtriple of
+    another instruction set, a -mcpu or -mattr the host lacks) is compiled to a relocatable
+    object for that machine: the Module exports it (export_library with cc= a cross compiler,
+    or a ".o" path) and refuses to run it here.
+    """
     funcs = list(funcs)
+    spec = llvm_target.machine_spec(target)
     has_openmp = bool(llvm_target.libgomp_path())
     text, infos = codegen_llvm(funcs, has_openmp)
     what = ", ".join(i.name for i in infos)
-    mod = llvm_target.parse(text, what)
-    tm = llvm_target.target_machine(True)
-    llvm_target.optimize(mod, tm)
+    mod = llvm_target.parse(text, what, spec)
+    tm = llvm_target.target_machine(spec.runs_here, spec)
+    llvm_target.optimize(mod, tm, spec.opt_level)
     optimized = str(mod)
-    if config.get().debug >= 4:
-        print(f"[relay_backend] LLVM IR for {what}:\n{optimized}")
-    engine = llvm_target.jit(mod, tm)
-    addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, optimized)
     libs = ("m", "gomp") if has_openmp else ("m",)
 
-    def exporter(path):
-        llvm_target.link_shared(llvm_target.emit_object(optimized), path, libs)
-    return Module(infos, addresses, handle=engine,
-                  sources={"ll": optimized, "asm": lambda: llvm_target.emit_assembly(optimized)},
-                  exporter=exporter, type_key="llvm")
+    def object_code():
+        return llvm_target.emit_object(optimized, spec)
+
+    def exporter(path, cc=None, fcompile=None):
+        if not spec.runs_here and cc is None and fcompile is None:
+            raise CompileError(
+                f"export_library({path!r}): these kernels are for -mtriple={spec.triple} "
+                f"-mcpu={spec.cpu}, and this machine cannot run them ({spec.foreign}), so its C "
+                f"compiler cannot link them: pass cc= a compiler for that machine (e.g. "
+                f"cc='aarch64-linux-gnu-gcc') or fcompile=, or export to a path ending in '.o' "
+                f"to get the object file")
+        llvm_target.link_shared(object_code(), path, libs, cc=cc, fcompile=fcompile)
+    sources = {"ll": optimized, "asm": lambda: llvm_target.emit_assembly(optimized, spec)}
+    if not spec.runs_here:
+        return Module(infos, {}, sources=sources, exporter=exporter, type_key="llvm",
+                      object_code=object_code, unrunnable=spec.foreign)
+    engine = llvm_target.jit(mod, tm)
+    addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
+    return Module(infos, addresses, handle=engine, sources=sources, exporter=exporter,
+                  type_key="llvm", object_code=object_code)

@@ -85,7 +85,9 @@ def invoke_op(op, args, attrs, out_type, device, dynamic_inputs: bool = True):
     """Run `op`'s numpy reference on runtime values `args`; check against `out_type` if known.
     `dynamic_inputs` (False when every argument's inferred type is static) says whether the
     relation must be replayed on the run-time shapes first."""
-    if len(args) != op.num_inputs:
+    if op.ref is None:
+        raise ExecutionError(op.missing("ref"))
+    if 0 <= op.num_inputs != len(args):
         raise ExecutionError(f"{op.name} takes {op.num_inputs} argument(s) {list(op.input_names)}, "
                              f"got {len(args)}")
     if attrs is None and op.attrs_type is not None:

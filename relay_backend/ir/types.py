@@ -147,7 +147,7 @@ class GlobalTypeVar(Type):
         self.kind = kind
 
     def __call__(self, *args) -> "TypeCall":
-        """`List(t)` is the type call TypeCall(List, [t]), as in tvm.relay."""
+        """The ADT applied to type arguments: `List(t)` is `List[t]` (tvm GlobalTypeVar.__call__)."""
         return TypeCall(self, args)
 
 

@@ -151,4 +151,5 @@ def _reshape_compute(attrs, inputs, out_type):
 
 
 RESHAPE = defop("reshape", inputs=("data",), attrs=ReshapeAttrs, rel=_reshape_rel, pattern=OpPattern.INJECTIVE,
-                ref=_reshape_ref, samples=_reshape_samples, level=3, compute=_reshape_compute)
+                ref=_reshape_ref, samples=_reshape_samples, level=3, compute=_reshape_compute,
+                is_reshape=True)

@@ -121,7 +121,7 @@ def _expand_dims_compute(attrs, inputs, out_type):
 
 
 EXPAND_DIMS = defop(
-    "expand_dims", inputs=("data",), attrs=ExpandDimsAttrs, rel=_expand_dims_rel, pattern=OpPattern.INJECTIVE,
+    "expand_dims", inputs=("data",), is_reshape=True, attrs=ExpandDimsAttrs, rel=_expand_dims_rel, pattern=OpPattern.INJECTIVE,
     compute=_expand_dims_compute,
     ref=lambda x, a: x.reshape(_expand_dims_shape(x.shape, a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], ExpandDimsAttrs(1)),
@@ -182,7 +182,7 @@ def _squeeze_rel(arg_types, attrs):
 
 
 SQUEEZE = defop(
-    "squeeze", inputs=("data",), attrs=SqueezeAttrs, rel=_squeeze_rel, pattern=OpPattern.INJECTIVE,
+    "squeeze", inputs=("data",), is_reshape=True, attrs=SqueezeAttrs, rel=_squeeze_rel, pattern=OpPattern.INJECTIVE,
     compute=_squeeze_compute,
     ref=lambda x, a: x.reshape(_squeeze_shape(TensorType(x.shape, x.dtype), a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (1, 3, 1, 2))], SqueezeAttrs()),
@@ -523,6 +523,7 @@ from .indexing import *  # noqa: E402,F401,F403  (split, strided_slice, take)
 from .indexing import __all__ as _indexing_all  # noqa: E402
 from .creation import *  # noqa: E402,F401,F403  (full, zeros, ones, arange)
 from .creation import __all__ as _creation_all  # noqa: E402
+from .shape_query import ndarray_size, shape_of  # noqa: E402,F401  (relay.op.transform's, as TVM)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "tile", "repeat", "reverse",
-           "concatenate", "stack"] + _indexing_all + _creation_all
+           "concatenate", "stack"] + _indexing_all + _creation_all + ["shape_of", "ndarray_size"]

@@ -15,8 +15,8 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 import functools
 
 from .. import te
-from ..ir.dims import dim_key
-from ..tir import expr as E
+from .common import (all_static, dims_of, divisor_at_most, find_tagged, inline_except,  # noqa: F401
+                     last_reduction, ops_of, prod, same_dims, static_product, static_shape)
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
 VECTOR_BYTES_FALLBACK = 16
@@ -40,77 +40,6 @@ def lanes(dtype: str) -> int:
     """Elements of `dtype` per SIMD register (16 float32 on AVX-512)."""
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)
     return max(1, vector_bytes() * 8 // max(bits, 8))
-
-
-def static_shape(t) -> tuple:
-    """The shape of te tensor `t` as ints, or None when a dimension is symbolic."""
-    out = []
-    for d in t.shape:
-        if not isinstance(d, E.IntImm):
-            return None
-        out.append(int(d.value))
-    return tuple(out)
-
-
-def dims_of(t) -> tuple:
-    """The shape of te tensor `t`: ints where static, PrimExprs where symbolic (a size variable
-    of a kernel compiled for any size)."""
-    return tuple(int(d.value) if isinstance(d, E.IntImm) else d for d in t.shape)
-
-
-def same_dims(a, b) -> bool:
-    """Two dims tuples (from dims_of) are structurally equal (symbolic dims compared by structure,
-    variables by identity)."""
-    return len(a) == len(b) and all(dim_key(x) == dim_key(y) for x, y in zip(a, b))
-
-
-def static_product(dims):
-    """The product of dims, or None when one of them is symbolic."""
-    return prod(dims) if all(isinstance(d, int) for d in dims) else None
-
-
-def all_static(*tensors) -> bool:
-    return all(static_shape(t) is not None for t in tensors)
-
-
-def divisor_at_most(n: int, limit: int, floor: int = 1) -> int:
-    """The largest divisor of n in [floor, limit], or min(n, limit) when there is none
-    (then the split needs a guard, which lowering adds)."""
-    for d in range(min(n, limit), floor - 1, -1):
-        if n % d == 0:
-            return d
-    return min(n, limit)
-
-
-def prod(values) -> int:
-    total = 1
-    for v in values:
-        total *= v
-    return total
-
-
-def ops_of(s):
-    return [st.op for st in s.stages]
-
-
-def find_tagged(s, tag: str):
-    """The (last) compute op of schedule `s` whose tag is `tag`, or None."""
-    found = None
-    for op in ops_of(s):
-        if getattr(op, "tag", "") == tag:
-            found = op
-    return found
-
-
-def inline_except(s, keep=()) -> None:
-    """compute_inline every intermediate injective single-output stage not in `keep`."""
-    outputs = {id(op) for op in s.outputs}
-    keep = {id(op) for op in keep}
-    for stage in s.stages:
-        op = stage.op
-        if (isinstance(op, te.ComputeOp) and id(op) not in outputs and id(op) not in keep
-                and not op.is_reduction and op.num_outputs == 1 and stage.attach_type == "root"):
-            stage.compute_inline()
 
 
 def place_anchor(s, outs, anchor, result_shape):
@@ -147,19 +76,11 @@ def parallel_if_large(stage, axis, work) -> None:
 
 
 # --- row schedule: NCHW window reductions -----------------------------------------------------
-def _last_reduction(s):
-    found = None
-    for st in s.stages:
-        if isinstance(st.op, te.ComputeOp) and st.op.is_reduction:
-            found = st.op
-    return found
-
-
 def schedule_rows(attrs, outs, target):
     """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction (pools,
     grouped/depthwise conv2d) plus its fused epilogue."""
     s = te.create_schedule(outs)
-    red = _last_reduction(s)
+    red = last_reduction(s)
     if red is None:              # nothing to reduce (not expected): plain spatial schedule
         inline_except(s)
         finish_others(s, [t.op for t in outs])

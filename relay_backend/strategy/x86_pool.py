@@ -23,8 +23,8 @@ pool_schedule = schedule_rows
 def _make_strategy(op_name):
     def fstrategy(strategy, attrs, inputs, out_type, target):
         op = get_op(op_name)
-        if op.compute is None or not all_static(*inputs):
-            return
+        if op.compute is None or not all_static(*inputs) or attrs.layout != "NCHW":
+            return      # the row schedule is written for NCHW; other layouts use the generic one
         strategy.add_implementation(op.compute, pool_schedule, op_name.split(".")[-1] + ".x86", 15)
     fstrategy.__name__ = f"{op_name.replace('.', '_')}_strategy_x86"
     return fstrategy

@@ -21,17 +21,37 @@ from dataclasses import dataclass, field
 from ..config import VERSION, get as get_config
 from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
+from ..op.op_attrs import definition_generation
 from ..runtime.module import load_library
 from ..transform import InferTypeLocal
+from ..target import as_target
 
 PACKAGE_VERSION = VERSION
 
 
-@dataclass
-class CachedFunc:
-    """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs."""
+class ObjectIdentity:
+    """TVM's Object comparison for Python objects mirroring TVM Objects: `a == b` and
+    `a.same_as(b)` mean the same object, and the hash is the object's identity."""
 
-    target: str
+    def same_as(self, other) -> bool:
+        return self is other
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __ne__(self, other) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return id(self) >> 4
+
+
+@dataclass(eq=False)
+class CachedFunc(ObjectIdentity):
+    """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs.
+    Compared as TVM compares Objects: by identity (same_as)."""
+
+    target: object               # the target.Target it was lowered for
     func_name: str
     prim_fn_var: object          # GlobalVar naming the kernel
     inputs: list                 # te placeholders
@@ -39,6 +59,7 @@ class CachedFunc:
     funcs: dict                  # name -> tir PrimFunc
     implementations: list = field(default_factory=list)  # (op, implementation) chosen
     impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations
+    external_module: object = None   # the runtime Module an external codegen (relay.ext.*) made
 
 
 def ensure_typed(func):
@@ -48,34 +69,55 @@ def ensure_typed(func):
     return func
 
 
-class CCacheKey:
-    """(source_func, target); equal when the functions are structurally equal and targets match.
-    The function is typed first: typing fills a missing ret_type, which the structural hash covers,
-    so typing it after the key was made would leave the key's hash stale."""
+class CCacheKey(ObjectIdentity):
+    """(source_func, target, operator definitions). As a TVM Object, `==`, `same_as` and `hash` go
+    by identity; the cache itself matches keys structurally through `structural_key` (TVM's
+    CCacheKeyNode::Equal: structurally equal functions and the same target, compared by its
+    canonical string, so "llvm -mcpu=a" and "llvm -mcpu=b" never share a kernel), and only while
+    no operator definition changed in between (an op's compute or strategy replaced from user
+    code, see op_attrs.definition_generation). The function is typed first: typing fills a
+    missing ret_type, which the structural hash covers, so typing it after the key was made would
+    leave the key's hash stale."""
 
     def __init__(self, source_func, target):
         self.source_func = ensure_typed(source_func)
-        self.target = str(target)
-        self._hash = hash((structural_hash(source_func), self.target))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other) -> bool:
-        return (isinstance(other, CCacheKey) and self._hash == other._hash and self.target == other.target
-                and structural_equal(self.source_func, other.source_func))
+        self.target = as_target(target)
+        self.target_text = str(self.target)
+        self.op_generation = definition_generation()
+        self.structural_key = StructuralKey(self.source_func, self.target_text, self.op_generation)
 
     def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:
         """Everything a cached kernel must have been built for, as text: stored inside each
         entry and compared on load, so a file under the wrong name is never served."""
         cpu, features = host_cpu_fingerprint()
-        return (f"{structural_hash(self.source_func):016x}|{self.target}|{func_name}|{PACKAGE_VERSION}|"
+        return (f"{structural_hash(self.source_func):016x}|{self.target_text}|{func_name}|{PACKAGE_VERSION}|"
                 f"{compiler_digest()}|{impl_fingerprint}|{cpu}|{features}")
 
     def disk_key(self, func_name: str, impl_fingerprint: str) -> str:
         """The on-disk file name of this kernel: `impl_fingerprint` (from
         implementations_fingerprint) says which implementations built it."""
         return hashlib.sha256(self.disk_key_text(func_name, impl_fingerprint).encode()).hexdigest()[:32]
+
+
+class StructuralKey:
+    """The cache's view of a CCacheKey: equal when the functions are structurally equal (up to
+    alpha-renaming), the targets match and the operator definitions are the same generation;
+    hashed by structural hash, target and generation."""
+
+    __slots__ = ("source_func", "target", "op_generation", "_hash")
+
+    def __init__(self, source_func, target: str, op_generation: int = 0):
+        self.source_func = source_func
+        self.target = target
+        self.op_generation = op_generation
+        self._hash = hash((structural_hash(source_func), target, op_generation))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, StructuralKey) and self._hash == other._hash and self.target == other.target
+                and self.op_generation == other.op_generation and structural_equal(self.source_func, other.source_func))
 
 
 @functools.lru_cache(maxsize=None)
@@ -177,8 +219,10 @@ def compiler_digest() -> str:
     return digest.hexdigest()[:16]
 
 
-@dataclass
-class CCacheValue:
+@dataclass(eq=False)
+class CCacheValue(ObjectIdentity):
+    """A cache entry: the lowered function, how often it was asked for, its compiled Module."""
+
     cached_func: CachedFunc
     use_count: int = 0
     module: object = None        # runtime Module once compiled

@@ -40,6 +40,8 @@ def dim_to_json(dim, names: dict):
     if isinstance(dim, E.IntImm):
         return int(dim.value)
     if isinstance(dim, E.Var):
+        if id(dim) not in names:
+            raise ValueError(f"dimension `{dim}` names a variable that is not a shape parameter")
         return names[id(dim)]
     if isinstance(dim, E.Cast):
         return dim_to_json(dim.value, names)

@@ -395,6 +395,9 @@ def _stmt(s, ranges):
         return S.LetStmt(s.var, value, _stmt(s.body, inner))
     if isinstance(s, S.Allocate):
         return S.Allocate(s.buffer, _stmt(s.body, ranges), s.scope)
+    if isinstance(s, S.ThreadAllReduce):
+        return S.ThreadAllReduce(s.combiner, [ex(x) for x in s.sources], s.result_vars,
+                                 _stmt(s.body, ranges), s.thread_tag)
     if isinstance(s, S.Evaluate):
         return S.Evaluate(ex(s.value))
     return s

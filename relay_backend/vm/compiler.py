@@ -5,21 +5,25 @@
     out = vm.run(x)
 
 Pipeline (`optimize`): bind params into main, the shared optimisation pipeline
-(transform/pipeline.py, with RemoveUnusedFunctions first), then LambdaLift (closures become globals).
-`lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
-(memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
+(transform/pipeline.py, with RemoveUnusedFunctions first), LambdaLift (closures become globals),
+ManifestAlloc (manifest_alloc.py: explicit storage, tensors, shape functions and kernel
+invocations, the memory dialect of dialect.py, typed as it is built). `lower` compiles every global
+function to bytecode (function_compiler.py, the dialect's instructions from memory_alloc.py)
+and lowers each primitive function through the TECompiler (kernel names
 `vm_mod_fused_...`, TVM's unmangled VM prefix); `codegen` builds all kernels into one runtime Module. Functions
 without control flow get `kill` instructions after each register's last use, so intermediate
 tensors are released while the function still runs.
 """
 import numpy as np
 
+from ..analysis.kernel_summary import mac_count, relay_ops
 from ..errors import CompileError
 from ..ir.dims import shape_vars
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType, is_any, tuple_leaves
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
+from ..target import as_target
 from ..te_compiler import get as get_te_compiler
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
 from ..tir.dim_json import dim_to_json, unique_var_names
@@ -27,7 +31,8 @@ from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
 from .function_compiler import VMFunctionCompiler
-from .lambda_lift import CLOSURE_ATTR, lambda_lift
+from ..transform.lambda_lift import CLOSURE_ATTR, lambda_lift
+from .manifest_alloc import manifest_alloc
 from .shape_func import ShapeProgram
 
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
@@ -70,6 +75,7 @@ class CompileContext:
         self.packed_names = []         # kernel / shape function name per packed index
         self.shape_funcs = {}          # packed index -> ShapeProgram
         self.cached_funcs = {}         # kernel name -> CachedFunc
+        self.kernel_sources = {}       # kernel name -> the primitive function it was lowered from
         self._packed_map = {}
         self._programs = {}
         self._shape_names = NameSupply()
@@ -114,6 +120,7 @@ class CompileContext:
             mine = renamed(cached, kernel_name(prim, MOD_NAME, self._kernel_names))
             self._kernels[id(cached)] = mine
         self.cached_funcs[mine.func_name] = mine
+        self.kernel_sources[mine.func_name] = prim
         return self.packed_index(mine.func_name)
 
     def shape_program(self, prim) -> ShapeProgram:
@@ -180,18 +187,26 @@ class VMCompiler:
         return dict(self._params)
 
     def optimize(self, mod: IRModule, target="llvm", params=None):
-        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize)."""
+        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize):
+        fused, lambda-lifted, and with every kernel call's memory explicit (ManifestAlloc), so
+        its text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
+        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is generated from."""
         if not isinstance(mod, IRModule):
             raise CompileError(f"vm.compile expects an IRModule, got {type(mod).__name__}; "
                                f"wrap an expression with IRModule.from_expr(expr)")
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        mod = transform.default_pipeline(keep_only_main="main" in mod)(mod)
-        return lambda_lift(mod), self.get_params()
+        # device annotations must name the device the target's kernels run on
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True,
+                                         device_type=as_target(target).device_type)(mod)
+        return manifest_alloc(lambda_lift(mod)), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
         """Optimize, then compile every global function to bytecode and lower its kernels."""
+        target = as_target(target)
+        if target_host is not None:
+            target = target.with_host(target_host)
         mod, _ = self.optimize(mod, target)
         self.optimized_mod = mod
         ctx = self._context = CompileContext(mod, target)
@@ -204,6 +219,8 @@ class VMCompiler:
                                         code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
+        self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}
+                                  for name, prim in ctx.kernel_sources.items()}
 
     def codegen(self) -> None:
         """Compile every kernel the bytecode calls into one runtime Module."""

@@ -161,9 +161,12 @@ def _allocation_error(vm, func_index, pc, regs, nbytes) -> AllocationError:
     return AllocationError(f"{what}: cannot allocate {nbytes} bytes")
 
 
-def run_loop(vm, func_index: int, args):
-    """Run function `func_index` on the register values `args`; returns its result value."""
-    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.device
+def run_loop(vm, func_index: int, args, outside=None):
+    """Run function `func_index` on the register values `args`; returns its result value.
+
+    `outside` ({register: NDArray}, see outputs.py) gives the entry function's alloc_tensor
+    registers whose tensors the caller provides (invoke_with_outputs)."""
+    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.host
     max_bytes = max_tensor_bytes()
     frames = []
     code = codes[func_index]
@@ -201,7 +204,10 @@ def run_loop(vm, func_index: int, args):
             pc += 1
         elif op == ALLOC_TENSOR:
             # decoded: (..., dst, numpy dtype, nbytes)
-            regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), ins[3], ins[6], ins[7])
+            if outside and not frames and ins[5] in outside:
+                regs[ins[5]] = outside[ins[5]]
+            else:
+                regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), ins[3], ins[6], ins[7])
             pc += 1
         elif op == KILL_REGISTER:
             regs[ins[1]] = None

@@ -111,6 +111,7 @@ def _batch_flatten_compute(attrs, inputs, out_type):
 
 
 BATCH_FLATTEN = defop("nn.batch_flatten", inputs=("data",), rel=_batch_flatten_rel, pattern=OpPattern.INJECTIVE,
+                      is_reshape=True,
                       compute=_batch_flatten_compute,
                       ref=lambda x, a: x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))),
                       level=1,
