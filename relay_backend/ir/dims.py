@@ -163,6 +163,17 @@ def dim_to_str(d) -> str:
     return str(int(d))
 
 
+def dim_spec(d):
+    """A dim for a JSON spec of inputs and outputs (the CLI, InferenceSession's NodeArg): an int
+    when static, None for Any, the printed name or expression (`"n"`, `"n * 2"`) when symbolic,
+    as ONNX's dim_param names a symbolic dim."""
+    if isinstance(d, Any):
+        return None
+    if isinstance(d, E.PrimExpr):
+        return dim_to_str(d)
+    return int(d)
+
+
 def shape_to_str(shape) -> str:
     """`(n, 3)`; as in Relay, a 1-d shape prints without a trailing comma: `(4)`."""
     return "(" + ", ".join(dim_to_str(d) for d in shape) + ")"
@@ -286,5 +297,5 @@ def match_dims(a, b, bind_vars) -> bool:
 
 
 __all__ = ["IntDim", "Any", "int_dim", "normalize_dim", "is_any", "is_static", "is_symbolic",
-           "is_static_shape", "dim_to_str", "shape_to_str", "dim_key", "shape_key", "dim_vars",
+           "is_static_shape", "dim_to_str", "dim_spec", "shape_to_str", "dim_key", "shape_key", "dim_vars",
            "shape_vars", "match_dims", "fold_dim", "DIM_NODE_TYPES"]
