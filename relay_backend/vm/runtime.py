@@ -117,6 +117,16 @@ def _check(value, desc, where: str, sizes: dict) -> None:
             raise InputError(f"{where}: expects {want}, got shape {value.shape}")
 
 
+def _check_inputs(func_name: str, names, values, param_types) -> None:
+    """Check `values` against their parameter type descriptors: each one's dims, then the size
+    variables they bind (one name, one size across all of them), then expression dims."""
+    sizes = {}
+    for name, value, desc in zip(names, values, param_types):
+        _check(value, desc, f"{func_name}: parameter '{name}'", sizes)
+    for name, value, desc in zip(names, values, param_types):
+        _check_exprs(value, desc, f"{func_name}: parameter '{name}'", sizes)
+
+
 def _check_exprs(value, desc, where: str, sizes: dict) -> None:
     """InputError unless the expression dims of `desc` (like `n * 2`) equal `value`'s sizes
     under the bound size variables (dims whose variables no input binds are left to the
@@ -240,11 +250,7 @@ class VirtualMachine:
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
                              f"number of arguments ({len(names)}: {', '.join(names)})")
         values = [convert(a, self.host) for a in args]
-        sizes = {}
-        for name, value, desc in zip(names, values, func.param_types):
-            _check(value, desc, f"{func_name}: parameter '{name}'", sizes)
-        for name, value, desc in zip(names, values, func.param_types):
-            _check_exprs(value, desc, f"{func_name}: parameter '{name}'", sizes)
+        _check_inputs(func_name, names, values, func.param_types)
         return values
 
     def _thread(self, key: str) -> dict:
@@ -290,13 +296,16 @@ class VirtualMachine:
             raise InputError(f"set_one_input: {tag!r} is neither a parameter name nor an index below "
                              f"{len(names)} of {func_name}")
         converted = convert(value, self.host)
-        _check(converted, func.param_types[index], f"{func_name}: parameter '{names[index]}'")
+        _check_inputs(func_name, [names[index]], [converted], [func.param_types[index]])
         partial = self._thread("partial")
-        if func_name not in partial:
-            partial[func_name] = list(self._inputs().get(func_name, [None] * len(names)))
-        partial[func_name][index] = converted
-        if all(v is not None for v in partial[func_name]):
-            self._inputs()[func_name] = partial[func_name]
+        values = list(partial.get(func_name) or self._inputs().get(func_name, [None] * len(names)))
+        values[index] = converted
+        if all(v is not None for v in values):
+            # every input is known now: size variables shared between inputs must agree (a
+            # rejected value is not kept)
+            _check_inputs(func_name, names, values, func.param_types)
+            self._inputs()[func_name] = values
+        partial[func_name] = values
 
     def get_input_index(self, input_name: str, func_name: str = "main") -> int:
         """The index of parameter `input_name` of `func_name`, or -1."""

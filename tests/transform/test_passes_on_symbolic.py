@@ -112,4 +112,4 @@ def test_gradient_that_needs_the_symbolic_shape_is_a_clear_error():
     x = relay.var("x", shape=(n, 3))
     func = _typed_mod(relay.Function([x], relay.sum(x, axis=1)))["main"]
     with pytest.raises(OpNotImplemented, match=r"needs static shapes, got \(n, 3\)"):
-        transform.gradient(func, mode="first_order")
+        transform.FirstOrderGradient()(relay.IRModule.from_expr(func))

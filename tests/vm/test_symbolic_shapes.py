@@ -142,6 +142,18 @@ def test_inputs_sharing_a_size_variable_must_agree(kind):
     np.testing.assert_array_equal(fn(b, b).numpy(), 2 * b)
 
 
+def test_set_one_input_checks_shared_size_variables_once_every_input_is_set():
+    vm = rvm.VirtualMachine(rvm.compile(_shared_n()), relay.cpu())
+    a, b = np.ones((3, 4), "float32"), np.ones((5, 4), "float32")
+    with pytest.raises(InputError, match=r"parameter 'x'.*got shape \(3, 5\)"):
+        vm.set_one_input("main", "x", np.ones((3, 5), "float32"))
+    vm.set_one_input("main", "x", a)
+    with pytest.raises(InputError, match=r"parameter 'y'.*dimension 0 is 5, but n = 3"):
+        vm.set_one_input("main", "y", b)
+    vm.set_one_input("main", 1, a)
+    np.testing.assert_array_equal(vm.invoke("main").numpy(), 2 * a)
+
+
 @pytest.mark.parametrize("kind", ["graph", "aot"])
 def test_graph_and_aot_refuse_symbolic_inputs_naming_the_input(kind):
     with pytest.raises(RelayError, match=r"needs static shapes, but input 'x' has type Tensor\[\(n, 4\), "
