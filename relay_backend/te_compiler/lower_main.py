@@ -190,7 +190,8 @@ class _Walk:
                         f"the {self.executor} executor needs static shapes, but input '{p.name_hint}' has "
                         f"type {type_to_str(ty)} (a size variable or Any is known only at run time); "
                         f"use create_executor(kind=\"vm\") or relay_backend.vm.compile, which run "
-                        f"kernels compiled for any size, or give the input a static shape")
+                        f"kernels compiled for any size, or give the input a static shape "
+                        f"(found in: {_excerpt(func)})")
 
     def _add_node(self, node: MainNode, types) -> list:
         nid = len(self.out.nodes)
