@@ -38,6 +38,8 @@ CASES = {
     "full": (relay.dyn.full(V, _c(2, 2)), relay.full(V, (2, 2))),
     "zeros": (relay.dyn.zeros(_c(3), "int32"), relay.zeros((3,), "int32")),
     "ones": (relay.dyn.ones(_c(3, 1)), relay.ones((3, 1))),
+    "arange": (relay.dyn.arange(relay.const(np.array(1.5, "float32")), relay.const(np.array(7, "int32")),
+                                relay.const(np.array(2, "int32")), "int32"), relay.arange(1, 7, 2, "int32")),
     "pad": (relay.dyn.nn.pad(X, relay.const(np.array([[0, 0], [1, 0], [0, 2]], "int64")), relay.const(1.0)),
             relay.nn.pad(X, ((0, 0), (1, 0), (0, 2)), 1.0)),
 }
