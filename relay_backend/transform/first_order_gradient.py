@@ -16,12 +16,10 @@ from ..analysis.feature import Feature, detect_feature
 from ..errors import OpNotImplemented, RelayError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import ExprMutator, all_nodes_post_order
-from ..ir.dims import is_static_shape
 from ..ir.types import FuncType, TensorType, TupleType
-from ..op.gradient.helpers import zeros_of
+from ..op.gradient.helpers import filled_of, zeros_of
 from ..op.registry import OpDef
-from ..op.tensor import add, ones_like
-from ..op.creation import ones
+from ..op.tensor import add
 from .pass_infra import module_pass
 from .rewrite import typed_function
 from .to_graph_normal_form import to_graph_normal_form
@@ -67,14 +65,7 @@ class Replace(ExprMutator):
 def ones_of(t, value=None):
     """The seed gradient of an output `value` of type `t`: ones_like(value) for a tensor, a
     tuple of ones for a tuple (Relay's OnesLike / Ones)."""
-    if isinstance(t, TupleType):
-        return Tuple([ones_of(f, None if value is None else TupleGetItem(value, i))
-                      for i, f in enumerate(t.fields)])
-    if value is not None:
-        return ones_like(value)
-    if not is_static_shape(t.shape):
-        raise OpNotImplemented(f"gradient: the seed of an output of type {t} needs a static shape")
-    return ones(tuple(int(d) for d in t.shape), t.dtype)
+    return filled_of(t, 1, value)
 
 
 class _Adjoints:

@@ -48,20 +48,26 @@ def scalar(value, dtype: str):
     return const(np.array(value, dtype=dtype), dtype=dtype)
 
 
-def zeros_of(t, like=None):
-    """Zeros of type `t` (a tensor, or a tuple of them). With `like`, an expression of type `t`,
-    they are zeros_like of it, so a shape known only at run time is fine; without, `t` must be
-    static."""
+def filled_of(t, fill: int, like=None):
+    """Zeros (fill 0) or ones (fill 1) of type `t` (a tensor, or a tuple of them). With `like`,
+    an expression of type `t`, they are zeros_like/ones_like of it, so a shape known only at run
+    time is fine; without, `t` must be static."""
     if isinstance(t, TupleType):
         from ...ir.expr import Tuple
-        return Tuple([zeros_of(f, None if like is None else TupleGetItem(like, i))
+        return Tuple([filled_of(f, fill, None if like is None else TupleGetItem(like, i))
                       for i, f in enumerate(t.fields)])
+    from ..creation import ones
+    from ..tensor import ones_like, zeros_like
     if like is not None:
-        from ..tensor import zeros_like
-        return zeros_like(like)
+        return (zeros_like if fill == 0 else ones_like)(like)
     if not is_static_shape(t.shape):
-        raise OpNotImplemented(f"gradient: zeros of {t} need a static shape")
-    return zeros(tuple(int(d) for d in t.shape), t.dtype)
+        raise OpNotImplemented(f"gradient: {'zeros' if fill == 0 else 'ones'} of type {t} need a static shape")
+    return (zeros if fill == 0 else ones)(tuple(int(d) for d in t.shape), t.dtype)
+
+
+def zeros_of(t, like=None):
+    """Zeros of type `t` (see filled_of)."""
+    return filled_of(t, 0, like)
 
 
 def collapse_sum_to(grad, from_shape, to_shape):
