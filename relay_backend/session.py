@@ -19,7 +19,8 @@ import numpy as np
 from . import diagnostics
 from .build_module import build
 from .errors import InputError
-from .ir.types import TensorType, is_any
+from .ir.dims import dim_spec
+from .ir.types import TensorType
 from .runtime.device import cpu, cuda
 
 PROVIDERS = {"CPUExecutionProvider": "llvm", "CUDAExecutionProvider": "cuda"}
@@ -64,7 +65,7 @@ def _node_args(value_infos, types) -> list:
         if dims:
             shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in dims]
         elif isinstance(ty, TensorType):
-            shape = [None if is_any(d) else int(d) for d in ty.shape]
+            shape = [dim_spec(d) for d in ty.shape]
         else:
             shape = []
         args.append(NodeArg(info.name, shape, _ORT_TYPE.get(dtype, f"tensor({dtype})"), dtype))
@@ -103,7 +104,7 @@ class InferenceSession:
         inputs = [i for i in model.graph.input if i.name not in initializers]
         self._inputs = _node_args(inputs, in_types)
         self._outputs = _node_args(model.graph.output, out_types)
-        dynamic = any(isinstance(t, TensorType) and any(is_any(d) for d in t.shape) for t in in_types + out_types)
+        dynamic = any(isinstance(t, TensorType) and t.is_dynamic for t in in_types + out_types)
         if dynamic and executor != "vm":
             _LOG.info("InferenceSession: the model has symbolic dimensions; running it on the VM "
                       "instead of the %s executor", executor)

@@ -17,13 +17,14 @@ from ..errors import RelayError
 from ..ir.expr import Call, Constant, Expr, Function, Tuple, Var
 from ..ir.functor import all_children, all_nodes_post_order, all_nodes_pre_order
 from ..ir.module import IRModule
-from ..ir.types import TensorType, is_any
+from ..ir.dims import is_static_shape, shape_to_str
+from ..ir.types import TensorType
 from ..op.registry import OpDef, get as get_op, register_op_attr
 
 
 def _size(shape) -> int:
-    if any(is_any(d) for d in shape):
-        raise RelayError(f"get_total_mac_number needs static shapes, got {shape}")
+    if not is_static_shape(shape):
+        raise RelayError(f"get_total_mac_number needs static shapes, got {shape_to_str(shape)}")
     return math.prod(int(d) for d in shape)
 
 

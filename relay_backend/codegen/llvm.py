@@ -22,6 +22,7 @@ from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
 from ..target import as_target
+from ..tir.dim_json import dim_to_json, unique_var_names
 from . import llvm_target
 from .llvm_cache import compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
@@ -33,8 +34,6 @@ _CODE_LOG = diagnostics.get_logger("codegen")
 # native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOP_ID = re.compile(r'^(!\d+) = !\{ !"rb\.loop\.\d+"', re.MULTILINE)
-_DIM_OPS = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.FloorDiv: "//", tir.FloorMod: "%",
-            tir.Min: "min", tir.Max: "max"}
 
 
 class ModuleCodegen:
@@ -134,30 +133,17 @@ def kernel_signature(func, taken: set) -> FunctionInfo:
 
 
 def shape_var_names(shape_vars) -> dict:
-    """{id(var): unique name} for a function's shape variables, in order."""
-    names, used = {}, set()
-    for v in shape_vars:
-        name, k = v.name, 0
-        while name in used:
-            k += 1
-            name = f"{v.name}_{k}"
-        used.add(name)
-        names[id(v)] = name
-    return names
+    """{id(var): unique name} for a function's shape variables, in order (tir/dim_json.py)."""
+    return unique_var_names(shape_vars)
 
 
 def encode_dim(e, names: dict, symbol: str):
     """A tir size expression as a signature dim (runtime/signature.py): an int, a shape-variable
-    name or (op, lhs, rhs) with op in + - * // % min max."""
-    if isinstance(e, tir.IntImm):
-        return int(e.value)
-    if isinstance(e, tir.Var) and id(e) in names:
-        return names[id(e)]
-    op = _DIM_OPS.get(type(e))
-    if op is None:
-        raise CompileError(f"build {symbol}: size `{e}` is not an int, a shape variable or "
-                           f"+,-,*,//,%,min,max of them")
-    return (op, encode_dim(e.a, names, symbol), encode_dim(e.b, names, symbol))
+    name or (op, lhs, rhs) with op in + - * // % min max; a CompileError naming `symbol` else."""
+    try:
+        return _as_tuples(dim_to_json(e, names))
+    except ValueError as err:
+        raise CompileError(f"build {symbol}: buffer {err}") from None
 
 
 def signature(func, symbol: str, shape_vars) -> FunctionInfo:
@@ -169,6 +155,11 @@ def signature(func, symbol: str, shape_vars) -> FunctionInfo:
     return FunctionInfo(symbol, params,
                         tuple(names[id(v)] for v in shape_vars), SYMBOL_PREFIX + symbol,
                         int(func.attrs.get("num_outputs", 0)))
+
+
+def _as_tuples(dim):
+    """A JSON dim with its [op, a, b] lists as tuples (ParamInfo is frozen and hashable)."""
+    return (dim[0], _as_tuples(dim[1]), _as_tuples(dim[2])) if isinstance(dim, list) else dim
 
 
 def codegen_llvm(funcs, has_openmp=None):

@@ -1,6 +1,7 @@
 """Algebraic data types: TypeData declares a type and its Constructors; Match takes a value apart
 with Clauses whose patterns are PatternConstructor / PatternVar / PatternWildcard / PatternTuple."""
 from .expr import Expr, Var
+from .node import Node
 from .types import GlobalTypeVar
 
 
@@ -19,7 +20,7 @@ class Constructor(Expr):
         return Call(self, args)
 
 
-class TypeData:
+class TypeData(Node):
     """`type header[type_vars] { constructors }`: the definition of an ADT."""
 
     def __init__(self, header: GlobalTypeVar, type_vars, constructors):
@@ -30,7 +31,7 @@ class TypeData:
             ctor.tag = tag
 
 
-class Pattern:
+class Pattern(Node):
     """Base class of Match patterns."""
 
 
@@ -58,7 +59,7 @@ class PatternTuple(Pattern):
         self.patterns = tuple(patterns or ())
 
 
-class Clause:
+class Clause(Node):
     """`lhs => rhs` inside a Match."""
 
     def __init__(self, lhs: Pattern, rhs: Expr):

@@ -6,6 +6,7 @@ can key on them. Validation lives in each class's __post_init__, using the helpe
 import dataclasses
 
 from ..errors import AttrsError, TypeInferenceError
+from .node import Node
 
 
 # Every Attrs subclass by class name (its type key "relay.attrs.<name>" in JSON): how load_json
@@ -14,7 +15,7 @@ ATTRS_TYPES = {}
 
 
 @dataclasses.dataclass(frozen=True)
-class Attrs:
+class Attrs(Node):
     """Base class for op attributes. Subclasses are frozen dataclasses with defaults."""
 
     def __init_subclass__(cls, **kwargs):
@@ -48,7 +49,7 @@ def always_printed(default):
     return dataclasses.field(default=default, metadata={ALWAYS_PRINTED: True})
 
 
-class DictAttrs(dict):
+class DictAttrs(Node, dict):
     """Function attributes (e.g. {"Primitive": 1}); a dict whose keys can be read as fields."""
 
     def __getattr__(self, key):

@@ -12,6 +12,7 @@ from ..runtime.dtypes import supported_dtype
 from ..runtime.ndarray import NDArray
 from .attrs import DictAttrs
 from .const_value import constant_array
+from .node import Node
 from .types import TensorType, Type, type_to_str
 
 # Filled in by relay_backend.op at import: maps "add" -> function building the call. Keeps ir/ free
@@ -19,7 +20,7 @@ from .types import TensorType, Type, type_to_str
 _OPERATOR_HOOKS = {}
 
 
-class Expr:
+class Expr(Node):
     """Base class of Relay expressions."""
 
     _checked_type_ = None
@@ -93,6 +94,11 @@ class Expr:
     def astype(self, dtype: str):
         return _OPERATOR_HOOKS["cast"](self, dtype)
 
+    def __call__(self, *args) -> "Call":
+        """Call sugar, as tvm.relay: `f(x, y)` is Call(f, [x, y]) for a Function, a Var or any
+        expression that evaluates to a function (operators build their own calls)."""
+        return Call(self, args)
+
 
 def _dtype_hint(expr: Expr) -> str:
     """The dtype a Python scalar should take when combined with `expr` (float32 if unknown)."""
@@ -152,9 +158,6 @@ class GlobalVar(Expr):
         self.name_hint = name_hint
         self.type_annot = type_annot
         self.span = span
-
-    def __call__(self, *args):
-        return Call(self, args)
 
 
 class Constant(Expr):

@@ -25,6 +25,7 @@ from ..errors import IRConstructionError, ModuleLookupError
 from .adt import Constructor, TypeData
 from .attrs import DictAttrs
 from .expr import Expr, Function, GlobalVar
+from .node import Node
 from .types import GlobalTypeVar
 
 STD_DIR = pathlib.Path(__file__).resolve().parents[1] / "std"
@@ -60,7 +61,7 @@ class DefinitionsView(Mapping):
 TYPE_CHECKER = {}
 
 
-class IRModule:
+class IRModule(Node):
     """A set of named functions and type definitions (tvm.IRModule)."""
 
     def __init__(self, functions=None, type_definitions=None, attrs=None, global_infos=None):

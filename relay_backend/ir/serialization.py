@@ -25,7 +25,7 @@ from ..config import VERSION
 from ..errors import RelayError, SerializationError
 from ..runtime.ndarray import NDArray
 from ..runtime.params import load_ndarray, save_ndarray
-from ..tir.expr import SizeVar
+from ..tir import expr as tir_expr
 from .adt import Clause, Pattern, TypeData
 from .attrs import ATTRS_TYPES, Attrs, DictAttrs
 from .expr import Expr, Op, bind_type
@@ -35,7 +35,7 @@ from .span import SourceName, Span
 from .types import Any, Type
 
 _ATTRS_PREFIX = "relay.attrs."
-_GRAPH_NODES = (Expr, Type, TypeData, Clause, Pattern, Span, SourceName, Attrs, DictAttrs, SizeVar,
+_GRAPH_NODES = (Expr, Type, TypeData, Clause, Pattern, Span, SourceName, Attrs, DictAttrs, tir_expr.PrimExpr,
                 Any, IRModule, NDArray)
 
 
@@ -89,7 +89,7 @@ class _Writer:
         if isinstance(value, Attrs) and dataclasses.is_dataclass(value):
             return {"type_key": _ATTRS_PREFIX + type(value).__name__,
                     "attrs": {f.name: str(self.ref(getattr(value, f.name))) for f in dataclasses.fields(value)}}
-        if isinstance(value, (Any, SizeVar)):   # symbolic shape dims (ints are IntImm nodes)
+        if isinstance(value, (Any, tir_expr.Var, tir_expr.IntImm)):   # leaves of shape dims (ints are IntImm nodes)
             key, plain = dim_fields(value)
             return {"type_key": key, "attrs": plain}
         if isinstance(value, dict):

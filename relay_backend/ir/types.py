@@ -4,51 +4,19 @@ which compare by identity (alpha-equivalence is handled by ir.structural).
 
 Composite types hash in O(1) (the hash is computed once, from the fields' cached hashes) and
 compare and print with explicit stacks, so a tuple type nested 10,000 deep is fine."""
-import numpy as np
-
 from ..errors import IRConstructionError
 from ..runtime.dtypes import supported_dtype
+from .node import Node
+from .dims import Any, is_any, is_static, normalize_dim, shape_key, shape_to_str  # noqa: F401
 
 
-class Type:
+class Type(Node):
     """Base class of all Relay types."""
 
     def __repr__(self) -> str:
         return type_to_str(self)
 
     __str__ = __repr__
-
-
-class Any:
-    """An unknown (dynamic) dimension: `relay.Any()`. All Any dims compare equal."""
-
-    __slots__ = ()
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Any)
-
-    def __hash__(self) -> int:
-        return hash("relay.Any")
-
-    def __repr__(self) -> str:
-        return "?"
-
-
-def is_any(dim) -> bool:
-    return isinstance(dim, Any)
-
-
-def _norm_dim(d):
-    if isinstance(d, Any):
-        return d
-    if d is None:
-        return Any()
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-        raise IRConstructionError(f"a tensor dimension must be an int or relay.Any(), got "
-                                  f"{type(d).__name__} {d!r}")
-    if d < 0:
-        raise IRConstructionError(f"a tensor dimension must be >= 0, got {d}")
-    return int(d)
 
 
 def _norm_dtype(dtype) -> str:
@@ -59,17 +27,20 @@ def _norm_shape(shape) -> tuple:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise IRConstructionError(f"a tensor shape must be a sequence of dimensions, e.g. (3,) or "
                                   f"(1, 3), got {type(shape).__name__} {shape!r}")
-    return tuple(_norm_dim(d) for d in shape)
+    return tuple(normalize_dim(d) for d in shape)
 
 
 class TensorType(Type):
-    """A tensor of static rank: `shape` is a tuple of ints and Any(); `dtype` a numpy name."""
+    """A tensor of static rank: `shape` is a tuple of dims (ir/dims.py: IntDim constants, size
+    variables and tir expressions on them, Any); `dtype` a numpy name. Equality and hashing are
+    structural over the dims, with size variables compared by identity."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "_key")
 
     def __init__(self, shape=(), dtype="float32"):
         self.shape = _norm_shape(shape)
         self.dtype = _norm_dtype(dtype)
+        self._key = shape_key(self.shape)
 
     @property
     def ndim(self) -> int:
@@ -77,7 +48,8 @@ class TensorType(Type):
 
     @property
     def is_dynamic(self) -> bool:
-        return any(is_any(d) for d in self.shape)
+        """True when some dim is not a constant (Any or symbolic)."""
+        return not all(is_static(d) for d in self.shape)
 
     @property
     def concrete_shape(self) -> tuple:
@@ -86,10 +58,10 @@ class TensorType(Type):
         return self.shape
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, TensorType) and self.shape == other.shape and self.dtype == other.dtype
+        return isinstance(other, TensorType) and self._key == other._key and self.dtype == other.dtype
 
     def __hash__(self) -> int:
-        return hash(("TensorType", self.shape, self.dtype))
+        return hash(("TensorType", self._key, self.dtype))
 
 
 def scalar_type(dtype) -> TensorType:
@@ -159,6 +131,10 @@ class TypeVar(Type):
     def __init__(self, name_hint: str, kind: str = "Type"):
         self.name_hint = name_hint
         self.kind = kind
+
+    def __call__(self, *args) -> "TypeCall":
+        """`T(a, b)` is the type call TypeCall(T, [a, b]), as in tvm.relay."""
+        return TypeCall(self, args)
 
 
 class GlobalTypeVar(Type):
@@ -249,10 +225,6 @@ class IncompleteType(Type):
 
     def __init__(self, kind: str = "Type"):
         self.kind = kind
-
-
-def shape_to_str(shape) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def type_to_str(t, memo: dict = None) -> str:

@@ -1,6 +1,7 @@
 """Helpers every target's schedules share: static shapes, tile-size arithmetic, finding stages
 by tag, inlining the injective stages around an anchor."""
 from .. import te
+from ..ir.dims import dim_key
 from ..tir import expr as E
 
 
@@ -12,6 +13,23 @@ def static_shape(t) -> tuple:
             return None
         out.append(int(d.value))
     return tuple(out)
+
+
+def dims_of(t) -> tuple:
+    """The shape of te tensor `t`: ints where static, PrimExprs where symbolic (a size variable
+    of a kernel compiled for any size)."""
+    return tuple(int(d.value) if isinstance(d, E.IntImm) else d for d in t.shape)
+
+
+def same_dims(a, b) -> bool:
+    """Two dims tuples (from dims_of) are structurally equal (symbolic dims compared by structure,
+    variables by identity)."""
+    return len(a) == len(b) and all(dim_key(x) == dim_key(y) for x, y in zip(a, b))
+
+
+def static_product(dims):
+    """The product of dims, or None when one of them is symbolic."""
+    return prod(dims) if all(isinstance(d, int) for d in dims) else None
 
 
 def all_static(*tensors) -> bool:

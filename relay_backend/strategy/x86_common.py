@@ -15,8 +15,8 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 import functools
 
 from .. import te
-from .common import (all_static, divisor_at_most, find_tagged, inline_except,  # noqa: F401
-                     last_reduction, ops_of, prod, static_shape)
+from .common import (all_static, dims_of, divisor_at_most, find_tagged, inline_except,  # noqa: F401
+                     last_reduction, ops_of, prod, same_dims, static_product, static_shape)
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
 VECTOR_BYTES_FALLBACK = 16
@@ -51,7 +51,7 @@ def place_anchor(s, outs, anchor, result_shape):
     root stages that get the generic spatial schedule.
     """
     out_ops = [t.op for t in outs]
-    single = len(outs) == 1 and static_shape(outs[0]) == tuple(result_shape)
+    single = len(outs) == 1 and same_dims(dims_of(outs[0]), tuple(result_shape))
     if single and out_ops[0] is not anchor:
         return out_ops[0], anchor, []
     # the anchor is an output (or the outputs are several): accumulate in a local cache stage
@@ -68,9 +68,10 @@ def finish_others(s, others) -> None:
             schedule_spatial(stage)
 
 
-def parallel_if_large(stage, axis, work: int) -> None:
-    """Mark `axis` parallel when the stage does enough work for threads to pay off."""
-    if work >= PARALLEL_MIN_WORK:
+def parallel_if_large(stage, axis, work) -> None:
+    """Mark `axis` parallel when the stage does enough work for threads to pay off (`work` None:
+    a symbolic size, known only at run time, is assumed large)."""
+    if work is None or work >= PARALLEL_MIN_WORK:
         stage.parallel(axis)
 
 

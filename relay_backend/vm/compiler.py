@@ -19,13 +19,15 @@ import numpy as np
 from ..analysis.kernel_summary import mac_count, relay_ops
 from ..errors import CompileError
 from ..progress import build_progress
+from ..ir.dims import shape_vars
 from ..ir.module import IRModule
-from ..ir.types import TensorType, TupleType, is_any
+from ..ir.types import TensorType, TupleType, is_any, tuple_leaves
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from ..target import as_target
 from ..te_compiler import get as get_te_compiler
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
+from ..tir.dim_json import dim_to_json, unique_var_names
 from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
@@ -37,13 +39,26 @@ from .shape_func import ShapeProgram
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
 
 
-def type_descriptor(ty):
-    """A JSON-able description of a parameter type, used to check inputs at run time."""
+def type_descriptor(ty, names: dict = None):
+    """A JSON-able description of a parameter type, used to check inputs at run time: dims are
+    ints, None for Any, or a symbolic dim in the runtime's JSON form (tir/dim_json.py) with the
+    size variables named by `names` ({id(var): name}, unique within one function, see
+    `param_descriptors`)."""
     if isinstance(ty, TensorType):
-        return {"shape": [None if is_any(d) else int(d) for d in ty.shape], "dtype": ty.dtype}
+        return {"shape": [None if is_any(d) else dim_to_json(d, names or {}) for d in ty.shape],
+                "dtype": ty.dtype}
     if isinstance(ty, TupleType):
-        return {"tuple": [type_descriptor(f) for f in ty.fields]}
+        return {"tuple": [type_descriptor(f, names) for f in ty.fields]}
     return None
+
+
+def param_descriptors(params) -> list:
+    """The type descriptors of one function's parameters; a size variable shared by two of them
+    gets one name, so the VM checks that their run-time sizes agree."""
+    types = [getattr(p, "_checked_type_", None) or p.type_annotation for p in params]
+    names = unique_var_names(v for ty in types for t in tuple_leaves(ty) if isinstance(t, TensorType)
+                             for v in shape_vars(t.shape))
+    return [type_descriptor(ty, names) for ty in types]
 
 
 class CompileContext:
@@ -201,8 +216,8 @@ class VMCompiler:
             fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
             params, code, nregs = fc.compile()
             code = insert_kills(code, keep=len(params))
-            types = [type_descriptor(getattr(p, "_checked_type_", None) or p.type_annotation) for p in params]
-            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
+            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], param_descriptors(params),
+                                        code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
         self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}

@@ -36,6 +36,7 @@ from ..runtime.limits import check_tensor_size
 from ..runtime.module import Module
 from ..runtime.packed_module import PackedModule
 from ..runtime.params import load_param_dict, save_param_dict
+from ..runtime.signature import dim_from_json
 from .bytecode import FIELDS, SUPPORTED_DTYPES, Opcode, format_instruction, make
 from .late_bound import (describe_constants, fill_late_bound, is_late_bound, late_bound_metadata,
                          read_late_bound_metadata, restore_late_bound, take_late_bound)
@@ -351,11 +352,21 @@ def _validate_param_type(desc, where: str) -> None:
         return
     ok = (isinstance(desc, dict) and set(desc) == {"shape", "dtype"} and isinstance(desc["shape"], list)
           and isinstance(desc["dtype"], str) and desc["dtype"] in SUPPORTED_DTYPES
-          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) for d in desc["shape"]))
+          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) or _is_symbolic_dim(d, where)
+                  for d in desc["shape"]))
     if not ok:
         raise SerializationError(f"VM executable: {where} has a malformed type {str(desc)[:120]} (a tensor "
-                                 f"type needs a shape of ints / null and one of the dtypes "
+                                 f"type needs a shape of ints / null / symbolic dims and one of the dtypes "
                                  f"{sorted(SUPPORTED_DTYPES)})")
+
+
+def _is_symbolic_dim(dim, where: str) -> bool:
+    """Whether `dim` is a well-formed symbolic dim (a size variable's name or [op, a, b] over
+    them, runtime/signature.py's form); a malformed one is a SerializationError."""
+    if not isinstance(dim, (str, list)):
+        return False
+    dim_from_json(dim, f"VM executable: {where}")
+    return True
 
 
 def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int) -> None:

@@ -31,6 +31,7 @@ from ..runtime.device import device as _make_device
 from ..runtime.benchmark import BenchmarkResult
 from ..runtime.ndarray import NDArray
 from ..runtime.packed_module import PackedModule
+from ..runtime.signature import dim_str, eval_dim
 from ..runtime.thread_count import apply_to_this_thread
 from ..runtime.values import ConstructorValue
 from .executable import Executable
@@ -83,25 +84,77 @@ def _convert_leaf(arg, device):
                      f"a Python scalar, or a tuple or ADT value of these")
 
 
-def _check(value, desc, where: str) -> None:
-    """InputError unless `value` fits the parameter type descriptor (see compiler.type_descriptor)."""
+def _check(value, desc, where: str, sizes: dict) -> None:
+    """InputError unless `value` fits the parameter type descriptor (see
+    compiler.type_descriptor). `sizes` ({name: int}) holds the size variables bound so far by
+    this call's inputs: a plain variable dim binds its name, and a name met again (in the same
+    or another input) must get the same size. Expression dims are checked by `_check_exprs`
+    once every input has bound its variables."""
     if desc is None:
         return
     if "tuple" in desc:
         if not isinstance(value, ADT) or len(value) != len(desc["tuple"]):
             raise InputError(f"{where}: expects a tuple of {len(desc['tuple'])} fields, got {_describe(value)}")
         for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
-            _check(v, d, f"{where}.{i}")
+            _check(v, d, f"{where}.{i}", sizes)
         return
-    want = "Tensor[(" + ", ".join("?" if d is None else str(d) for d in desc["shape"]) + f"), {desc['dtype']}]"
+    want = _want(desc)
     if not isinstance(value, NDArray):
         raise InputError(f"{where}: expects {want}, got {_describe(value)}")
     if value.dtype != desc["dtype"]:
         raise InputError(f"{where}: expects {want}, got dtype {value.dtype} (shape {value.shape}); "
                          f"convert it with .astype({desc['dtype']!r})")
     shape = desc["shape"]
-    if len(value.shape) != len(shape) or any(d is not None and d != s for d, s in zip(shape, value.shape)):
+    if len(value.shape) != len(shape):
         raise InputError(f"{where}: expects {want}, got shape {value.shape}")
+    for axis, (d, s) in enumerate(zip(shape, value.shape)):
+        if isinstance(d, str):
+            if sizes.setdefault(d, s) != s:
+                raise InputError(f"{where}: expects {want}, got shape {value.shape}: dimension {axis} is "
+                                 f"{s}, but {d} = {sizes[d]} (bound by an earlier dimension or input); "
+                                 f"inputs sharing a size variable must agree on it")
+        elif isinstance(d, int) and d != s:
+            raise InputError(f"{where}: expects {want}, got shape {value.shape}")
+
+
+def _check_inputs(func_name: str, names, values, param_types) -> None:
+    """Check `values` against their parameter type descriptors: each one's dims, then the size
+    variables they bind (one name, one size across all of them), then expression dims."""
+    sizes = {}
+    for name, value, desc in zip(names, values, param_types):
+        _check(value, desc, f"{func_name}: parameter '{name}'", sizes)
+    for name, value, desc in zip(names, values, param_types):
+        _check_exprs(value, desc, f"{func_name}: parameter '{name}'", sizes)
+
+
+def _check_exprs(value, desc, where: str, sizes: dict) -> None:
+    """InputError unless the expression dims of `desc` (like `n * 2`) equal `value`'s sizes
+    under the bound size variables (dims whose variables no input binds are left to the
+    kernels' checked calls)."""
+    if desc is None:
+        return
+    if "tuple" in desc:
+        for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
+            _check_exprs(v, d, f"{where}.{i}", sizes)
+        return
+    for axis, (d, s) in enumerate(zip(desc["shape"], value.shape)):
+        if isinstance(d, list):
+            expected = eval_dim(d, sizes)
+            if expected is not None and expected != s:
+                bound = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
+                raise InputError(f"{where}: expects {_want(desc)}, got shape {value.shape}: dimension {axis} "
+                                 f"is {s}, but {_dim_text(d)} = {expected} ({bound})")
+
+
+def _dim_text(dim) -> str:
+    """A descriptor dim as Relay prints it: `n * 2`, not the signature's `(n * 2)`."""
+    text = dim_str(dim)
+    return text[1:-1] if isinstance(dim, list) else text
+
+
+def _want(desc) -> str:
+    dims = ("?" if d is None else _dim_text(d) for d in desc["shape"])
+    return "Tensor[(" + ", ".join(dims) + f"), {desc['dtype']}]"
 
 
 def _describe(value) -> str:
@@ -197,8 +250,7 @@ class VirtualMachine:
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
                              f"number of arguments ({len(names)}: {', '.join(names)})")
         values = [convert(a, self.host) for a in args]
-        for name, value, desc in zip(names, values, func.param_types):
-            _check(value, desc, f"{func_name}: parameter '{name}'")
+        _check_inputs(func_name, names, values, func.param_types)
         return values
 
     def _thread(self, key: str) -> dict:
@@ -244,13 +296,16 @@ class VirtualMachine:
             raise InputError(f"set_one_input: {tag!r} is neither a parameter name nor an index below "
                              f"{len(names)} of {func_name}")
         converted = convert(value, self.host)
-        _check(converted, func.param_types[index], f"{func_name}: parameter '{names[index]}'")
+        _check_inputs(func_name, [names[index]], [converted], [func.param_types[index]])
         partial = self._thread("partial")
-        if func_name not in partial:
-            partial[func_name] = list(self._inputs().get(func_name, [None] * len(names)))
-        partial[func_name][index] = converted
-        if all(v is not None for v in partial[func_name]):
-            self._inputs()[func_name] = partial[func_name]
+        values = list(partial.get(func_name) or self._inputs().get(func_name, [None] * len(names)))
+        values[index] = converted
+        if all(v is not None for v in values):
+            # every input is known now: size variables shared between inputs must agree (a
+            # rejected value is not kept)
+            _check_inputs(func_name, names, values, func.param_types)
+            self._inputs()[func_name] = values
+        partial[func_name] = values
 
     def get_input_index(self, input_name: str, func_name: str = "main") -> int:
         """The index of parameter `input_name` of `func_name`, or -1."""

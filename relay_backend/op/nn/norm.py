@@ -16,6 +16,7 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from .misc import channel_params_fill
 
 
 def _along(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
@@ -115,7 +116,7 @@ def _batch_norm_compute(attrs, inputs, out_type):
 
 BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNormAttrs, rel=_batch_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_batch_norm_ref, samples=_batch_norm_samples, level=1,
-                   compute=_batch_norm_compute,
+                   compute=_batch_norm_compute, fill_inputs=channel_params_fill(1, 2, 3, 4),
                    doc="out = (data - mean) / sqrt(var + eps) * gamma + beta; also returns mean, var")
 
 
@@ -192,7 +193,7 @@ def _layer_norm_compute(attrs, inputs, out_type):
 
 LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=LayerNormAttrs, rel=_layer_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_layer_norm_ref, samples=_layer_norm_samples, level=1,
-                   compute=_layer_norm_compute,
+                   compute=_layer_norm_compute, fill_inputs=channel_params_fill(1, 2),
                    doc="out = (data - mean_axis) / sqrt(var_axis + eps) * gamma + beta")
 
 
