@@ -30,7 +30,8 @@ def build_case(name):
 
 # --- elementwise and broadcast (one expected type per family) -----------------------------------
 _UNARY_FLOAT = ["abs", "ceil", "copy", "cos", "erf", "exp", "floor", "log", "negative", "nn.relu",
-                "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "tanh", "ones_like", "zeros_like"]
+                "round", "rsqrt", "sigmoid", "sign", "sin", "sqrt", "tanh", "ones_like", "zeros_like",
+                "fast_exp", "fast_erf", "fast_tanh", "annotation.stop_fusion", "annotation.checkpoint"]
 for _name in _UNARY_FLOAT:
     case(_name, "Tensor[(n, 3), float32]")(
         lambda _name=_name: relay.op.get(_name)(_v("x", (N, 3))))
@@ -135,6 +136,7 @@ case("nn.layer_norm", "Tensor[(n, m), float32]")(
     lambda: relay.nn.layer_norm(_v("x", (N, M)), relay.var("g"), relay.var("b")))
 case("nn.lrn", "Tensor[(n, m, h), float32]")(lambda: relay.nn.lrn(_v("x", (N, M, H))))
 case("nn.softmax", "Tensor[(n, m), float32]")(lambda: relay.nn.softmax(_v("x", (N, M))))
+case("nn.fast_softmax", "Tensor[(n, m), float32]")(lambda: relay.nn.fast_softmax(_v("x", (N, M))))
 case("nn.log_softmax", "Tensor[(n, m), float32]")(lambda: relay.nn.log_softmax(_v("x", (N, M)), axis=0))
 case("nn.prelu", "Tensor[(n, 5), float32]")(lambda: relay.nn.prelu(_v("x", (N, 5)), relay.var("a")))
 case("nn.pad", "Tensor[(n + 3, m), float32]")(lambda: relay.nn.pad(_v("x", (N, M)), ((1, 2), (0, 0))))
@@ -158,5 +160,18 @@ case("dyn.strided_slice", "Tensor[(?, m), float32]")(
 case("dyn.full", "Tensor[(?, ?), float32]")(lambda: relay.full(relay.const(1.0), _SHAPE2()))
 case("dyn.zeros", "Tensor[(?, ?), int32]")(lambda: relay.zeros(_SHAPE2(), "int32"))
 case("dyn.ones", "Tensor[(?, ?), float32]")(lambda: relay.ones(relay.shape_of(_v("x", (N, M))), "float32"))
+case("dyn.arange", "Tensor[(?), int32]")(
+    lambda: relay.arange(_v("stop", (), "int32"), dtype="int32"))
 case("dyn.nn.pad", "Tensor[(?, ?), float32]")(
     lambda: relay.nn.pad(_v("x", (N, M)), _v("p", (2, 2), "int64"), relay.const(0.0)))
+
+# --- layouts and annotations (the data's type passes through; layout_transform splits C by 4) ----
+case("layout_transform", "Tensor[(n, m, h, w, 4), float32]")(
+    lambda: relay.layout_transform(_v("x", (N, M * 4, H, W)), "NCHW", "NCHW4c"))
+case("layout_transform:merge", "Tensor[(n, h, w, m * 4), float32]")(
+    lambda: relay.layout_transform(_v("x", (N, M, H, W, 4)), "NCHW4c", "NHWC"))
+case("annotation.compiler_begin", "Tensor[(n, 3), float32]")(
+    lambda: relay.annotation.compiler_begin(_v("x", (N, 3)), "ccompiler"))
+case("annotation.compiler_end", "Tensor[(n, 3), float32]")(
+    lambda: relay.annotation.compiler_end(_v("x", (N, 3)), "ccompiler"))
+case("on_device", "Tensor[(n, 3), float32]")(lambda: relay.annotation.on_device(_v("x", (N, 3)), relay.cpu()))
