@@ -25,6 +25,7 @@ from ..ir.types import TensorType
 from ..runtime.dtypes import SUPPORTED_DTYPES
 from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
+from .constructor_docs import constructor_doc
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import (broadcast_comp_rel, broadcast_rel, broadcast_shape, expect_tensor, float_rel,
@@ -423,6 +424,52 @@ WHERE = defop("where", inputs=("condition", "x", "y"), rel=_where_rel, pattern=O
 
 
 # --- Python constructors with tvm.relay's names ----------------------------------------------------
+# One line per op for the constructors' docstrings (constructor_docs adds Parameters and Returns);
+# a row missing here gets a generic line naming the op.
+SUMMARIES = {
+    "negative": "Negate each element: -data (ints wrap around, as numpy's).",
+    "exp": "The exponential e**x of each element (float tensors).",
+    "log": "The natural logarithm of each element (float tensors; log(0) is -inf).",
+    "sqrt": "The square root of each element (float tensors; negative inputs give NaN).",
+    "rsqrt": "The reciprocal square root 1 / sqrt(x) of each element (float tensors).",
+    "sigmoid": "The logistic function 1 / (1 + exp(-x)) of each element (float tensors).",
+    "tanh": "The hyperbolic tangent of each element (float tensors).",
+    "nn.relu": "Rectified linear unit: max(x, 0) for each element.",
+    "abs": "The absolute value of each element.",
+    "floor": "Round each element down to an integer value (ints are returned unchanged).",
+    "ceil": "Round each element up to an integer value (ints are returned unchanged).",
+    "round": "Round each element to the nearest integer value, halves to even (ints unchanged).",
+    "sign": "The sign of each element: -1, 0 or 1 (NaN stays NaN).",
+    "sin": "The sine of each element, in radians (float tensors).",
+    "cos": "The cosine of each element, in radians (float tensors).",
+    "erf": "The Gauss error function of each element (float tensors).",
+    "copy": "A copy of the tensor (same shape, dtype and values).",
+    "zeros_like": "A tensor of zeros with the shape and dtype of `data`.",
+    "ones_like": "A tensor of ones with the shape and dtype of `data`.",
+    "logical_not": "Logical negation of each element of a bool tensor.",
+    "fast_exp": "Exponential for FastMath: e**x of each element, by a fast approximation.",
+    "fast_tanh": "Hyperbolic tangent for FastMath, by a fast approximation.",
+    "fast_erf": "Gauss error function for FastMath, by a fast approximation.",
+    "add": "Elementwise sum lhs + rhs, broadcasting.",
+    "subtract": "Elementwise difference lhs - rhs, broadcasting.",
+    "multiply": "Elementwise product lhs * rhs, broadcasting.",
+    "divide": "Elementwise quotient lhs / rhs, broadcasting (ints truncate toward zero; x / 0 is 0 for ints).",
+    "power": "Elementwise power lhs ** rhs, broadcasting.",
+    "maximum": "Elementwise maximum of lhs and rhs, broadcasting.",
+    "minimum": "Elementwise minimum of lhs and rhs, broadcasting.",
+    "floor_divide": "Elementwise floor(lhs / rhs), broadcasting (numpy's //).",
+    "floor_mod": "Elementwise remainder with the sign of rhs, broadcasting (numpy's %).",
+    "equal": "Elementwise lhs == rhs as a bool tensor, broadcasting.",
+    "not_equal": "Elementwise lhs != rhs as a bool tensor, broadcasting.",
+    "less": "Elementwise lhs < rhs as a bool tensor, broadcasting.",
+    "less_equal": "Elementwise lhs <= rhs as a bool tensor, broadcasting.",
+    "greater": "Elementwise lhs > rhs as a bool tensor, broadcasting.",
+    "greater_equal": "Elementwise lhs >= rhs as a bool tensor, broadcasting.",
+    "logical_and": "Elementwise logical and of two bool tensors, broadcasting.",
+    "logical_or": "Elementwise logical or of two bool tensors, broadcasting.",
+}
+
+
 def _unary_ctor(op_name):
     from .registry import get
     op = get(op_name)
@@ -430,7 +477,8 @@ def _unary_ctor(op_name):
     def ctor(data):
         return op(data)
     ctor.__name__ = op_name.split(".")[-1]
-    ctor.__doc__ = f"relay.{op_name}: elementwise {op_name.split('.')[-1]}."
+    summary = SUMMARIES.get(op_name, f"relay.{op_name}, applied to each element of `data`.")
+    ctor.__doc__ = constructor_doc(summary, ctor)
     return ctor
 
 
@@ -441,7 +489,8 @@ def _binary_ctor(op_name):
     def ctor(lhs, rhs):
         return op(lhs, rhs)
     ctor.__name__ = op_name
-    ctor.__doc__ = f"relay.{op_name}: broadcasting {op_name}."
+    summary = SUMMARIES.get(op_name, f"relay.{op_name} of `lhs` and `rhs`, elementwise with broadcasting.")
+    ctor.__doc__ = constructor_doc(summary, ctor)
     return ctor
 
 
@@ -461,17 +510,61 @@ logical_and, logical_or = _binary_ctor("logical_and"), _binary_ctor("logical_or"
 
 
 def clip(a, a_min, a_max):
-    """relay.clip: limit values to [a_min, a_max] (numbers with a_min <= a_max)."""
+    """Limit each element to the interval [a_min, a_max].
+
+    Parameters
+    ----------
+    a : relay.Expr
+        The input tensor (any dtype but bool).
+    a_min : float
+        The lower bound; smaller elements become a_min. Must not be NaN.
+    a_max : float
+        The upper bound; larger elements become a_max. Must be at least a_min.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of a's shape and dtype (for ints, the bounds are truncated toward zero, as numpy).
+    """
     return CLIP(a, attrs=ClipAttrs(a_min, a_max))
 
 
 def cast(data, dtype):
-    """relay.cast: convert to `dtype`."""
+    """Convert each element of `data` to another dtype.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    dtype : str
+        The dtype of the result, e.g. "float32", "int8" or "bool" (numpy's conversion rules:
+        floats to ints truncate toward zero).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape with dtype `dtype`.
+    """
     return CAST(data, attrs=CastAttrs(dtype))
 
 
 def where(condition, x, y):
-    """relay.where: pick from x where condition is true, else from y (broadcasting)."""
+    """Choose each element from `x` where `condition` holds, else from `y`.
+
+    Parameters
+    ----------
+    condition : relay.Expr
+        A bool tensor saying, per element, which input to take.
+    x : relay.Expr
+        The values taken where `condition` is True.
+    y : relay.Expr
+        The values taken where `condition` is False; same dtype as `x`.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of the three inputs' broadcast shape and x's dtype.
+    """
     return WHERE(condition, x, y)
 
 
