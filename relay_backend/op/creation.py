@@ -146,8 +146,23 @@ def _dyn():
 
 
 def full(fill_value, shape=(), dtype=""):
-    """relay.full: a tensor of `shape` filled with the scalar `fill_value` (an Expr or a number);
-    dtype "" keeps the fill value's dtype."""
+    """A tensor of a given shape filled with one value.
+
+    Parameters
+    ----------
+    fill_value : relay.Expr or float or int
+        The scalar every element takes (a Python number becomes a constant).
+    shape : tuple of int or relay.Expr, optional
+        The shape of the result; () (the default) is a scalar. A non-constant Relay
+        expression builds dyn.full.
+    dtype : str, optional
+        The dtype of the result; "" (the default) keeps the dtype of `fill_value`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The filled tensor.
+    """
     if is_dynamic_arg(shape):
         return _dyn().full(fill_value, shape, dtype)
     if not isinstance(fill_value, _expr.Expr):
@@ -156,24 +171,68 @@ def full(fill_value, shape=(), dtype=""):
 
 
 def zeros(shape, dtype="float32"):
-    """relay.zeros: a tensor of zeros (a non-constant Relay expression `shape` builds dyn.zeros)."""
+    """A tensor of zeros.
+
+    Parameters
+    ----------
+    shape : tuple of int or relay.Expr
+        The shape of the result. A non-constant Relay expression builds dyn.zeros.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor of zeros.
+    """
     if is_dynamic_arg(shape):
         return _dyn().zeros(shape, dtype)
     return ZEROS(attrs=InitOpAttrs(static_ints(shape, "zeros", "shape"), dtype))
 
 
 def ones(shape, dtype="float32"):
-    """relay.ones: a tensor of ones (a non-constant Relay expression `shape` builds dyn.ones)."""
+    """A tensor of ones.
+
+    Parameters
+    ----------
+    shape : tuple of int or relay.Expr
+        The shape of the result. A non-constant Relay expression builds dyn.ones.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor of ones.
+    """
     if is_dynamic_arg(shape):
         return _dyn().ones(shape, dtype)
     return ONES(attrs=InitOpAttrs(static_ints(shape, "ones", "shape"), dtype))
 
 
 def arange(start, stop=None, step=None, dtype="float32"):
-    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). With Python
-    numbers or relay constants the limits are attrs and the length is static; when a limit is
-    any other relay expression (known only at run time) the call is dyn.arange, whose length
-    the VM computes when it runs (op/dyn/creation.py)."""
+    """Evenly spaced values in the half-open interval [start, stop), as numpy.arange.
+
+    arange(n) gives [0, n). With Python numbers or Relay constants the limits are attrs and
+    the length is static; when a limit is any other Relay expression (known only at run
+    time) the call is dyn.arange, whose length the VM computes when it runs.
+
+    Parameters
+    ----------
+    start : float or int or relay.Expr
+        The first value; when `stop` is None, the end of the interval and the start is 0.
+    stop : None or float or int or relay.Expr, optional
+        The end of the interval (excluded). Defaults to None.
+    step : None or float or int or relay.Expr, optional
+        The spacing between values; None (the default) means 1.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The 1-D tensor of values.
+    """
     limits = (start, stop, step)
     if any(isinstance(v, _expr.Expr) and not isinstance(v, _expr.Constant) for v in limits):
         if stop is None:

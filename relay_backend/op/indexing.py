@@ -322,7 +322,23 @@ TAKE = defop("take", inputs=("data", "indices"), attrs=TakeAttrs, rel=_take_rel,
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def split(data, indices_or_sections, axis=0):
-    """relay.split: a TupleWrapper of `sections` equal parts, or parts cut at the given indices."""
+    """Split `data` into several tensors along one axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    indices_or_sections : int or tuple of int
+        An int n cuts the axis into n equal parts (its length must divide by n); a tuple of
+        increasing indices cuts the axis just before each of them, as numpy.split.
+    axis : int, optional
+        The axis to split; negative values count from the last axis. Defaults to 0.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The parts, as a tuple expression that can be indexed and unpacked.
+    """
     if not isinstance(indices_or_sections, (int, np.integer)):
         indices_or_sections = static_ints(indices_or_sections, "split", "indices_or_sections")
     attrs = SplitAttrs(indices_or_sections, axis)
@@ -330,8 +346,30 @@ def split(data, indices_or_sections, axis=0):
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
-    """relay.strided_slice: numpy-style data[begin:end:strides] on leading dims (or `axes`);
-    slice_mode="size" reads `end` as sizes (-1: to the end) and ignores strides."""
+    """Take a strided slice of `data`, as data[begin:end:strides] in numpy.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    begin : list of int or relay.Expr
+        Where the slice starts on each sliced axis; negative values count from the end.
+    end : list of int or relay.Expr
+        Where it stops (exclusive) on each sliced axis, or the sizes when slice_mode="size".
+    strides : None or list of int or relay.Expr, optional
+        The step on each sliced axis (may be negative); None (the default) steps by 1.
+    axes : None or list of int, optional
+        The axes that begin/end/strides refer to; None (the default) means the leading axes.
+    slice_mode : str, optional
+        "end" (the default) reads `end` as stop positions; "size" reads it as the number of
+        elements to take on each axis (-1: through the end) and ignores `strides`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The slice. When begin, end or strides is a non-constant Relay expression the call is
+        dyn.strided_slice, whose shape is known at run time.
+    """
     if any(is_dynamic_arg(v) for v in (begin, end, strides)):
         return _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode)
 
@@ -370,8 +408,28 @@ def _length(expr) -> int:
 
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
-    """relay.take: gather along `axis` (flattened data when None); mode clip/wrap/fast handles
-    out-of-range indices (fast assumes they are in range)."""
+    """Gather elements of `data` at `indices` along an axis, as numpy.take.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The tensor to read from.
+    indices : relay.Expr
+        An integer tensor of positions along `axis`.
+    axis : None or int, optional
+        The axis to index; None (the default) indexes the flattened `data`.
+    batch_dims : int, optional
+        The number of leading axes that `data` and `indices` share as batch axes, gathered
+        batch by batch. Defaults to 0.
+    mode : str, optional
+        What an out-of-range index does: "clip" (the default) clamps it to the valid range,
+        "wrap" takes it modulo the axis length, "fast" assumes every index is in range.
+
+    Returns
+    -------
+    result : relay.Expr
+        The gathered tensor: data's shape with `axis` replaced by the shape of `indices`.
+    """
     return TAKE(data, indices, attrs=TakeAttrs(axis, batch_dims, mode))
 
 

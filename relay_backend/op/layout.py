@@ -209,7 +209,23 @@ LAYOUT_TRANSFORM = defop(
 
 
 def layout_transform(data, src_layout: str, dst_layout: str):
-    """relay.layout_transform: data in `src_layout` rearranged into `dst_layout`."""
+    """Rearrange `data` from one memory layout into another (e.g. "NCHW" into "NCHW8c").
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, laid out as `src_layout`.
+    src_layout : str
+        The layout of `data`: one upper-case letter per primal axis, and a number followed by
+        the lower-case letter for a split (blocked) axis, as "NCHW16c".
+    dst_layout : str
+        The layout of the result, over the same primal axes.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor in `dst_layout`.
+    """
     return LAYOUT_TRANSFORM(data, attrs=LayoutTransformAttrs(src_layout, dst_layout))
 
 

@@ -172,7 +172,18 @@ def defop(name: str, **fields) -> OpDef:
 
 
 def get(name: str) -> OpDef:
-    """The registered op called `name` (relay.op.get)."""
+    """The registered operator called `name` (relay.op.get).
+
+    Parameters
+    ----------
+    name : str
+        The operator's name, as "add" or "nn.conv2d".
+
+    Returns
+    -------
+    op : OpDef
+        The operator; calling it builds a relay Call. An unknown name raises OpDefinitionError.
+    """
     try:
         return _REGISTRY[name]
     except KeyError:

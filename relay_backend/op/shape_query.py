@@ -75,12 +75,38 @@ NDARRAY_SIZE = defop(
 
 
 def shape_of(data, dtype="int32"):
-    """relay.shape_of: the shape of `data` as a 1-D tensor."""
+    """The shape of `data` as a 1-D tensor.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The tensor whose shape is read (its dims may be known only at run time).
+    dtype : str, optional
+        The integer dtype of the result. Defaults to "int32".
+
+    Returns
+    -------
+    result : relay.Expr
+        A 1-D tensor of length ndim(data).
+    """
     return SHAPE_OF(data, attrs=ShapeOfAttrs(dtype))
 
 
 def ndarray_size(data, dtype="int32"):
-    """relay.ndarray_size: the number of elements of `data` as a scalar tensor."""
+    """The number of elements of `data` as a scalar tensor.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The tensor whose size is read.
+    dtype : str, optional
+        The integer dtype of the result. Defaults to "int32".
+
+    Returns
+    -------
+    result : relay.Expr
+        A scalar tensor, the product of data's dimensions.
+    """
     return NDARRAY_SIZE(data, attrs=ShapeOfAttrs(dtype))
 
 

@@ -443,21 +443,72 @@ def _dyn():
 
 
 def reshape(data, newshape, allowzero=False):
-    """relay.reshape: codes 0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), -4 (split one).
-    A non-constant Relay expression `newshape` builds dyn.reshape."""
+    """Give `data` a new shape holding the same elements in the same order.
+
+    Besides plain sizes, `newshape` may hold Relay's special codes: 0 copies the input's
+    dimension at that position, -1 is inferred from the remaining elements (at most one),
+    -2 copies all the remaining input dimensions, -3 merges two consecutive input dimensions
+    into one, and -4 splits one input dimension into the two sizes that follow it (one of
+    which may be -1).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    newshape : int or tuple of int or relay.Expr
+        The target shape, with the codes above. A Relay expression that is not a constant
+        (a shape known only at run time) builds dyn.reshape instead.
+    allowzero : bool, optional
+        If True, a 0 in `newshape` means a dimension of size zero rather than "copy the
+        input's dimension". Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The reshaped tensor.
+    """
     if is_dynamic_arg(newshape):
         return _dyn().reshape(data, newshape, allowzero)
     return RESHAPE(data, attrs=ReshapeAttrs(static_ints(newshape, "reshape", "newshape"), allowzero))
 
 
 def transpose(data, axes=None):
-    """relay.transpose: permute dims by `axes` (None reverses them)."""
+    """Permute the axes of `data`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axes : None or list of int, optional
+        The new order of the axes: output axis i is input axis axes[i]; negative values count
+        from the last axis. None (the default) reverses the axes.
+
+    Returns
+    -------
+    result : relay.Expr
+        The transposed tensor.
+    """
     return TRANSPOSE(data, attrs=TransposeAttrs(axes))
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """relay.expand_dims: insert `num_newaxis` size-1 dims at `axis` (a non-constant Relay
-    expression builds dyn.expand_dims)."""
+    """Insert new axes of length 1 into the shape of `data`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : int or relay.Expr
+        Where the new axes go, in -ndim-1 .. ndim (negative values count from the end).
+        A non-constant Relay expression builds dyn.expand_dims.
+    num_newaxis : int, optional
+        How many axes to insert at `axis`. Defaults to 1.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with `num_newaxis` more dimensions.
+    """
     if is_dynamic_arg(axis):
         return _dyn().expand_dims(data, axis, num_newaxis)
     axis = static_ints(axis, "expand_dims", "axis")[0] if not isinstance(axis, int) else axis
@@ -465,8 +516,21 @@ def expand_dims(data, axis, num_newaxis=1):
 
 
 def squeeze(data, axis=None):
-    """relay.squeeze: drop size-1 dims (all of them when axis is None; a non-constant Relay
-    expression builds dyn.squeeze)."""
+    """Remove axes of length 1 from the shape of `data`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : None or list of int or relay.Expr, optional
+        The axes to remove; each must have length 1. None (the default) removes every axis of
+        length 1. A non-constant Relay expression builds dyn.squeeze.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor without those axes.
+    """
     if is_dynamic_arg(axis):
         return _dyn().squeeze(data, axis)
     if axis is not None and not isinstance(axis, (int, list, tuple)):
@@ -475,28 +539,82 @@ def squeeze(data, axis=None):
 
 
 def broadcast_to(data, shape):
-    """relay.broadcast_to: numpy-style broadcast to `shape` (a non-constant Relay expression
-    builds dyn.broadcast_to)."""
+    """Broadcast `data` to a larger shape, as numpy.broadcast_to.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor; each of its dimensions must be 1 or equal the target's.
+    shape : tuple of int or relay.Expr
+        The target shape. A non-constant Relay expression builds dyn.broadcast_to.
+
+    Returns
+    -------
+    result : relay.Expr
+        The broadcast tensor.
+    """
     if is_dynamic_arg(shape):
         return _dyn().broadcast_to(data, shape)
     return BROADCAST_TO(data, attrs=ShapeAttrs(static_ints(shape, "broadcast_to", "shape")))
 
 
 def tile(data, reps):
-    """relay.tile: repeat the whole tensor `reps` times along each dim (numpy.tile); a
-    non-constant Relay expression `reps` builds dyn.tile."""
+    """Repeat the whole of `data` along each axis, as numpy.tile.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    reps : tuple of int or relay.Expr
+        How many copies to lay side by side along each axis; when it is longer than the rank
+        of `data`, `data` gets leading axes of length 1 first. A non-constant Relay
+        expression builds dyn.tile.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tiled tensor.
+    """
     if is_dynamic_arg(reps):
         return _dyn().tile(data, reps)
     return TILE(data, attrs=TileAttrs(static_ints(reps, "tile", "reps")))
 
 
 def repeat(data, repeats, axis):
-    """relay.repeat: repeat each element `repeats` times along `axis` (numpy.repeat)."""
+    """Repeat each element of `data` along one axis, as numpy.repeat.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    repeats : int
+        How many times each element is repeated (at least 1).
+    axis : int
+        The axis along which to repeat; negative values count from the last axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with axis `axis` `repeats` times longer.
+    """
     return REPEAT(data, attrs=RepeatAttrs(repeats, axis))
 
 
 def reverse(data, axis):
-    """relay.reverse: flip along `axis`."""
+    """Reverse the order of the elements of `data` along one axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : int
+        The axis to flip; negative values count from the last axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The flipped tensor, of data's shape.
+    """
     return REVERSE(data, attrs=AxisAttrs(axis))
 
 
@@ -510,12 +628,40 @@ def _as_tuple_expr(op_name, data):
 
 
 def concatenate(data, axis):
-    """relay.concatenate: join a list (or tuple expr) of tensors along an existing `axis`."""
+    """Join tensors along an existing axis.
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The tensors to join (a non-empty list, or an expression of tuple type); they must
+        agree in rank, dtype and every dimension but `axis`.
+    axis : int
+        The axis to join along; negative values count from the last axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The joined tensor.
+    """
     return CONCATENATE(_as_tuple_expr("concatenate", data), attrs=AxisAttrs(axis))
 
 
 def stack(data, axis):
-    """relay.stack: join a list (or tuple expr) of same-shaped tensors along a new `axis`."""
+    """Join tensors of one shape along a new axis.
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The tensors to stack (a non-empty list, or an expression of tuple type), all of one
+        shape and dtype.
+    axis : int
+        Where the new axis goes in the result, in -ndim-1 .. ndim.
+
+    Returns
+    -------
+    result : relay.Expr
+        The stacked tensor, one dimension more than each input.
+    """
     return STACK(_as_tuple_expr("stack", data), attrs=AxisAttrs(axis))
 
 

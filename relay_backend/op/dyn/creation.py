@@ -88,7 +88,25 @@ ARANGE_DYN = defdyn(
 
 
 def arange(start, stop, step, dtype="float32"):
-    """dyn.arange over three scalar expressions (relay.arange builds it for non-constant limits)."""
+    """dyn.arange: evenly spaced values whose limits are known only at run time
+    (relay.arange builds it for non-constant limits).
+
+    Parameters
+    ----------
+    start : relay.Expr
+        A scalar, the first value.
+    stop : relay.Expr
+        A scalar, the end of the interval (excluded).
+    step : relay.Expr
+        A scalar, the spacing between values.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The 1-D tensor of values; the VM computes its length when it runs.
+    """
     return ARANGE_DYN(start, stop, step, attrs=DynArangeAttrs(dtype))
 
 

@@ -62,7 +62,24 @@ PAD_DYN = defdyn(
 
 
 def pad(data, pad_width, pad_value, pad_mode="constant"):
-    """dyn.nn.pad: `pad_width` is a (rank, 2) integer tensor expression, `pad_value` a scalar Expr."""
+    """dyn.nn.pad: padding whose widths are known only at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    pad_width : relay.Expr
+        A (rank, 2) integer tensor: the (before, after) widths of each axis.
+    pad_value : relay.Expr
+        A scalar, the value of the added cells in "constant" mode.
+    pad_mode : str, optional
+        "constant" (the default), "edge" or "reflect", as in nn.pad.
+
+    Returns
+    -------
+    result : relay.Expr
+        The padded tensor.
+    """
     return PAD_DYN(data, pad_width, pad_value, attrs=DynPadAttrs(pad_mode))
 
 

@@ -283,49 +283,179 @@ ONES_DYN = defdyn(
 
 # --- Python constructors (relay.op.dyn._make in TVM) -------------------------------------------------
 def reshape(data, newshape, allowzero=False):
-    """dyn.reshape: `newshape` is a 1-D integer tensor expression."""
+    """dyn.reshape: reshape to a shape known only at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    newshape : relay.Expr
+        A 1-D integer tensor, the target shape (relay.reshape's codes 0, -1 and -3 allowed).
+    allowzero : bool, optional
+        If True, a 0 in `newshape` is a size-zero dimension rather than "copy the input's".
+        Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The reshaped tensor.
+    """
     return RESHAPE_DYN(data, newshape, attrs=DynReshapeAttrs(allowzero))
 
 
 def broadcast_to(data, shape):
-    """dyn.broadcast_to: `shape` is a 1-D integer tensor expression."""
+    """dyn.broadcast_to: broadcast to a shape known only at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    shape : relay.Expr
+        A 1-D integer tensor, the target shape.
+
+    Returns
+    -------
+    result : relay.Expr
+        The broadcast tensor.
+    """
     return BROADCAST_TO_DYN(data, shape)
 
 
 def tile(data, reps):
-    """dyn.tile: `reps` is a 1-D integer tensor expression."""
+    """dyn.tile: numpy.tile with repetitions known only at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    reps : relay.Expr
+        A 1-D integer tensor, the number of copies along each axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tiled tensor.
+    """
     return TILE_DYN(data, reps)
 
 
 def squeeze(data, axis):
-    """dyn.squeeze: `axis` is a 1-D integer tensor expression."""
+    """dyn.squeeze: remove length-1 axes chosen at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : relay.Expr
+        A 1-D integer tensor, the axes to remove (each of length 1).
+
+    Returns
+    -------
+    result : relay.Expr
+        The squeezed tensor.
+    """
     return SQUEEZE_DYN(data, axis)
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """dyn.expand_dims: `axis` is a 0-d integer tensor expression."""
+    """dyn.expand_dims: insert length-1 axes at a position known only at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : relay.Expr
+        A 0-d integer tensor, where the new axes go.
+    num_newaxis : int, optional
+        How many axes to insert. Defaults to 1.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with `num_newaxis` more dimensions.
+    """
     return EXPAND_DIMS_DYN(data, axis, attrs=DynExpandDimsAttrs(num_newaxis))
 
 
 def strided_slice(data, begin, end, strides, slice_mode="end"):
-    """dyn.strided_slice: begin, end and strides are 1-D integer tensor expressions of one length."""
+    """dyn.strided_slice: a strided slice whose bounds are known only at run time.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    begin : relay.Expr
+        A 1-D integer tensor, the start on each leading axis.
+    end : relay.Expr
+        A 1-D integer tensor of begin's length, the stop (or the sizes in "size" mode).
+    strides : relay.Expr
+        A 1-D integer tensor of begin's length, the step on each axis.
+    slice_mode : str, optional
+        "end" (the default) or "size", as in relay.strided_slice.
+
+    Returns
+    -------
+    result : relay.Expr
+        The slice.
+    """
     return STRIDED_SLICE_DYN(data, begin, end, strides, attrs=DynStridedSliceAttrs(slice_mode))
 
 
 def full(fill_value, shape, dtype=""):
-    """dyn.full: `shape` is a 1-D integer tensor expression."""
+    """dyn.full: a tensor filled with one value, of a shape known only at run time.
+
+    Parameters
+    ----------
+    fill_value : relay.Expr
+        The scalar every element takes.
+    shape : relay.Expr
+        A 1-D integer tensor, the shape of the result.
+    dtype : str, optional
+        The dtype of the result; "" (the default) keeps fill_value's.
+
+    Returns
+    -------
+    result : relay.Expr
+        The filled tensor.
+    """
     if not isinstance(fill_value, _expr.Expr):
         fill_value = _expr.const(fill_value, dtype or None)
     return FULL_DYN(fill_value, shape, attrs=InitOpAttrs((), dtype))
 
 
 def zeros(shape, dtype="float32"):
-    """dyn.zeros: `shape` is a 1-D integer tensor expression."""
+    """dyn.zeros: a tensor of zeros of a shape known only at run time.
+
+    Parameters
+    ----------
+    shape : relay.Expr
+        A 1-D integer tensor, the shape of the result.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor of zeros.
+    """
     return ZEROS_DYN(shape, attrs=InitOpAttrs((), dtype))
 
 
 def ones(shape, dtype="float32"):
-    """dyn.ones: `shape` is a 1-D integer tensor expression."""
+    """dyn.ones: a tensor of ones of a shape known only at run time.
+
+    Parameters
+    ----------
+    shape : relay.Expr
+        A 1-D integer tensor, the shape of the result.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor of ones.
+    """
     return ONES_DYN(shape, attrs=InitOpAttrs((), dtype))
 
 

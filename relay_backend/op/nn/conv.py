@@ -222,7 +222,47 @@ CONV2D = defop(OP, inputs=("data", "weight"), attrs=Conv2DAttrs, rel=_conv2d_rel
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
            kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype=""):
-    """relay.nn.conv2d: 2-D convolution (layouts: any order of NCHW / OIHW)."""
+    """2-D convolution (cross-correlation, as in every deep-learning framework).
+
+    With the default layouts, data is (N, C, H, W), weight is (O, C / groups, KH, KW) and the
+    result is (N, O, OH, OW), where OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1)
+    // stride_h + 1 and OW likewise.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `data_layout`.
+    weight : relay.Expr
+        The kernel, in `kernel_layout`. When its type is not annotated it is inferred from
+        `channels` and `kernel_size`.
+    strides : int or tuple of int, optional
+        The step of the window over (height, width). Defaults to (1, 1).
+    padding : int or tuple of int, optional
+        Zero padding around the input: one value for every side, two for (height, width) on
+        both sides, or four for (top, left, bottom, right). Defaults to (0, 0).
+    dilation : int or tuple of int, optional
+        The spacing between kernel taps over (height, width). Defaults to (1, 1).
+    groups : int, optional
+        The number of groups the channels are split into; groups = C = O is a depthwise
+        convolution. Defaults to 1.
+    channels : None or int, optional
+        The number of output channels O, when known; None (the default) reads it from `weight`.
+    kernel_size : None or tuple of int, optional
+        The (KH, KW) of the kernel, when known; None (the default) reads it from `weight`.
+    data_layout : str, optional
+        The order of the letters N, C, H, W in `data` (e.g. "NHWC"). Defaults to "NCHW".
+    kernel_layout : str, optional
+        The order of the letters O, I, H, W in `weight` (e.g. "HWIO"). Defaults to "OIHW".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `data_layout`.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means data's dtype.
+
+    Returns
+    -------
+    result : relay.Expr
+        The convolved tensor.
+    """
     return CONV2D(data, weight, attrs=Conv2DAttrs(strides, padding, dilation, groups, channels, kernel_size,
                                                   data_layout, kernel_layout, out_layout, out_dtype))
 

@@ -113,7 +113,25 @@ DENSE = defop("nn.dense", inputs=("data", "weight"), attrs=DenseAttrs, rel=_dens
 
 
 def dense(data, weight, units=None, out_dtype=""):
-    """relay.nn.dense: data @ weight^T, weight of shape (units, in_features)."""
+    """Fully connected layer: data @ weight.T.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input, of shape (..., K).
+    weight : relay.Expr
+        The weight, of shape (units, K). When its type is not annotated it is inferred from
+        `units`.
+    units : None or int, optional
+        The number of output features; None (the default) reads it from `weight`.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means data's dtype.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of shape (..., units).
+    """
     return DENSE(data, weight, attrs=DenseAttrs(units, out_dtype))
 
 
@@ -199,7 +217,32 @@ MATMUL = defop("nn.matmul", inputs=("tensor_a", "tensor_b"), attrs=MatmulAttrs, 
 
 
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
-    """relay.nn.matmul; as in TVM, the (False, True) case is emitted as nn.dense."""
+    """Matrix product of two tensors, either of which may be transposed first.
+
+    As in TVM, the case transpose_a=False, transpose_b=True is built as nn.dense.
+
+    Parameters
+    ----------
+    tensor_a : relay.Expr
+        The left operand, (..., M, K), or (..., K, M) when `transpose_a`.
+    tensor_b : relay.Expr
+        The right operand, (K, N), or (N, K) when `transpose_b`.
+    units : None or int, optional
+        The number of output columns N, when known; None (the default) reads it from
+        `tensor_b`.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means tensor_a's
+        dtype.
+    transpose_a : bool, optional
+        Whether `tensor_a` is transposed before the product. Defaults to False.
+    transpose_b : bool, optional
+        Whether `tensor_b` is transposed before the product. Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The product, of shape (..., M, N).
+    """
     if not transpose_a and transpose_b:
         return dense(tensor_a, tensor_b, units, out_dtype)
     return MATMUL(tensor_a, tensor_b, attrs=MatmulAttrs(units, out_dtype, transpose_a, transpose_b))
@@ -296,7 +339,29 @@ BATCH_MATMUL = defop("nn.batch_matmul", inputs=("tensor_a", "tensor_b"), attrs=B
 
 
 def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True):
-    """relay.nn.batch_matmul: batched product; by default tensor_b is (B, N, K) (transposed)."""
+    """Batched matrix product: one matrix product per batch entry.
+
+    Parameters
+    ----------
+    tensor_a : relay.Expr
+        The left operands, (B, M, K), or (B, K, M) when `transpose_a`.
+    tensor_b : relay.Expr
+        The right operands, (B, N, K) when `transpose_b` (the default), else (B, K, N). A batch
+        of 1 on either side is broadcast against the other.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means tensor_a's
+        dtype.
+    transpose_a : bool, optional
+        Whether each matrix of `tensor_a` is transposed before the product. Defaults to False.
+    transpose_b : bool, optional
+        Whether each matrix of `tensor_b` is transposed before the product. Defaults to True,
+        as in TVM.
+
+    Returns
+    -------
+    result : relay.Expr
+        The products, of shape (B, M, N).
+    """
     return BATCH_MATMUL(tensor_a, tensor_b, attrs=BatchMatmulAttrs(out_dtype, transpose_a, transpose_b))
 
 

@@ -79,7 +79,22 @@ BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel
 
 
 def bias_add(data, bias, axis=1):
-    """relay.nn.bias_add: add a 1-D bias along `axis`."""
+    """Add a 1-D bias to `data` along one axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    bias : relay.Expr
+        The bias, a 1-D tensor of length data.shape[axis] and data's dtype.
+    axis : int, optional
+        The axis of `data` that the bias runs along. Defaults to 1 (the channels of NCHW).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape and dtype.
+    """
     return BIAS_ADD(data, bias, attrs=BiasAddAttrs(axis))
 
 
@@ -123,7 +138,18 @@ BATCH_FLATTEN = defop("nn.batch_flatten", inputs=("data",), rel=_batch_flatten_r
 
 
 def batch_flatten(data):
-    """relay.nn.batch_flatten: keep the first axis, flatten the rest."""
+    """Flatten every axis but the first: (N, d1, d2, ...) becomes (N, d1 * d2 * ...).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, at least 1-D.
+
+    Returns
+    -------
+    result : relay.Expr
+        The 2-D flattened tensor.
+    """
     return BATCH_FLATTEN(data)
 
 
@@ -224,9 +250,27 @@ PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
-    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr.
-    A pad_width given as a non-constant Relay expression (a (rank, 2) integer tensor) builds
-    dyn.nn.pad, as TVM does."""
+    """Pad `data` on each axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    pad_width : tuple of tuple of int or relay.Expr
+        One (before, after) pair per axis: how many cells to add on each side. A non-constant
+        Relay expression (a (rank, 2) integer tensor) builds dyn.nn.pad, as TVM does.
+    pad_value : float or relay.Expr, optional
+        The value of the added cells in "constant" mode (a number or a scalar expression).
+        Defaults to 0.
+    pad_mode : str, optional
+        "constant" (the default) fills with `pad_value`, "edge" repeats the edge value,
+        "reflect" mirrors the tensor without repeating the edge.
+
+    Returns
+    -------
+    result : relay.Expr
+        The padded tensor.
+    """
     if not isinstance(pad_value, Expr):
         pad_value = const(pad_value)
     if isinstance(pad_width, Constant):
@@ -270,12 +314,41 @@ DROPOUT = defop("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=_dropout
 
 
 def dropout_raw(data, rate=0.5):
-    """relay.nn.dropout_raw: the (output, mask) TupleWrapper."""
+    """Dropout as the (output, mask) pair Relay's nn.dropout op returns.
+
+    In inference (what the executors run) the output is `data` and the mask is ones;
+    SimplifyInference removes the op.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    rate : float, optional
+        The probability of dropping an element during training, in [0, 1). Defaults to 0.5.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The 2-tuple (output, mask).
+    """
     return TupleWrapper(DROPOUT(data, attrs=DropoutAttrs(rate)), 2)
 
 
 def dropout(data, rate=0.5):
-    """relay.nn.dropout: field 0 of the (output, mask) pair."""
+    """Dropout: the output of dropout_raw (`data` itself at inference).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    rate : float, optional
+        The probability of dropping an element during training, in [0, 1). Defaults to 0.5.
+
+    Returns
+    -------
+    result : relay.Expr
+        The output tensor, of data's shape.
+    """
     return dropout_raw(data, rate)[0]
 
 

@@ -121,7 +121,37 @@ BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNo
 
 
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
-    """relay.nn.batch_norm: a TupleWrapper of (normalized data, moving_mean, moving_var)."""
+    """Batch normalization with given statistics (inference form).
+
+    out = (data - moving_mean) / sqrt(moving_var + epsilon) * gamma + beta, each 1-D
+    parameter broadcast along `axis`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    gamma : relay.Expr
+        The scale, a 1-D tensor of length data.shape[axis].
+    beta : relay.Expr
+        The offset, a 1-D tensor of length data.shape[axis].
+    moving_mean : relay.Expr
+        The mean of each channel, a 1-D tensor of length data.shape[axis].
+    moving_var : relay.Expr
+        The variance of each channel, a 1-D tensor of length data.shape[axis].
+    axis : int, optional
+        The channel axis of `data`. Defaults to 1 (NCHW).
+    epsilon : float, optional
+        Added to the variance before the square root, so it is never zero. Defaults to 1e-5.
+    center : bool, optional
+        If False, `beta` is not added. Defaults to True.
+    scale : bool, optional
+        If False, `gamma` is not applied. Defaults to True.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The 3-tuple (normalized data, moving_mean, moving_var); index 0 is the usual output.
+    """
     call = BATCH_NORM(data, gamma, beta, moving_mean, moving_var,
                       attrs=BatchNormAttrs(axis, epsilon, center, scale))
     return TupleWrapper(call, 3)
@@ -198,7 +228,33 @@ LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=Laye
 
 
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
-    """relay.nn.layer_norm: normalize over one axis with the data's own mean and variance."""
+    """Layer normalization: normalize along one axis with the data's own mean and variance.
+
+    out = (data - mean) / sqrt(var + epsilon) * gamma + beta, the statistics taken over
+    `axis` for each position of the other axes.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    gamma : relay.Expr
+        The scale, a 1-D tensor of length data.shape[axis].
+    beta : relay.Expr
+        The offset, a 1-D tensor of length data.shape[axis].
+    axis : int, optional
+        The axis to normalize over. Defaults to -1 (the last).
+    epsilon : float, optional
+        Added to the variance before the square root. Defaults to 1e-5.
+    center : bool, optional
+        If False, `beta` is not added. Defaults to True.
+    scale : bool, optional
+        If False, `gamma` is not applied. Defaults to True.
+
+    Returns
+    -------
+    result : relay.Expr
+        The normalized tensor, of data's shape.
+    """
     return LAYER_NORM(data, gamma, beta, attrs=LayerNormAttrs(axis, epsilon, center, scale))
 
 
@@ -272,7 +328,32 @@ LRN = defop("nn.lrn", inputs=("data",), attrs=LRNAttrs, rel=_lrn_rel, pattern=Op
 
 
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
-    """relay.nn.lrn: local response normalization across `axis` (alpha is divided by size)."""
+    """Local response normalization across channels.
+
+    out = data / (bias + alpha / size * sum of data**2 over a window of `size` channels
+    centred on each one) ** beta.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    size : int, optional
+        The number of channels in the window. Defaults to 5.
+    axis : int, optional
+        The channel axis. Defaults to 1 (NCHW).
+    bias : float, optional
+        The offset added inside the power, which keeps the denominator away from zero.
+        Defaults to 2.
+    alpha : float, optional
+        The scale of the windowed sum of squares (divided by `size`). Defaults to 0.00001.
+    beta : float, optional
+        The exponent. Defaults to 0.75.
+
+    Returns
+    -------
+    result : relay.Expr
+        The normalized tensor, of data's shape.
+    """
     return LRN(data, attrs=LRNAttrs(size, axis, bias, alpha, beta))
 
 

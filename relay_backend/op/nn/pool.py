@@ -315,14 +315,69 @@ AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs,
 
 def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
                out_layout="", ceil_mode=False):
-    """relay.nn.max_pool2d: windowed maximum (padding counts as -inf)."""
+    """2-D max pooling: the largest element of each window (padding counts as -inf).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    pool_size : int or tuple of int, optional
+        The (height, width) of the window. Defaults to (1, 1).
+    strides : int or tuple of int, optional
+        The step of the window over (height, width). Defaults to (1, 1).
+    dilation : int or tuple of int, optional
+        The spacing between window taps over (height, width). Defaults to (1, 1).
+    padding : int or tuple of int, optional
+        Padding around the input: one value for every side, two for (height, width), or four
+        for (top, left, bottom, right). Defaults to (0, 0).
+    layout : str, optional
+        The layout of `data`, "NCHW" (the default) or "NHWC".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `layout`.
+    ceil_mode : bool, optional
+        If True, the output size rounds up, so a last partial window is kept. Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The pooled tensor.
+    """
     return MAX_POOL2D(data, attrs=MaxPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
                                                  ceil_mode))
 
 
 def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
                out_layout="", ceil_mode=False, count_include_pad=False):
-    """relay.nn.avg_pool2d: windowed mean."""
+    """2-D average pooling: the mean of each window.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    pool_size : int or tuple of int, optional
+        The (height, width) of the window. Defaults to (1, 1).
+    strides : int or tuple of int, optional
+        The step of the window over (height, width). Defaults to (1, 1).
+    dilation : int or tuple of int, optional
+        The spacing between window taps over (height, width). Defaults to (1, 1).
+    padding : int or tuple of int, optional
+        Padding around the input: one value for every side, two for (height, width), or four
+        for (top, left, bottom, right). Defaults to (0, 0).
+    layout : str, optional
+        The layout of `data`, "NCHW" (the default) or "NHWC".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `layout`.
+    ceil_mode : bool, optional
+        If True, the output size rounds up, so a last partial window is kept. Defaults to False.
+    count_include_pad : bool, optional
+        If True, padded cells count in the divisor; if False (the default), only cells of the
+        input do.
+
+    Returns
+    -------
+    result : relay.Expr
+        The pooled tensor.
+    """
     return AVG_POOL2D(data, attrs=AvgPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
                                                  ceil_mode, count_include_pad))
 
@@ -381,12 +436,42 @@ GLOBAL_AVG_POOL2D = defop("nn.global_avg_pool2d", inputs=("data",), attrs=Global
 
 
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
-    """relay.nn.global_max_pool2d: maximum over H and W, keeping them as size 1."""
+    """The largest element over the whole height and width of each channel.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    layout : str, optional
+        The layout of `data`, "NCHW" (the default) or "NHWC".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `layout`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The pooled tensor, with height and width 1.
+    """
     return GLOBAL_MAX_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
 
 
 def global_avg_pool2d(data, layout="NCHW", out_layout=""):
-    """relay.nn.global_avg_pool2d: mean over H and W, keeping them as size 1."""
+    """The mean over the whole height and width of each channel.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    layout : str, optional
+        The layout of `data`, "NCHW" (the default) or "NHWC".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `layout`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The pooled tensor, with height and width 1.
+    """
     return GLOBAL_AVG_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
 
 
@@ -478,7 +563,28 @@ ADAPTIVE_AVG_POOL2D = defop("nn.adaptive_avg_pool2d", inputs=("data",), attrs=Ad
 
 
 def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
-    """relay.nn.adaptive_avg_pool2d: average into an output_size grid of (possibly overlapping) bins."""
+    """Average pooling into a fixed output grid, the windows sized to fit the input.
+
+    Output cell i along an axis of input length L and output length S averages the input
+    from floor(i * L / S) up to ceil((i + 1) * L / S), so neighbouring windows may overlap.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    output_size : None or int or tuple of int, optional
+        The (height, width) of the result; one int for both; None (the default), or None for
+        one of the two, keeps the input's size there.
+    layout : str, optional
+        The layout of `data`, "NCHW" (the default) or "NHWC".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `layout`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The pooled tensor.
+    """
     return ADAPTIVE_AVG_POOL2D(data, attrs=AdaptivePool2DAttrs(output_size, layout, out_layout))
 
 

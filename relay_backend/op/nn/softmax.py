@@ -117,17 +117,56 @@ FAST_SOFTMAX = defop("nn.fast_softmax", inputs=("data",), attrs=SoftmaxAttrs,
 
 
 def softmax(data, axis=-1):
-    """relay.nn.softmax along `axis`."""
+    """Softmax: exp(x) / sum(exp(x)) along one axis, computed stably.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor (float).
+    axis : int, optional
+        The axis to normalize over. Defaults to -1 (the last).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape whose values along `axis` sum to 1.
+    """
     return SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
 def fast_softmax(data, axis=-1):
-    """relay.nn.fast_softmax along `axis`."""
+    """Softmax for FastMath, with a fast exponential (here the same kernel as softmax).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor (float).
+    axis : int, optional
+        The axis to normalize over. Defaults to -1 (the last).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape whose values along `axis` sum to 1.
+    """
     return FAST_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
 def log_softmax(data, axis=-1):
-    """relay.nn.log_softmax along `axis`."""
+    """The logarithm of softmax along one axis: x - log(sum(exp(x))), computed stably.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor (float).
+    axis : int, optional
+        The axis to normalize over. Defaults to -1 (the last).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape.
+    """
     return LOG_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
