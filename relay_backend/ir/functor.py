@@ -249,7 +249,17 @@ class ExprMutator(ExprFunctor):
 
 
 def post_order_visit(expr: Expr, fvisit) -> None:
-    """Call fvisit(node) on every sub-expression of expr (bodies and branches too), children first."""
+    """Call a function on every sub-expression, children before their parents.
+
+    Function bodies, branches and clause bodies are visited too.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to walk.
+    fvisit : callable
+        Called as fvisit(node) once per node; its result is ignored.
+    """
     for node in all_nodes_post_order(expr):
         fvisit(node)
 

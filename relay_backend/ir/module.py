@@ -62,7 +62,20 @@ TYPE_CHECKER = {}
 
 
 class IRModule(Node):
-    """A set of named functions and type definitions (tvm.IRModule)."""
+    """A set of named functions and type definitions (tvm.IRModule).
+
+    Parameters
+    ----------
+    functions : dict, optional
+        GlobalVar (or name) -> Function, the module's functions; "main" is the entry point.
+        Defaults to None (empty).
+    type_definitions : dict, optional
+        GlobalTypeVar -> TypeData, the algebraic data types it defines. Defaults to None.
+    attrs : dict, optional
+        Module attributes (e.g. the executor chosen for it). Defaults to None.
+    global_infos : dict, optional
+        name -> list of global information entries, as TVM's GlobalInfo lists. Defaults to None.
+    """
 
     def __init__(self, functions=None, type_definitions=None, attrs=None, global_infos=None):
         self._functions = {}        # GlobalVar -> Function

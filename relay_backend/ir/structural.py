@@ -371,7 +371,23 @@ def _find_mismatch(lhs, rhs, map_free_vars: bool):
 
 
 def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
-    """True if lhs and rhs are equal up to renaming of bound variables (tvm.ir.structural_equal)."""
+    """Whether two IR nodes are equal up to renaming of bound variables (tvm.ir.structural_equal).
+
+    Parameters
+    ----------
+    lhs : object
+        An expression, type, module or attrs.
+    rhs : object
+        The node to compare it with.
+    map_free_vars : bool, optional
+        If True, free variables may also correspond by position rather than identity (as
+        when comparing two separately built programs). Defaults to False.
+
+    Returns
+    -------
+    equal : bool
+        True when they are equal.
+    """
     return _find_mismatch(lhs, rhs, map_free_vars) is None
 
 
@@ -386,7 +402,19 @@ def _excerpt(node, limit: int = 600) -> str:
 
 
 def assert_structural_equal(lhs, rhs, map_free_vars: bool = False) -> None:
-    """Raise AssertionError showing both programs and the first mismatch if they differ."""
+    """Raise AssertionError, showing both programs and the first mismatch, if lhs and rhs differ
+    structurally (tvm.ir.assert_structural_equal).
+
+    Parameters
+    ----------
+    lhs : object
+        An expression, type, module or attrs.
+    rhs : object
+        The node to compare it with.
+    map_free_vars : bool, optional
+        If True, free variables may correspond by position rather than identity. Defaults to
+        False.
+    """
     mismatch = _find_mismatch(lhs, rhs, map_free_vars)
     if mismatch is None:
         return
@@ -498,7 +526,22 @@ def _binder_roles(node, roles: dict) -> None:
 
 
 def structural_hash(node, map_free_vars: bool = False) -> int:
-    """A 64-bit hash consistent with structural_equal and stable across runs (tvm.ir.structural_hash)."""
+    """A 64-bit hash consistent with structural_equal and stable across runs
+    (tvm.ir.structural_hash).
+
+    Parameters
+    ----------
+    node : object
+        An expression, type, module or attrs.
+    map_free_vars : bool, optional
+        If True, free variables hash by position rather than identity, matching
+        structural_equal(..., map_free_vars=True). Defaults to False.
+
+    Returns
+    -------
+    hash : int
+        The hash.
+    """
     roles, memo, parts, size_vars = {}, {}, {}, {}
     order = []
     stack = [(node, False)]

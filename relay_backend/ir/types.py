@@ -31,9 +31,19 @@ def _norm_shape(shape) -> tuple:
 
 
 class TensorType(Type):
-    """A tensor of static rank: `shape` is a tuple of dims (ir/dims.py: IntDim constants, size
-    variables and tir expressions on them, Any); `dtype` a numpy name. Equality and hashing are
-    structural over the dims, with size variables compared by identity."""
+    """The type of a tensor: its shape and dtype.
+
+    Equality and hashing are structural over the dims, with size variables compared by
+    identity.
+
+    Parameters
+    ----------
+    shape : tuple, optional
+        The dims: ints, size variables or tir expressions on them, or relay.Any() for a size
+        known only at run time. Defaults to () (a scalar).
+    dtype : str, optional
+        The element type, a numpy name. Defaults to "float32".
+    """
 
     __slots__ = ("shape", "dtype", "_key")
 
@@ -65,7 +75,18 @@ class TensorType(Type):
 
 
 def scalar_type(dtype) -> TensorType:
-    """A 0-d tensor type."""
+    """The type of a 0-d tensor (a scalar).
+
+    Parameters
+    ----------
+    dtype : str
+        The element type, a numpy name.
+
+    Returns
+    -------
+    type : TensorType
+        TensorType((), dtype).
+    """
     return TensorType((), dtype)
 
 
@@ -83,6 +104,13 @@ class _CompositeType(Type):
 
 
 class TupleType(_CompositeType):
+    """The type of a tuple.
+
+    Parameters
+    ----------
+    fields : list of Type
+        The types of the elements, in order.
+    """
     __slots__ = ("fields",)
 
     def __init__(self, fields):
@@ -124,7 +152,16 @@ def regroup_by_type(ty, leaf, make_tuple):
 
 
 class TypeVar(Type):
-    """A type parameter of a polymorphic function or ADT; compared by identity."""
+    """A type parameter of a polymorphic function or ADT; compared by identity.
+
+    Parameters
+    ----------
+    name_hint : str
+        The name shown when printed.
+    kind : str, optional
+        What the variable stands for: "Type" (the default) for a type, or another kind such
+        as "ShapeVar".
+    """
 
     __slots__ = ("name_hint", "kind")
 
@@ -138,7 +175,15 @@ class TypeVar(Type):
 
 
 class GlobalTypeVar(Type):
-    """The name of an ADT definition in a module (e.g. `List`); compared by identity."""
+    """The name of an ADT definition in a module (e.g. `List`); compared by identity.
+
+    Parameters
+    ----------
+    name_hint : str
+        The type's name in the module.
+    kind : str, optional
+        Its kind. Defaults to "AdtHandle" (an algebraic data type).
+    """
 
     __slots__ = ("name_hint", "kind")
 
@@ -152,7 +197,15 @@ class GlobalTypeVar(Type):
 
 
 class TypeCall(_CompositeType):
-    """An ADT applied to type arguments, e.g. `List[Tensor[(), int32]]`."""
+    """An ADT applied to type arguments, e.g. `List[Tensor[(), int32]]`.
+
+    Parameters
+    ----------
+    func : GlobalTypeVar
+        The data type.
+    args : list of Type
+        One type per type parameter of the data type.
+    """
 
     __slots__ = ("func", "args")
 
@@ -163,6 +216,19 @@ class TypeCall(_CompositeType):
 
 
 class FuncType(_CompositeType):
+    """The type of a function: `fn [type_params] (arg_types) -> ret_type`.
+
+    Parameters
+    ----------
+    arg_types : list of Type
+        The parameter types, in order.
+    ret_type : Type
+        The type of the result.
+    type_params : list of TypeVar, optional
+        The type parameters of a polymorphic function. Defaults to None (none).
+    type_constraints : list, optional
+        Constraints (type relations) on the type parameters. Defaults to None (none).
+    """
     __slots__ = ("arg_types", "ret_type", "type_params", "type_constraints")
 
     def __init__(self, arg_types, ret_type, type_params=None, type_constraints=None):
@@ -174,7 +240,13 @@ class FuncType(_CompositeType):
 
 
 class RefType(_CompositeType):
-    """The type of a mutable reference cell holding `value`."""
+    """The type of a mutable reference cell.
+
+    Parameters
+    ----------
+    value : Type
+        The type of the value the cell holds.
+    """
 
     __slots__ = ("value",)
 
@@ -219,7 +291,14 @@ def _types_equal(a, b) -> bool:
 
 
 class IncompleteType(Type):
-    """A placeholder the type solver fills in; compared by identity."""
+    """A placeholder for a type not known yet, which the type solver fills in; compared by
+    identity.
+
+    Parameters
+    ----------
+    kind : str, optional
+        What it stands for. Defaults to "Type".
+    """
 
     __slots__ = ("kind",)
 
@@ -228,11 +307,24 @@ class IncompleteType(Type):
 
 
 def type_to_str(t, memo: dict = None) -> str:
-    """Relay text for a type: Tensor[(1, 3), float32], (T1, T2), fn (T) -> T, ...
+    """The Relay text of a type: Tensor[(1, 3), float32], (T1, T2), fn (T) -> T, ...
 
-    Built as one list of pieces with an explicit stack, so deep nesting costs O(output). With
-    `memo` (id -> (type, text), e.g. one per printout), sub-types printed before are reused and
-    `t`'s text is remembered, so printing the types of nested tuples costs their text's length."""
+    Built as one list of pieces with an explicit stack, so deep nesting costs O(output).
+
+    Parameters
+    ----------
+    t : Type
+        The type to print.
+    memo : dict, optional
+        A cache shared by one printout (id -> (type, text)): sub-types printed before are
+        reused and `t`'s text is remembered, so printing the types of nested tuples costs
+        their text's length. Defaults to None (no cache).
+
+    Returns
+    -------
+    text : str
+        The text.
+    """
     if isinstance(t, TensorType):
         return _type_pieces(t)
     out, stack = [], [(False, t)]

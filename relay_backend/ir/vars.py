@@ -18,12 +18,35 @@ def _walk_pre_order(expr):
 
 
 def all_vars(expr) -> list:
-    """Every Var in expr, bound or free, in order of first appearance."""
+    """Every variable in an expression, bound or free, in order of first appearance.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to search.
+
+    Returns
+    -------
+    vars : list of Var
+        The variables.
+    """
     return [e for e in _walk_pre_order(expr) if isinstance(e, Var)]
 
 
 def bound_vars(expr) -> list:
-    """Vars bound in expr (function params, let vars, pattern vars), in order of appearance."""
+    """The variables an expression binds (function parameters, let variables, pattern variables),
+    in order of appearance.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to search.
+
+    Returns
+    -------
+    vars : list of Var
+        The bound variables.
+    """
     out, seen = [], set()
     for e in _walk_pre_order(expr):
         if isinstance(e, Function):
@@ -42,7 +65,18 @@ def bound_vars(expr) -> list:
 
 
 def free_vars(expr) -> list:
-    """Vars used in expr but not bound in it, in order of first use."""
+    """The variables an expression uses but does not bind, in order of first use.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to search.
+
+    Returns
+    -------
+    vars : list of Var
+        The free variables (for a function body: its inputs).
+    """
     bound = set(bound_vars(expr))
     return [v for v in all_vars(expr) if v not in bound]
 

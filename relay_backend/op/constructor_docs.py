@@ -91,10 +91,8 @@ def documented(meanings=None, result=RESULT):
 
     Parameters
     ----------
-    meanings : dict, optional
-        name -> (type, meaning) for the parameters PARAMETER_MEANINGS does not describe.
-    result : tuple of str
-        The (name, type, meaning) of the Returns entry.
+    meanings, result
+        Passed on to constructor_doc (the extra parameter meanings, the Returns entry).
 
     Returns
     -------
