@@ -34,7 +34,19 @@ class GraphCodegenResult:
 
 
 class GraphExecutorCodegen:
-    """tvm.relay.backend.graph_executor_codegen.GraphExecutorCodegen(mod, target)."""
+    """Lower a module's main into a graph JSON, its kernels and its params
+    (tvm.relay.backend.graph_executor_codegen.GraphExecutorCodegen).
+
+    Parameters
+    ----------
+    mod : IRModule, optional
+        The optimised, fused module whose main is lowered (codegen can take it instead).
+        Defaults to None.
+    target : str or Target, optional
+        What the kernels are compiled for. Defaults to "llvm".
+    mod_name : str, optional
+        The prefix of the generated symbol names. Defaults to "default".
+    """
 
     def __init__(self, mod=None, target="llvm", mod_name="default"):
         self.mod = mod

@@ -24,7 +24,17 @@ from .runtime import GraphModule
 
 
 class DebugReport:
-    """Per-node timing rows (TVM's debug table); str() is the table, csv() the same as CSV."""
+    """Per-node timing rows of a debug run (TVM's debug table): str() is the table, csv() the
+    same as CSV.
+
+    Parameters
+    ----------
+    rows : list of dict
+        One row per kernel node: name, func_name, ops, time_us, shape, num_inputs,
+        num_outputs and measurements.
+    sort_by_time : bool, optional
+        If True (the default) the slowest node comes first; if False, node order is kept.
+    """
 
     COLUMNS = ("Node Name", "Fused Function", "Ops", "Time(us)", "Time(%)", "Shape", "Inputs", "Outputs",
                "Measurements(us)")
@@ -64,7 +74,21 @@ class DebugReport:
 
 
 class GraphModuleDebug(GraphModule):
-    """A GraphModule whose run() times every kernel node and keeps every node's outputs."""
+    """A GraphModule whose run() times every kernel node and keeps every node's outputs
+    (tvm.contrib.debugger.debug_executor.GraphModuleDebug).
+
+    Parameters
+    ----------
+    graph_json : str
+        The graph JSON of a build.
+    lib : runtime.Module
+        The compiled kernels the graph calls.
+    device : Device or str
+        Where the graph runs.
+    dump_root : str, optional
+        A folder to write each node's outputs to, as TVM's debugger does. Defaults to None
+        (nothing written).
+    """
 
     def __init__(self, graph_json, lib, device, dump_root=None):
         super().__init__(graph_json, lib, device)
@@ -198,18 +222,52 @@ class GraphModuleDebug(GraphModule):
 
 
 def create(graph_json_str, libmod, device, dump_root=None) -> GraphModuleDebug:
-    """tvm.contrib.debugger.debug_executor.create."""
+    """A debug GraphModule (tvm.contrib.debugger.debug_executor.create).
+
+    Parameters
+    ----------
+    graph_json_str : str
+        The graph JSON of a build.
+    libmod : runtime.Module
+        The compiled kernels the graph calls.
+    device : Device or list of Device
+        Where to run (the first of a list).
+    dump_root : str, optional
+        A folder to write each node's outputs to. Defaults to None.
+
+    Returns
+    -------
+    module : GraphModuleDebug
+        The module; its params are not set.
+    """
     if isinstance(device, (list, tuple)):
         device = device[0]
     return GraphModuleDebug(graph_json_str, libmod, device, dump_root=dump_root)
 
 
 def compare_with_interpreter(factory, inputs: dict, device=None, rtol=1e-5, atol=1e-5) -> list:
-    """Check every kernel node against the reference interpreter on the node's actual inputs.
+    """Check every kernel node of a build against the reference interpreter, each on the
+    inputs that node actually received.
 
-    Returns one row per compared node: {"name", "func_name", "max_abs_err", "ok"}, in node
-    order; the first row with ok=False is the first wrong kernel. Needs an in-memory factory
-    (it knows the primitive functions).
+    Parameters
+    ----------
+    factory : GraphExecutorFactoryModule
+        An in-memory build (it knows the primitive functions; a factory loaded from a file
+        does not).
+    inputs : dict of str to numpy.ndarray
+        The model's inputs by name.
+    device : Device or str, optional
+        Where to run the build. Defaults to None (the CPU).
+    rtol : float, optional
+        The relative tolerance of the comparison. Defaults to 1e-5.
+    atol : float, optional
+        The absolute tolerance of the comparison. Defaults to 1e-5.
+
+    Returns
+    -------
+    rows : list of dict
+        One row per compared node, in node order: {"name", "func_name", "max_abs_err",
+        "ok"}; the first row with ok=False is the first wrong kernel.
     """
     from ..interpreter.evaluator import Interpreter
     from ..executor import flatten_value

@@ -25,7 +25,30 @@ FACTORY_VERSION = 1
 
 
 class GraphExecutorFactoryModule:
-    """tvm.relay.backend.executor_factory.GraphExecutorFactoryModule."""
+    """What relay.build returns for the graph executor
+    (tvm.relay.backend.executor_factory.GraphExecutorFactoryModule): the graph JSON, the
+    kernel library and the params; factory["default"](device) makes a runnable module.
+
+    Parameters
+    ----------
+    ir_mod : IRModule
+        The optimised module the graph was built from.
+    target : str or Target
+        What the kernels were compiled for.
+    graph_json_str : str
+        The graph JSON: nodes, their inputs, the storage plan, shapes and dtypes.
+    libmod : runtime.Module
+        The compiled kernels.
+    libmod_name : str, optional
+        The name the runnable module is made under (factory[libmod_name](device)). Defaults
+        to "default".
+    params : dict of str to NDArray, optional
+        Values of the graph's param inputs (p0, p1, ...), set on every module the factory
+        makes. Defaults to None.
+    codegen_result : object, optional
+        The in-memory result of code generation (primitive functions, kernel names) kept for
+        debugging tools; None for a factory loaded from a file. Defaults to None.
+    """
 
     def __init__(self, ir_mod, target, graph_json_str, libmod, libmod_name="default", params=None,
                  codegen_result=None):
