@@ -28,7 +28,15 @@ GLOBAL_DEFS = ("id", "compose", "flip", "hd", "tl", "nth", "update", "map", "fol
 
 
 class Prelude:
-    """The standard definitions in `mod` (a new IRModule if None); loading twice is a no-op."""
+    """Relay's standard library (List, Option, Tree, map, foldl, nth, tensor arrays, ...) loaded
+    into a module (tvm.relay.prelude.Prelude); its definitions are attributes (p.cons,
+    p.map, p.nil, ...). Loading twice is a no-op.
+
+    Parameters
+    ----------
+    mod : IRModule, optional
+        The module to load the definitions into; None (the default) makes a new one.
+    """
 
     def __init__(self, mod: IRModule = None):
         self.mod = mod if mod is not None else IRModule()

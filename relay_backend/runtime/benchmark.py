@@ -133,8 +133,23 @@ def module_time_evaluator(module, func_name, dev=None, number=10, repeat=1, min_
 
 
 def time_per_call(run_once, number=5, min_repeat_ms=0) -> float:
-    """Mean seconds per call of `run_once` over one measurement (no warm-up) of at least
-    `number` calls lasting at least `min_repeat_ms`."""
+    """The mean seconds per call of a function over one measurement (no warm-up).
+
+    Parameters
+    ----------
+    run_once : callable
+        A function of no arguments to time.
+    number : int, optional
+        The least number of calls the measurement makes (at least 1). Defaults to 5.
+    min_repeat_ms : float, optional
+        The least time the measurement lasts, in milliseconds; the number of calls grows until
+        it does. Defaults to 0.
+
+    Returns
+    -------
+    seconds : float
+        The mean time of one call.
+    """
     counter = {"warm": False}
 
     def once():

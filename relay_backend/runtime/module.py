@@ -230,7 +230,30 @@ class Module:
     """Named native functions (tvm.runtime.Module): `mod["f"](*arrays)`, export, sources.
 
     Built by codegen (a JIT engine plus callbacks that emit sources and object code) or by
-    `load_module` (a shared library). `handle` keeps the native code alive.
+    `load_module` (a shared library), not by users.
+
+    Parameters
+    ----------
+    infos : list
+        One signature record per function (its name, argument shapes and dtypes).
+    addresses : dict of str to int
+        The native address of each function, by name.
+    handle : object, optional
+        What keeps the native code alive (an LLVM engine or a loaded library). Defaults to
+        None.
+    sources : dict, optional
+        format -> source text (or a function making it), for get_source(fmt). Defaults to
+        None.
+    exporter : callable, optional
+        exporter(path, cc=None, fcompile=None) writes a shared library, for export_library.
+        Defaults to None.
+    type_key : str, optional
+        The kind of module ("llvm", "cuda", ...). Defaults to "llvm".
+    object_code : callable, optional
+        Returns the relocatable object code of the functions. Defaults to None.
+    unrunnable : str, optional
+        Why this process cannot call the functions (e.g. cross-compiled code); "" (the
+        default) when it can.
     """
 
     def __init__(self, infos, addresses: dict, handle=None, sources=None, exporter=None,
@@ -449,13 +472,24 @@ def register_artifact_loader(section: str, loader) -> None:
 
 
 def load_module(path: str):
-    """Load a library written by `Module.export_library` (tvm.runtime.load_module); a file
-    carrying a section with a registered loader comes back as that artifact.
+    """Load a library written by Module.export_library (tvm.runtime.load_module); a file carrying
+    a section with a registered loader (e.g. a build factory's) comes back as that artifact.
 
     Loading a library runs its code (its initializers on load, its kernels when called): only
     load files you trust. The checks made first (magic, version, SHA-256 of the contents, ELF
     bounds, signatures) catch accidental corruption and foreign files, not a file crafted to
     pass them.
+
+    Parameters
+    ----------
+    path : str
+        The path of the library file.
+
+    Returns
+    -------
+    module : Module or artifact
+        The runtime module, or the artifact its loader makes (e.g. a
+        GraphExecutorFactoryModule).
     """
     module, sections = load_library(path)
     for name in sections:

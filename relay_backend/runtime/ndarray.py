@@ -20,7 +20,16 @@ def _aligned_empty(shape, dtype) -> np.ndarray:
 
 
 class NDArray:
-    """A tensor on a device (tvm.nd.NDArray). `numpy()` returns a copy."""
+    """A tensor on a device (tvm.nd.NDArray); numpy() returns a copy. Make one with
+    relay_backend.nd.array(numpy_array, device).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        The storage (host memory; a CUDA array keeps its device memory behind it).
+    device : Device
+        The device the tensor lives on.
+    """
 
     __slots__ = ("_array", "device")
 

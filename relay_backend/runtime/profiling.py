@@ -25,7 +25,26 @@ TRACE_TID = 1
 
 @dataclass
 class KernelCall:
-    """One timed call of one kernel."""
+    """One timed call of one kernel, as a profiler records it.
+
+    Parameters
+    ----------
+    name : str
+        The node's name (graph executor) or the kernel's name (VM).
+    kernel : str
+        The compiled function's name.
+    ops : list of str
+        The Relay ops fused into the kernel, in post-order.
+    start_us : float
+        When the call started, in microseconds from the start of the profiled run.
+    duration_us : float
+        How long it took, in microseconds.
+    shapes : list, optional
+        The shapes of its outputs. Defaults to [].
+    macs : int, optional
+        The multiply-adds of one call (0 for kernels that are not matrix products). Defaults
+        to 0.
+    """
 
     name: str                    # node name (graph executor) or kernel name (VM)
     kernel: str                  # the compiled function's name
@@ -37,7 +56,21 @@ class KernelCall:
 
 
 class ProfileReport:
-    """Timed kernel calls of `runs` runs of a model, aggregated per kernel `name`."""
+    """Timed kernel calls of one or more runs of a model, aggregated per kernel; printable, and
+    exportable as CSV, JSON or a Chrome trace.
+
+    Parameters
+    ----------
+    calls : list of KernelCall
+        Every timed call of every run.
+    executor : str
+        The executor that ran them ("graph" or "vm"), named in the report.
+    runs : int, optional
+        How many runs the calls come from (at least 1). Defaults to 1.
+    wall_us : float, optional
+        The measured wall time of the runs in microseconds; None (the default) uses the sum of
+        the kernel times.
+    """
 
     COLUMNS = ("Name", "Kernel", "Ops", "Calls", "Total(us)", "Mean(us)", "Percent", "GFLOP/s", "Shape")
 
