@@ -54,8 +54,25 @@ _COUNTS_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class CacheInfo:
-    """What `info()` reports: the directory (None when the cache is off), its entries and their
-    total size, the size bound, and this process's hits, misses and stores."""
+    """What info() reports about the kernel cache.
+
+    Parameters
+    ----------
+    dir : str or None
+        The cache directory, or None when the cache is off (RB_CACHE=0).
+    entries : int
+        The number of entries in it.
+    bytes : int
+        Their total size in bytes.
+    max_bytes : int
+        The size bound (RB_CACHE_MAX_BYTES) eviction keeps the cache under.
+    hits : int
+        How many loads this process found an entry for.
+    misses : int
+        How many loads found none.
+    stores : int
+        How many entries this process wrote.
+    """
 
     dir: object
     entries: int
@@ -89,7 +106,20 @@ def entry_name(kind: str, key: str) -> str:
 
 
 def entry_path(kind: str, key: str):
-    """Where the entry for (`kind`, `key`) lives, or None when the cache is off."""
+    """Where the entry for a (kind, key) pair lives.
+
+    Parameters
+    ----------
+    kind : str
+        The kind of artifact (e.g. "kernel"), the first part of the file name.
+    key : str
+        The string identifying the entry (its digest names the file).
+
+    Returns
+    -------
+    path : str or None
+        The file path, or None when the cache is off.
+    """
     folder = cache_dir()
     return os.path.join(folder, entry_name(kind, key)) if folder else None
 
@@ -139,8 +169,21 @@ def decode_entry(data: bytes, key: str):
 # ---------------------------------------------------------------- reading and writing
 
 def load(kind: str, key: str):
-    """The parts ({name: bytes}) stored for (`kind`, `key`), or None (a miss: the cache is off,
-    there is no entry, or the entry was unusable and has been deleted)."""
+    """The parts stored for a (kind, key) pair.
+
+    Parameters
+    ----------
+    kind : str
+        The kind of artifact.
+    key : str
+        The string identifying the entry (its digest names the file).
+
+    Returns
+    -------
+    parts : dict of str to bytes or None
+        {name: bytes}, or None on a miss: the cache is off, there is no entry, or the entry
+        was unusable (and has been deleted).
+    """
     path = entry_path(kind, key)
     parts = _read(path, key) if path else None
     _count("hits" if parts is not None else "misses")
@@ -179,13 +222,29 @@ def _read(path: str, key: str):
 
 
 def store(kind: str, key: str, parts: dict) -> None:
-    """Keep `parts` under (`kind`, `key`); see store_many."""
+    """Keep parts under a (kind, key) pair (see store_many).
+
+    Parameters
+    ----------
+    kind : str
+        The kind of artifact.
+    key : str
+        The string identifying the entry (its digest names the file).
+    parts : dict of str to bytes
+        The named byte strings to keep.
+    """
     store_many([(kind, key, parts)])
 
 
 def store_many(entries) -> None:
-    """Write each (kind, key, parts) atomically, then evict down to the size bound. A failure
-    (disk full, read-only directory) costs only speed: it is logged, never raised."""
+    """Write entries atomically, then evict down to the size bound. A failure (disk full,
+    read-only directory) costs only speed: it is logged, never raised.
+
+    Parameters
+    ----------
+    entries : iterable of tuple
+        (kind, key, parts) triples, as store takes them.
+    """
     folder = cache_dir()
     if folder is None:
         return
@@ -234,8 +293,20 @@ def _scan(folder: str) -> list:
 
 
 def evict(folder=None, max_bytes=None) -> int:
-    """Delete least recently used entries until the cache holds at most `max_bytes` (default:
-    RB_CACHE_MAX_BYTES); returns how many were deleted."""
+    """Delete least recently used entries until the cache fits a size bound.
+
+    Parameters
+    ----------
+    folder : str, optional
+        The cache directory; None (the default) is the configured one.
+    max_bytes : int, optional
+        The bound in bytes; None (the default) is RB_CACHE_MAX_BYTES.
+
+    Returns
+    -------
+    count : int
+        How many entries were deleted.
+    """
     folder = folder or cache_dir()
     if folder is None:
         return 0

@@ -36,8 +36,19 @@ _ORT_TYPE = {"float32": "tensor(float)", "float64": "tensor(double)", "float16":
 
 @dataclass(frozen=True)
 class NodeArg:
-    """An input or output as onnxruntime describes it: name, shape (ints, or str/None for a
-    symbolic dimension) and type ("tensor(float)")."""
+    """An input or output of a session, as onnxruntime describes it.
+
+    Parameters
+    ----------
+    name : str
+        The input's or output's name in the model.
+    shape : list
+        Its dims: ints, or a str or None for a symbolic dimension.
+    type : str
+        Its ONNX type, as "tensor(float)".
+    dtype : str
+        Its numpy dtype name, as "float32".
+    """
 
     name: str
     shape: list
@@ -73,17 +84,30 @@ def _node_args(value_infos, types) -> list:
 
 
 class InferenceSession:
-    """Compile an ONNX model once and run it (onnxruntime.InferenceSession's interface).
+    """Compile an ONNX model once and run it, with onnxruntime.InferenceSession's interface:
+    get_inputs(), get_outputs(), run(output_names, {name: array}).
+
+        session = relay_backend.InferenceSession("model.onnx")
+        (probabilities,) = session.run(None, {"data": batch})
+
+    Models with symbolic dimensions run on the VM whatever executor is asked for.
+    Attributes: `executor` (the one used), `target`, `device`, and `mod` and `params` (the
+    imported Relay program).
 
     Parameters
     ----------
-    path_or_model : a path to an .onnx file, its bytes, or an onnx.ModelProto.
-    sess_options : accepted for onnxruntime's signature, unused.
-    providers : None or ["CPUExecutionProvider"] (llvm), ["CUDAExecutionProvider"] (cuda).
-    executor : "graph" (default), "vm" or "aot"; symbolic dimensions always use "vm".
-    shape : {input name: shape} overriding the model's declared input shapes (from_onnx).
-
-    Attributes: `executor` (the one used), `target`, `mod` and `params` (the imported Relay).
+    path_or_model : str or os.PathLike or bytes or onnx.ModelProto
+        A path to an .onnx file, its bytes, or a loaded model.
+    sess_options : object, optional
+        Accepted for onnxruntime's signature and not used. Defaults to None.
+    providers : list of str, optional
+        ["CPUExecutionProvider"] (or None, the default) compiles for this CPU with LLVM;
+        ["CUDAExecutionProvider"] for a CUDA GPU.
+    executor : str, optional
+        "graph" (the default), "vm" or "aot" (CPU only).
+    shape : dict of str to tuple, optional
+        {input name: shape} overriding the shapes the model declares, as in from_onnx.
+        Defaults to None.
     """
 
     def __init__(self, path_or_model, sess_options=None, providers=None, executor: str = "graph",

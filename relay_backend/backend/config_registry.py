@@ -102,7 +102,18 @@ def _only(expected, reason):
 
 
 class Executor(_Config):
-    """Which executor `build` generates code for: "graph" or "aot" (tvm.relay.backend.Executor)."""
+    """Which executor relay.build generates code for (tvm.relay.backend.Executor).
+
+    Parameters
+    ----------
+    name : str
+        "graph" or "aot".
+    options : dict, optional
+        Options of that executor, checked against what it supports: for "aot",
+        "interface-api" ("c"), "unpacked-api" (True), "link-params" (True),
+        "workspace-byte-alignment" and "constant-byte-alignment" (powers of two up to 64);
+        for "graph", "link-params" (False). Defaults to None.
+    """
 
     what = "executor"
     registry = {
@@ -126,8 +137,16 @@ class Executor(_Config):
 
 
 class Runtime(_Config):
-    """Which runtime the built artifact runs under: "cpp" (the Python runtime here) or "crt"
-    (no runtime at all: the AOT C program) (tvm.relay.backend.Runtime)."""
+    """Which runtime a built artifact runs under (tvm.relay.backend.Runtime).
+
+    Parameters
+    ----------
+    name : str
+        "cpp" (the Python runtime of this package) or "crt" (none at all: the AOT C
+        program).
+    options : dict, optional
+        Options of that runtime: "system-lib" (False for "cpp"). Defaults to None.
+    """
 
     what = "runtime"
     registry = {

@@ -35,8 +35,29 @@ class ObjectIdentity:
 
 @dataclass(eq=False)
 class CachedFunc(ObjectIdentity):
-    """A lowered primitive function: its kernel name, te inputs/outputs and PrimFuncs.
-    Compared as TVM compares Objects: by identity (same_as)."""
+    """A lowered primitive function: its kernel name, te inputs and outputs and tir PrimFuncs.
+    Compared as TVM compares Objects: by identity (same_as).
+
+    Parameters
+    ----------
+    target : Target
+        The target it was lowered for.
+    func_name : str
+        The kernel's name.
+    prim_fn_var : GlobalVar
+        The global variable naming the kernel in the lowered module.
+    inputs : list of te.Tensor
+        The te placeholders of its parameters.
+    outputs : list of te.Tensor
+        Its output tensors.
+    funcs : dict of str to PrimFunc
+        The tir functions, by name.
+    implementations : list, optional
+        The (op, implementation) pairs strategy selection chose. Defaults to [].
+    external_module : Module, optional
+        The compiled module of an external codegen (BYOC), when the function is external.
+        Defaults to None.
+    """
 
     target: object               # the target.Target it was lowered for
     func_name: str
@@ -56,14 +77,22 @@ def ensure_typed(func):
 
 
 class CCacheKey(ObjectIdentity):
-    """(source_func, target, operator definitions). As a TVM Object, `==`, `same_as` and `hash` go
-    by identity; the cache itself matches keys structurally through `structural_key` (TVM's
-    CCacheKeyNode::Equal: structurally equal functions and the same target, compared by its
-    canonical string, so "llvm -mcpu=a" and "llvm -mcpu=b" never share a kernel), and only while
-    no operator definition changed in between (an op's compute or strategy replaced from user
-    code, see op_attrs.definition_generation). The function is typed first: typing fills a
-    missing ret_type, which the structural hash covers, so typing it after the key was made would
-    leave the key's hash stale."""
+    """The key of the compile-engine cache: a primitive function and a target.
+
+    As a TVM Object, `==`, `same_as` and `hash` go by identity; the cache itself matches keys
+    structurally through `structural_key` (TVM's CCacheKeyNode::Equal: structurally equal
+    functions and the same target, compared by its canonical string, so "llvm -mcpu=a" and
+    "llvm -mcpu=b" never share a kernel), and only while no operator definition changed in
+    between (an op's compute or strategy replaced from user code). The function is typed
+    first: typing fills a missing ret_type, which the structural hash covers.
+
+    Parameters
+    ----------
+    source_func : Function
+        The primitive function to lower.
+    target : str or Target
+        The target to lower it for.
+    """
 
     def __init__(self, source_func, target):
         self.source_func = ensure_typed(source_func)
@@ -96,7 +125,17 @@ class StructuralKey:
 
 @dataclass(eq=False)
 class CCacheValue(ObjectIdentity):
-    """A cache entry: the lowered function, how often it was asked for, its compiled Module."""
+    """A compile-engine cache entry.
+
+    Parameters
+    ----------
+    cached_func : CachedFunc
+        The lowered function.
+    use_count : int, optional
+        How often the entry was asked for. Defaults to 0.
+    module : Module, optional
+        The compiled runtime module, once built. Defaults to None.
+    """
 
     cached_func: CachedFunc
     use_count: int = 0

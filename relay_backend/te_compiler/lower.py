@@ -176,7 +176,23 @@ def schedule_lowered(lowered: LoweredTE, target):
 
 
 def lower_to_primfunc(func: Function, target, name: str = "main"):
-    """The tir PrimFunc of a primitive function (inputs then outputs as buffer parameters)."""
+    """The tir PrimFunc of a primitive function, its inputs then its outputs as buffer
+    parameters.
+
+    Parameters
+    ----------
+    func : Function
+        A primitive (fused) function.
+    target : str or Target
+        The target whose strategies choose the implementations.
+    name : str, optional
+        The PrimFunc's name. Defaults to "main".
+
+    Returns
+    -------
+    prim_func : PrimFunc
+        The lowered function.
+    """
     lowered = lower_to_te(func, target)
     return _to_primfunc(lowered, target, name, func)
 

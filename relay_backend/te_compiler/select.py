@@ -12,7 +12,26 @@ def _condition_holds(condition, attrs, inputs, out_type) -> bool:
 
 
 def get_valid_implementations(op, attrs, inputs, out_type, target) -> list:
-    """Every implementation of `op` whose specialization condition holds for this call."""
+    """Every implementation of an op whose specialization condition holds for one call.
+
+    Parameters
+    ----------
+    op : OpDef
+        The operator.
+    attrs : Attrs
+        The call's attributes.
+    inputs : list of te.Tensor
+        The te tensors of its arguments.
+    out_type : Type
+        The type of its result.
+    target : Target
+        The target whose strategy is asked.
+
+    Returns
+    -------
+    implementations : list of OpImplementation
+        The candidates.
+    """
     strategy = op_strategy(op, attrs, inputs, out_type, target)
     impls = []
     for spec in strategy.specializations:
@@ -22,7 +41,27 @@ def get_valid_implementations(op, attrs, inputs, out_type, target) -> list:
 
 
 def select_implementation(op, attrs, inputs, out_type, target):
-    """(best implementation, its output te tensors) for one op call."""
+    """The best implementation of an op for one call (highest plevel), and its output tensors.
+
+    Parameters
+    ----------
+    op : OpDef
+        The operator.
+    attrs : Attrs
+        The call's attributes.
+    inputs : list of te.Tensor
+        The te tensors of its arguments.
+    out_type : Type
+        The type of its result.
+    target : Target
+        The target whose strategy is asked.
+
+    Returns
+    -------
+    result : tuple
+        (the OpImplementation, its list of output te tensors); CompileError when no
+        implementation fits.
+    """
     impls = get_valid_implementations(op, attrs, inputs, out_type, target)
     if not impls:
         missing = "" if op.compute is not None or op.fstrategy is not None else f" ({op.missing('compute')})"

@@ -32,7 +32,23 @@ def _param_value(name: str, shape, dtype: str, rng) -> np.ndarray:
 
 
 def create_workload(func: ir.Function, seed: int = 0):
-    """(IRModule, params) for `func`: params for every parameter but the first (the data)."""
+    """A workload from a network function: the typed module and seeded random values for every
+    parameter but the first (the data), by name (weights Xavier-uniform, gammas and variances
+    near 1, betas, means and biases near 0).
+
+    Parameters
+    ----------
+    func : Function
+        The network; parameters after the first are named *_weight, *_bias, *_gamma, *_beta,
+        *_moving_mean or *_moving_var.
+    seed : int, optional
+        The seed of the random values. Defaults to 0.
+
+    Returns
+    -------
+    workload : tuple
+        (IRModule, {name: numpy.ndarray}).
+    """
     mod = InferType()(ir.IRModule.from_expr(func))
     rng = np.random.default_rng(seed)
     params = {}

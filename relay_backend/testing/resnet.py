@@ -71,7 +71,28 @@ class _Builder:
 
 def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape=(3, 224, 224),
             dtype: str = "float32") -> ir.Function:
-    """The relay Function of a ResNet v1 (data first, then every weight in creation order)."""
+    """The function of a ResNet v1 (data first, then every weight in creation order).
+
+    Parameters
+    ----------
+    batch_size : int
+        The batch size of the data input.
+    num_classes : int
+        The number of output classes.
+    num_layers : int, optional
+        The depth: 18 or 34 (basic blocks), or 50, 101 or 152 (bottleneck blocks).
+        Defaults to 50.
+    image_shape : tuple of int, optional
+        The (channels, height, width) of one image; a height of 32 or less takes the CIFAR
+        stem (3x3 convolution, no max pool). Defaults to (3, 224, 224).
+    dtype : str, optional
+        The dtype of the data and weights. Defaults to "float32".
+
+    Returns
+    -------
+    func : Function
+        The network.
+    """
     units, filters, bottleneck = _config(num_layers)
     data = ir.var("data", shape=(batch_size, *image_shape), dtype=dtype)
     b = _Builder(dtype)
@@ -98,10 +119,33 @@ def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape
 
 def get_workload(batch_size: int = 1, num_classes: int = 1000, num_layers: int = 18, image_shape=(3, 224, 224),
                  layout: str = "NCHW", dtype: str = "float32", seed: int = 0):
-    """(IRModule, params) of a ResNet v1 with seeded random params (tvm.relay.testing.resnet).
+    """A ResNet v1 with seeded random parameters (tvm.relay.testing.resnet.get_workload).
 
     The positional order is TVM's: batch_size, num_classes, num_layers, image_shape, layout,
-    dtype; layout must be "NCHW"; seed (keyword) fixes the random params."""
+    dtype.
+
+    Parameters
+    ----------
+    batch_size : int, optional
+        The batch size of the data input. Defaults to 1.
+    num_classes : int, optional
+        The number of output classes. Defaults to 1000.
+    num_layers : int, optional
+        The depth (18, 34, 50, 101, 152). Defaults to 18.
+    image_shape : tuple of int, optional
+        The (channels, height, width) of one image. Defaults to (3, 224, 224).
+    layout : str, optional
+        The data layout; only "NCHW" (the default) is supported.
+    dtype : str, optional
+        The dtype of the data and weights. Defaults to "float32".
+    seed : int, optional
+        The seed of the random parameter values. Defaults to 0.
+
+    Returns
+    -------
+    workload : tuple
+        (IRModule, params dict).
+    """
     if layout != "NCHW":
         raise RelayError(f"resnet.get_workload: layout={layout!r} is not supported; use layout=\"NCHW\"")
     return create_workload(get_net(batch_size, num_classes, num_layers, image_shape, dtype), seed)
@@ -109,7 +153,27 @@ def get_workload(batch_size: int = 1, num_classes: int = 1000, num_layers: int =
 
 def get_block_workload(batch_size: int = 1, channels: int = 64, image_size: int = 56, dtype: str = "float32",
                        seed: int = 0):
-    """(IRModule, params) of one basic residual unit with an identity shortcut (the benchmark block)."""
+    """One basic residual unit with an identity shortcut, with seeded random parameters (the
+    benchmark block).
+
+    Parameters
+    ----------
+    batch_size : int, optional
+        The batch size. Defaults to 1.
+    channels : int, optional
+        The number of input and output channels. Defaults to 64.
+    image_size : int, optional
+        The height and width of the input. Defaults to 56.
+    dtype : str, optional
+        The dtype of the data and weights. Defaults to "float32".
+    seed : int, optional
+        The seed of the random parameter values. Defaults to 0.
+
+    Returns
+    -------
+    workload : tuple
+        (IRModule, params dict).
+    """
     data = ir.var("data", shape=(batch_size, channels, image_size, image_size), dtype=dtype)
     b = _Builder(dtype)
     y = b.unit(data, "block", channels, channels, 1, bottleneck=False)
@@ -137,12 +201,41 @@ def _np_unit(x, params, name, stride, bottleneck):
 
 
 def block_numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
-    """get_block_workload's network in float64 numpy."""
+    """get_block_workload's network computed in float64 numpy.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input, (batch, channels, image_size, image_size).
+    params : dict of str to numpy.ndarray
+        The workload's params.
+
+    Returns
+    -------
+    output : numpy.ndarray
+        The unit's output.
+    """
     return _np_unit(np.asarray(data, dtype="float64"), params, "block", 1, bottleneck=False)
 
 
 def numpy_forward(data: np.ndarray, params: dict, num_layers: int = 18) -> np.ndarray:
-    """get_workload's network in float64 numpy (the stem is chosen from the image height, as there)."""
+    """get_workload's network computed in float64 numpy (the stem chosen from the image height,
+    as there).
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input batch, NCHW.
+    params : dict of str to numpy.ndarray
+        The workload's params.
+    num_layers : int, optional
+        The depth the workload was built with. Defaults to 18.
+
+    Returns
+    -------
+    probabilities : numpy.ndarray
+        The softmax output, (batch, num_classes).
+    """
     units, _, bottleneck = _config(num_layers)
     x = np.asarray(data, dtype="float64")
     small = x.shape[2] <= 32

@@ -11,7 +11,29 @@ from ..op import nn
 
 def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 16,
                  num_classes: int = 10, dtype: str = "float32", seed: int = 0):
-    """(IRModule, params) of the seed CNN; params are named like their relay vars."""
+    """The seed CNN (conv 3x3, relu, global average pool, dense) with seeded random parameters,
+    named like their relay variables.
+
+    Parameters
+    ----------
+    batch_size : int, optional
+        The batch size. Defaults to 1.
+    image_shape : tuple of int, optional
+        The (channels, height, width) of one image. Defaults to (3, 32, 32).
+    channels : int, optional
+        The number of convolution output channels. Defaults to 16.
+    num_classes : int, optional
+        The number of outputs. Defaults to 10.
+    dtype : str, optional
+        The dtype of the data and weights. Defaults to "float32".
+    seed : int, optional
+        The seed of the random parameter values. Defaults to 0.
+
+    Returns
+    -------
+    workload : tuple
+        (IRModule, params dict).
+    """
     data = ir.var("data", shape=(batch_size, *image_shape), dtype=dtype)
     conv_w = ir.var("conv_weight", shape=(channels, image_shape[0], 3, 3), dtype=dtype)
     dense_w = ir.var("dense_weight", shape=(num_classes, channels), dtype=dtype)
@@ -34,7 +56,20 @@ def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 1
 
 
 def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
-    """The same network written directly in numpy (im2col convolution), in float64."""
+    """The seed CNN written directly in numpy (an im2col convolution), in float64.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input batch, NCHW.
+    params : dict of str to numpy.ndarray
+        The workload's params.
+
+    Returns
+    -------
+    logits : numpy.ndarray
+        The dense output, (batch, num_classes).
+    """
     x = data.astype("float64")
     w = params["conv_weight"].astype("float64")
     n, c, h, wd = x.shape
