@@ -61,7 +61,20 @@ class _Substitute(ExprMutator):
 
 
 def bind_params_by_name(func: Function, params) -> Function:
-    """Bind `params` ({name: array}) to the same-named parameters of `func` as Constants."""
+    """Replace the parameters of a function that have values by Constants of those values.
+
+    Parameters
+    ----------
+    func : Function
+        The function; two parameters of one name cannot be bound by name (RelayError).
+    params : dict of str to numpy.ndarray or NDArray
+        The values, keyed by parameter name; names that are not parameters are ignored.
+
+    Returns
+    -------
+    func : Function
+        The function without the bound parameters (the same object when nothing was bound).
+    """
     if not isinstance(func, Function):
         raise RelayError(f"bind_params_by_name expects a relay Function, got {type(func).__name__}")
     if not params:
@@ -86,9 +99,26 @@ def bind_params_by_name(func: Function, params) -> Function:
 
 
 def bind_params_to_main(mod: IRModule, params, who: str, keep_others: bool = False) -> IRModule:
-    """A module whose main has `params` bound as constants: the one place every executor binds
-    params. Like TVM's build and create_executor, only main is kept, unless `keep_others` (the
-    VM compiler, whose other globals main may call). `who` names the caller in errors."""
+    """A module whose main has params bound as constants: the one place every executor binds
+    params. Like TVM's build and create_executor, only main is kept unless `keep_others`.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module; it must have a main when `params` is given.
+    params : dict of str to numpy.ndarray or NDArray or None
+        The values by parameter name; None or {} returns `mod` unchanged.
+    who : str
+        The caller's name, used to open error messages.
+    keep_others : bool, optional
+        If True, keep the module's other functions (the VM compiler: main may call them).
+        Defaults to False.
+
+    Returns
+    -------
+    mod : IRModule
+        The module with main's params bound.
+    """
     if not params:
         return mod
     if "main" not in mod:
@@ -102,7 +132,19 @@ def bind_params_to_main(mod: IRModule, params, who: str, keep_others: bool = Fal
 
 
 def BindParams(params):  # noqa: N802 - tvm.relay naming
-    """Module pass: bind `params` by name into the module's `main` (other functions untouched)."""
+    """Module pass: bind values by name into the module's main as constants (other functions
+    untouched).
+
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray or NDArray
+        The values, keyed by the names of main's parameters.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
 
     def transform(mod: IRModule, ctx) -> IRModule:
         if "main" not in mod:

@@ -35,7 +35,19 @@ class ParallelBatchMatmulCombiner(ChannelConcatCombiner):
 
 
 def CombineParallelBatchMatmul(min_num_branches: int = 3):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 4)."""
+    """Function pass (opt_level 4): combine batch_matmuls that share their first input into one
+    batch_matmul over the concatenated second inputs, then split the result.
+
+    Parameters
+    ----------
+    min_num_branches : int, optional
+        The least number of parallel branches worth combining. Defaults to 3.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     return function_pass(
         lambda func, mod, ctx: ParallelBatchMatmulCombiner(min_num_branches).combine(func, mod),
         opt_level=4, name="CombineParallelBatchMatmul", required=["InferType"])

@@ -45,7 +45,20 @@ class ParallelConv2DCombiner(ChannelConcatCombiner):
 
 
 def CombineParallelConv2D(min_num_branches: int = 3):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 4, named "CombineParallelConv2d" as in Relay)."""
+    """Function pass (opt_level 4, named "CombineParallelConv2d" as in Relay): combine conv2ds
+    that read the same input with compatible attributes into one wider conv2d, then split
+    its output channels.
+
+    Parameters
+    ----------
+    min_num_branches : int, optional
+        The least number of parallel branches worth combining. Defaults to 3.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     return function_pass(
         lambda func, mod, ctx: ParallelConv2DCombiner(min_num_branches).combine(func, mod),
         opt_level=4, name="CombineParallelConv2d", required=["InferType"])

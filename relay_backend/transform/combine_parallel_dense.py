@@ -80,7 +80,23 @@ class ParallelDenseToBatchCombiner(ParallelOpCombiner):
 
 
 def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True):  # noqa: N802
-    """Function pass (opt_level 4)."""
+    """Function pass (opt_level 4): combine dense layers that read the same input into one
+    operation.
+
+    Parameters
+    ----------
+    min_num_branches : int, optional
+        The least number of parallel branches worth combining. Defaults to 3.
+    to_batch : bool, optional
+        If True (the default), stack the weights into one batch_matmul (the denses must have
+        the same shape); if False, concatenate them into one wider dense (their widths may
+        differ), split afterwards.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     combiner = ParallelDenseToBatchCombiner if to_batch else ParallelDenseToDenseCombiner
     return function_pass(lambda func, mod, ctx: combiner(min_num_branches).combine(func, mod),
                          opt_level=4, name="CombineParallelDense", required=["InferType"])

@@ -137,7 +137,20 @@ def convert_layout(func: Function, desired_layouts: dict, mod=None) -> Function:
 
 
 def ConvertLayout(desired_layouts: dict):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 3; requires InferType and CanonicalizeOps, as Relay)."""
+    """Function pass (opt_level 3; requires InferType and CanonicalizeOps, as Relay): rewrite
+    layout-sensitive ops to the layouts asked for, with layout_transforms around them.
+
+    Parameters
+    ----------
+    desired_layouts : dict of str to list of str
+        {op name: [data layout, kernel layout]}, e.g. {"nn.conv2d": ["NHWC", "default"]};
+        "default" picks the kernel layout that goes with the data layout.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     if not isinstance(desired_layouts, dict):
         raise RelayError("ConvertLayout expects a dict {op name: [layouts]}, e.g. "
                          "{'nn.conv2d': ['NHWC', 'default']}")

@@ -153,7 +153,22 @@ class ConstantFolder(LetChainMutator):
 
 
 def fold_constant(expr, mod=None, fold_qnn: bool = False):
-    """Fold the constant sub-expressions of one expression (tvm's FoldConstantExpr)."""
+    """Fold the constant sub-expressions of one expression (tvm's FoldConstantExpr).
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression.
+    mod : IRModule, optional
+        The module it belongs to (accepted for TVM's signature). Defaults to None.
+    fold_qnn : bool, optional
+        Accepted for TVM's signature. Defaults to False.
+
+    Returns
+    -------
+    expr : Expr
+        The folded expression.
+    """
     return ConstantFolder().visit(expr)
 
 
@@ -161,7 +176,19 @@ FoldConstantExpr = fold_constant
 
 
 def FoldConstant(fold_qnn: bool = False):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 2): replace constant sub-expressions by their values."""
+    """Function pass (opt_level 2): replace sub-expressions whose inputs are all constants by
+    their values.
+
+    Parameters
+    ----------
+    fold_qnn : bool, optional
+        Accepted for TVM's signature (there are no QNN ops here). Defaults to False.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
 
     def transform(func, mod, ctx):
         return ConstantFolder().visit(func)

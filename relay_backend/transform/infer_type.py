@@ -525,9 +525,21 @@ def InferType():
 
 
 def InferTypeLocal(expr, mod=None):
-    """Infer and attach the types of `expr` and its sub-expressions; returns expr's type.
+    """Infer and attach the types of an expression and of its sub-expressions (tvm's
+    InferTypeLocal).
 
-    `mod` (optional) supplies global functions and ADT definitions the expression refers to.
+    Parameters
+    ----------
+    expr : Expr
+        The expression.
+    mod : IRModule, optional
+        Supplies the global functions and ADT definitions the expression refers to. Defaults
+        to None.
+
+    Returns
+    -------
+    type : Type
+        The type of `expr`.
     """
     gv_types = infer_module_types(mod) if mod is not None else {}
     checker = _Checker(mod, gv_types)

@@ -129,8 +129,19 @@ class LambdaLifter(_Substitute):
 
 
 def lambda_lift(mod: IRModule) -> IRModule:
-    """A copy of `mod` in which no global function contains a non-primitive function literal
-    (a lifted closure's global aside, whose body is the closure)."""
+    """Lift every local function (closure) of a module to a global function, passing its free
+    variables as extra parameters (the VM compiles only global functions).
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module.
+
+    Returns
+    -------
+    mod : IRModule
+        A module in which no function literal is left inside another function.
+    """
     out = mod.copy()
     lifter = LambdaLifter(out)
     for gv, fn in list(mod.functions.items()):

@@ -21,7 +21,17 @@ _PASS_LOG = diagnostics.get_logger("passes")        # RB_DEBUG=1: one line per p
 
 
 class PassInfo:
-    """The metadata of a pass: its name, opt_level and the names of passes it requires."""
+    """The metadata of a pass (tvm.transform.PassInfo).
+
+    Parameters
+    ----------
+    opt_level : int
+        The least PassContext opt_level at which Sequential runs the pass.
+    name : str
+        The pass's name (as required_pass / disabled_pass refer to it).
+    required : list of str, optional
+        The names of passes to run before it. Defaults to ().
+    """
 
     def __init__(self, opt_level: int, name: str, required=()):
         self.opt_level = int(opt_level)
@@ -112,7 +122,15 @@ class _PrintIR(PassInstrument):
 
 
 class PrintIRBefore(_PrintIR):
-    """Print the module before each run of the pass(es) named `name` (a name or a list)."""
+    """A pass instrument that prints the module before each run of the named pass(es).
+
+    Parameters
+    ----------
+    name : str or list of str
+        The pass name(s) to watch.
+    file : file-like, optional
+        Where to print; None (the default) is stdout.
+    """
 
     def __init__(self, name, file=None):
         super().__init__(name, "before", file)
@@ -122,7 +140,15 @@ class PrintIRBefore(_PrintIR):
 
 
 class PrintIRAfter(_PrintIR):
-    """Print the module after each run of the pass(es) named `name` (a name or a list)."""
+    """A pass instrument that prints the module after each run of the named pass(es).
+
+    Parameters
+    ----------
+    name : str or list of str
+        The pass name(s) to watch.
+    file : file-like, optional
+        Where to print; None (the default) is stdout.
+    """
 
     def __init__(self, name, file=None):
         super().__init__(name, "after", file)
@@ -142,12 +168,23 @@ def _module_text(mod) -> str:
 # PassContext
 # --------------------------------------------------------------------------------------------
 class PassContext:
-    """The settings passes run under (tvm.transform.PassContext); use it as a context manager.
+    """The settings passes run under (tvm.transform.PassContext); use it as a context manager:
 
-    opt_level: passes with a higher opt_level are skipped by Sequential.
-    required_pass / disabled_pass: pass names always run / never run.
-    config: free-form options read by passes (e.g. {"relay.FuseOps.max_depth": 10}).
-    instruments: PassInstrument objects called around every pass run.
+        with relay.transform.PassContext(opt_level=3, disabled_pass=["FoldConstant"]):
+            factory = relay.build(mod, "llvm")
+
+    Parameters
+    ----------
+    opt_level : int, optional
+        Passes whose opt_level is higher are skipped by Sequential. Defaults to 2.
+    required_pass : list of str, optional
+        Names of passes that always run, whatever their opt_level. Defaults to None.
+    disabled_pass : list of str, optional
+        Names of passes that never run. Defaults to None.
+    config : dict, optional
+        Options read by passes, e.g. {"relay.FuseOps.max_depth": 10}. Defaults to None.
+    instruments : list of PassInstrument, optional
+        Objects called around every pass run (timing, printing). Defaults to None.
     """
 
     _local = threading.local()
@@ -232,7 +269,14 @@ def register_pass_factory(name: str, factory) -> None:
 
 
 class Pass:
-    """Base of all passes: `pass_obj(mod)` returns the transformed module."""
+    """The base of all passes: pass_obj(mod) returns the transformed module, under the current
+    PassContext (a disabled pass returns `mod`).
+
+    Parameters
+    ----------
+    info : PassInfo
+        The pass's name, opt_level and required passes.
+    """
 
     def __init__(self, info: PassInfo):
         self.info = info
@@ -282,7 +326,16 @@ def _run_instrumented(p: Pass, mod: IRModule, ctx: PassContext) -> IRModule:
 
 
 class ModulePass(Pass):
-    """A pass given as `pass_func(mod, ctx) -> IRModule`."""
+    """A pass given as a function of a whole module (tvm.transform.ModulePass); made by
+    module_pass.
+
+    Parameters
+    ----------
+    pass_func : callable
+        pass_func(mod, ctx) -> IRModule.
+    info : PassInfo
+        The pass's name, opt_level and required passes.
+    """
 
     def __init__(self, pass_func, info: PassInfo):
         super().__init__(info)
@@ -300,8 +353,17 @@ def function_pass_skips(func: Function) -> bool:
 
 
 class FunctionPass(Pass):
-    """A pass given as `pass_func(func, mod, ctx) -> Function`, applied to every global function
-    except primitive (Primitive=1), external (Compiler) and SkipOptimization ones."""
+    """A pass given as a function of one function (tvm.relay.transform.FunctionPass), applied to
+    every global function except primitive (Primitive=1), external (Compiler) and
+    SkipOptimization ones; made by function_pass.
+
+    Parameters
+    ----------
+    pass_func : callable
+        pass_func(func, mod, ctx) -> Function.
+    info : PassInfo
+        The pass's name, opt_level and required passes.
+    """
 
     def __init__(self, pass_func, info: PassInfo):
         super().__init__(info)
@@ -327,8 +389,20 @@ def _still_typed(mod, typed) -> bool:
 
 
 class Sequential(Pass):
-    """Runs `passes` in order, gating each by the current PassContext (opt_level, required and
-    disabled names) and running the passes each one lists in `required` first."""
+    """Run passes in order (tvm.transform.Sequential), each gated by the current PassContext
+    (opt_level, required and disabled names), after the passes it lists as required.
+
+    Parameters
+    ----------
+    passes : list of Pass, optional
+        The passes. Defaults to None (none).
+    opt_level : int, optional
+        The least opt_level at which an enclosing Sequential runs this one. Defaults to 0.
+    name : str, optional
+        The name of the sequence. Defaults to "sequential".
+    required : list of str, optional
+        Passes to run before the sequence. Defaults to None.
+    """
 
     def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
         super().__init__(PassInfo(opt_level, name, required or ()))
@@ -403,13 +477,49 @@ def _wrap_class(klass, pass_cls, method: str, info: PassInfo):
 
 
 def module_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Make a module pass from `f(mod, ctx) -> IRModule` or a class with `transform_module`."""
+    """Make a module pass (tvm.transform.module_pass), as a call or a decorator.
+
+    Parameters
+    ----------
+    pass_func : callable or type, optional
+        f(mod, ctx) -> IRModule, or a class with transform_module(mod, ctx); None (the
+        default) returns a decorator.
+    opt_level : int
+        The least PassContext opt_level at which the pass runs; required.
+    name : str, optional
+        The pass's name; None (the default) uses the function's or class's name.
+    required : list of str, optional
+        Passes to run before it. Defaults to None.
+
+    Returns
+    -------
+    result : ModulePass or callable
+        The pass (for a class, a class whose instances are passes), or a decorator.
+    """
     return _make_decorator("module_pass", ModulePass, "transform_module", pass_func, opt_level,
                            name, required)
 
 
 def function_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Make a function pass from `f(func, mod, ctx) -> Function` or a class with
-    `transform_function`; it is applied to each non-primitive global function."""
+    """Make a function pass (tvm.relay.transform.function_pass), as a call or a decorator; it is
+    applied to each non-primitive global function.
+
+    Parameters
+    ----------
+    pass_func : callable or type, optional
+        f(func, mod, ctx) -> Function, or a class with transform_function(func, mod, ctx);
+        None (the default) returns a decorator.
+    opt_level : int
+        The least PassContext opt_level at which the pass runs; required.
+    name : str, optional
+        The pass's name; None (the default) uses the function's or class's name.
+    required : list of str, optional
+        Passes to run before it. Defaults to None.
+
+    Returns
+    -------
+    result : FunctionPass or callable
+        The pass (for a class, a class whose instances are passes), or a decorator.
+    """
     return _make_decorator("function_pass", FunctionPass, "transform_function", pass_func,
                            opt_level, name, required)

@@ -65,9 +65,23 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, device_type=No
 
 def default_pipeline(keep_only_main: bool = True, is_vm: bool = False,
                      device_type=None) -> Sequential:
-    """The optimisation passes, in order, ending with FuseOps. `keep_only_main` first drops the
-    functions main does not reach (pass False for a module without main); `is_vm` adds the
-    VM's EtaExpand; `device_type` is the target's device for PlanDevices."""
+    """The optimisation passes relay.build and vm.compile run, in order, ending with FuseOps.
+
+    Parameters
+    ----------
+    keep_only_main : bool, optional
+        If True (the default), first drop the functions main does not reach; pass False for a
+        module without main.
+    is_vm : bool, optional
+        If True, add the VM's passes (EtaExpand). Defaults to False.
+    device_type : int, optional
+        The target's device type (1 cpu, 2 cuda), checked by PlanDevices. Defaults to None.
+
+    Returns
+    -------
+    pipeline : Sequential
+        The passes.
+    """
     passes = [InferType(), *pass_prefix(keep_only_main, is_vm, device_type),
               FuseOps(),            # fuse_opt_level=-1: fuse at PassContext.opt_level
               InferType()]
@@ -85,8 +99,21 @@ def _enabled_names(seq, ctx) -> list:
 
 
 def pipeline_passes(opt_level: int = None, is_vm: bool = False) -> list:
-    """The names of the passes build() (or, with is_vm, vm.compile()) runs at `opt_level`
-    (default: the current PassContext's), in order, with the InferType runs passes require."""
+    """The names of the passes build() (or, with is_vm, vm.compile()) runs, in order, with the
+    InferType runs the passes require.
+
+    Parameters
+    ----------
+    opt_level : int, optional
+        The opt_level to list for; None (the default) is the current PassContext's.
+    is_vm : bool, optional
+        If True, list vm.compile's pipeline. Defaults to False.
+
+    Returns
+    -------
+    names : list of str
+        The pass names.
+    """
     ctx = PassContext.current()
     if opt_level is not None:
         ctx = PassContext(opt_level=opt_level, required_pass=ctx.required_pass,
@@ -95,7 +122,17 @@ def pipeline_passes(opt_level: int = None, is_vm: bool = False) -> list:
 
 
 def print_pipeline(opt_level: int = None, is_vm: bool = False, file=None) -> None:
-    """Print pipeline_passes(opt_level, is_vm), one per line."""
+    """Print pipeline_passes(opt_level, is_vm), one numbered pass per line.
+
+    Parameters
+    ----------
+    opt_level : int, optional
+        The opt_level to list for; None (the default) is the current PassContext's.
+    is_vm : bool, optional
+        If True, list vm.compile's pipeline. Defaults to False.
+    file : file-like, optional
+        Where to print; None (the default) is stdout.
+    """
     level = PassContext.current().opt_level if opt_level is None else opt_level
     out = file or sys.stdout
     print(f"# default pipeline at opt_level={level}{' (vm)' if is_vm else ''}", file=out)
