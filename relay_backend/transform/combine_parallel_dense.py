@@ -88,9 +88,9 @@ def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True):  # n
     min_num_branches : int, optional
         The least number of parallel branches worth combining. Defaults to 3.
     to_batch : bool, optional
-        If True (the default), stack the weights into one batch_matmul (the denses must have
-        the same shape); if False, concatenate them into one wider dense (their widths may
-        differ), split afterwards.
+        If True (the default), denses whose weights have equal shapes become one
+        batch_matmul over the stacked inputs and weights; if False, denses of equal input
+        width become one wider dense over the concatenated weights, sliced afterwards.
 
     Returns
     -------

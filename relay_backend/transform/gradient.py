@@ -20,7 +20,8 @@ MODES = ("higher_order", "first_order")
 
 def gradient(expr, mod=None, mode: str = "higher_order"):
     """The gradient function of a function (tvm.relay.transform.gradient): it returns the
-    original result and the gradients with respect to each parameter.
+    original result and the gradients of (the sum of) its outputs with respect to each
+    parameter.
 
     Parameters
     ----------

@@ -129,8 +129,9 @@ class LambdaLifter(_Substitute):
 
 
 def lambda_lift(mod: IRModule) -> IRModule:
-    """Lift every local function (closure) of a module to a global function, passing its free
-    variables as extra parameters (the VM compiles only global functions).
+    """Lift every nested non-primitive function of a module to a global function (the VM
+    compiles only global functions); a closure's captured variables become the parameters of
+    the global that builds it.
 
     Parameters
     ----------
