@@ -125,7 +125,21 @@ class _RelayDrawer:
 
 
 def relay_graph(mod, func_name: str = "main"):
-    """The Relay graph of `mod[func_name]` (or a Function) as a graphviz.Digraph."""
+    """The Relay graph of a function as a graphviz.Digraph: parameters, one node per op call
+    (with its output type), tuples and the output.
+
+    Parameters
+    ----------
+    mod : IRModule or Function
+        The module (or a function) to draw.
+    func_name : str, optional
+        Which function of the module to draw. Defaults to "main".
+
+    Returns
+    -------
+    dot : graphviz.Digraph
+        The graph (render it with viz.render, or read its DOT text with .source).
+    """
     func = _main_of(mod, func_name)
     dot = _digraph(func_name)
     drawer = _RelayDrawer()
@@ -137,9 +151,22 @@ def relay_graph(mod, func_name: str = "main"):
 
 
 def kernel_graph(compiled, collapse_params: bool = True):
-    """The compiled graph of a graph executor factory (or GraphModule / graph JSON): inputs,
-    one cluster per kernel node holding its Relay ops, and the outputs. With collapse_params the
-    params (bound weights) are one summary node instead of one node each."""
+    """The compiled graph as a graphviz.Digraph: inputs, one cluster per kernel node holding its
+    Relay ops, and the outputs.
+
+    Parameters
+    ----------
+    compiled : GraphExecutorFactoryModule or GraphModule or str
+        What relay.build returned, a GraphModule, or a graph JSON text.
+    collapse_params : bool, optional
+        If True (the default), the params (bound weights) are one summary node instead of one
+        node each.
+
+    Returns
+    -------
+    dot : graphviz.Digraph
+        The graph.
+    """
     nodes = compiled_nodes(compiled)
     dot = _digraph("compiled")
     params = [n for n in nodes if n.kind == "param"]
@@ -169,8 +196,20 @@ def kernel_graph(compiled, collapse_params: bool = True):
 
 
 def memory_plan_graph(compiled):
-    """The static memory plan as one table: a row per storage id with its bytes, a column per
-    node in execution order; a filled cell is a node output living in that storage."""
+    """The static memory plan as a graphviz table: a row per storage id with its bytes, a
+    column per node in execution order; a filled cell is a node output living in that
+    storage.
+
+    Parameters
+    ----------
+    compiled : GraphExecutorFactoryModule or GraphModule or str
+        What relay.build returned, a GraphModule, or a graph JSON text.
+
+    Returns
+    -------
+    dot : graphviz.Digraph
+        The picture.
+    """
     nodes = compiled_nodes(compiled)
     sizes = {}
     for node in nodes:

@@ -4,7 +4,18 @@ from .compiled import compiled_nodes, tensor_text
 
 
 def text(compiled) -> str:
-    """The compiled graph, one line per node: `%3 = kernel(%0, %1) -> Tensor[...]  [ops]`."""
+    """The compiled graph as text, one line per node: `%3 = kernel(%0, %1) -> Tensor[...]  [ops]`.
+
+    Parameters
+    ----------
+    compiled : GraphExecutorFactoryModule or GraphModule or str
+        What relay.build returned, a GraphModule, or a graph JSON text.
+
+    Returns
+    -------
+    text : str
+        The lines.
+    """
     lines = []
     for node in compiled_nodes(compiled):
         outs = ", ".join(tensor_text(s, t) for s, t in zip(node.shapes, node.dtypes))
@@ -18,8 +29,19 @@ def text(compiled) -> str:
 
 
 def memory_plan_text(compiled) -> str:
-    """The memory plan: per storage id its bytes and a mark under each node whose output lives
-    there (I input, P param, # kernel output), nodes in execution order."""
+    """The memory plan as text: per storage id, its bytes and a mark under each node whose
+    output lives there (I input, P param, # kernel output), nodes in execution order.
+
+    Parameters
+    ----------
+    compiled : GraphExecutorFactoryModule or GraphModule or str
+        What relay.build returned, a GraphModule, or a graph JSON text.
+
+    Returns
+    -------
+    text : str
+        The table.
+    """
     nodes = compiled_nodes(compiled)
     marks = {"input": "I", "param": "P", "kernel": "#"}
     sizes, owners = {}, {}

@@ -53,7 +53,25 @@ def _schema_version(op_type: str, opset: int):
 
 
 class OnnxImporter:
-    """Holds the value table (ONNX name -> relay Expr) and the typing/folding memo."""
+    """The state of one ONNX import: the value table (ONNX name -> Relay expression) and the
+    typing and folding memo the converters use (from_onnx makes one).
+
+    Parameters
+    ----------
+    table : dict
+        The converters, by ONNX op type (frontend.onnx.converters.CONVERTERS).
+    shape : dict of str to tuple, optional
+        {input name: shape} overriding the declared shapes. Defaults to None.
+    dtype : str or dict, optional
+        The dtype of inputs without a declared type. Defaults to "float32".
+    opset : int, optional
+        The opset to import with; None (the default) uses the model's.
+    freeze_params : bool, optional
+        Whether initializers become constants (True, the default) or parameters.
+    bind_inputs : dict, optional
+        {graph input name: value} imported as constants (for subgraphs whose inputs are
+        known). Defaults to None.
+    """
 
     def __init__(self, table, shape=None, dtype="float32", opset=None, freeze_params=True, bind_inputs=None):
         self.table = table
@@ -380,17 +398,35 @@ def _check_static_size(ty, what: str):
 
 
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
-    """Convert an ONNX model to (IRModule, params), as tvm.relay.frontend.from_onnx.
+    """Convert an ONNX model to a Relay module and its params (tvm.relay.frontend.from_onnx).
 
-    model: an onnx.ModelProto, its serialized bytes, or a path (str or os.PathLike; external data
-    files are read from the model's directory only). Invalid input raises a RelayError naming what is
-    wrong: SerializationError for bytes that are not a model, InputError for a missing file or a bad
-    argument, InvalidModelError (an InputError) for a model that breaks the ONNX standard,
-    OpNotImplemented for what this importer does not support.
-    shape: {input name: shape} overrides the declared shapes (needed for symbolic dims when
-    shape-computing subgraphs must fold); dtype: str or {input name: dtype} for inputs without
-    a declared type; opset: override the model's opset; freeze_params: initializers become
-    constants (True) or parameters of main returned in `params` (False).
+    Invalid input raises a RelayError naming what is wrong: SerializationError for bytes that
+    are not a model, InputError for a missing file or a bad argument, InvalidModelError (an
+    InputError) for a model that breaks the ONNX standard, OpNotImplemented for what this
+    importer does not support.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto or bytes or str or os.PathLike
+        The model, its serialized bytes, or a path to it (external data files are read from
+        the model's directory only).
+    shape : dict of str to tuple, optional
+        {input name: shape} overriding the shapes the model declares (needed for symbolic
+        dims when shape-computing subgraphs must fold). Defaults to None.
+    dtype : str or dict of str to str, optional
+        The dtype of inputs without a declared type, for all or by input name. Defaults to
+        "float32".
+    opset : int, optional
+        The opset to import with, overriding the model's; None (the default) uses the
+        model's.
+    freeze_params : bool, optional
+        If True (the default), initializers become constants of main; if False, they become
+        parameters of main, returned in `params`.
+
+    Returns
+    -------
+    result : tuple
+        (IRModule, params), params being {name: NDArray} (empty when frozen).
     """
     from .converters import CONVERTERS
     return OnnxImporter(CONVERTERS, shape, dtype, opset, freeze_params).import_model(model)
