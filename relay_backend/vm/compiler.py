@@ -238,7 +238,31 @@ class VMCompiler:
 
 
 def compile(mod, target="llvm", target_host=None, params=None) -> Executable:  # noqa: A001 - tvm name
-    """Compile `mod` for the VM (tvm.relay.vm.compile): returns an Executable."""
+    """Compile a module for the virtual machine (tvm.relay.vm.compile), which runs what the
+    graph executor cannot: control flow, ADTs, closures and shapes known only at run time.
+
+        exe = relay.vm.compile(mod, target="llvm", params=params)
+        vm = relay.vm.VirtualMachine(exe, relay.cpu())
+        out = vm.invoke("main", data)
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module; its main is the entry point, and every function main reaches is
+        compiled.
+    target : str or Target, optional
+        What the kernels are compiled for. Defaults to "llvm".
+    target_host : str or Target, optional
+        The host target of a device target. Defaults to None.
+    params : dict of str to numpy.ndarray or NDArray, optional
+        Values for parameters of main, bound as constants before optimising. Defaults to
+        None.
+
+    Returns
+    -------
+    exe : Executable
+        The bytecode, constants and kernels; save() and Executable.load_exec round-trip it.
+    """
     compiler = VMCompiler()
     if params:
         compiler.set_params(params)

@@ -67,7 +67,24 @@ class VMFunction:
 
 
 class Executable:
-    """tvm.runtime.vm.Executable."""
+    """The VM's compiled program (tvm.runtime.vm.Executable): bytecode, constants, kernel names
+    and kernels. Made by vm.compile or Executable.load_exec, not by users.
+
+    Parameters
+    ----------
+    functions : list of VMFunction
+        The bytecode functions.
+    global_map : dict of str to int
+        The index of each global function by name.
+    primitive_names : list of str
+        The kernel names, by packed-function index.
+    shape_funcs : dict of int to ShapeProgram
+        The shape functions, by packed-function index.
+    constants : list of NDArray
+        The constant pool (None for a late-bound constant not loaded yet).
+    lib : runtime.Module
+        The compiled kernels.
+    """
 
     def __init__(self, functions, global_map, primitive_names, shape_funcs, constants, lib):
         self.functions = list(functions)

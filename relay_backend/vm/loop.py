@@ -30,7 +30,15 @@ MAX_CALL_DEPTH = 100_000
 
 
 class VMClosure:
-    """A function of the executable with its captured values."""
+    """A closure at run time: a function of the executable with its captured values.
+
+    Parameters
+    ----------
+    func_index : int
+        The index of the function in the executable.
+    captured : list
+        The values of its captured variables, passed before its own arguments.
+    """
 
     __slots__ = ("func_index", "captured")
 
@@ -43,7 +51,15 @@ class VMClosure:
 
 
 class Storage:
-    """A block of aligned bytes that tensors are carved from (alloc_storage)."""
+    """A block of aligned bytes that tensors are carved from (the VM's alloc_storage).
+
+    Parameters
+    ----------
+    nbytes : int
+        The size of the block; checked against the allocation limit first.
+    device : Device
+        The device the block belongs to.
+    """
 
     __slots__ = ("buffer", "device")
 

@@ -194,7 +194,20 @@ class _Manifest(ExprMutator):
 
 
 def manifest_alloc(mod: IRModule) -> IRModule:
-    """A copy of the typed, fused, lambda-lifted `mod` with every kernel call's memory explicit."""
+    """A copy of a typed, fused, lambda-lifted module in which every kernel call's memory is
+    explicit: storage allocations, tensors carved from them, and calls that write into them
+    (the VM's ManifestAlloc).
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module.
+
+    Returns
+    -------
+    mod : IRModule
+        The module with explicit allocations.
+    """
     out = mod.copy()
     for gv, fn in mod.functions.items():
         if isinstance(fn, Function) and not fn.is_primitive:

@@ -175,12 +175,24 @@ def _to_device(value, device):
 
 
 class VirtualMachine:
-    """Runs `exe` (an Executable, or its runtime module `exe.mod`) on `device`: the CPU, or a
-    CUDA GPU for an executable compiled for cuda.
+    """Runs a VM executable (tvm.runtime.vm.VirtualMachine): invoke(func_name, *args), or
+    set_input then invoke, returning NDArrays, ADTs or tuples of them.
 
-    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable each
-    kernel call stages its arguments on the device (copy in, launch, copy the outputs back), and
-    the results are returned on `device`."""
+    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable
+    each kernel call stages its arguments on the device (copy in, launch, copy the outputs
+    back), and the results are returned on `device`.
+
+    Parameters
+    ----------
+    exe : Executable or runtime.Module
+        What vm.compile returned (or its runtime module, exe.mod, as in TVM).
+    device : Device or str or list of Device, optional
+        Where to run: the CPU (the default), or a CUDA GPU for an executable compiled for
+        "cuda" (the first of a list).
+    memory_cfg : object, optional
+        TVM's allocator choice (NAIVE_ALLOCATOR / POOLED_ALLOCATOR); accepted for its
+        signature and not used: the VM allocates as its bytecode says. Defaults to None.
+    """
 
     NAIVE_ALLOCATOR = 1
     POOLED_ALLOCATOR = 2
