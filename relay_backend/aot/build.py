@@ -72,9 +72,29 @@ def _write(path: str, data) -> None:
 
 
 def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, options=()) -> str:
-    """Path of a shared library built from model.c + model.h + model_params.bin (`params`,
-    included by model.c's `.incbin`, validated first), cached by content and flags. cc runs in the folder that
-    holds the three files, where the assembler looks for model_params.bin."""
+    """Build (or find in the cache, by content and flags) a shared library from model.c,
+    model.h and model_params.bin. The C compiler runs in the folder that holds the three
+    files, where the assembler's `.incbin` looks for model_params.bin.
+
+    Parameters
+    ----------
+    c_source : str
+        The text of model.c.
+    h_source : str
+        The text of model.h.
+    params : bytes
+        The bytes of model_params.bin, validated first.
+    openmp : bool, optional
+        Whether to compile with -fopenmp; None (the default) means when the compiler
+        supports it.
+    options : tuple of str, optional
+        More compiler flags, after the usual ones. Defaults to ().
+
+    Returns
+    -------
+    path : str
+        The path of the shared library.
+    """
     check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
@@ -112,7 +132,20 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
 
 
 class AotLibrary:
-    """A loaded model library: `run(inputs_struct, outputs_struct)` under the library's lock."""
+    """A loaded model library: run(inputs_struct, outputs_struct) calls its <prefix>_run under
+    the library's lock.
+
+    Parameters
+    ----------
+    path : str
+        The path of the shared library.
+    prefix : str
+        The prefix of its symbols, as "tvmgen_default".
+    c_source : str, optional
+        The text of model.c it was built from, kept for export. Defaults to "".
+    h_source : str, optional
+        The text of model.h. Defaults to "".
+    """
 
     def __init__(self, path: str, prefix: str, c_source: str = "", h_source: str = ""):
         self.path = path

@@ -16,7 +16,30 @@ from .runtime import AotModule
 
 
 class AotExecutorFactoryModule:
-    """tvm.relay.backend.executor_factory.AOTExecutorFactoryModule."""
+    """What relay.build(..., executor="aot") returns
+    (tvm.relay.backend.executor_factory.AOTExecutorFactoryModule): the C program, its
+    compiled library and params; factory["default"](device) makes a runnable module and
+    export_library(dir) writes a standalone C project.
+
+    Parameters
+    ----------
+    ir_mod : IRModule
+        The optimised module the program was built from.
+    target : str or Target
+        What it was compiled for.
+    program : AotProgram
+        The lowered program (calls, tensors, memory plan).
+    lib : AotLibrary
+        The loaded shared library.
+    c_source : str
+        The text of model.c.
+    h_source : str
+        The text of model.h.
+    libmod_name : str, optional
+        The name the runnable module is made under. Defaults to "default".
+    params_blob : bytes, optional
+        The bytes of model_params.bin, the constants model.c embeds. Defaults to b"".
+    """
 
     def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default",
                  params_blob=b""):
@@ -106,7 +129,22 @@ def check_aot_target(target) -> str:
 
 
 def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryModule:
-    """Compile the fused, typed main of `opt_mod` ahead of time into one C library."""
+    """Compile the fused, typed main of a module ahead of time into one C library.
+
+    Parameters
+    ----------
+    opt_mod : IRModule
+        A module through the default pipeline (fused and typed).
+    target : str or Target, optional
+        A CPU target ("llvm" or "c", possibly cross). Defaults to "llvm".
+    mod_name : str, optional
+        The prefix of the generated names (tvmgen_<mod_name>_run). Defaults to "default".
+
+    Returns
+    -------
+    factory : AotExecutorFactoryModule
+        The built program.
+    """
     check_aot_target(target)
     func = opt_mod["main"]
     with build_progress("aot build"):
