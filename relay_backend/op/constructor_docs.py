@@ -15,9 +15,9 @@ A new row therefore gets a full docstring for free; a parameter name the table h
 before is an error at import, so a row can never ship an undocumented parameter.
 """
 import inspect
-import textwrap
 
-from ..errors import OpDefinitionError
+from ..docstrings import complete_doc, section
+from ..errors import OpDefinitionError, RelayError
 
 # parameter name -> (type, meaning): the names the table-built constructors take
 PARAMETER_MEANINGS = {
@@ -32,26 +32,7 @@ PARAMETER_MEANINGS = {
     "exclude": ("bool", "If True, the reduction runs over every axis that is *not* in `axis` "
                         "instead."),
 }
-WIDTH = 88   # the wrap width of an entry's meaning (pydoc indents it by four more)
 RESULT = ("result", "relay.Expr", "The call of the operator: an expression for the output tensor.")
-
-
-def _entry(name: str, type_name: str, meaning: str) -> str:
-    body = textwrap.fill(meaning, width=WIDTH, initial_indent="    ", subsequent_indent="    ")
-    return f"{name} : {type_name}\n{body}"
-
-
-def section(title: str, entries) -> str:
-    """A numpydoc section: `title`, its underline, then one `name : type` entry per
-    (name, type, meaning) with the meaning indented below it."""
-    body = "\n".join(_entry(*entry) for entry in entries)
-    return f"{title}\n{'-' * len(title)}\n{body}"
-
-
-def _default_note(parameter: inspect.Parameter) -> str:
-    if parameter.default is inspect.Parameter.empty:
-        return ""
-    return f" Defaults to {parameter.default!r}."
 
 
 def constructor_doc(summary: str, constructor, meanings=None, result=RESULT) -> str:
@@ -60,7 +41,8 @@ def constructor_doc(summary: str, constructor, meanings=None, result=RESULT) -> 
     Parameters
     ----------
     summary : str
-        The one-line description that opens the docstring (what the op computes).
+        The description that opens the docstring (what the op computes). It may carry a
+        Parameters section of its own for the entries that differ from the tables'.
     constructor : callable
         The constructor; its signature gives the parameter names, their order and defaults.
     meanings : dict, optional
@@ -73,21 +55,16 @@ def constructor_doc(summary: str, constructor, meanings=None, result=RESULT) -> 
     doc : str
         The docstring, ready for `constructor.__doc__`.
     """
-    table = {**PARAMETER_MEANINGS, **(meanings or {})}
-    entries = []
-    for parameter in inspect.signature(constructor).parameters.values():
-        if parameter.name not in table:
-            raise OpDefinitionError(
-                f"{summary!r}: constructor parameter {parameter.name!r} has no meaning to document; "
-                f"add it to PARAMETER_MEANINGS in op/constructor_docs.py or pass meanings=")
-        type_name, meaning = table[parameter.name]
-        entries.append((parameter.name, type_name, meaning + _default_note(parameter)))
-    return f"{summary}\n\n{section('Parameters', entries)}\n\n{section('Returns', [result])}\n"
+    try:
+        return complete_doc(summary, constructor, {**PARAMETER_MEANINGS, **(meanings or {})}, result)
+    except RelayError as err:
+        raise OpDefinitionError(f"{summary.splitlines()[0]!r}: {err} (PARAMETER_MEANINGS in "
+                                f"op/constructor_docs.py, or meanings=)") from None
 
 
 def documented(meanings=None, result=RESULT):
-    """Decorator: complete a constructor's one-line docstring with the Parameters and Returns
-    sections constructor_doc builds (so constructors sharing parameters share their text).
+    """Decorator: complete a constructor's docstring with the Parameters and Returns sections
+    constructor_doc builds (so constructors sharing parameters share their text).
 
     Parameters
     ----------

@@ -14,7 +14,7 @@ PKG = pathlib.Path(__file__).resolve().parents[2] / "relay_backend"
 
 LEVELS = {
     "runtime": 0, "config": 0, "errors": 0, "target": 0, "diagnostics": 0, "progress": 0,
-    "cache": 0,
+    "cache": 0, "docstrings": 0,
     "ir": 1, "tir": 1,
     "te": 2, "codegen": 2,
     "op": 3,
@@ -36,7 +36,7 @@ FORBIDDEN_EXCEPTIONS = {"graph_executor/debug_executor.py": {"interpreter"}}
 SAME_LEVEL = {
     ("runtime", "errors"), ("runtime", "config"), ("config", "errors"), ("target", "errors"),
     ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("progress", "config"),
-    ("cache", "config"), ("cache", "errors"),
+    ("cache", "config"), ("cache", "errors"), ("docstrings", "errors"),
     ("ir", "tir"),                            # symbolic dims of tensor types are tir size vars
     ("graph_executor", "interpreter"),        # debug_executor only (FORBIDDEN_EXCEPTIONS)
     ("demo", "backend"),
