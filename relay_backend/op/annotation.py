@@ -22,6 +22,7 @@ from ..ir.attrs import Attrs
 from ..ir.expr import Function
 from ..runtime.device import Device, device as _make_device
 from . import samples as S
+from .constructor_docs import documented
 from .pattern import OpPattern
 from .registry import defop
 from .relations import identity_rel
@@ -149,6 +150,12 @@ def checkpoint(data):
     return CHECKPOINT_OP(data)
 
 
+# what compiler_begin and compiler_end share (constructor_docs completes their docstrings)
+REGION_PARAMETERS = {"compiler": ("str", "The name of the external compiler the region is meant for.")}
+REGION_MARK = ("result", "relay.Expr", "`data`, annotated; it computes the same value.")
+
+
+@documented(REGION_PARAMETERS, REGION_MARK)
 def compiler_begin(data, compiler):
     """`data`, marked as entering a region for an external compiler (annotation.compiler_begin).
 
@@ -156,17 +163,11 @@ def compiler_begin(data, compiler):
     ----------
     data : relay.Expr
         The value flowing into the region.
-    compiler : str
-        The name of the external compiler the region is meant for.
-
-    Returns
-    -------
-    result : relay.Expr
-        `data`, annotated; it computes the same value.
     """
     return COMPILER_BEGIN_OP(data, attrs=CompilerAttrs(str(compiler)))
 
 
+@documented(REGION_PARAMETERS, REGION_MARK)
 def compiler_end(data, compiler):
     """`data`, marked as leaving a region for an external compiler (annotation.compiler_end).
 
@@ -174,13 +175,6 @@ def compiler_end(data, compiler):
     ----------
     data : relay.Expr
         The value flowing out of the region.
-    compiler : str
-        The name of the external compiler the region is meant for.
-
-    Returns
-    -------
-    result : relay.Expr
-        `data`, annotated; it computes the same value.
     """
     return COMPILER_END_OP(data, attrs=CompilerAttrs(str(compiler)))
 

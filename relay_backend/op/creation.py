@@ -14,6 +14,7 @@ from ..ir.types import TensorType, type_to_str
 from .. import tir
 from . import samples as S
 from .compute_common import cast as _te_cast, shaped_compute
+from .constructor_docs import documented
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
@@ -170,41 +171,26 @@ def full(fill_value, shape=(), dtype=""):
     return FULL(fill_value, attrs=InitOpAttrs(static_ints(shape, "full", "shape"), dtype))
 
 
+# the parameters of zeros and ones (constructor_docs completes their docstrings)
+FILL_PARAMETERS = {
+    "shape": ("tuple of int or relay.Expr",
+              "The shape of the result. A non-constant Relay expression builds the dyn variant of "
+              "the op (dyn.zeros, dyn.ones), whose shape is known only at run time."),
+    "dtype": ("str, optional", "The dtype of the result."),
+}
+
+
+@documented(FILL_PARAMETERS, ("result", "relay.Expr", "The tensor of zeros."))
 def zeros(shape, dtype="float32"):
-    """A tensor of zeros.
-
-    Parameters
-    ----------
-    shape : tuple of int or relay.Expr
-        The shape of the result. A non-constant Relay expression builds dyn.zeros.
-    dtype : str, optional
-        The dtype of the result. Defaults to "float32".
-
-    Returns
-    -------
-    result : relay.Expr
-        The tensor of zeros.
-    """
+    """A tensor of zeros."""
     if is_dynamic_arg(shape):
         return _dyn().zeros(shape, dtype)
     return ZEROS(attrs=InitOpAttrs(static_ints(shape, "zeros", "shape"), dtype))
 
 
+@documented(FILL_PARAMETERS, ("result", "relay.Expr", "The tensor of ones."))
 def ones(shape, dtype="float32"):
-    """A tensor of ones.
-
-    Parameters
-    ----------
-    shape : tuple of int or relay.Expr
-        The shape of the result. A non-constant Relay expression builds dyn.ones.
-    dtype : str, optional
-        The dtype of the result. Defaults to "float32".
-
-    Returns
-    -------
-    result : relay.Expr
-        The tensor of ones.
-    """
+    """A tensor of ones."""
     if is_dynamic_arg(shape):
         return _dyn().ones(shape, dtype)
     return ONES(attrs=InitOpAttrs(static_ints(shape, "ones", "shape"), dtype))

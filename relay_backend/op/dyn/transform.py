@@ -16,7 +16,8 @@ from ...ir.types import TensorType
 from .. import index_math as IM
 from .. import samples as S
 from ..compute_common import cast as te_cast
-from ..creation import FULL, ONES, ZEROS, InitOpAttrs
+from ..constructor_docs import documented
+from ..creation import FILL_PARAMETERS, FULL, ONES, ZEROS, InitOpAttrs
 from ..indexing import STRIDED_SLICE, StridedSliceAttrs
 from ..registry import Sample
 from ..relations import expect_tensor
@@ -401,6 +402,11 @@ def strided_slice(data, begin, end, strides, slice_mode="end"):
     return STRIDED_SLICE_DYN(data, begin, end, strides, attrs=DynStridedSliceAttrs(slice_mode))
 
 
+# the shape and dtype of dyn.full, dyn.zeros and dyn.ones (constructor_docs completes their docstrings)
+DYN_FILL_PARAMETERS = {**FILL_PARAMETERS, "shape": ("relay.Expr", "A 1-D integer tensor, the shape of the result.")}
+
+
+@documented(DYN_FILL_PARAMETERS)
 def full(fill_value, shape, dtype=""):
     """dyn.full: a tensor filled with one value, of a shape known only at run time.
 
@@ -408,8 +414,6 @@ def full(fill_value, shape, dtype=""):
     ----------
     fill_value : relay.Expr
         The scalar every element takes.
-    shape : relay.Expr
-        A 1-D integer tensor, the shape of the result.
     dtype : str, optional
         The dtype of the result; "" (the default) keeps fill_value's.
 
@@ -423,39 +427,15 @@ def full(fill_value, shape, dtype=""):
     return FULL_DYN(fill_value, shape, attrs=InitOpAttrs((), dtype))
 
 
+@documented(DYN_FILL_PARAMETERS, ("result", "relay.Expr", "The tensor of zeros."))
 def zeros(shape, dtype="float32"):
-    """dyn.zeros: a tensor of zeros of a shape known only at run time.
-
-    Parameters
-    ----------
-    shape : relay.Expr
-        A 1-D integer tensor, the shape of the result.
-    dtype : str, optional
-        The dtype of the result. Defaults to "float32".
-
-    Returns
-    -------
-    result : relay.Expr
-        The tensor of zeros.
-    """
+    """dyn.zeros: a tensor of zeros of a shape known only at run time."""
     return ZEROS_DYN(shape, attrs=InitOpAttrs((), dtype))
 
 
+@documented(DYN_FILL_PARAMETERS, ("result", "relay.Expr", "The tensor of ones."))
 def ones(shape, dtype="float32"):
-    """dyn.ones: a tensor of ones of a shape known only at run time.
-
-    Parameters
-    ----------
-    shape : relay.Expr
-        A 1-D integer tensor, the shape of the result.
-    dtype : str, optional
-        The dtype of the result. Defaults to "float32".
-
-    Returns
-    -------
-    result : relay.Expr
-        The tensor of ones.
-    """
+    """dyn.ones: a tensor of ones of a shape known only at run time."""
     return ONES_DYN(shape, attrs=InitOpAttrs((), dtype))
 
 

@@ -13,6 +13,7 @@ from ...ir.dims import is_static
 from ...ir.shape_math import add, prod
 from ...ir.types import TensorType, TupleType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
@@ -313,18 +314,17 @@ DROPOUT = defop("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=_dropout
                 doc="inference: out = data, mask = 1 (SimplifyInference removes it)")
 
 
+# the parameter the dropout constructors share (constructor_docs completes their docstrings)
+DROPOUT_PARAMETERS = {"rate": ("float, optional",
+                               "The probability of dropping an element during training, in [0, 1).")}
+
+
+@documented(DROPOUT_PARAMETERS)
 def dropout_raw(data, rate=0.5):
     """Dropout as the (output, mask) pair Relay's nn.dropout op returns.
 
     In inference (what the executors run) the output is `data` and the mask is ones;
     SimplifyInference removes the op.
-
-    Parameters
-    ----------
-    data : relay.Expr
-        The input tensor.
-    rate : float, optional
-        The probability of dropping an element during training, in [0, 1). Defaults to 0.5.
 
     Returns
     -------
@@ -334,15 +334,9 @@ def dropout_raw(data, rate=0.5):
     return TupleWrapper(DROPOUT(data, attrs=DropoutAttrs(rate)), 2)
 
 
+@documented(DROPOUT_PARAMETERS)
 def dropout(data, rate=0.5):
     """Dropout: the output of dropout_raw (`data` itself at inference).
-
-    Parameters
-    ----------
-    data : relay.Expr
-        The input tensor.
-    rate : float, optional
-        The probability of dropping an element during training, in [0, 1). Defaults to 0.5.
 
     Returns
     -------

@@ -12,6 +12,7 @@ from ...ir.attrs import Attrs
 from ...ir.expr import TupleWrapper
 from ...ir.types import TensorType, TupleType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
@@ -120,6 +121,17 @@ BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNo
                    doc="out = (data - mean) / sqrt(var + eps) * gamma + beta; also returns mean, var")
 
 
+# The parameters the normalization constructors share (constructor_docs completes their docstrings)
+NORM_PARAMETERS = {
+    "gamma": ("relay.Expr", "The scale, a 1-D tensor of length data.shape[axis]."),
+    "beta": ("relay.Expr", "The offset, a 1-D tensor of length data.shape[axis]."),
+    "epsilon": ("float, optional", "Added to the variance before the square root, so it is never zero."),
+    "center": ("bool, optional", "If False, `beta` is not added."),
+    "scale": ("bool, optional", "If False, `gamma` is not applied."),
+}
+
+
+@documented(NORM_PARAMETERS)
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
     """Batch normalization with given statistics (inference form).
 
@@ -128,24 +140,12 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5,
 
     Parameters
     ----------
-    data : relay.Expr
-        The input tensor.
-    gamma : relay.Expr
-        The scale, a 1-D tensor of length data.shape[axis].
-    beta : relay.Expr
-        The offset, a 1-D tensor of length data.shape[axis].
     moving_mean : relay.Expr
         The mean of each channel, a 1-D tensor of length data.shape[axis].
     moving_var : relay.Expr
         The variance of each channel, a 1-D tensor of length data.shape[axis].
     axis : int, optional
         The channel axis of `data`. Defaults to 1 (NCHW).
-    epsilon : float, optional
-        Added to the variance before the square root, so it is never zero. Defaults to 1e-5.
-    center : bool, optional
-        If False, `beta` is not added. Defaults to True.
-    scale : bool, optional
-        If False, `gamma` is not applied. Defaults to True.
 
     Returns
     -------
@@ -227,6 +227,7 @@ LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=Laye
                    doc="out = (data - mean_axis) / sqrt(var_axis + eps) * gamma + beta")
 
 
+@documented(NORM_PARAMETERS)
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
     """Layer normalization: normalize along one axis with the data's own mean and variance.
 
@@ -235,20 +236,8 @@ def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True
 
     Parameters
     ----------
-    data : relay.Expr
-        The input tensor.
-    gamma : relay.Expr
-        The scale, a 1-D tensor of length data.shape[axis].
-    beta : relay.Expr
-        The offset, a 1-D tensor of length data.shape[axis].
     axis : int, optional
         The axis to normalize over. Defaults to -1 (the last).
-    epsilon : float, optional
-        Added to the variance before the square root. Defaults to 1e-5.
-    center : bool, optional
-        If False, `beta` is not added. Defaults to True.
-    scale : bool, optional
-        If False, `gamma` is not applied. Defaults to True.
 
     Returns
     -------

@@ -20,6 +20,7 @@ from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
@@ -299,6 +300,23 @@ def _avg_pool_compute(attrs, inputs, out_type):
     return [te.compute((n, c, oh, ow), divide, name="avg_pool2d", tag=AVG_POOL2D.tag)]
 
 
+# The parameters the pooling constructors share (constructor_docs completes their docstrings)
+POOL_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor, in `layout`."),
+    "pool_size": ("int or tuple of int, optional", "The (height, width) of the window."),
+    "strides": ("int or tuple of int, optional", "The step of the window over (height, width)."),
+    "dilation": ("int or tuple of int, optional", "The spacing between window taps over (height, width)."),
+    "padding": ("int or tuple of int, optional",
+                "Padding around the input: one value for every side, two for (height, width), or four "
+                "for (top, left, bottom, right)."),
+    "layout": ("str, optional", 'The layout of `data`, "NCHW" or "NHWC".'),
+    "out_layout": ("str, optional", 'The layout of the result; "" means `layout`.'),
+    "ceil_mode": ("bool, optional", "If True, the output size rounds up, so a last partial window is kept."),
+}
+POOLED = ("result", "relay.Expr", "The pooled tensor.")
+GLOBALLY_POOLED = ("result", "relay.Expr", "The pooled tensor, with height and width 1.")
+
+
 MAX_POOL2D = defop("nn.max_pool2d", inputs=("data",), attrs=MaxPool2DAttrs,
                    rel=_in_layout(rel=_make_pool_rel("nn.max_pool2d")),
                    pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_max_pool_ref),
@@ -313,70 +331,24 @@ AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs,
                    doc="out = window sum / number of counted cells (input only unless count_include_pad)")
 
 
+@documented(POOL_PARAMETERS, POOLED)
 def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
                out_layout="", ceil_mode=False):
-    """2-D max pooling: the largest element of each window (padding counts as -inf).
-
-    Parameters
-    ----------
-    data : relay.Expr
-        The input tensor, in `layout`.
-    pool_size : int or tuple of int, optional
-        The (height, width) of the window. Defaults to (1, 1).
-    strides : int or tuple of int, optional
-        The step of the window over (height, width). Defaults to (1, 1).
-    dilation : int or tuple of int, optional
-        The spacing between window taps over (height, width). Defaults to (1, 1).
-    padding : int or tuple of int, optional
-        Padding around the input: one value for every side, two for (height, width), or four
-        for (top, left, bottom, right). Defaults to (0, 0).
-    layout : str, optional
-        The layout of `data`, "NCHW" (the default) or "NHWC".
-    out_layout : str, optional
-        The layout of the result; "" (the default) means `layout`.
-    ceil_mode : bool, optional
-        If True, the output size rounds up, so a last partial window is kept. Defaults to False.
-
-    Returns
-    -------
-    result : relay.Expr
-        The pooled tensor.
-    """
+    """2-D max pooling: the largest element of each window (padding counts as -inf)."""
     return MAX_POOL2D(data, attrs=MaxPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
                                                  ceil_mode))
 
 
+@documented(POOL_PARAMETERS, POOLED)
 def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
                out_layout="", ceil_mode=False, count_include_pad=False):
     """2-D average pooling: the mean of each window.
 
     Parameters
     ----------
-    data : relay.Expr
-        The input tensor, in `layout`.
-    pool_size : int or tuple of int, optional
-        The (height, width) of the window. Defaults to (1, 1).
-    strides : int or tuple of int, optional
-        The step of the window over (height, width). Defaults to (1, 1).
-    dilation : int or tuple of int, optional
-        The spacing between window taps over (height, width). Defaults to (1, 1).
-    padding : int or tuple of int, optional
-        Padding around the input: one value for every side, two for (height, width), or four
-        for (top, left, bottom, right). Defaults to (0, 0).
-    layout : str, optional
-        The layout of `data`, "NCHW" (the default) or "NHWC".
-    out_layout : str, optional
-        The layout of the result; "" (the default) means `layout`.
-    ceil_mode : bool, optional
-        If True, the output size rounds up, so a last partial window is kept. Defaults to False.
     count_include_pad : bool, optional
         If True, padded cells count in the divisor; if False (the default), only cells of the
         input do.
-
-    Returns
-    -------
-    result : relay.Expr
-        The pooled tensor.
     """
     return AVG_POOL2D(data, attrs=AvgPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
                                                  ceil_mode, count_include_pad))
@@ -435,43 +407,15 @@ GLOBAL_AVG_POOL2D = defop("nn.global_avg_pool2d", inputs=("data",), attrs=Global
                           samples=_global_samples, level=2, compute=_in_layout(compute=_global_compute(False)))
 
 
+@documented(POOL_PARAMETERS, GLOBALLY_POOLED)
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
-    """The largest element over the whole height and width of each channel.
-
-    Parameters
-    ----------
-    data : relay.Expr
-        The input tensor, in `layout`.
-    layout : str, optional
-        The layout of `data`, "NCHW" (the default) or "NHWC".
-    out_layout : str, optional
-        The layout of the result; "" (the default) means `layout`.
-
-    Returns
-    -------
-    result : relay.Expr
-        The pooled tensor, with height and width 1.
-    """
+    """The largest element over the whole height and width of each channel."""
     return GLOBAL_MAX_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
 
 
+@documented(POOL_PARAMETERS, GLOBALLY_POOLED)
 def global_avg_pool2d(data, layout="NCHW", out_layout=""):
-    """The mean over the whole height and width of each channel.
-
-    Parameters
-    ----------
-    data : relay.Expr
-        The input tensor, in `layout`.
-    layout : str, optional
-        The layout of `data`, "NCHW" (the default) or "NHWC".
-    out_layout : str, optional
-        The layout of the result; "" (the default) means `layout`.
-
-    Returns
-    -------
-    result : relay.Expr
-        The pooled tensor, with height and width 1.
-    """
+    """The mean over the whole height and width of each channel."""
     return GLOBAL_AVG_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
 
 
@@ -562,6 +506,7 @@ ADAPTIVE_AVG_POOL2D = defop("nn.adaptive_avg_pool2d", inputs=("data",), attrs=Ad
                             doc="out[.., i, j] = mean(data[.., floor(i*H/OH):ceil((i+1)*H/OH), same for W])")
 
 
+@documented(POOL_PARAMETERS, POOLED)
 def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
     """Average pooling into a fixed output grid, the windows sized to fit the input.
 
@@ -570,20 +515,9 @@ def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
 
     Parameters
     ----------
-    data : relay.Expr
-        The input tensor, in `layout`.
     output_size : None or int or tuple of int, optional
         The (height, width) of the result; one int for both; None (the default), or None for
         one of the two, keeps the input's size there.
-    layout : str, optional
-        The layout of `data`, "NCHW" (the default) or "NHWC".
-    out_layout : str, optional
-        The layout of the result; "" (the default) means `layout`.
-
-    Returns
-    -------
-    result : relay.Expr
-        The pooled tensor.
     """
     return ADAPTIVE_AVG_POOL2D(data, attrs=AdaptivePool2DAttrs(output_size, layout, out_layout))
 
