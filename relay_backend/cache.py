@@ -38,6 +38,7 @@ import warnings
 from dataclasses import dataclass
 
 from .config import get as get_config
+from .docstrings import shared_parameters
 from .errors import CacheError
 
 MAGIC = b"RBCACHE1"
@@ -100,20 +101,21 @@ def cache_dir():
     return path
 
 
+# how every entry is named (shared_parameters completes the docstrings of the functions taking one)
+ENTRY_PARAMETERS = {
+    "kind": ("str", 'The kind of artifact (e.g. "kernel"), the first part of the file name.'),
+    "key": ("str", "The string identifying the entry (its digest names the file)."),
+}
+
+
 def entry_name(kind: str, key: str) -> str:
     """The file name of the entry for (`kind`, `key`): the kind, then a digest of the key."""
     return f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:40]}{SUFFIX}"
 
 
+@shared_parameters(ENTRY_PARAMETERS)
 def entry_path(kind: str, key: str):
     """Where the entry for a (kind, key) pair lives.
-
-    Parameters
-    ----------
-    kind : str
-        The kind of artifact (e.g. "kernel"), the first part of the file name.
-    key : str
-        The string identifying the entry (its digest names the file).
 
     Returns
     -------
@@ -168,15 +170,9 @@ def decode_entry(data: bytes, key: str):
 
 # ---------------------------------------------------------------- reading and writing
 
+@shared_parameters(ENTRY_PARAMETERS)
 def load(kind: str, key: str):
     """The parts stored for a (kind, key) pair.
-
-    Parameters
-    ----------
-    kind : str
-        The kind of artifact.
-    key : str
-        The string identifying the entry (its digest names the file).
 
     Returns
     -------
@@ -221,15 +217,12 @@ def _read(path: str, key: str):
     return parts
 
 
+@shared_parameters(ENTRY_PARAMETERS)
 def store(kind: str, key: str, parts: dict) -> None:
     """Keep parts under a (kind, key) pair (see store_many).
 
     Parameters
     ----------
-    kind : str
-        The kind of artifact.
-    key : str
-        The string identifying the entry (its digest names the file).
     parts : dict of str to bytes
         The named byte strings to keep.
     """

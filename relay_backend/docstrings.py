@@ -5,11 +5,12 @@ arguments, the workloads' `dtype` and `seed`, the type-variable queries' `expr` 
 repeat one entry in every docstring. Instead each docstring writes what is its own, and
 `shared_parameters(meanings)` completes it from one table, name -> (type, meaning): every
 parameter the docstring's Parameters section leaves out gets the table's entry, in signature
-order, with the default read from the signature. `help()` shows the whole section; the source
-holds each shared meaning once. A parameter described neither by the docstring nor by the table
-is an error at import, so a completed docstring never lacks an entry:
+order, with the default read from the signature (and the type marked optional where there is
+one). `help()` shows the whole section; the source holds each shared meaning once. A parameter
+described neither by the docstring nor by the table is an error at import, so a completed
+docstring never lacks an entry:
 
-    SEED = {"seed": ("int, optional", "The seed of the random parameter values.")}
+    SEED = {"seed": ("int", "The seed of the random parameter values.")}
 
     @shared_parameters(SEED)
     def get_workload(batch_size=1, seed=0):
@@ -21,8 +22,8 @@ is an error at import, so a completed docstring never lacks an entry:
             The batch size. Defaults to 1.
         '''
 
-documents `seed` as "The seed of the random parameter values. Defaults to 0." below
-`batch_size`. The layout is TVM's: `name : type`, the meaning indented below it.
+documents `seed : int, optional` as "The seed of the random parameter values. Defaults to 0."
+below `batch_size`. The layout is TVM's: `name : type`, the meaning indented below it.
 """
 import inspect
 import re
@@ -134,6 +135,8 @@ def _parameter_entries(function, written: list, meanings: dict) -> list:
                 texts.append(written[by_name[name]][1])
         elif name in meanings:
             type_name, meaning = meanings[name]
+            if parameter.default is not inspect.Parameter.empty and "optional" not in type_name:
+                type_name += ", optional"
             texts.append(entry(name, type_name, meaning + default_note(parameter)))
         elif parameter.kind not in _VARIADIC:
             raise RelayError(f"{function.__qualname__}: parameter {name!r} is described neither by its "

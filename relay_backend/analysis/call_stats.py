@@ -152,7 +152,7 @@ def check_constant(expr) -> bool:
     Parameters
     ----------
     expr : Expr
-        The expression.
+        The expression to test; the fields of a Tuple (nested ones too) are tested in turn.
 
     Returns
     -------

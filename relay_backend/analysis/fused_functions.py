@@ -18,7 +18,8 @@ def extract_fused_functions(mod: IRModule) -> dict:
     Parameters
     ----------
     mod : IRModule
-        The module.
+        The module to list the kernels of, typed or not and not yet fused; it is not
+        changed.
 
     Returns
     -------

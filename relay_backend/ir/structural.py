@@ -15,6 +15,7 @@ import hashlib
 
 import numpy as np
 
+from ..docstrings import shared_parameters
 from ..runtime.ndarray import NDArray
 from .adt import (Clause, Constructor, Match, PatternConstructor, PatternTuple,
                   PatternVar, PatternWildcard, TypeData, pattern_vars)
@@ -370,18 +371,18 @@ def _find_mismatch(lhs, rhs, map_free_vars: bool):
     return _EqualChecker(map_free_vars).run(lhs, rhs)
 
 
+# what the two comparisons share (shared_parameters completes their docstrings)
+COMPARISON_PARAMETERS = {
+    "lhs": ("object", "An expression, type, module or attrs."),
+    "rhs": ("object", "The node to compare it with."),
+    "map_free_vars": ("bool", "If True, free variables may also correspond by position rather than "
+                              "identity (as when comparing two separately built programs)."),
+}
+
+
+@shared_parameters(COMPARISON_PARAMETERS)
 def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
     """Whether two IR nodes are equal up to renaming of bound variables (tvm.ir.structural_equal).
-
-    Parameters
-    ----------
-    lhs : object
-        An expression, type, module or attrs.
-    rhs : object
-        The node to compare it with.
-    map_free_vars : bool, optional
-        If True, free variables may also correspond by position rather than identity (as
-        when comparing two separately built programs). Defaults to False.
 
     Returns
     -------
@@ -401,19 +402,10 @@ def _excerpt(node, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+@shared_parameters(COMPARISON_PARAMETERS)
 def assert_structural_equal(lhs, rhs, map_free_vars: bool = False) -> None:
     """Raise AssertionError, showing both programs and the first mismatch, if lhs and rhs differ
     structurally (tvm.ir.assert_structural_equal).
-
-    Parameters
-    ----------
-    lhs : object
-        An expression, type, module or attrs.
-    rhs : object
-        The node to compare it with.
-    map_free_vars : bool, optional
-        If True, free variables may correspond by position rather than identity. Defaults to
-        False.
     """
     mismatch = _find_mismatch(lhs, rhs, map_free_vars)
     if mismatch is None:

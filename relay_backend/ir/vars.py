@@ -1,4 +1,5 @@
 """free_vars / bound_vars / all_vars (re-exported by relay_backend.analysis)."""
+from ..docstrings import shared_parameters
 from .adt import Match, pattern_vars
 from .expr import Function, Let, Var
 from .functor import all_children, all_nodes_pre_order
@@ -17,13 +18,14 @@ def _walk_pre_order(expr):
     return all_nodes_pre_order(expr, children=_children_with_pattern_vars)
 
 
+# the parameter the three queries share (shared_parameters completes their docstrings)
+VARIABLE_QUERY_PARAMETERS = {"expr": ("Expr", "The expression to search; function bodies, branches and "
+                                              "match clauses are searched too.")}
+
+
+@shared_parameters(VARIABLE_QUERY_PARAMETERS)
 def all_vars(expr) -> list:
     """Every variable in an expression, bound or free, in order of first appearance.
-
-    Parameters
-    ----------
-    expr : Expr
-        The expression to search.
 
     Returns
     -------
@@ -33,14 +35,10 @@ def all_vars(expr) -> list:
     return [e for e in _walk_pre_order(expr) if isinstance(e, Var)]
 
 
+@shared_parameters(VARIABLE_QUERY_PARAMETERS)
 def bound_vars(expr) -> list:
     """The variables an expression binds (function parameters, let variables, pattern variables),
     in order of appearance.
-
-    Parameters
-    ----------
-    expr : Expr
-        The expression to search.
 
     Returns
     -------
@@ -64,13 +62,9 @@ def bound_vars(expr) -> list:
     return out
 
 
+@shared_parameters(VARIABLE_QUERY_PARAMETERS)
 def free_vars(expr) -> list:
     """The variables an expression uses but does not bind, in order of first use.
-
-    Parameters
-    ----------
-    expr : Expr
-        The expression to search.
 
     Returns
     -------

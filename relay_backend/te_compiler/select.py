@@ -1,5 +1,6 @@
 """Implementation selection: the valid specializations' implementations, highest plevel wins
 (the first one on ties, as Python's max keeps it)."""
+from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..strategy import op_strategy
 
@@ -11,21 +12,19 @@ def _condition_holds(condition, attrs, inputs, out_type) -> bool:
         return False  # undecidable (e.g. a symbolic dim): the specialization does not apply
 
 
+# the description of one op call both functions take (shared_parameters completes their docstrings)
+CALL_PARAMETERS = {
+    "op": ("OpDef", "The operator."),
+    "attrs": ("Attrs", "The call's attributes."),
+    "inputs": ("list of te.Tensor", "The te tensors of its arguments."),
+    "out_type": ("Type", "The type of its result."),
+    "target": ("Target", "The target whose strategy is asked."),
+}
+
+
+@shared_parameters(CALL_PARAMETERS)
 def get_valid_implementations(op, attrs, inputs, out_type, target) -> list:
     """Every implementation of an op whose specialization condition holds for one call.
-
-    Parameters
-    ----------
-    op : OpDef
-        The operator.
-    attrs : Attrs
-        The call's attributes.
-    inputs : list of te.Tensor
-        The te tensors of its arguments.
-    out_type : Type
-        The type of its result.
-    target : Target
-        The target whose strategy is asked.
 
     Returns
     -------
@@ -40,21 +39,9 @@ def get_valid_implementations(op, attrs, inputs, out_type, target) -> list:
     return impls
 
 
+@shared_parameters(CALL_PARAMETERS)
 def select_implementation(op, attrs, inputs, out_type, target):
     """The best implementation of an op for one call (highest plevel), and its output tensors.
-
-    Parameters
-    ----------
-    op : OpDef
-        The operator.
-    attrs : Attrs
-        The call's attributes.
-    inputs : list of te.Tensor
-        The te tensors of its arguments.
-    out_type : Type
-        The type of its result.
-    target : Target
-        The target whose strategy is asked.
 
     Returns
     -------

@@ -8,13 +8,15 @@
 import numpy as np
 
 from .. import ir
+from ..docstrings import shared_parameters
 from ..op import nn
 from . import numpy_nn
-from .init import create_workload
+from .init import FORWARD_PARAMETERS, NETWORK_PARAMETERS, WORKLOAD, create_workload
 
 DEFAULT_HIDDEN = (128, 64)
 
 
+@shared_parameters(NETWORK_PARAMETERS)
 def get_net(batch_size: int, num_classes: int = 10, image_shape=(1, 28, 28), dtype: str = "float32",
             num_hidden=DEFAULT_HIDDEN) -> ir.Function:
     """The function of a multilayer perceptron: batch_flatten, then dense + bias_add + relu per
@@ -22,14 +24,6 @@ def get_net(batch_size: int, num_classes: int = 10, image_shape=(1, 28, 28), dty
 
     Parameters
     ----------
-    batch_size : int
-        The batch size of the data input.
-    num_classes : int, optional
-        The number of output classes. Defaults to 10.
-    image_shape : tuple of int, optional
-        The shape of one input image. Defaults to (1, 28, 28).
-    dtype : str, optional
-        The dtype of the data and weights. Defaults to "float32".
     num_hidden : tuple of int, optional
         The widths of the hidden layers. Defaults to (128, 64), TVM's network.
 
@@ -54,34 +48,21 @@ def get_net(batch_size: int, num_classes: int = 10, image_shape=(1, 28, 28), dty
     return ir.Function(params, nn.softmax(x))
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_workload(batch_size: int = 1, num_classes: int = 10, image_shape=(1, 28, 28), dtype: str = "float32",
                  num_hidden=DEFAULT_HIDDEN, seed: int = 0):
     """The MLP with seeded random parameters (tvm.relay.testing.mlp.get_workload).
 
     Parameters
     ----------
-    batch_size : int, optional
-        The batch size of the data input. Defaults to 1.
-    num_classes : int, optional
-        The number of output classes. Defaults to 10.
-    image_shape : tuple of int, optional
-        The shape of one input image. Defaults to (1, 28, 28).
-    dtype : str, optional
-        The dtype of the data and weights. Defaults to "float32".
     num_hidden : tuple of int, optional
         The widths of the hidden layers (not in TVM's signature). Defaults to (128, 64), TVM's
         network.
-    seed : int, optional
-        The seed of the random parameter values. Defaults to 0.
-
-    Returns
-    -------
-    workload : tuple
-        (IRModule, params dict).
     """
     return create_workload(get_net(batch_size, num_classes, image_shape, dtype, num_hidden), seed)
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     """The MLP computed in float64 numpy (an oracle independent of the op references); the layer
     count is read from the fc*_weight params.
@@ -90,8 +71,6 @@ def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     ----------
     data : numpy.ndarray
         The input batch.
-    params : dict of str to numpy.ndarray
-        The workload's params.
 
     Returns
     -------

@@ -13,11 +13,12 @@ in float64 numpy (testing.numpy_nn), independent of the op references.
 import numpy as np
 
 from .. import ir
+from ..docstrings import shared_parameters
 from ..errors import RelayError
 from ..op import nn
 from ..op import tensor as T
 from . import numpy_nn as F
-from .init import create_workload
+from .init import FORWARD_PARAMETERS, NETWORK_PARAMETERS, WORKLOAD, create_workload
 
 BN_EPSILON = 2e-5
 UNITS = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3), 101: (3, 4, 23, 3), 152: (3, 8, 36, 3)}
@@ -69,24 +70,19 @@ class _Builder:
         return nn.relu(T.add(y, x))
 
 
+@shared_parameters(NETWORK_PARAMETERS)
 def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape=(3, 224, 224),
             dtype: str = "float32") -> ir.Function:
     """The function of a ResNet v1 (data first, then every weight in creation order).
 
     Parameters
     ----------
-    batch_size : int
-        The batch size of the data input.
-    num_classes : int
-        The number of output classes.
     num_layers : int, optional
         The depth: 18 or 34 (basic blocks), or 50, 101 or 152 (bottleneck blocks).
         Defaults to 50.
     image_shape : tuple of int, optional
         The (channels, height, width) of one image; a height of 32 or less takes the CIFAR
         stem (3x3 convolution, no max pool). Defaults to (3, 224, 224).
-    dtype : str, optional
-        The dtype of the data and weights. Defaults to "float32".
 
     Returns
     -------
@@ -117,6 +113,7 @@ def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape
     return ir.Function([data] + b.params + [w, bias], x)
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_workload(batch_size: int = 1, num_classes: int = 1000, num_layers: int = 18, image_shape=(3, 224, 224),
                  layout: str = "NCHW", dtype: str = "float32", seed: int = 0):
     """A ResNet v1 with seeded random parameters (tvm.relay.testing.resnet.get_workload).
@@ -126,31 +123,17 @@ def get_workload(batch_size: int = 1, num_classes: int = 1000, num_layers: int =
 
     Parameters
     ----------
-    batch_size : int, optional
-        The batch size of the data input. Defaults to 1.
-    num_classes : int, optional
-        The number of output classes. Defaults to 1000.
     num_layers : int, optional
         The depth (18, 34, 50, 101, 152). Defaults to 18.
-    image_shape : tuple of int, optional
-        The (channels, height, width) of one image. Defaults to (3, 224, 224).
     layout : str, optional
         The data layout; only "NCHW" (the default) is supported.
-    dtype : str, optional
-        The dtype of the data and weights. Defaults to "float32".
-    seed : int, optional
-        The seed of the random parameter values. Defaults to 0.
-
-    Returns
-    -------
-    workload : tuple
-        (IRModule, params dict).
     """
     if layout != "NCHW":
         raise RelayError(f"resnet.get_workload: layout={layout!r} is not supported; use layout=\"NCHW\"")
     return create_workload(get_net(batch_size, num_classes, num_layers, image_shape, dtype), seed)
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_block_workload(batch_size: int = 1, channels: int = 64, image_size: int = 56, dtype: str = "float32",
                        seed: int = 0):
     """One basic residual unit with an identity shortcut, with seeded random parameters (the
@@ -158,21 +141,10 @@ def get_block_workload(batch_size: int = 1, channels: int = 64, image_size: int 
 
     Parameters
     ----------
-    batch_size : int, optional
-        The batch size. Defaults to 1.
     channels : int, optional
         The number of input and output channels. Defaults to 64.
     image_size : int, optional
         The height and width of the input. Defaults to 56.
-    dtype : str, optional
-        The dtype of the data and weights. Defaults to "float32".
-    seed : int, optional
-        The seed of the random parameter values. Defaults to 0.
-
-    Returns
-    -------
-    workload : tuple
-        (IRModule, params dict).
     """
     data = ir.var("data", shape=(batch_size, channels, image_size, image_size), dtype=dtype)
     b = _Builder(dtype)
@@ -200,6 +172,7 @@ def _np_unit(x, params, name, stride, bottleneck):
     return F.relu(y + x)
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def block_numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     """get_block_workload's network computed in float64 numpy.
 
@@ -207,8 +180,6 @@ def block_numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     ----------
     data : numpy.ndarray
         The input, (batch, channels, image_size, image_size).
-    params : dict of str to numpy.ndarray
-        The workload's params.
 
     Returns
     -------
@@ -218,6 +189,7 @@ def block_numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     return _np_unit(np.asarray(data, dtype="float64"), params, "block", 1, bottleneck=False)
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def numpy_forward(data: np.ndarray, params: dict, num_layers: int = 18) -> np.ndarray:
     """get_workload's network computed in float64 numpy (the stem chosen from the image height,
     as there).
@@ -226,8 +198,6 @@ def numpy_forward(data: np.ndarray, params: dict, num_layers: int = 18) -> np.nd
     ----------
     data : numpy.ndarray
         The input batch, NCHW.
-    params : dict of str to numpy.ndarray
-        The workload's params.
     num_layers : int, optional
         The depth the workload was built with. Defaults to 18.
 

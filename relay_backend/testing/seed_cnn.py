@@ -6,9 +6,12 @@
 import numpy as np
 
 from .. import ir
+from ..docstrings import shared_parameters
 from ..op import nn
+from .init import FORWARD_PARAMETERS, NETWORK_PARAMETERS, WORKLOAD
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 16,
                  num_classes: int = 10, dtype: str = "float32", seed: int = 0):
     """The seed CNN (conv 3x3, relu, global average pool, dense) with seeded random parameters,
@@ -16,23 +19,8 @@ def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 1
 
     Parameters
     ----------
-    batch_size : int, optional
-        The batch size. Defaults to 1.
-    image_shape : tuple of int, optional
-        The (channels, height, width) of one image. Defaults to (3, 32, 32).
     channels : int, optional
         The number of convolution output channels. Defaults to 16.
-    num_classes : int, optional
-        The number of outputs. Defaults to 10.
-    dtype : str, optional
-        The dtype of the data and weights. Defaults to "float32".
-    seed : int, optional
-        The seed of the random parameter values. Defaults to 0.
-
-    Returns
-    -------
-    workload : tuple
-        (IRModule, params dict).
     """
     data = ir.var("data", shape=(batch_size, *image_shape), dtype=dtype)
     conv_w = ir.var("conv_weight", shape=(channels, image_shape[0], 3, 3), dtype=dtype)
@@ -55,6 +43,7 @@ def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 1
     return ir.IRModule.from_expr(func), params
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     """The seed CNN written directly in numpy (an im2col convolution), in float64.
 
@@ -62,8 +51,6 @@ def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
     ----------
     data : numpy.ndarray
         The input batch, NCHW.
-    params : dict of str to numpy.ndarray
-        The workload's params.
 
     Returns
     -------

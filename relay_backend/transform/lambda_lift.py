@@ -136,7 +136,7 @@ def lambda_lift(mod: IRModule) -> IRModule:
     Parameters
     ----------
     mod : IRModule
-        The module.
+        The module whose functions hold nested function literals; it is not changed.
 
     Returns
     -------

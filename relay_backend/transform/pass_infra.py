@@ -13,6 +13,7 @@ import threading
 import time
 
 from .. import diagnostics
+from ..docstrings import shared_parameters
 from ..errors import RelayError
 from ..ir.expr import Function
 from ..ir.module import IRModule
@@ -121,16 +122,16 @@ class _PrintIR(PassInstrument):
             print(_module_text(mod), file=self.file or sys.stdout)
 
 
-class PrintIRBefore(_PrintIR):
-    """A pass instrument that prints the module before each run of the named pass(es).
+# what the two printing instruments share (shared_parameters completes their docstrings)
+PRINT_IR_PARAMETERS = {
+    "name": ("str or list of str", "The pass name(s) to watch."),
+    "file": ("file-like", "Where to print; None is stdout."),
+}
 
-    Parameters
-    ----------
-    name : str or list of str
-        The pass name(s) to watch.
-    file : file-like, optional
-        Where to print; None (the default) is stdout.
-    """
+
+@shared_parameters(PRINT_IR_PARAMETERS)
+class PrintIRBefore(_PrintIR):
+    """A pass instrument that prints the module before each run of the named pass(es)."""
 
     def __init__(self, name, file=None):
         super().__init__(name, "before", file)
@@ -139,16 +140,9 @@ class PrintIRBefore(_PrintIR):
         self._print(mod, info)
 
 
+@shared_parameters(PRINT_IR_PARAMETERS)
 class PrintIRAfter(_PrintIR):
-    """A pass instrument that prints the module after each run of the named pass(es).
-
-    Parameters
-    ----------
-    name : str or list of str
-        The pass name(s) to watch.
-    file : file-like, optional
-        Where to print; None (the default) is stdout.
-    """
+    """A pass instrument that prints the module after each run of the named pass(es)."""
 
     def __init__(self, name, file=None):
         super().__init__(name, "after", file)
@@ -476,6 +470,14 @@ def _wrap_class(klass, pass_cls, method: str, info: PassInfo):
     return PyPass
 
 
+# what module_pass and function_pass share (shared_parameters completes their docstrings)
+PASS_MAKER_PARAMETERS = {
+    "name": ("str", "The pass's name; None uses the function's or class's name."),
+    "required": ("list of str", "The names of passes to run before it."),
+}
+
+
+@shared_parameters(PASS_MAKER_PARAMETERS)
 def module_pass(pass_func=None, opt_level=None, name=None, required=None):
     """Make a module pass (tvm.transform.module_pass), as a call or a decorator.
 
@@ -486,10 +488,6 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
         default) returns a decorator.
     opt_level : int
         The least PassContext opt_level at which the pass runs; required.
-    name : str, optional
-        The pass's name; None (the default) uses the function's or class's name.
-    required : list of str, optional
-        Passes to run before it. Defaults to None.
 
     Returns
     -------
@@ -500,6 +498,7 @@ def module_pass(pass_func=None, opt_level=None, name=None, required=None):
                            name, required)
 
 
+@shared_parameters(PASS_MAKER_PARAMETERS)
 def function_pass(pass_func=None, opt_level=None, name=None, required=None):
     """Make a function pass (tvm.relay.transform.function_pass), as a call or a decorator; it is
     applied to each non-primitive global function.
@@ -511,10 +510,6 @@ def function_pass(pass_func=None, opt_level=None, name=None, required=None):
         None (the default) returns a decorator.
     opt_level : int
         The least PassContext opt_level at which the pass runs; required.
-    name : str, optional
-        The pass's name; None (the default) uses the function's or class's name.
-    required : list of str, optional
-        Passes to run before it. Defaults to None.
 
     Returns
     -------

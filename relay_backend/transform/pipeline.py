@@ -20,6 +20,7 @@ prints them; `PassContext(disabled_pass=[...])` reaches all executors alike.
 """
 import sys
 
+from ..docstrings import shared_parameters
 from .canonicalize_ops import CanonicalizeOps
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .combine_parallel_conv2d import CombineParallelConv2D
@@ -98,16 +99,17 @@ def _enabled_names(seq, ctx) -> list:
     return names
 
 
+# what the two listings share (shared_parameters completes their docstrings)
+LISTING_PARAMETERS = {
+    "opt_level": ("int", "The opt_level to list for; None is the current PassContext's."),
+    "is_vm": ("bool", "If True, list vm.compile's pipeline instead of build()'s."),
+}
+
+
+@shared_parameters(LISTING_PARAMETERS)
 def pipeline_passes(opt_level: int = None, is_vm: bool = False) -> list:
     """The names of the passes build() (or, with is_vm, vm.compile()) runs, in order, with the
     InferType runs the passes require.
-
-    Parameters
-    ----------
-    opt_level : int, optional
-        The opt_level to list for; None (the default) is the current PassContext's.
-    is_vm : bool, optional
-        If True, list vm.compile's pipeline. Defaults to False.
 
     Returns
     -------
@@ -121,15 +123,12 @@ def pipeline_passes(opt_level: int = None, is_vm: bool = False) -> list:
     return _enabled_names(default_pipeline(is_vm=is_vm), ctx)
 
 
+@shared_parameters(LISTING_PARAMETERS)
 def print_pipeline(opt_level: int = None, is_vm: bool = False, file=None) -> None:
     """Print pipeline_passes(opt_level, is_vm), one numbered pass per line.
 
     Parameters
     ----------
-    opt_level : int, optional
-        The opt_level to list for; None (the default) is the current PassContext's.
-    is_vm : bool, optional
-        If True, list vm.compile's pipeline. Defaults to False.
     file : file-like, optional
         Where to print; None (the default) is stdout.
     """

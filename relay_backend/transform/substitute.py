@@ -80,7 +80,7 @@ def dedup(expr: Expr) -> Expr:
     Parameters
     ----------
     expr : Expr
-        The expression.
+        The expression whose binders to rename; free variables are kept as they are.
 
     Returns
     -------

@@ -175,7 +175,8 @@ def to_a_normal_form(expr):
     Parameters
     ----------
     expr : Expr
-        The expression.
+        The expression or function to convert; a function keeps its parameters and gets its
+        body converted.
 
     Returns
     -------

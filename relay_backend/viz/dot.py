@@ -9,6 +9,7 @@ which node's output lives in which storage.
 """
 import html
 
+from ..docstrings import shared_parameters
 from ..errors import InputError
 from ..ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
@@ -16,7 +17,7 @@ from ..ir.module import IRModule
 from ..ir.types import type_to_str
 from ..op.registry import OpDef
 from ..te_compiler.naming import candidate_name
-from .compiled import compiled_nodes, tensor_text
+from .compiled import COMPILED_PARAMETERS, compiled_nodes, tensor_text
 
 INSTALL_HINT = 'pip install "relay_backend[viz]" (the graphviz package)'
 
@@ -150,14 +151,13 @@ def relay_graph(mod, func_name: str = "main"):
     return dot
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def kernel_graph(compiled, collapse_params: bool = True):
     """The compiled graph as a graphviz.Digraph: inputs, one cluster per kernel node holding its
     Relay ops, and the outputs.
 
     Parameters
     ----------
-    compiled : GraphExecutorFactoryModule or GraphModule or str
-        What relay.build returned, a GraphModule, or a graph JSON text.
     collapse_params : bool, optional
         If True (the default), the params (bound weights) are one summary node instead of one
         node each.
@@ -195,15 +195,11 @@ def kernel_graph(compiled, collapse_params: bool = True):
     return dot
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def memory_plan_graph(compiled):
     """The static memory plan as a graphviz table: a row per storage id with its bytes, a
     column per node in execution order; a filled cell is a node output living in that
     storage.
-
-    Parameters
-    ----------
-    compiled : GraphExecutorFactoryModule or GraphModule or str
-        What relay.build returned, a GraphModule, or a graph JSON text.
 
     Returns
     -------

@@ -1,15 +1,12 @@
 """Plain-text views of a compiled graph for a terminal: one line per kernel, and the memory plan
 as rows of storage ids over node order."""
-from .compiled import compiled_nodes, tensor_text
+from ..docstrings import shared_parameters
+from .compiled import COMPILED_PARAMETERS, compiled_nodes, tensor_text
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def text(compiled) -> str:
     """The compiled graph as text, one line per node: `%3 = kernel(%0, %1) -> Tensor[...]  [ops]`.
-
-    Parameters
-    ----------
-    compiled : GraphExecutorFactoryModule or GraphModule or str
-        What relay.build returned, a GraphModule, or a graph JSON text.
 
     Returns
     -------
@@ -28,14 +25,10 @@ def text(compiled) -> str:
     return "\n".join(lines)
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def memory_plan_text(compiled) -> str:
     """The memory plan as text: per storage id, its bytes and a mark under each node whose
     output lives there (I input, P param, # kernel output), nodes in execution order.
-
-    Parameters
-    ----------
-    compiled : GraphExecutorFactoryModule or GraphModule or str
-        What relay.build returned, a GraphModule, or a graph JSON text.
 
     Returns
     -------

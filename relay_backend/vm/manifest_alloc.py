@@ -201,7 +201,8 @@ def manifest_alloc(mod: IRModule) -> IRModule:
     Parameters
     ----------
     mod : IRModule
-        The module.
+        A typed module whose kernels are fused into primitive functions and whose nested
+        functions are lifted to globals (lambda_lift); it is not changed.
 
     Returns
     -------

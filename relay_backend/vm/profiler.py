@@ -12,25 +12,16 @@ and MAC counts come from the executable's kernel_info (executables compiled in t
 import threading
 import time
 
+from ..docstrings import shared_parameters
 from ..runtime.profiling import KernelCall, ProfileReport
-from .runtime import VirtualMachine
+from .runtime import VM_PARAMETERS, VirtualMachine
 
 
+@shared_parameters(VM_PARAMETERS)
 class VirtualMachineProfiler(VirtualMachine):
     """A VirtualMachine that also times every kernel call: profile(*args, func_name="main",
     repeat=1, warmup=1, **kwargs) returns a ProfileReport with one row per kernel
     (tvm.runtime.profiler_vm.VirtualMachineProfiler).
-
-    Parameters
-    ----------
-    exe : Executable or runtime.Module
-        What vm.compile returned (or its runtime module, exe.mod, as in TVM).
-    device : Device or str or list of Device, optional
-        Where to run: the CPU (the default), or a CUDA GPU for an executable compiled for
-        "cuda" (the first of a list).
-    memory_cfg : object, optional
-        TVM's allocator choice (NAIVE_ALLOCATOR / POOLED_ALLOCATOR); accepted for its
-        signature and not used: the VM allocates as its bytecode says. Defaults to None.
     """
 
     def __init__(self, exe, device=None, memory_cfg=None):

@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from ..docstrings import shared_parameters
 from ..errors import InputError, RelayError
 from ..executor import check_unambiguous_keywords
 from ..runtime import ndarray as _nd
@@ -174,6 +175,19 @@ def _to_device(value, device):
     return value
 
 
+# the constructor parameters of VirtualMachine and VirtualMachineProfiler (shared_parameters
+# completes their docstrings)
+VM_PARAMETERS = {
+    "exe": ("Executable or runtime.Module", "What vm.compile returned (or its runtime module, exe.mod, "
+                                            "as in TVM)."),
+    "device": ("Device or str or list of Device", 'Where to run: the CPU (None), or a CUDA GPU for an '
+               'executable compiled for "cuda" (the first of a list).'),
+    "memory_cfg": ("object", "TVM's allocator choice (NAIVE_ALLOCATOR / POOLED_ALLOCATOR); accepted for "
+                             "its signature and not used: the VM allocates as its bytecode says."),
+}
+
+
+@shared_parameters(VM_PARAMETERS)
 class VirtualMachine:
     """Runs a VM executable (tvm.runtime.vm.VirtualMachine): invoke(func_name, *args), or
     set_input then invoke, returning NDArrays, ADTs or tuples of them.
@@ -181,17 +195,6 @@ class VirtualMachine:
     Registers (tensors, shapes, control values) live in host memory; with a CUDA executable
     each kernel call stages its arguments on the device (copy in, launch, copy the outputs
     back), and the results are returned on `device`.
-
-    Parameters
-    ----------
-    exe : Executable or runtime.Module
-        What vm.compile returned (or its runtime module, exe.mod, as in TVM).
-    device : Device or str or list of Device, optional
-        Where to run: the CPU (the default), or a CUDA GPU for an executable compiled for
-        "cuda" (the first of a list).
-    memory_cfg : object, optional
-        TVM's allocator choice (NAIVE_ALLOCATOR / POOLED_ALLOCATOR); accepted for its
-        signature and not used: the VM allocates as its bytecode says. Defaults to None.
     """
 
     NAIVE_ALLOCATOR = 1

@@ -36,7 +36,7 @@ FORBIDDEN_EXCEPTIONS = {"graph_executor/debug_executor.py": {"interpreter"}}
 SAME_LEVEL = {
     ("runtime", "errors"), ("runtime", "config"), ("config", "errors"), ("target", "errors"),
     ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("progress", "config"),
-    ("cache", "config"), ("cache", "errors"), ("docstrings", "errors"),
+    ("cache", "config"), ("cache", "errors"), ("cache", "docstrings"), ("docstrings", "errors"),
     ("ir", "tir"),                            # symbolic dims of tensor types are tir size vars
     ("graph_executor", "interpreter"),        # debug_executor only (FORBIDDEN_EXCEPTIONS)
     ("demo", "backend"),

@@ -9,8 +9,8 @@ from docstring_parser import numpydoc
 from relay_backend.docstrings import complete_doc, shared_parameters
 from relay_backend.errors import RelayError
 
-SHARED = {"dtype": ("str, optional", "The dtype of the weights."),
-          "seed": ("int, optional", "The seed of the random values.")}
+SHARED = {"dtype": ("str", "The dtype of the weights."),
+          "seed": ("int", "The seed of the random values.")}
 
 
 def _params(doc):
@@ -64,7 +64,7 @@ def test_a_docstring_without_parameters_gets_the_section_before_its_other_sectio
     doc = complete_doc(make.__doc__, make, SHARED)
     assert [line for line in doc.splitlines() if line in ("Parameters", "Returns", "Notes")] == [
         "Parameters", "Returns", "Notes"]
-    assert _params(doc) == [("seed", "int, optional", "The seed of the random values.")]
+    assert _params(doc) == [("seed", "int", "The seed of the random values.")]
     assert "Something to know." in doc
 
 
