@@ -27,15 +27,41 @@ class Attrs(Node):
             ATTRS_TYPES[cls.__name__] = cls
 
     def keys(self):
+        """The names of the attributes, in field order (as a dict's keys).
+
+        Returns
+        -------
+        names : list of str
+            The field names of the dataclass.
+        """
         return [f.name for f in dataclasses.fields(self)]
 
     def __getitem__(self, key):
         return getattr(self, key)
 
     def items(self):
+        """The (name, value) pairs of the attributes, in field order (as a dict's items).
+
+        Returns
+        -------
+        items : list of tuple
+            One (name, value) pair per field.
+        """
         return [(k, getattr(self, k)) for k in self.keys()]
 
     def with_(self, **changes) -> "Attrs":
+        """A copy with some attributes changed (the attrs are frozen, so this is how to vary them).
+
+        Parameters
+        ----------
+        **changes
+            New values by attribute name; they are validated as the constructor validates them.
+
+        Returns
+        -------
+        attrs : Attrs
+            The copy, of the same class.
+        """
         return dataclasses.replace(self, **changes)
 
 

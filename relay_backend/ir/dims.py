@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import IRConstructionError
 from ..tir import expr as E
 from ..tir.simplify import simplify_expr
+from .node import Node
 
 
 class IntDim(int):
@@ -58,9 +59,10 @@ def int_dim(value: int) -> IntDim:
     return _SMALL[value] if value < 1025 else IntDim(value)
 
 
-class Any:
+class Any(Node):
     """An unknown (dynamic) dimension: `relay.Any()`. All Any dims compare equal; a relation
-    meeting Any in an input gives Any (or the other side) in its output."""
+    meeting Any in an input gives Any (or the other side) in its output; `same_as` is Node's
+    (the very same object)."""
 
     __slots__ = ()
 
@@ -72,9 +74,6 @@ class Any:
 
     def __repr__(self) -> str:
         return "?"
-
-    def same_as(self, other) -> bool:
-        return self is other
 
 
 # Operators a symbolic dim may use: what kernels can evaluate as buffer extents.

@@ -28,11 +28,25 @@ class Expr(Node):
 
     @property
     def checked_type(self) -> Type:
+        """The type InferType gave this expression (tvm's checked_type); a ValueError before it ran."""
         if self._checked_type_ is None:
             raise ValueError("the type of this expression has not been inferred; run transform.InferType() first")
         return self._checked_type_
 
     def astext(self, show_meta_data: bool = False) -> str:
+        """This expression as Relay text (tvm's astext), e.g. for printing or for the parser.
+
+        Parameters
+        ----------
+        show_meta_data : bool, optional
+            If True, the values of large constants follow in a metadata section; if False (the
+            default) only meta[relay.Constant][i] references to them are printed.
+
+        Returns
+        -------
+        text : str
+            The text, from the version header on.
+        """
         from .printer import astext
         return astext(self, show_meta_data=show_meta_data)
 
@@ -92,6 +106,18 @@ class Expr(Node):
     __hash__ = object.__hash__
 
     def astype(self, dtype: str):
+        """This expression cast to another dtype: relay.cast(self, dtype).
+
+        Parameters
+        ----------
+        dtype : str
+            The dtype to cast to, e.g. "float16".
+
+        Returns
+        -------
+        result : Expr
+            The cast call.
+        """
         return _OPERATOR_HOOKS["cast"](self, dtype)
 
     def __call__(self, *args) -> "Call":
@@ -158,6 +184,7 @@ class Var(Expr):
 
     @property
     def vid(self):
+        """The variable's identity (tvm's Id): here the Var itself, as Vars compare by identity."""
         return self
 
     def __call__(self, *args):
@@ -232,7 +259,18 @@ class Op(Expr):
 
     @staticmethod
     def get(name: str) -> "Op":
-        """The registered operator called `name` (tvm.ir.Op.get), or None when there is none."""
+        """A registered operator by name (tvm.ir.Op.get).
+
+        Parameters
+        ----------
+        name : str
+            The operator's name, e.g. "nn.conv2d".
+
+        Returns
+        -------
+        op : Op or None
+            The operator, or None when no operator has that name.
+        """
         return OP_TABLE.get(name)
 
 
@@ -304,12 +342,27 @@ class Function(Expr):
         self.attrs = DictAttrs(attrs or {})
 
     def with_attr(self, key: str, value) -> "Function":
+        """A copy of the function with one attribute set (tvm's Function.with_attr).
+
+        Parameters
+        ----------
+        key : str
+            The attribute's name, e.g. "Primitive" or "Compiler".
+        value : object
+            Its value.
+
+        Returns
+        -------
+        func : Function
+            The copy (same parameters, body and types); this function is not changed.
+        """
         attrs = DictAttrs(self.attrs)
         attrs[key] = value
         return Function(self.params, self.body, self.ret_type, self.type_params, attrs, self.span)
 
     @property
     def is_primitive(self) -> bool:
+        """True for a fused kernel: a function whose attribute Primitive is 1 (set by FuseOps)."""
         return int(self.attrs.get("Primitive", 0)) == 1
 
 
@@ -476,9 +529,23 @@ class TupleWrapper:
         self.size = size
 
     def astuple(self) -> Expr:
+        """The tuple-typed expression itself, to pass it on whole rather than field by field.
+
+        Returns
+        -------
+        tuple_value : Expr
+            The wrapped expression.
+        """
         return self.tuple_value
 
     def astext(self) -> str:
+        """The wrapped expression as Relay text (see Expr.astext).
+
+        Returns
+        -------
+        text : str
+            The text of the tuple-typed expression.
+        """
         return self.tuple_value.astext()
 
     def __getitem__(self, index):

@@ -9,4 +9,16 @@ class Node:
     __slots__ = ()
 
     def same_as(self, other) -> bool:
+        """Whether `other` is this very object (TVM's Object.same_as): identity, not structure.
+
+        Parameters
+        ----------
+        other : object
+            The object to compare with.
+
+        Returns
+        -------
+        same : bool
+            True only for the same object; use ir.structural.structural_equal to compare structure.
+        """
         return self is other

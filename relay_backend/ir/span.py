@@ -70,7 +70,18 @@ class Span:
         self.column, self.end_column = int(column), int(end_column)
 
     def merge(self, other: "Span") -> "Span":
-        """The smallest span covering self and other (same source)."""
+        """The smallest span covering this one and another of the same source.
+
+        Parameters
+        ----------
+        other : Span or None
+            The other span; None gives this span.
+
+        Returns
+        -------
+        span : Span
+            The covering span.
+        """
         if other is None:
             return self
         start = min((self.line, self.column), (other.line, other.column))

@@ -54,6 +54,7 @@ class TensorType(Type):
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (0 for a scalar)."""
         return len(self.shape)
 
     @property
@@ -63,6 +64,7 @@ class TensorType(Type):
 
     @property
     def concrete_shape(self) -> tuple:
+        """The shape as ints, for a type whose every dim is static; a ValueError when one is not."""
         if self.is_dynamic:
             raise ValueError(f"{self} has dynamic dimensions")
         return self.shape

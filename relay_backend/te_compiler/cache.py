@@ -10,18 +10,16 @@ compiled loop nest itself.
 """
 from dataclasses import dataclass, field
 
+from ..ir.node import Node
 from ..ir.structural import structural_equal, structural_hash
 from ..op.op_attrs import definition_generation
 from ..transform import InferTypeLocal
 from ..target import as_target
 
 
-class ObjectIdentity:
+class ObjectIdentity(Node):
     """TVM's Object comparison for Python objects mirroring TVM Objects: `a == b` and
-    `a.same_as(b)` mean the same object, and the hash is the object's identity."""
-
-    def same_as(self, other) -> bool:
-        return self is other
+    `a.same_as(b)` (Node's) mean the same object, and the hash is the object's identity."""
 
     def __eq__(self, other) -> bool:
         return self is other
