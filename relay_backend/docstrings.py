@@ -137,7 +137,9 @@ def _parameter_entries(function, written: list, meanings: dict) -> list:
             type_name, meaning = meanings[name]
             if parameter.default is not inspect.Parameter.empty and "optional" not in type_name:
                 type_name += ", optional"
-            texts.append(entry(name, type_name, meaning + default_note(parameter)))
+            stars = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+            texts.append(entry(stars.get(parameter.kind, "") + name, type_name,
+                               meaning + default_note(parameter)))
         elif parameter.kind not in _VARIADIC:
             raise RelayError(f"{function.__qualname__}: parameter {name!r} is described neither by its "
                         f"docstring's Parameters section nor by the shared meanings; add it to one "

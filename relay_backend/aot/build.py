@@ -165,10 +165,36 @@ class AotLibrary:
             self.lock = _LOCKS.setdefault(os.path.realpath(path), threading.Lock())
 
     def run(self, inputs_ptr, outputs_ptr) -> int:
+        """Run the whole model once under the library's lock: <prefix>_run(inputs, outputs).
+
+        Parameters
+        ----------
+        inputs_ptr : ctypes pointer
+            The address of the model's inputs struct (one tensor pointer per input).
+        outputs_ptr : ctypes pointer
+            The address of its outputs struct, which the results are written through.
+
+        Returns
+        -------
+        status : int
+            The return code of the C function (0 on success).
+        """
         with self.lock:
             return int(self._run(inputs_ptr, outputs_ptr))
 
     def get_source(self, fmt: str = "c") -> str:
+        """The C source the library was built from.
+
+        Parameters
+        ----------
+        fmt : str, optional
+            "h" for model.h; anything else (the default "c") for model.c.
+
+        Returns
+        -------
+        text : str
+            The source text ("" when it was not kept).
+        """
         return self.h_source if fmt == "h" else self.c_source
 
     def __repr__(self) -> str:

@@ -60,6 +60,13 @@ class AotExecutorFactoryModule:
 
     # -- TVM accessors
     def get_lib(self) -> AotLibrary:
+        """The loaded model library (its <prefix>_run runs the whole model).
+
+        Returns
+        -------
+        lib : AotLibrary
+            The library.
+        """
         return self.lib
 
     def get_params(self) -> dict:
@@ -67,12 +74,26 @@ class AotExecutorFactoryModule:
         return {}
 
     def get_source(self, fmt: str = "c") -> str:
-        """model.c ("c") or model.h ("h")."""
+        """The generated C source.
+
+        Parameters
+        ----------
+        fmt : str, optional
+            "c" (the default) for model.c, "h" for model.h.
+
+        Returns
+        -------
+        text : str
+            The source text.
+        """
         if fmt not in ("c", "h"):
             raise RelayError(f"get_source: the AOT factory has 'c' (model.c) and 'h' (model.h), not {fmt!r}")
         return self.c_source if fmt == "c" else self.h_source
 
     def get_graph_json(self):
+        """Refused with a RelayError: the AOT executor has no graph JSON, its schedule is compiled
+        into the model's run function (read it with get_source("c")).
+        """
         raise RelayError("the AOT executor has no graph JSON: its schedule is compiled into "
                          "tvmgen_default_run; use get_source('c') to read it")
 
@@ -83,10 +104,23 @@ class AotExecutorFactoryModule:
 
     @property
     def primitive_functions(self) -> dict:
+        """Kernel name -> the primitive Relay function it was compiled from."""
         return dict(self.program.primitive_functions)
 
     # -- creating executors
     def create(self, device) -> AotModule:
+        """A runnable module on a device: what factory["default"](device) makes.
+
+        Parameters
+        ----------
+        device : Device
+            Where the module runs (the CPU).
+
+        Returns
+        -------
+        module : AotModule
+            The module.
+        """
         module = AotModule(self, device)
         module.bound_param_names = self.bound_param_names
         return module
@@ -99,7 +133,22 @@ class AotExecutorFactoryModule:
         raise RelayError(f"the AOT factory has no function {key!r}; use factory[{self.libmod_name!r}](device)")
 
     def export_library(self, directory, **kwargs) -> str:
-        """Write model.c, model.h, model_params.bin, a Makefile and a sample main.c into `directory`."""
+        """Write a standalone C project into a directory: model.c, model.h, model_params.bin, a
+        Makefile and a sample main.c, which build with no Python.
+
+        Parameters
+        ----------
+        directory : str or os.PathLike
+            The folder to write into (created when missing; a file there is an error).
+        **kwargs
+            Passed on to aot.export.export_sources: openmp=True/False forces whether the Makefile
+            links OpenMP (by default, when the C compiler has it).
+
+        Returns
+        -------
+        directory : str
+            The folder written.
+        """
         return export_sources(self, directory, **kwargs)
 
     def __repr__(self) -> str:

@@ -87,6 +87,13 @@ class AotModule(ExecutorModule):
             raise ExecutionError(f"{self.lib.prefix}_run returned error code {rc}: {run_error(rc, self.lib.prefix)}")
 
     def get_num_outputs(self) -> int:
+        """How many outputs the model has (the fields of a tuple result).
+
+        Returns
+        -------
+        count : int
+            The number of outputs.
+        """
         return len(self._outputs)
 
     def _output_array(self, idx: int) -> NDArray:

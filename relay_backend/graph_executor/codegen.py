@@ -56,7 +56,21 @@ class GraphExecutorCodegen:
 
     # ------------------------------------------------------------------ public
     def codegen(self, mod=None, func=None):
-        """(graph_json, lowered runtime Module, params {"p0": NDArray, ...}) for `func`."""
+        """Lower a function (by default the module's main) into a graph JSON, a kernel library and
+        params (tvm's GraphExecutorCodegen.codegen).
+
+        Parameters
+        ----------
+        mod : IRModule, optional
+            The optimised, fused module; None (the default) takes the one given to the constructor.
+        func : Function, optional
+            The function to lower; None (the default) takes the module's main.
+
+        Returns
+        -------
+        result : tuple
+            (graph_json, the kernels' runtime Module, params {"p0": NDArray, ...}).
+        """
         mod = mod if mod is not None else self.mod
         if func is None:
             func = mod["main"]
@@ -65,9 +79,23 @@ class GraphExecutorCodegen:
 
     # TVM-style accessors on the last codegen
     def get_graph_json(self) -> str:
+        """The graph JSON of the last codegen.
+
+        Returns
+        -------
+        graph_json : str
+            Nodes, their inputs, the storage plan, shapes and dtypes.
+        """
         return self.result.graph_json
 
     def get_params(self) -> dict:
+        """The params of the last codegen: the constants lifted out of the graph.
+
+        Returns
+        -------
+        params : dict of str to NDArray
+            {"p0": value, ...}, the graph's param inputs.
+        """
         return dict(self.result.params)
 
 

@@ -15,8 +15,9 @@ one module per thread, a lock around whole set_input/run/get_output cycles, or
 import numpy as np
 
 from .. import diagnostics
+from ..docstrings import shared_parameters
 from ..errors import InputError, RelayError
-from .benchmark import BenchmarkResult
+from .benchmark import TIMING_PARAMETERS, TIMING_RESULT, BenchmarkResult
 from .ndarray import NDArray
 from .packed_module import PackedModule
 from .params import load_param_dict
@@ -411,6 +412,7 @@ class ExecutorModule:
     def _after_share(self) -> None:
         """Called once after share_params replaced inputs (the graph module re-binds kernels)."""
 
+    @shared_parameters(TIMING_PARAMETERS, TIMING_RESULT)
     def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=None,
                   limit_zero_time_iterations=100, end_to_end=False, cooldown_interval_ms=0,
                   repeats_to_cooldown=1, **kwargs) -> BenchmarkResult:
@@ -418,35 +420,13 @@ class ExecutorModule:
 
         Parameters
         ----------
-        device : Device, optional
-            Accepted for TVM's signature (kernels finish before they return, so timing needs
-            no device synchronisation). Defaults to None.
         func_name : str, optional
             The function to time, as named in module (e.g. "run"). Defaults to "run".
-        repeat : int, optional
-            How many measurements to take. Defaults to 5.
-        number : int, optional
-            How many calls each measurement averages over. Defaults to 5.
-        min_repeat_ms : float, optional
-            The least time one measurement should last: `number` grows until it does. None (the
-            default) means no minimum.
-        limit_zero_time_iterations : int, optional
-            How many times a measurement that reads zero time is retried. Defaults to 100.
         end_to_end : bool, optional
             If True, every call sets the inputs from `kwargs` and copies the outputs out
             (run_from_inputs); if False (the default) inputs are set once before timing.
-        cooldown_interval_ms : float, optional
-            A pause after every `repeats_to_cooldown` measurements, in milliseconds. Defaults
-            to 0.
-        repeats_to_cooldown : int, optional
-            How many measurements run between two pauses. Defaults to 1.
         **kwargs
             Inputs by name.
-
-        Returns
-        -------
-        result : BenchmarkResult
-            The per-call times (mean, median, std, min, max, results) in seconds.
         """
         min_repeat_ms = 0 if min_repeat_ms is None else min_repeat_ms
         if end_to_end:

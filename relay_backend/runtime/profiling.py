@@ -19,6 +19,19 @@ import io
 import json
 from dataclasses import asdict, dataclass, field
 
+from ..docstrings import shared_parameters
+
+# the parameters of the executors' profile methods, and what they return (shared_parameters
+# completes their docstrings)
+PROFILE_PARAMETERS = {
+    "repeat": ("int", "How many timed runs the report covers (at least 1)."),
+    "warmup": ("int", "How many untimed runs come first (lazy set-up, cold caches)."),
+}
+PROFILE_RESULT = ("report", "ProfileReport", "One row per kernel (the Relay ops fused into it, its output "
+                  "shape, calls, time, share of the total, GFLOP/s for matrix products); printable, and "
+                  "exportable as CSV, JSON and a Chrome trace.")
+# where the save_* methods write
+_SAVE_PARAMETERS = {"path": ("str or os.PathLike", "The file to write; an existing file is replaced.")}
 TRACE_PID = 1                    # Chrome trace events need a process and thread id
 TRACE_TID = 1
 
@@ -143,6 +156,13 @@ class ProfileReport:
                 "calls": [asdict(c) for c in self.calls]}
 
     def json(self) -> str:
+        """The report as indented JSON text (to_dict's contents).
+
+        Returns
+        -------
+        text : str
+            The JSON.
+        """
         return json.dumps(self.to_dict(), indent=1)
 
     def chrome_trace(self) -> dict:
@@ -156,15 +176,21 @@ class ProfileReport:
                  "args": {"name": f"relay_backend {self.executor}"}}]
         return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
 
+    @shared_parameters(_SAVE_PARAMETERS)
     def save_csv(self, path) -> None:
+        """Write the CSV text of csv() to a file."""
         with open(path, "w", newline="") as f:
             f.write(self.csv())
 
+    @shared_parameters(_SAVE_PARAMETERS)
     def save_json(self, path) -> None:
+        """Write the JSON text of json() to a file."""
         with open(path, "w") as f:
             f.write(self.json())
 
+    @shared_parameters(_SAVE_PARAMETERS)
     def save_chrome_trace(self, path) -> None:
+        """Write chrome_trace() to a JSON file that chrome://tracing and Perfetto open."""
         with open(path, "w") as f:
             json.dump(self.chrome_trace(), f)
 

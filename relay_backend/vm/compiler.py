@@ -180,18 +180,46 @@ class VMCompiler:
         self.optimized_mod = None
 
     def set_params(self, params) -> None:
-        """Parameters bound into main as constants by the next optimize/lower."""
+        """Give values to parameters of main: the next optimize or lower binds them as constants.
+
+        Parameters
+        ----------
+        params : dict of str to NDArray or numpy.ndarray
+            {parameter name: value}; None adds nothing.
+        """
         for name, value in (params or {}).items():
             self._params[name] = value if isinstance(value, NDArray) else _nd.array(np.asarray(value))
 
     def get_params(self) -> dict:
+        """The parameter values set so far (set_params, optimize).
+
+        Returns
+        -------
+        params : dict of str to NDArray
+            A copy of {name: value}.
+        """
         return dict(self._params)
 
     def optimize(self, mod: IRModule, target="llvm", params=None):
-        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize):
-        fused, lambda-lifted, and with every kernel call's memory explicit (ManifestAlloc), so
-        its text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
-        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is generated from."""
+        """The module as the VM's code generator sees it (tvm's VMCompiler.optimize): optimized,
+        fused, lambda-lifted and with every kernel call's memory explicit (ManifestAlloc), so its
+        text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
+        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is made from.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module to compile.
+        target : str or Target, optional
+            What the kernels are compiled for. Defaults to "llvm".
+        params : dict of str to NDArray or numpy.ndarray, optional
+            Values bound to parameters of main (as set_params). Defaults to None.
+
+        Returns
+        -------
+        result : tuple
+            (the optimized IRModule, the params dict).
+        """
         if not isinstance(mod, IRModule):
             raise CompileError(f"vm.compile expects an IRModule, got {type(mod).__name__}; "
                                f"wrap an expression with IRModule.from_expr(expr)")
@@ -204,7 +232,18 @@ class VMCompiler:
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
-        """Optimize, then compile every global function to bytecode and lower its kernels."""
+        """Optimize a module, then compile every global function to bytecode and lower its kernels to
+        loop nests (codegen compiles them); get_exec returns the result.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module to compile.
+        target : str or Target, optional
+            What the kernels are compiled for. Defaults to "llvm".
+        target_host : str or Target, optional
+            The host target, for a device target such as "cuda". Defaults to None.
+        """
         target = as_target(target)
         if target_host is not None:
             target = target.with_host(target_host)
@@ -232,6 +271,13 @@ class VMCompiler:
             self._exec.lib = get_te_compiler().build(cached, self._context.target)
 
     def get_exec(self) -> Executable:
+        """The executable lower and codegen produced; a CompileError before they ran.
+
+        Returns
+        -------
+        exe : Executable
+            The executable.
+        """
         if self._exec is None:
             raise CompileError("VMCompiler.get_exec: nothing compiled yet; call lower() and codegen()")
         return self._exec

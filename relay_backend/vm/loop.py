@@ -71,6 +71,25 @@ class Storage:
         self.device = device
 
     def alloc_tensor(self, offset: int, shape, dtype, nbytes=None) -> NDArray:
+        """A tensor carved from this block (the VM's alloc_tensor): a view of its bytes, no copy.
+
+        Parameters
+        ----------
+        offset : int
+            Where the tensor starts, in bytes from the start of the block.
+        shape : tuple of int
+            The tensor's shape.
+        dtype : str or numpy.dtype
+            Its element type.
+        nbytes : int, optional
+            Its size when the compiler knows it; None (the default) computes it from `shape`, which
+            is then checked against the allocation limit (a shape computed at run time).
+
+        Returns
+        -------
+        tensor : NDArray
+            The tensor; an ExecutionError when it does not fit in the block.
+        """
         dt = np.dtype(dtype)
         if nbytes is None:                   # a shape computed at run time
             nbytes = check_tensor_size(shape, dt, "VM alloc_tensor_reg")

@@ -13,8 +13,8 @@ import threading
 import time
 
 from ..docstrings import shared_parameters
-from ..runtime.profiling import KernelCall, ProfileReport
-from .runtime import VM_PARAMETERS, VirtualMachine
+from ..runtime.profiling import PROFILE_PARAMETERS, PROFILE_RESULT, KernelCall, ProfileReport
+from .runtime import INVOCATION_PARAMETERS, VM_PARAMETERS, VirtualMachine
 
 
 @shared_parameters(VM_PARAMETERS)
@@ -48,9 +48,11 @@ class VirtualMachineProfiler(VirtualMachine):
             return result
         return call
 
+    @shared_parameters({**PROFILE_PARAMETERS, **INVOCATION_PARAMETERS}, PROFILE_RESULT)
     def profile(self, *args, func_name: str = "main", repeat: int = 1, warmup: int = 1, **kwargs) -> ProfileReport:
-        """Run `func_name` `warmup` untimed times, then `repeat` timed times, on the given inputs
-        (or those of set_input); returns a ProfileReport with one row per kernel."""
+        """Time every kernel call of a VM function: `warmup` untimed runs, then `repeat` timed ones,
+        on the inputs given here (or those of set_input).
+        """
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         for _ in range(max(int(warmup), 0)):

@@ -37,6 +37,7 @@ SAME_LEVEL = {
     ("runtime", "errors"), ("runtime", "config"), ("config", "errors"), ("target", "errors"),
     ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("progress", "config"),
     ("cache", "config"), ("cache", "errors"), ("cache", "docstrings"), ("docstrings", "errors"),
+    ("runtime", "docstrings"),
     ("ir", "tir"),                            # symbolic dims of tensor types are tir size vars
     ("graph_executor", "interpreter"),        # debug_executor only (FORBIDDEN_EXCEPTIONS)
     ("demo", "backend"),

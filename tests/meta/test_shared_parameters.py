@@ -105,6 +105,15 @@ def test_variadic_and_combined_entries_are_kept():
     assert names == ["func_name, other", "*args", "dtype", "**kwargs"]
 
 
+def test_a_shared_variadic_entry_keeps_its_stars():
+    def run(*args, **kwargs):
+        """Run."""
+
+    shared = {"args": ("NDArray", "Inputs in order."), "kwargs": ("NDArray", "Inputs by name.")}
+    assert _params(complete_doc(run.__doc__, run, shared)) == [
+        ("*args", "NDArray", "Inputs in order."), ("**kwargs", "NDArray", "Inputs by name.")]
+
+
 def test_a_class_is_completed_from_its_constructor():
     @shared_parameters(SHARED)
     class Network:
