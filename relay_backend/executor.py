@@ -233,9 +233,22 @@ class Executor:
         return convert_args(func, args, kwargs)
 
     def evaluate(self, expr=None, binds=None):
-        """With no expr: a callable running `main`. With a Function or GlobalVar: a callable
-        running it. With any other expression: its value, computed now. `binds` maps Vars to
-        values that are let-bound around `expr` first."""
+        """Evaluate an expression, or make a callable of a function (tvm's Executor.evaluate).
+
+        Parameters
+        ----------
+        expr : Expr, optional
+            None (the default): a callable running the module's main. A Function or GlobalVar: a
+            callable running it. Any other expression: its value, computed now.
+        binds : dict, optional
+            {Var: value} let-bound around `expr` first, to give its free variables values. Defaults
+            to None.
+
+        Returns
+        -------
+        result : callable or NDArray or ADT
+            The callable (arguments positional, then by keyword), or the value.
+        """
         if binds:
             scope = expr
             for bvar, bval in reversed(list(binds.items())):

@@ -174,8 +174,22 @@ class InferenceSession:
         return ["CUDAExecutionProvider" if self.target == "cuda" else "CPUExecutionProvider"]
 
     def run(self, output_names, input_feed: dict, run_options=None) -> list:
-        """The outputs named in `output_names` (None: all, in the model's order) for `input_feed`
-        ({input name: array}); every model input must be given."""
+        """Run the model (onnxruntime's InferenceSession.run).
+
+        Parameters
+        ----------
+        output_names : list of str or None
+            The outputs to return, in that order; None returns all, in the model's order.
+        input_feed : dict of str to array-like
+            {input name: value} for every model input.
+        run_options : object, optional
+            Accepted for onnxruntime's signature and not used. Defaults to None.
+
+        Returns
+        -------
+        outputs : list of numpy.ndarray
+            The requested outputs.
+        """
         del run_options
         if not isinstance(input_feed, dict):
             raise InputError(f"InferenceSession.run: input_feed must be a dict {{name: array}}, got "

@@ -320,11 +320,29 @@ class Target:
     # -- construction helpers
     @staticmethod
     def list_kinds() -> list:
+        """The names of the registered target kinds ("c", "cuda", "llvm").
+
+        Returns
+        -------
+        kinds : list of str
+            The names, sorted.
+        """
         return sorted(KINDS)
 
     @staticmethod
     def current(allow_none: bool = True):
-        """The innermost target of a `with target:` block in this thread, or None."""
+        """The innermost target of a `with target:` block in this thread (tvm's Target.current).
+
+        Parameters
+        ----------
+        allow_none : bool, optional
+            If True (the default), None when no block is open; if False, a TargetError then.
+
+        Returns
+        -------
+        target : Target or None
+            The current target.
+        """
         stack = getattr(_CURRENT, "stack", [])
         if stack:
             return stack[-1]
@@ -342,6 +360,18 @@ class Target:
         _CURRENT.stack.pop()
 
     def with_host(self, host) -> "Target":
+        """A copy of the target with another host target: Target(self, host).
+
+        Parameters
+        ----------
+        host : str or dict or Target
+            The CPU target that runs the host code.
+
+        Returns
+        -------
+        target : Target
+            The copy.
+        """
         return Target(self, host)
 
     def export(self) -> dict:
@@ -362,30 +392,39 @@ class Target:
 
     @property
     def mcpu(self) -> str:
+        """The CPU the code is tuned for (-mcpu), "" when not given."""
         return self.attrs.get("mcpu", "")
 
     @property
     def mattr(self) -> tuple:
+        """The CPU features the code may use (-mattr, e.g. ("+avx2",)), () when not given."""
         return self.attrs.get("mattr", ())
 
     @property
     def model(self) -> str:
+        """The device model (-model), "unknown" when not given."""
         return self.attrs.get("model", "unknown")
 
     @property
     def arch(self) -> str:
+        """The GPU architecture (-arch, e.g. "sm_80"), "" when not given."""
         return self.attrs.get("arch", "")
 
     @property
     def max_num_threads(self) -> int:
+        """The most threads a GPU block may have (-max_num_threads), 1 when not given."""
         return self.attrs.get("max_num_threads", 1)
 
     @property
     def thread_warp_size(self) -> int:
+        """The number of threads of a GPU warp (-thread_warp_size), 1 when not given."""
         return self.attrs.get("thread_warp_size", 1)
 
     @property
     def max_shared_memory_per_block(self) -> int:
+        """The bytes of shared memory a GPU block may use (-max_shared_memory_per_block), a default
+        when not given.
+        """
         return self.attrs.get("max_shared_memory_per_block", DEFAULT_SHARED_MEMORY)
 
     @property

@@ -70,6 +70,18 @@ class GraphPartitioner:
 
     # --- union-find --------------------------------------------------------------------------
     def find(self, n):
+        """The root of the group a node belongs to (union-find, compressing the path walked).
+
+        Parameters
+        ----------
+        n : object
+            A node of the graph.
+
+        Returns
+        -------
+        root : object
+            The group's root node.
+        """
         root = n
         while self.parent[root] != root:
             root = self.parent[root]

@@ -30,6 +30,7 @@ class Device:
 
     @property
     def name(self) -> str:
+        """The kind of device as a name: "cpu" or "cuda"."""
         return DEVICE_NAMES[self.device_type]
 
     def __repr__(self) -> str:

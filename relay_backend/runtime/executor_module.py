@@ -74,6 +74,13 @@ class ExecutorModule:
         return len(self._input_names)
 
     def get_num_outputs(self) -> int:
+        """How many outputs the model has (the fields of a tuple result).
+
+        Returns
+        -------
+        count : int
+            The number of outputs.
+        """
         raise NotImplementedError
 
     def _input_array(self, idx: int) -> NDArray:

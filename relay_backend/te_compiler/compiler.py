@@ -15,6 +15,7 @@ import time
 import weakref
 
 from .. import codegen, diagnostics, progress
+from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
 from ..runtime.module import Module
@@ -25,6 +26,13 @@ from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
 
 _TIR_LOG = diagnostics.get_logger("tir")
+
+# the parameters of lower and jit (shared_parameters completes their docstrings)
+LOOKUP_PARAMETERS = {
+    "func_or_key": ("Function or CCacheKey", "A primitive (fused) Relay function, or the cache key of "
+                                             "one, whose own target then wins over `target`."),
+    "target": ("str or Target", "What the kernel is compiled for."),
+}
 
 
 class TECompiler:
@@ -40,10 +48,23 @@ class TECompiler:
         self.stats = {"lowered": 0, "llvm_builds": 0, "disk_hits": 0}
 
     def add_listener(self, fn) -> None:
-        """Call fn(event, kernel_name) on every "lowered" kernel (a progress bar hooks in here)."""
+        """Register a function told about every kernel lowered (a progress bar hooks in here).
+
+        Parameters
+        ----------
+        fn : callable
+            Called as fn(event, kernel_name), with event "lowered".
+        """
         self._listeners.append(fn)
 
     def remove_listener(self, fn) -> None:
+        """Unregister a function add_listener registered.
+
+        Parameters
+        ----------
+        fn : callable
+            The same function object.
+        """
         self._listeners.remove(fn)
 
     # -- lowering -------------------------------------------------------------------------------
@@ -81,9 +102,22 @@ class TECompiler:
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
                           {name: prim}, lowered.implementations)
 
+    @shared_parameters(LOOKUP_PARAMETERS)
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
-        """The CachedFunc of a primitive Function or of a CCacheKey (whose target then wins);
-        lowered once per structurally equal function and target."""
+        """The lowered form of a primitive function (tvm's TECompiler.lower): lowered once per
+        structurally equal function and target, then taken from the cache.
+
+        Parameters
+        ----------
+        mod_name : str, optional
+            The prefix of the kernel's name, as the module being built names its kernels. Defaults
+            to "default".
+
+        Returns
+        -------
+        cached : CachedFunc
+            The kernel's name, te inputs and outputs and tir PrimFuncs.
+        """
         value = self._lookup(self._key(func_or_key, target), mod_name)
         value.use_count += 1
         return value.cached_func
@@ -109,8 +143,15 @@ class TECompiler:
             self.stats["disk_hits"] += 1
         return module
 
+    @shared_parameters(LOOKUP_PARAMETERS)
     def jit(self, func_or_key, target="llvm"):
-        """A native callable for the function: call it with input NDArrays then output NDArrays."""
+        """A native callable for a primitive function, compiled once (tvm's TECompiler.jit).
+
+        Returns
+        -------
+        kernel : runtime.Function
+            Call it with the input NDArrays, then the output NDArrays it writes into.
+        """
         key = self._key(func_or_key, target)
         value = self._lookup(key, None)
         value.use_count += 1
@@ -118,14 +159,26 @@ class TECompiler:
         return module[value.cached_func.func_name]
 
     def build(self, cached_funcs, target="llvm"):
-        """One runtime Module holding the kernels of several CachedFuncs (used by executors).
+        """One runtime Module holding the kernels of several lowered functions (used by executors).
 
-        The same kernels (a model built again) give the same Module while it is in use, or
-        when it was the last one built: kernels keep no state, so sharing is safe, and a
-        rebuild then costs no LLVM run (nor a disk-cache read). Each LLVM optimization run leaks
-        ~50 KB inside llvmlite (its pass builders' instrumentation callbacks are never freed),
-        so building one model in a loop without the disk cache would otherwise grow the
-        process without bound.
+        The same kernels (a model built again) give the same Module while it is in use, or when it
+        was the last one built: kernels keep no state, so sharing is safe, and a rebuild then
+        costs no LLVM run (nor a disk-cache read). Each LLVM optimization run leaks ~50 KB inside
+        llvmlite (its pass builders' instrumentation callbacks are never freed), so building one
+        model in a loop without the disk cache would otherwise grow the process without bound.
+
+        Parameters
+        ----------
+        cached_funcs : iterable of CachedFunc
+            What lower returned for each kernel; those of external codegens are imported into the
+            Module.
+        target : str or Target, optional
+            What the kernels are compiled for. Defaults to "llvm".
+
+        Returns
+        -------
+        module : runtime.Module
+            The kernels, by name.
         """
         cached_funcs = tuple(cached_funcs)
         target = as_target(target)
@@ -151,7 +204,18 @@ class TECompiler:
         return module
 
     def module_for(self, cached: CachedFunc):
-        """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
+        """The compiled Module holding one lowered function's kernel (compiled now if needed).
+
+        Parameters
+        ----------
+        cached : CachedFunc
+            What lower returned; a CompileError when it is not in this compiler's cache.
+
+        Returns
+        -------
+        module : runtime.Module
+            The Module.
+        """
         for key, value in self._cache.values():
             if value.cached_func is cached:
                 return self._compile(key, value)
@@ -163,6 +227,9 @@ class TECompiler:
         return list(self._cache.values())
 
     def clear(self) -> None:
+        """Forget every lowered function, kernel name and built Module (tvm's TECompiler.clear); the
+        disk cache is kept.
+        """
         self._cache.clear()
         self._names.clear()
         with self._libraries_lock:

@@ -47,22 +47,58 @@ class PassInfo:
 # --------------------------------------------------------------------------------------------
 # Instruments
 # --------------------------------------------------------------------------------------------
+# the pass a hook is called for (shared_parameters completes the hooks' docstrings)
+_HOOK_PARAMETERS = {"info": ("PassInfo", "The pass's name, opt_level and required passes.")}
+
+
 class PassInstrument:
-    """Hooks called around every pass run under a PassContext (tvm.instrument.PassInstrument)."""
+    """Hooks called around every pass run under a PassContext (tvm.instrument.PassInstrument).
+    Subclass it and override the hooks wanted; the defaults do nothing and let every pass run."""
 
     def enter_pass_ctx(self):
+        """Called when a PassContext holding this instrument is entered (`with ctx:`)."""
         pass
 
     def exit_pass_ctx(self):
+        """Called when that PassContext is left, even after an error."""
         pass
 
+    @shared_parameters(_HOOK_PARAMETERS)
     def should_run(self, mod, info) -> bool:
+        """Whether a pass runs: a pass runs only if every instrument of the context says so.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module the pass would run on.
+
+        Returns
+        -------
+        run : bool
+            True (the default) to run it; False skips it, leaving the module as it is.
+        """
         return True
 
+    @shared_parameters(_HOOK_PARAMETERS)
     def run_before_pass(self, mod, info):
+        """Called just before a pass runs.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module the pass is about to run on.
+        """
         pass
 
+    @shared_parameters(_HOOK_PARAMETERS)
     def run_after_pass(self, mod, info):
+        """Called just after a pass ran.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module the pass returned.
+        """
         pass
 
 
@@ -227,7 +263,19 @@ class PassContext:
         return False
 
     def pass_enabled(self, info: PassInfo) -> bool:
-        """TVM's rule: disabled wins, then required, then opt_level."""
+        """Whether a pass runs under this context, by TVM's rule: a disabled pass never does, a
+        required one always does, any other when its opt_level is at most the context's.
+
+        Parameters
+        ----------
+        info : PassInfo
+            The pass's name and opt_level.
+
+        Returns
+        -------
+        enabled : bool
+            True when it runs.
+        """
         if info.name in self.disabled_pass:
             return False
         if info.name in self.required_pass:
@@ -277,6 +325,7 @@ class Pass:
 
     @property
     def name(self) -> str:
+        """The pass's name, as required_pass, disabled_pass and the instruments see it."""
         return self.info.name
 
     def __call__(self, mod: IRModule) -> IRModule:

@@ -17,6 +17,7 @@ tensors are released while the function still runs.
 import numpy as np
 
 from ..analysis.kernel_summary import mac_count, relay_ops
+from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..progress import build_progress
 from ..ir.dims import shape_vars
@@ -170,6 +171,13 @@ def insert_kills(code: list, keep: int) -> list:
     return out
 
 
+# what optimize and lower share (shared_parameters completes their docstrings)
+COMPILE_PARAMETERS = {
+    "mod": ("IRModule", "The module to compile."),
+    "target": ("str or Target", "What the kernels are compiled for."),
+}
+
+
 class VMCompiler:
     """tvm.relay.vm.VMCompiler: set_params, optimize, lower, codegen, get_exec."""
 
@@ -200,6 +208,7 @@ class VMCompiler:
         """
         return dict(self._params)
 
+    @shared_parameters(COMPILE_PARAMETERS)
     def optimize(self, mod: IRModule, target="llvm", params=None):
         """The module as the VM's code generator sees it (tvm's VMCompiler.optimize): optimized,
         fused, lambda-lifted and with every kernel call's memory explicit (ManifestAlloc), so its
@@ -208,10 +217,6 @@ class VMCompiler:
 
         Parameters
         ----------
-        mod : IRModule
-            The module to compile.
-        target : str or Target, optional
-            What the kernels are compiled for. Defaults to "llvm".
         params : dict of str to NDArray or numpy.ndarray, optional
             Values bound to parameters of main (as set_params). Defaults to None.
 
@@ -231,16 +236,13 @@ class VMCompiler:
                                          device_type=as_target(target).device_type)(mod)
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
+    @shared_parameters(COMPILE_PARAMETERS)
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
         """Optimize a module, then compile every global function to bytecode and lower its kernels to
         loop nests (codegen compiles them); get_exec returns the result.
 
         Parameters
         ----------
-        mod : IRModule
-            The module to compile.
-        target : str or Target, optional
-            What the kernels are compiled for. Defaults to "llvm".
         target_host : str or Target, optional
             The host target, for a device target such as "cuda". Defaults to None.
         """

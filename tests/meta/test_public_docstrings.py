@@ -1,4 +1,4 @@
-"""Every public function and class a tvm.relay user reaches has a numpydoc Parameters section.
+"""Every public function, class and method a tvm.relay user reaches has a numpydoc Parameters section.
 
 The walk starts from the namespaces a Relay user imports (relay, relay.nn, relay.transform, ...,
 relay.frontend.onnx, relay.testing, relay.viz, relay.session) and reads each namespace's
@@ -17,8 +17,16 @@ with an entry (and a description) for each of its parameters, self/cls, *args/**
 underscore-prefixed parameters aside; a class passes when its docstring or its __init__'s
 documents the parameters of its constructor. The docstrings are parsed with docstring_parser
 (the numpydoc grammar TVM's docstrings follow).
+
+The public methods of the classes the walk reaches are held to the same rule: every method
+without a leading underscore (dunders aside) that a relay_backend class in the class's MRO
+defines, checked once at the class that defines it, so an inherited method is not counted again
+and a private base (`_Config` under `relay.backend.Executor`) is checked because its methods
+reach the user through the public class. A static or class method is a method; a property needs
+a docstring only (it takes no parameters).
 """
 import enum
+import functools
 import importlib
 import inspect
 
@@ -119,6 +127,42 @@ def undocumented(obj) -> list:
     return [name for name in parameters_to_document(obj) if name not in described]
 
 
+def _method_kind(attribute):
+    """("property" or "method", the underlying function) for a class attribute, else None."""
+    if isinstance(attribute, (property, functools.cached_property)):
+        return "property", attribute.fget if isinstance(attribute, property) else attribute.func
+    if isinstance(attribute, (staticmethod, classmethod)):
+        attribute = attribute.__func__
+    if inspect.isfunction(attribute) and _defined_here(attribute):
+        return "method", attribute
+    return None
+
+
+def public_methods(objects=None):
+    """{qualified name: (kind, function)} for the public methods and properties of the walked
+    classes, keyed by the class that defines each (so an inherited one is listed once)."""
+    objects = public_objects() if objects is None else objects
+    found, seen_ids = {}, set()
+    for cls in (obj for obj in objects.values() if inspect.isclass(obj)):
+        for owner in cls.__mro__:
+            if not _defined_here(owner):
+                continue
+            for name, attribute in vars(owner).items():
+                kind = None if name.startswith("_") else _method_kind(attribute)
+                if kind is None or id(kind[1]) in seen_ids:
+                    continue
+                seen_ids.add(id(kind[1]))
+                found[f"{owner.__module__}.{owner.__qualname__}.{name}"] = kind
+    return found
+
+
+def undocumented_member(kind: str, function) -> list:
+    """What a method's docstring misses (as `undocumented`); for a property, only a docstring."""
+    if kind == "property":
+        return [] if inspect.getdoc(function) else ["(no docstring)"]
+    return undocumented(function)
+
+
 def test_the_walk_reaches_the_namespaces():
     objects = public_objects()
     for name in ("relay_backend.build", "relay_backend.op.nn.conv2d", "relay_backend.Var",
@@ -161,8 +205,59 @@ def test_the_check_reads_numpydoc():
     assert undocumented(prose) == ["data", "axis"]
 
 
+def test_the_method_walk_reads_definitions_once():
+    class Base:
+        def shared(self, value):
+            """Defined once, inherited below."""
+
+        @property
+        def size(self):
+            return 1
+
+        @staticmethod
+        def make(count):
+            """Make one.
+
+            Parameters
+            ----------
+            count : int
+                How many.
+            """
+
+        def _private(self, value):
+            pass
+
+        def __len__(self):
+            return 1
+
+    class Child(Base):
+        def own(self):
+            """No parameters: a docstring is enough."""
+
+    for cls in (Base, Child):   # as if defined in relay_backend, functions included
+        cls.__module__ = "relay_backend.example"
+        for attribute in vars(cls).values():
+            function = getattr(attribute, "fget", None) or getattr(attribute, "__func__", attribute)
+            if inspect.isfunction(function):
+                function.__module__ = "relay_backend.example"
+    methods = public_methods({"Child": Child})
+    prefix = f"relay_backend.example.{Base.__qualname__.rsplit('.', 1)[0]}"
+    assert sorted(methods) == sorted(f"{prefix}.{name}" for name in
+                                     ("Child.own", "Base.shared", "Base.size", "Base.make"))
+    missing = {name.rsplit(".", 1)[1]: undocumented_member(*kind) for name, kind in methods.items()}
+    assert missing == {"own": [], "shared": ["value"], "size": ["(no docstring)"], "make": []}
+
+
 def test_every_public_function_and_class_documents_its_parameters():
     missing = {name: params for name, obj in public_objects().items() if (params := undocumented(obj))}
     listing = "\n".join(f"  {name}: {', '.join(params)}" for name, params in sorted(missing.items()))
     assert not missing, (f"{len(missing)} public functions/classes lack a numpydoc Parameters entry "
                          f"for these parameters:\n{listing}")
+
+
+def test_every_public_method_documents_its_parameters():
+    missing = {name: params for name, (kind, function) in public_methods().items()
+               if (params := undocumented_member(kind, function))}
+    listing = "\n".join(f"  {name}: {', '.join(params)}" for name, params in sorted(missing.items()))
+    assert not missing, (f"{len(missing)} public methods lack a docstring or a numpydoc Parameters "
+                         f"entry for these parameters:\n{listing}")

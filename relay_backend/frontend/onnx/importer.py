@@ -84,10 +84,33 @@ class OnnxImporter:
 
     # --- typing and folding ----------------------------------------------------------------------
     def normalize(self, expr):
-        """`expr` with constant calls folded (memoized); its type is recorded too."""
+        """An expression with its constant calls folded (memoized); its type is recorded too.
+
+        Parameters
+        ----------
+        expr : Expr
+            An expression a converter built.
+
+        Returns
+        -------
+        expr : Expr
+            The folded expression.
+        """
         return self._visit(expr)[0]
 
     def type_of(self, expr):
+        """The type of an expression a converter built (inferred once, memoized with normalize).
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression.
+
+        Returns
+        -------
+        type : Type
+            Its inferred type.
+        """
         return self._visit(expr)[1]
 
     def _visit(self, expr):
@@ -156,11 +179,24 @@ class OnnxImporter:
         return model_opset(model) if self.opset_override is None else self.opset_override
 
     def check_supported(self, graph, opset: int) -> dict:
-        """{(domain, op_type): why} for every op of the model this importer cannot convert.
+        """The ops of a graph this importer cannot convert, found before any conversion.
 
         Raises at once only for an opset below MIN_OPSET or beyond the installed onnx; import_model
         reports the ops together with every node-level problem (unsupported attribute values,
-        run-time inputs) at once."""
+        run-time inputs).
+
+        Parameters
+        ----------
+        graph : onnx.GraphProto
+            The model's graph (subgraphs are searched too).
+        opset : int
+            The opset the model is imported with.
+
+        Returns
+        -------
+        problems : dict
+            {(domain, op_type): why it cannot be converted}; empty when every op can be.
+        """
         if opset < MIN_OPSET:
             raise OpNotImplemented(f"from_onnx: the model uses ONNX opset {opset}; supported opsets are "
                                    f"{MIN_OPSET} and later (convert it with onnx.version_converter)")
@@ -185,6 +221,19 @@ class OnnxImporter:
         return problems
 
     def import_model(self, model):
+        """Convert an ONNX model into a Relay module and its params (what from_onnx returns).
+
+        Parameters
+        ----------
+        model : onnx.ModelProto or bytes or str or os.PathLike
+            The model, its serialized bytes, or the path of a .onnx file.
+
+        Returns
+        -------
+        result : tuple
+            (IRModule, params): the typed module whose main takes the graph inputs (then the
+            initializers when freeze_params is False), and {initializer name: NDArray} for those.
+        """
         model = load_model(model)
         graph = model.graph
         self.shape, self.dtype = check_arguments(graph, self.shape, self.dtype)
