@@ -22,7 +22,7 @@ EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
 def optimize(mod, target="llvm", params=None):
     """(optimized module, params) as build() sees it before codegen (tvm.relay.optimize)."""
     mod = _as_module(mod, params)
-    return default_pipeline()(mod), {}
+    return default_pipeline(target=target)(mod), {}
 
 
 def _as_module(mod, params) -> IRModule:
@@ -52,7 +52,7 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
     if workspace_memory_pools is not None or constant_memory_pools is not None:
         raise RelayError("build: memory pools are not supported; the graph and AOT executors plan "
                          "one workspace each (omit workspace_memory_pools / constant_memory_pools)")
-    opt_mod = default_pipeline()(_as_module(mod, params))
+    opt_mod = default_pipeline(target=target)(_as_module(mod, params))
     if executor.name == "aot":  # one C program over a static workspace (aot/)
         from .aot.factory import aot_build
         return aot_build(opt_mod, target, mod_name)

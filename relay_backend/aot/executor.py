@@ -15,7 +15,7 @@ class AotExecutor(CompiledExecutor):
     executor_name = "AOT"
 
     def _build(self, mod):
-        return aot_build(default_pipeline()(mod), self.target)
+        return aot_build(default_pipeline(target=self.target)(mod), self.target)
 
 
 __all__ = ["AotExecutor"]

@@ -15,7 +15,7 @@ class GraphExecutor(CompiledExecutor):
     executor_name = "graph"
 
     def _build(self, mod):
-        return build_graph(default_pipeline()(mod), self.target)
+        return build_graph(default_pipeline(target=self.target)(mod), self.target)
 
 
 __all__ = ["GraphExecutor"]

@@ -21,10 +21,12 @@ and the pools (their layout attribute follows the data).
 import dataclasses
 from typing import Callable, List, NamedTuple, Optional
 
+from ..ir.expr import Tuple
 from ..ir.types import TensorType, TupleType
-from .layout import layout_transform
+from .layout import Layout, layout_transform
 from .pattern import OpPattern
 from .registry import get as get_op, list_ops, register_op_attr
+from .nn.layout_view import block_of
 from .transform import expand_dims
 
 
@@ -46,25 +48,53 @@ class Decision(NamedTuple):
     outputs: object          # a LayoutInfo, or a list of them for a tuple result
 
 
+class Transform(NamedTuple):
+    """An input adapter: layout_transform from src to dst. The rewriter shares one transform
+    of a value per (src, dst) among all its consumers."""
+    src: str
+    dst: str
+
+    def __call__(self, expr):
+        return layout_transform(expr, self.src, self.dst)
+
+
 def transform_to(src: str, dst: str):
-    """An input adapter: layout_transform from src to dst (nothing when they agree)."""
+    """An input adapter from src to dst (nothing when they agree)."""
     if src == dst:
         return None
-    return lambda e: layout_transform(e, src, dst)
+    return Transform(src, dst)
 
 
 def keep_original(call, new_attrs, infos) -> Decision:
     """The default: every changed input goes back to its original layout; the result is in the
     original layout too."""
-    inputs = [transform_to(i.cur, i.orig) if i.changed else None for i in infos]
+    inputs = [None if isinstance(i, list) or not i.changed else transform_to(i.cur, i.orig) for i in infos]
     t = call.checked_type
     out = [UNKNOWN] * len(t.fields) if isinstance(t, TupleType) else UNKNOWN
     return Decision(new_attrs, inputs, out)
 
 
 def _remap_axis(axis: int, info: LayoutInfo) -> int:
+    """Where the primal axis at `axis` of the original layout sits in the current one."""
     ndim = len(info.orig)
-    return info.cur.index(info.orig[axis % ndim])
+    return Layout(info.cur).index_of(info.orig[axis % ndim])
+
+
+def is_blocked(layout: str, letter: str) -> bool:
+    """Whether primal axis `letter` is split into blocks in `layout` ("C" in "NCHW8c")."""
+    return Layout(layout).index_of(letter.lower()) >= 0
+
+
+def fits(shape, orig: str, cur: str) -> bool:
+    """Whether a tensor of `shape` in layout `orig` (lower rank: aligned to its right end, as
+    broadcasting does) can be transformed to `cur`: every blocked axis divides by its block."""
+    dst = Layout(cur)
+    letters = orig[len(orig) - len(shape):]
+    return all(isinstance(d, int) and d % dst.block(letter) == 0 for letter, d in zip(letters, shape))
+
+
+def _shape(expr) -> tuple:
+    return tuple(expr.checked_type.shape)
 
 
 def _with(attrs, **changes):
@@ -119,11 +149,13 @@ def broadcast_layout(call, new_attrs, infos) -> Decision:
     target = infos[lead]
     inputs = []
     for k, (info, rank) in enumerate(zip(infos, ranks)):
+        shape = _shape(call.args[k])
         if k == lead or rank == 0 or info.cur == target.cur:
             inputs.append(None)
-        elif rank == len(target.orig) and (not info.changed or info.orig == target.orig):
+        elif rank == len(target.orig) and (not info.changed or info.orig == target.orig) and \
+                fits(shape, target.orig, target.cur):
             inputs.append(transform_to(info.cur or target.orig, target.cur))
-        elif rank < len(target.orig) and not info.changed:
+        elif rank < len(target.orig) and not info.changed and fits(shape, target.orig, target.cur):
             missing = len(target.orig) - rank
             inputs.append(lambda e, m=missing: layout_transform(expand_dims(e, 0, m), target.orig,
                                                                 target.cur))
@@ -136,7 +168,7 @@ def axis_layout(call, new_attrs, infos) -> Decision:
     """Ops with one data layout and an `axis` attribute (bias_add, prelu, softmax): the axis
     is moved to where its letter went."""
     info = infos[0]
-    if not info.changed:
+    if not info.changed or is_blocked(info.cur, info.orig[new_attrs.axis % len(info.orig)]):
         return keep_original(call, new_attrs, infos)
     return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)),
                     [None] * len(infos), info)
@@ -144,7 +176,8 @@ def axis_layout(call, new_attrs, infos) -> Decision:
 
 def batch_norm_layout(call, new_attrs, infos) -> Decision:
     info = infos[0]
-    if not info.changed or any(i.changed for i in infos[1:]):
+    if not info.changed or any(i.changed for i in infos[1:]) or \
+            is_blocked(info.cur, info.orig[new_attrs.axis % len(info.orig)]):
         return keep_original(call, new_attrs, infos)
     return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)), [None] * len(infos),
                     [info, UNKNOWN, UNKNOWN])
@@ -152,46 +185,85 @@ def batch_norm_layout(call, new_attrs, infos) -> Decision:
 
 def reduce_layout(call, new_attrs, infos) -> Decision:
     """Reduced axes are renamed by their letters; without keepdims the result's layouts are the
-    input's with those letters dropped."""
+    input's with those letters dropped. Reducing a blocked axis goes back to the original layout."""
     info = infos[0]
     if not info.changed:
         return keep_original(call, new_attrs, infos)
     ndim = len(info.orig)
     axes = tuple(range(ndim)) if new_attrs.axis is None else tuple(a % ndim for a in new_attrs.axis)
     letters = {info.orig[a] for a in axes}
-    new_axes = None if new_attrs.axis is None else tuple(sorted(info.cur.index(c) for c in letters))
-    if new_attrs.exclude:
-        kept = letters
-    else:
-        kept = set(info.orig) - letters
+    if any(is_blocked(info.cur, c) for c in letters) or (new_attrs.exclude and Layout(info.cur).ndim != ndim):
+        return keep_original(call, new_attrs, infos)
+    cur = Layout(info.cur)
+    new_axes = None if new_attrs.axis is None else tuple(sorted(cur.index_of(c) for c in letters))
+    kept = letters if new_attrs.exclude else set(info.orig) - letters
     if new_attrs.keepdims:
         out = info
     else:
         orig = "".join(c for c in info.orig if c in kept)
-        cur = "".join(c for c in info.cur if c in kept)
-        out = LayoutInfo(orig or None, cur or None)
+        cur_kept = "".join(f"{size}{a}" if size else a for a, size in cur.axes if a.upper() in kept)
+        out = LayoutInfo(orig or None, cur_kept or None)
     return Decision(_with(new_attrs, axis=new_axes), [None], out)
 
 
 def pad_layout(call, new_attrs, infos) -> Decision:
+    """Pad widths follow their letters; a sub-axis is not padded (padding a blocked axis goes
+    back to the original layout)."""
     info = infos[0]
     if not info.changed:
         return keep_original(call, new_attrs, infos)
     widths = new_attrs.pad_width
-    return Decision(_with(new_attrs, pad_width=tuple(widths[info.orig.index(c)] for c in info.cur)),
-                    [None, None], info)
+    by_letter = {c: widths[k] for k, c in enumerate(info.orig)}
+    cur = Layout(info.cur)
+    if any(is_blocked(info.cur, c) and tuple(by_letter[c]) != (0, 0) for c in info.orig):
+        return keep_original(call, new_attrs, infos)
+    new_widths = tuple(by_letter[a] if a.isupper() else (0, 0) for a, _ in cur.axes)
+    return Decision(_with(new_attrs, pad_width=new_widths), [None, None], info)
 
 
 def pool_layout(call, new_attrs, infos) -> Decision:
-    """A pool follows its data into NHWC / NCHW (the layouts pools support)."""
+    """A pool follows its data into NHWC / NCHW / NCHW{b}c (the layouts pools support)."""
     info = infos[0]
-    if not info.changed or info.orig != new_attrs.layout or info.cur not in ("NCHW", "NHWC"):
+    supported = info.cur in ("NCHW", "NHWC") or (info.orig == "NCHW" and block_of(info.cur))
+    if not info.changed or info.orig != new_attrs.layout or not supported:
         return keep_original(call, new_attrs, infos)
     return Decision(_with(new_attrs, layout=info.cur, out_layout=""), [None], info)
 
 
+def concatenate_layout(call, new_attrs, infos) -> Decision:
+    """The fields follow the first changed one when every field can be brought to its layout
+    (a blocked concatenation axis must divide by the block in every field: NCHW8c inputs of
+    8k channels concatenate along C/8); the axis moves to where its letter went."""
+    fields = infos[0]
+    lead = next((i for i in fields if i.changed), None)
+    if lead is None:
+        return keep_original(call, new_attrs, infos)
+    shapes = [tuple(t.shape) for t in call.args[0].checked_type.fields]
+    if any(len(shape) != len(lead.orig) or i.orig not in (None, lead.orig) or not fits(shape, lead.orig, lead.cur)
+           for i, shape in zip(fields, shapes)):
+        return keep_original(call, new_attrs, infos)
+
+    def adapt(tup):
+        return Tuple([f if i.cur == lead.cur else layout_transform(f, i.cur or lead.orig, lead.cur)
+                      for f, i in zip(tup.fields, fields)])
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, lead)), [adapt], lead)
+
+
+def dense_pack_layout(call, new_attrs, infos) -> Decision:
+    """nn.contrib_dense_pack: the data in its original layout, the (units, K) weight packed to
+    weight_layout (NC{bn}n); the result is untouched."""
+    data, weight = infos
+    weight_src = weight.cur if weight.cur is not None else "NC"
+    return Decision(new_attrs, [transform_to(data.cur, data.orig) if data.changed else None,
+                                transform_to(weight_src, new_attrs.weight_layout)], UNKNOWN)
+
+
 _SPECIFIC = {
     "nn.conv2d": conv2d_layout,
+    "nn.contrib_conv2d_NCHWc": conv2d_layout,
+    "nn.contrib_depthwise_conv2d_NCHWc": conv2d_layout,
+    "nn.contrib_dense_pack": dense_pack_layout,
+    "concatenate": concatenate_layout,
     "nn.bias_add": axis_layout, "nn.prelu": axis_layout,
     "nn.softmax": axis_layout, "nn.log_softmax": axis_layout, "nn.fast_softmax": axis_layout,
     "nn.batch_norm": batch_norm_layout,
@@ -212,4 +284,4 @@ for _op in list_ops():
         register_op_attr(_op.name, "FInferCorrectLayout", broadcast_layout)
 register_op_attr("nn.conv2d", "FTVMConvertOpLayout", convert_conv2d)
 
-__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "keep_original", "transform_to"]
+__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "Transform", "keep_original", "transform_to"]

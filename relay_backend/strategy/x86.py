@@ -5,4 +5,4 @@ Importing registers them (strategy/__init__.py imports this module): x86_dense.p
 packed + batch-1, nn.batch_matmul), x86_conv.py (nn.conv2d NCHW), x86_pool.py (pools); the
 shared tile/epilogue helpers are in x86_common.py.
 """
-from . import x86_conv, x86_dense, x86_pool  # noqa: F401  (importing registers them)
+from . import x86_alter_layout, x86_conv, x86_conv_nchwc, x86_dense, x86_pool  # noqa: F401  (importing registers them)

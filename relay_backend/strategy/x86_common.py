@@ -138,7 +138,8 @@ def _last_reduction(s):
 
 def schedule_rows(attrs, outs, target):
     """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction (pools,
-    grouped/depthwise conv2d) plus its fused epilogue."""
+    grouped/depthwise conv2d) plus its fused epilogue; for channel-blocked NCHW{b}c data the
+    block is the vector."""
     s = te.create_schedule(outs)
     red = _last_reduction(s)
     if red is None:              # nothing to reduce (not expected): plain spatial schedule
@@ -149,24 +150,27 @@ def schedule_rows(attrs, outs, target):
     work = prod(shape) * prod(int(iv.dom.extent.value) for iv in red.reduce_axis)
     inline_except(s)
     out_ops = [t.op for t in outs]
-    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) == 4:
+    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) in (4, 5):
         if out_ops[0] is red:
             R = s.cache_write(red.output(0), "local").op
             O = red
         else:
             O, R = out_ops[0], red
         so = s[O]
-        n, c, y, x = O.axis
+        n, c, y, *inner = O.axis
         row = so.fuse(n, c, y)
         parallel_if_large(so, row, work)
         if shape[-1] > 1:
-            so.vectorize(x)
+            so.vectorize(inner[-1])
         sr = s[R]
         sr.compute_at(so, row)
-        rn, rc, ry, rx = R.axis
-        sr.reorder(*R.reduce_axis, rn, rc, ry, rx)
+        rn, rc, ry, *rinner = R.axis
+        if len(shape) == 4:         # NCHW: the width is the vector, the window outside it
+            sr.reorder(*R.reduce_axis, rn, rc, ry, *rinner)
+        else:                       # NCHW{b}c: per pixel, the window outside the channel block
+            sr.reorder(rn, rc, ry, rinner[0], *R.reduce_axis, rinner[1])
         if shape[-1] > 1:
-            sr.vectorize(rx)
+            sr.vectorize(rinner[-1])
         return s
     # several outputs (or an unexpected shape): reduction rows at the root, the rest generic
     sr = s[red]

@@ -9,16 +9,20 @@ passes that exist here, each gated by its own opt_level under the current PassCo
   CombineParallelDense(3)           4     CombineParallelBatchMatmul(3) 4
   FoldConstant                      2     FoldScaleAxis (its passes 3)
   SimplifyExpr                      0     CanonicalizeOps           3
-  SimplifyExprPostAlterOp           0     FastMath                  4
-  FoldConstant                      2     FuseOps (at opt_level)    0
+  AlterOpLayout(target)             3     SimplifyExprPostAlterOp   0
+  FastMath                          4     FoldConstant              2
+  FuseOps (at opt_level)            0
 
-(Relay's Legalize, CanonicalizeCast, FlattenAtrousConv, AlterOpLayout and PlanDevices have no
+AlterOpLayout needs the target (x86 runs conv2d / dense in channel-blocked layouts with
+pre-packed weights, which the last FoldConstant packs); without one it changes nothing.
+(Relay's Legalize, CanonicalizeCast, FlattenAtrousConv and PlanDevices have no
 counterpart here; InferType runs wherever a pass requires types, as Relay's Sequential does.)
 `pipeline_passes(opt_level)` returns the names that run at an opt_level and `print_pipeline`
 prints them; `PassContext(disabled_pass=[...])` reaches all executors alike.
 """
 import sys
 
+from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .combine_parallel_conv2d import CombineParallelConv2D
@@ -37,8 +41,9 @@ from .simplify_inference import SimplifyInference
 from .to_basic_block_normal_form import ToBasicBlockNormalForm
 
 
-def pass_prefix(keep_only_main: bool = True, is_vm: bool = False) -> list:
-    """Relay's GetPassPrefix: the optimisations before fusion, in order."""
+def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None) -> list:
+    """Relay's GetPassPrefix: the optimisations before fusion, in order (`target` chooses what
+    AlterOpLayout does)."""
     passes = [RemoveUnusedFunctions(["main"])] if keep_only_main else []
     passes += [ToBasicBlockNormalForm(), SimplifyInference()]
     if is_vm:   # constructors in argument position become closures the VM can pass around
@@ -53,6 +58,7 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False) -> list:
         FoldScaleAxis(),
         SimplifyExpr(),
         CanonicalizeOps(),
+        AlterOpLayout(target),
         SimplifyExprPostAlterOp(),
         FastMath(),
         FoldConstant(),
@@ -60,11 +66,11 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False) -> list:
     return passes
 
 
-def default_pipeline(keep_only_main: bool = True, is_vm: bool = False) -> Sequential:
+def default_pipeline(keep_only_main: bool = True, is_vm: bool = False, target=None) -> Sequential:
     """The optimisation passes, in order, ending with FuseOps. `keep_only_main` first drops the
     functions main does not reach (pass False for a module without main); `is_vm` adds the
-    VM's EtaExpand."""
-    passes = [InferType(), *pass_prefix(keep_only_main, is_vm),
+    VM's EtaExpand; `target` (the build's) is what AlterOpLayout alters for."""
+    passes = [InferType(), *pass_prefix(keep_only_main, is_vm, target),
               FuseOps(),            # fuse_opt_level=-1: fuse at PassContext.opt_level
               InferType()]
     return Sequential(passes, name="default_pipeline")

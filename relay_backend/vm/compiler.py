@@ -172,7 +172,7 @@ class VMCompiler:
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True)(mod)
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True, target=target)(mod)
         return lambda_lift(mod), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:

@@ -1,6 +1,7 @@
 """The default pipeline is Relay v0.18's GetPassPrefix + FuseOps with the passes that exist
 here: the names run at each opt_level, the VM's EtaExpand, disabled_pass, and build() running
-exactly that list (observed with a PassTiming instrument)."""
+exactly that list (observed with a PassTiming instrument); AlterOpLayout at opt_level 3 with
+the build's target."""
 import io
 
 import numpy as np
@@ -14,13 +15,13 @@ LEVEL_2 = ["RemoveUnusedFunctions", "ToBasicBlockNormalForm", "SimplifyInference
            "SimplifyExpr", "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
 LEVEL_3 = ["RemoveUnusedFunctions", "ToBasicBlockNormalForm", "SimplifyInference",
            "EliminateCommonSubexpr", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "SimplifyExprPostAlterOp", "FoldConstant",
-           "FuseOps"]
+           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
+           "FoldConstant", "FuseOps"]
 LEVEL_4 = ["RemoveUnusedFunctions", "ToBasicBlockNormalForm", "SimplifyInference",
            "EliminateCommonSubexpr", "CombineParallelConv2d", "CombineParallelDense",
            "CombineParallelBatchMatmul", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "SimplifyExprPostAlterOp", "FastMath",
-           "FoldConstant", "FuseOps"]
+           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
+           "FastMath", "FoldConstant", "FuseOps"]
 
 
 def without_infer(names):
