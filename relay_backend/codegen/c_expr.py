@@ -167,12 +167,30 @@ class ExprPrinter:
                 continue
             texts = [memo[id(k)][0] for k in kids]
             depth = 1 + max((memo[id(k)][1] for k in kids), default=-1)
-            text = self._lower(node, texts)
+            text = self._multiply_add(node, kids, uses, memo) or self._lower(node, texts)
             if hoist and kids and (uses.get(key, 0) > 1 or depth >= MAX_DEPTH):
                 name = self.owner.names.temp()
                 self.owner.line(f"const {value_type(node.dtype)} {name} = {text};")
                 text, depth = name, 0
             memo[key] = (text, depth)
+
+    @staticmethod
+    def _multiply_add(node, kids, uses, memo):
+        """`a*b + c`, `a*b - c`, `c - a*b` on float32/64 as one RB_FMAF / RB_FMA (the LLVM
+        backend's `contract`), when the product is used only there and was not put into a
+        temporary; None otherwise."""
+        if not isinstance(node, (tir.Add, tir.Sub)) or node.dtype not in ("float32", "float64"):
+            return None
+        fma = "RB_FMAF" if node.dtype == "float32" else "RB_FMA"
+        for k, kid in enumerate(kids):
+            if isinstance(kid, tir.Mul) and kid.dtype == node.dtype and uses.get(id(kid), 0) == 1 \
+                    and memo[id(kid)][1] > 0:
+                a, b = memo[id(kid.a)][0], memo[id(kid.b)][0]
+                c = memo[id(kids[1 - k])][0]
+                if isinstance(node, tir.Add):
+                    return f"{fma}({a}, {b}, {c})"
+                return f"{fma}({a}, {b}, -{c})" if k == 0 else f"{fma}(-{a}, {b}, {c})"
+        return None
 
     # ------------------------------------------------------------------ nodes
     def _lower(self, node, t):

@@ -43,6 +43,17 @@ PRELUDE = r"""
 #define RB_VECTORIZE
 #endif
 
+/* a*b+c in one rounding where the CPU has FMA (-march=native), as the LLVM backend contracts
+   its kernels' multiply-adds; written out only where the printer fuses (c_expr.py), so the
+   polynomial math of the transcendentals keeps one rounding per operation, as in LLVM */
+#if defined(__FMA__)
+#define RB_FMAF(a, b, c) fmaf((a), (b), (c))
+#define RB_FMA(a, b, c) fma((a), (b), (c))
+#else
+#define RB_FMAF(a, b, c) ((a) * (b) + (c))
+#define RB_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 static inline int32_t rb_thread_id(void) {
 #ifdef _OPENMP
   return (int32_t)omp_get_thread_num();
