@@ -35,6 +35,30 @@ def vector_bytes() -> int:
     return VECTOR_BYTES_FALLBACK
 
 
+def vector_registers() -> int:
+    """SIMD registers of this CPU: 32 with AVX-512, else 16."""
+    return 32 if vector_bytes() >= 64 else 16
+
+
+def register_tile(rows: int, col_blocks: int, block: int, registers: int = None) -> tuple:
+    """(col_tile, row_tile) of a register-blocked product out[rows, col_blocks * block]: per
+    reduction step, col_tile weight vectors are loaded and each of row_tile inputs is
+    broadcast against them, accumulating row_tile x col_tile blocks in registers. Picks the
+    tile with the most FMAs per load that fits the registers (accumulators + weight vectors
+    + one broadcast) and divides both extents (a guarded tile costs more than a smaller one)."""
+    vecs = max(1, -(-block // lanes("float32")))
+    registers = registers or vector_registers()
+    best = (None, 1, 1)
+    for ct in (d for d in range(1, col_blocks + 1) if col_blocks % d == 0):
+        for rt in (d for d in range(1, rows + 1) if rows % d == 0):
+            if ct * vecs * (rt + 1) + 1 > registers:
+                continue
+            score = (ct * rt / (rt + ct * vecs), ct * rt)
+            if best[0] is None or score > best[0]:
+                best = (score, ct, rt)
+    return best[1], best[2]
+
+
 def lanes(dtype: str) -> int:
     """Elements of `dtype` per SIMD register (16 float32 on AVX-512)."""
     bits = int("".join(ch for ch in dtype if ch.isdigit()) or 32)

@@ -1,52 +1,47 @@
 """x86 schedules of the channel-blocked convolutions (nn.contrib_conv2d_NCHWc,
-nn.contrib_depthwise_conv2d_NCHWc) and of nn.contrib_dense_pack, at plevel 20 (above the
-generic 10). The weights arrive pre-packed (AlterOpLayout + FoldConstant), so a kernel only
-reads them.
+nn.contrib_depthwise_conv2d_NCHWc), at plevel 20 (above the generic 10). The weights arrive
+pre-packed (AlterOpLayout + FoldConstant), so a kernel only reads them.
 
-conv2d_NCHWc.x86: a register-tiled micro-kernel over reg_n output pixels x one channel block:
+conv2d_NCHWc.x86: a register-tiled micro-kernel over ot channel blocks x reg_n output pixels
+of one row:
 
     pad = zero-padded data (root, serial; absent without padding)
-    for (n, oo, y, x.outer) in parallel:                     # one reg_n x ob output tile
-        acc[reg_n, ob] = 0                                    # reg_n SIMD registers
+    for (n, y, oo.outer, x.outer) in parallel:                # or (n, oo.outer, y, x.outer)
+        acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
         for icc, kh, kw, ii:                                  # the reduction, ii innermost
-            w = kernel[oo, icc, kh, kw, ii, 0:ob]             # one vector load
-            for x in unrolled(reg_n):                         # broadcast one input, one FMA
-                acc[x, :] += pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii] * w
-        for x in (reg_n): for oi in vectorized(ob):
-            out[n, oo, y, x, oi] = epilogue(acc[x, oi])      # bias / bn / relu / add, then store
+            w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
+            for t in unrolled(ot): for x in unrolled(reg_n):  # one broadcast input, FMAs
+                acc[t, x, :] += pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii] * w[t]
+        for t, x: for oi in vectorized(ob):
+            out[n, oo, y, x, oi] = epilogue(acc[t, x, oi])   # bias / bn / relu / add, then store
 
 A 1x1 convolution is the same loop with kh = kw = 1: a GEMM whose M is the pixel tile, N the
-channel block and K the input channels, with the epilogue in registers. `reg_n` is the
-largest divisor of the output width up to REG_N_MAX (the accumulators, the weight vector
-and the broadcast input must fit the 16 AVX2 registers).
+channel blocks and K the input channels, with the epilogue in registers. The tile (ot, reg_n)
+is x86_common.register_tile's: most FMAs per load within the 16 (AVX2) / 32 (AVX-512) vector
+registers, dividing the width and the channel blocks. Rows run outside channel blocks unless
+that streams more data from beyond L2 (the weights once per row vs the input once per
+channel tile; L2_BYTES).
 
 depthwise_conv2d_NCHWc.x86: the same tile; the reduction is the window only, and with a
 channel multiplier of 1 each tap is one vector load of the input block times one vector of
-taps. dense_pack.x86: the register tile of strategy/x86_dense.py over the packed weight, with
-no packing stage.
+taps.
 
-Knobs (plain parameters with defaults, for tuning): REG_N_MAX, the pixel tile; the channel
-blocks themselves are chosen by AlterOpLayout (x86_alter_layout.channel_block_limit).
+Knobs (plain parameters with defaults, for tuning): `schedule_blocked_conv(tag, tile=Tile(...))`
+fixes the tile and loop order, L2_BYTES the cache model; the channel blocks are chosen by
+AlterOpLayout (x86_alter_layout.channel_block_limit).
 """
 from typing import NamedTuple
 
 from .. import te
-from ..op.nn.dense_pack import DENSE_PACK
 from ..op.registry import get as get_op
 from .base import register_strategy
-from .x86_common import (all_static, finish_others, find_tagged, inline_except, lanes, parallel_if_large,
-                         place_anchor, prod, static_shape, vector_bytes)
-from .x86_dense import _packed_schedule
+from .x86_common import (all_static, finish_others, find_tagged, inline_except, parallel_if_large, place_anchor,
+                         prod, register_tile, static_shape)
 
 CONV_TAG = "conv2d_NCHWc"
 DEPTHWISE_TAG = "depthwise_conv2d_NCHWc"
 PAD_TAG = "injective,pad"
 L2_BYTES = 512 * 1024   # per-core L2: data re-read from it each pass is cheap
-
-
-def vector_registers() -> int:
-    """SIMD registers of this CPU: 32 with AVX-512, else 16."""
-    return 32 if vector_bytes() >= 64 else 16
 
 
 def _reduction(s, tag):
@@ -67,23 +62,11 @@ class Tile(NamedTuple):
 
 
 def choose_tile(out_shape, in_bytes: int, weight_bytes: int, registers: int = None) -> Tile:
-    """The register tile with the most FMAs per load that fits the registers (accumulators +
-    one weight vector per block + one broadcast input) and divides the output evenly (a
-    guarded tile costs more than a smaller one); then the loop order that streams less data
-    from beyond L2: rows outside re-read every weight once per row, channel blocks outside
-    re-read the input once per channel tile."""
+    """The register tile of x86_common.register_tile over (output pixels of a row, channel
+    blocks); then the loop order that streams less data from beyond L2: rows outside re-read
+    every weight once per row, channel blocks outside re-read the input once per channel tile."""
     _, oc_blocks, oh, ow, block = out_shape
-    vecs = max(1, -(-block // lanes("float32")))
-    registers = registers or vector_registers()
-    best = None
-    for ot in (d for d in range(1, oc_blocks + 1) if oc_blocks % d == 0):
-        for reg_n in (d for d in range(1, ow + 1) if ow % d == 0):
-            if ot * vecs * (reg_n + 1) + 1 > registers:
-                continue
-            score = (ot * reg_n / (reg_n + ot * vecs), ot * reg_n)
-            if best is None or score > best[0]:
-                best = (score, ot, reg_n)
-    _, ot, reg_n = best if best is not None else (None, 1, 1)
+    ot, reg_n = register_tile(ow, oc_blocks, block, registers)
     cost_rows = 0 if weight_bytes <= L2_BYTES // 2 else weight_bytes * oh
     cost_blocks = 0 if in_bytes <= L2_BYTES // 2 else in_bytes * (oc_blocks // ot)
     return Tile(ot, reg_n, cost_rows <= cost_blocks)
@@ -141,7 +124,6 @@ def _touched_bytes(data, kernel, out_shape) -> int:
 
 conv2d_nchwc_schedule = schedule_blocked_conv(CONV_TAG)
 depthwise_conv2d_nchwc_schedule = schedule_blocked_conv(DEPTHWISE_TAG)
-dense_pack_schedule = _packed_schedule(DENSE_PACK.tag)
 
 
 def _nonempty(attrs, inputs, out_type):
@@ -160,4 +142,3 @@ def _register(op_name, schedule, name):
 
 _register("nn.contrib_conv2d_NCHWc", conv2d_nchwc_schedule, "conv2d_NCHWc.x86")
 _register("nn.contrib_depthwise_conv2d_NCHWc", depthwise_conv2d_nchwc_schedule, "depthwise_conv2d_NCHWc.x86")
-_register("nn.contrib_dense_pack", dense_pack_schedule, "dense_pack_prepacked.x86")
