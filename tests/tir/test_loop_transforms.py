@@ -1,4 +1,4 @@
-"""Loop unswitching (tir/unswitch.py): a Select whose condition only involves outer loop
+"""Loop unswitching (tir/unswitch.py) and the loop-independence check (tir/loop_deps.py): a Select whose condition only involves outer loop
 variables becomes an IfThenElse around specialized copies of the inner loop; conditions on
 the inner loop, on buffer values or on shape variables alone stay; results are unchanged
 (the tir interpreter against numpy)."""
@@ -85,3 +85,21 @@ def test_branch_budget_bounds_the_copies():
         b = np.zeros((6, 4), "float32")
         tir.interp.run(f, a, b)
         np.testing.assert_array_equal(b, a)
+
+
+def test_iterations_independent_proves_only_what_holds():
+    """tir.loop_deps (the C backend's `omp simd` licence): a store per iteration, read back at
+    the same index, is independent; a store to one element, a read of another iteration's
+    element or a non-injective index is not."""
+    from relay_backend.tir.loop_deps import iterations_independent
+    A = tir.Buffer("A", (8,), "float32")
+    acc = tir.Buffer("acc", (2, 8), "float32")
+    i = tir.Var("i")
+
+    def loop(store):
+        return tir.For(i, 0, 8, "vectorized", store)
+    assert iterations_independent(loop(tir.BufferStore(acc, acc[1, i] + A[i] * 2.0, (1, i))))
+    assert not iterations_independent(loop(tir.BufferStore(acc, acc[1, 0] + A[i], (1, 0))))     # one element
+    assert not iterations_independent(loop(tir.BufferStore(acc, acc[1, i - 1] + A[i], (1, i))))  # neighbour
+    assert not iterations_independent(loop(tir.BufferStore(acc, A[i], (1, i // 2))))            # i // 2 collides
+    assert not iterations_independent(loop(tir.BufferStore(acc, A[i], (i, i))))                  # two dims move
