@@ -10,8 +10,7 @@ Per stage, in producer-before-consumer order:
 * a compute_at stage is built inside its consumer's loop, over the region one iteration of
   that loop reads (te/bound.py), into a buffer allocated there and indexed relative to the
   region; other intermediates not in `args` are allocated at the top of the function.
-The result is simplified, its loop-invariant Selects are moved out of their loops
-(tir/unswitch.py: a concatenation then loads from one input per element) and it is verified.
+The result is simplified and verified.
 """
 from collections import defaultdict
 
@@ -22,7 +21,6 @@ from ..tir.buffer import Buffer
 from ..tir.functor import rewrite, substitute, walk
 from ..tir.prim_func import PrimFunc
 from ..tir.simplify import simplify
-from ..tir.unswitch import unswitch_loops
 from ..tir.verify import verify
 from .bound import infer_region
 from .schedule import Fuse, Schedule, Split
@@ -101,7 +99,7 @@ class _Lowering:
             body = S.Allocate(buf, body, "global")
         func = PrimFunc(self.params, body, self.name,
                         {"global_symbol": self.name, "tir.noalias": True})
-        return verify(unswitch_loops(simplify(func)))
+        return verify(simplify(func))
 
     def _inline(self, expr):
         def fn(n):
