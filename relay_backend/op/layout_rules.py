@@ -22,10 +22,10 @@ import dataclasses
 from typing import Callable, List, NamedTuple, Optional
 
 from ..ir.expr import Tuple
-from ..ir.types import TensorType, TupleType
+from ..ir.types import TupleType
 from .layout import Layout, layout_transform
 from .pattern import OpPattern
-from .registry import get as get_op, list_ops, register_op_attr
+from .registry import list_ops, register_op_attr
 from .nn.layout_view import block_of
 from .transform import expand_dims
 

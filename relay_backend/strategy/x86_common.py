@@ -95,6 +95,21 @@ def prod(values) -> int:
     return total
 
 
+def nonempty(attrs, inputs, out_type) -> bool:
+    """Every input dimension > 0 (a strategy condition): the tiled schedules split by the
+    extents, so zero-size tensors fall back to the generic implementation."""
+    return all(d > 0 for t in inputs for d in static_shape(t))
+
+
+def find_reduction(s, tag: str):
+    """The reduction stage tagged `tag` (a cast stage after it may carry tag + ",cast")."""
+    for stage in s.stages:
+        op = stage.op
+        if isinstance(op, te.ComputeOp) and op.tag == tag and op.is_reduction:
+            return op
+    return None
+
+
 def ops_of(s):
     return [st.op for st in s.stages]
 

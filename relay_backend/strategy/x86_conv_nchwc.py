@@ -35,22 +35,13 @@ from typing import NamedTuple
 from .. import te
 from ..op.registry import get as get_op
 from .base import register_strategy
-from .x86_common import (all_static, finish_others, find_tagged, inline_except, parallel_if_large, place_anchor,
-                         prod, register_tile, static_shape)
+from .x86_common import (all_static, find_reduction, find_tagged, finish_others, inline_except, nonempty,
+                         parallel_if_large, place_anchor, prod, register_tile, static_shape)
 
 CONV_TAG = "conv2d_NCHWc"
 DEPTHWISE_TAG = "depthwise_conv2d_NCHWc"
 PAD_TAG = "injective,pad"
 L2_BYTES = 512 * 1024   # per-core L2: data re-read from it each pass is cheap
-
-
-def _reduction(s, tag):
-    """The reduction stage tagged `tag` (a cast stage may carry the tag + ",cast")."""
-    for stage in s.stages:
-        op = stage.op
-        if isinstance(op, te.ComputeOp) and op.tag == tag and op.is_reduction:
-            return op
-    return None
 
 
 class Tile(NamedTuple):
@@ -77,7 +68,7 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
     the loop nest in the module docstring, with `tile` (default: choose_tile)."""
     def schedule(attrs, outs, target):
         s = te.create_schedule(outs)
-        conv = _reduction(s, tag)
+        conv = find_reduction(s, tag)
         pad = find_tagged(s, PAD_TAG)
         pad = pad if pad is not None and pad in [t.op for t in conv.input_tensors()] else None
         shape = static_shape(conv.output(0))
@@ -126,16 +117,12 @@ conv2d_nchwc_schedule = schedule_blocked_conv(CONV_TAG)
 depthwise_conv2d_nchwc_schedule = schedule_blocked_conv(DEPTHWISE_TAG)
 
 
-def _nonempty(attrs, inputs, out_type):
-    return all(d > 0 for t in inputs for d in static_shape(t))
-
-
 def _register(op_name, schedule, name):
     @register_strategy(op_name, "x86")
     def fstrategy(strategy, attrs, inputs, out_type, target):
         if not all_static(*inputs):
             return
-        strategy.add_implementation(get_op(op_name).compute, schedule, name, 20, condition=_nonempty)
+        strategy.add_implementation(get_op(op_name).compute, schedule, name, 20, condition=nonempty)
     fstrategy.__name__ = f"{op_name.replace('.', '_')}_strategy_x86"
     return fstrategy
 

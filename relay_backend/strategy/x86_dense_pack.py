@@ -15,20 +15,13 @@ load within the vector registers, dividing the rows and the column blocks.
 from .. import te
 from ..op.nn.dense_pack import DENSE_PACK
 from .base import register_strategy
-from .x86_common import (all_static, finish_others, find_tagged, inline_except, parallel_if_large, place_anchor,
-                         prod, register_tile, static_shape)
-
-
-def _reduction(s):
-    for stage in s.stages:
-        if isinstance(stage.op, te.ComputeOp) and stage.op.tag == DENSE_PACK.tag and stage.op.is_reduction:
-            return stage.op
-    return None
+from .x86_common import (all_static, find_reduction, finish_others, inline_except, nonempty, parallel_if_large,
+                         place_anchor, prod, register_tile, static_shape)
 
 
 def dense_pack_schedule(attrs, outs, target):
     s = te.create_schedule(outs)
-    dense = _reduction(s)
+    dense = find_reduction(s, DENSE_PACK.tag)
     shape = static_shape(dense.output(0))
     k_ext = int(dense.reduce_axis[0].dom.extent.value)
     bn = attrs.block
@@ -55,12 +48,8 @@ def dense_pack_schedule(attrs, outs, target):
     return s
 
 
-def _nonempty(attrs, inputs, out_type):
-    return all(d > 0 for t in inputs for d in static_shape(t))
-
-
 @register_strategy("nn.contrib_dense_pack", "x86")
 def dense_pack_strategy_x86(strategy, attrs, inputs, out_type, target):
     if all_static(*inputs):
         strategy.add_implementation(DENSE_PACK.compute, dense_pack_schedule, "dense_pack_prepacked.x86", 20,
-                                    condition=_nonempty)
+                                    condition=nonempty)

@@ -17,11 +17,10 @@ constant weights.
 from ..errors import RelayError
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem
 from ..ir.functor import ExprMutator
-from ..op.layout_rules import UNKNOWN, LayoutInfo, Transform, keep_original
+from ..op.layout_rules import UNKNOWN, Transform, keep_original
 from ..op.registry import OpDef
 from .pass_infra import function_pass
 from .rewrite import typed_function
-from .to_a_normal_form import keep_type
 
 
 class LayoutRewriter(ExprMutator):
