@@ -13,8 +13,9 @@ with the same weights:
   for ResNet-50 here, and cc1 runs out of memory on DenseNet-121's embedded constants);
 - every executor builds at opt_level 3 (OPT_LEVEL: FoldScaleAxis, AlterOpLayout), as TVM's
   benchmarks do;
-- compile time per model: graph build cold (fresh TECompiler, no disk cache) and warm (the
-  lowering cache hit; LLVM still runs), VM compile, AOT build;
+- compile time per model: graph build cold (fresh TECompiler, empty disk cache: every kernel
+  compiled, in parallel), warm in the same process (in-memory caches), in a second process
+  (the disk cache: no LLVM runs), VM compile, AOT build;
 - the executors' own per-run cost: the graph executor's Python run loop (a one-add graph, and
   the seed CNN's run() minus the sum of its kernels run alone) and the VM's dispatch loop.
 
@@ -29,7 +30,9 @@ onnxruntime on the two issue-4 target workloads, over many rounds, and says met 
 """
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -37,6 +40,7 @@ import numpy as np
 import relay_backend as relay
 from relay_backend.testing import onnx_models as M
 
+from .bench_compile import second_process_build_s
 from .common import interleaved_medians
 
 ORT = "onnxruntime 2 threads"
@@ -157,20 +161,24 @@ def _torch_forward(builder, model):
 # --- our executors ---------------------------------------------------------------------------
 @contextlib.contextmanager
 def _cold_compiler():
-    """A fresh in-memory TECompiler and no on-disk kernel cache, restored afterwards."""
+    """A fresh in-memory TECompiler and an empty on-disk cache (a new directory, yielded: a
+    second process then builds from what the cold build stored), restored afterwards."""
     from relay_backend import config
     from relay_backend.te_compiler import get as get_compiler
-    saved = os.environ.get("RB_NO_DISK_CACHE")
-    os.environ["RB_NO_DISK_CACHE"] = "1"
+    saved = {name: os.environ.get(name) for name in ("RB_NO_DISK_CACHE", "RB_CACHE_DIR")}
+    folder = tempfile.mkdtemp(prefix="rb_bench_cache_")
+    os.environ.pop("RB_NO_DISK_CACHE", None)
+    os.environ["RB_CACHE_DIR"] = folder
     config.reload()
     get_compiler().clear()
     try:
-        yield
+        yield folder
     finally:
-        if saved is None:
-            os.environ.pop("RB_NO_DISK_CACHE", None)
-        else:
-            os.environ["RB_NO_DISK_CACHE"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         config.reload()
 
 
@@ -184,14 +192,16 @@ def _timed(fn):
     return value, time.perf_counter() - start
 
 
-def _build_executors(mod, params, data, small: bool, compile_rows: list, label: str, failed: dict) -> dict:
+def _build_executors(mod, params, data, small: bool, compile_rows: list, label: str, failed: dict,
+                     rebuild=None) -> dict:
     """name -> (run callable, output getter); appends compile-time rows. An executor that fails
-    to build is reported on stderr and recorded in `failed` (name -> error); the others still run."""
+    to build is reported on stderr and recorded in `failed` (name -> error); the others still run.
+    rebuild: (onnx_models builder, kwargs), to time a second process's build of the model."""
     from relay_backend import vm as rvm
     out = {}
     opt = relay.transform.PassContext(opt_level=OPT_LEVEL)
     try:
-        with _cold_compiler(), opt:
+        with _cold_compiler() as cache_dir, opt:
             _, cold = _timed(lambda: relay.build(mod, target="llvm", params=params))
         with opt:
             factory, warm = _timed(lambda: relay.build(mod, target="llvm", params=params))
@@ -199,7 +209,15 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
         gmod.set_input("data", data)
         out["graph executor"] = (gmod.run, lambda: gmod.get_output(0).numpy())
         compile_rows += [(f"{label}: compile graph, cold", "s", cold, None, 0.0),
-                         (f"{label}: compile graph, warm", "s", warm, None, 0.0)]
+                         (f"{label}: compile graph, warm (same process)", "s", warm, None, 0.0)]
+        if rebuild is not None:
+            try:
+                second = second_process_build_s(*rebuild, cache_dir, OPT_LEVEL)
+                compile_rows.append((f"{label}: compile graph, second process (disk cache)", "s",
+                                     second, None, 0.0))
+            except Exception as err:  # noqa: BLE001 - a FAILED row; the executor itself works
+                compile_rows.append(failed_row(label, "compile graph, second process", err))
+        shutil.rmtree(cache_dir, ignore_errors=True)
     except Exception as err:  # noqa: BLE001 - one broken executor must not hide the others
         print(f"[bench_models] {label}: graph executor failed: {err}", file=sys.stderr)
         failed["graph executor"] = err
@@ -262,7 +280,7 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
             want = want.astype("float64")
         except Exception as err:  # noqa: BLE001
             failed["debug interpreter (reference)"] = err
-    execs = _build_executors(mod, params, data, small, compile_rows, label, failed)
+    execs = _build_executors(mod, params, data, small, compile_rows, label, failed, (builder, kwargs))
     cands = {}
     if sess is not None:
         cands[ORT] = lambda: sess.run(None, {"data": data})

@@ -9,10 +9,14 @@ The public names follow tvm.relay, so Relay programs port by changing imports:
 """
 from .config import VERSION as __version__
 
-from . import errors
+from . import errors, cache
 from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,
                      SerializationError, TypeInferenceError)
 from .runtime import Device, cpu, cuda, device
+from .runtime import get_global_func, list_global_func_names, register_func, remove_global_func
+from .runtime import load_param_dict, save_param_dict
+from . import target
+from .target import Target
 from .runtime import ndarray as nd
 from . import ir
 from .ir import (Any, Call, Clause, Constant, Constructor, Expr, FuncType, Function, GlobalTypeVar,
@@ -24,13 +28,16 @@ from .ir import ExprFunctor, ExprMutator, ExprVisitor
 from .ir.structural import assert_structural_equal, structural_equal, structural_hash
 from . import op
 from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
-from .op import nn
+from .op import nn, annotation, dyn
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude
-from . import build_module, prelude
+from .parser import fromtext, parse, parse_expr
+from . import parser
+from . import build_module, prelude, loops
 
-from . import graph_executor, vm, aot, frontend, backend
+from . import graph_executor, vm, aot, frontend, backend, _ffi
 from .build_module import build, optimize
+from .session import InferenceSession
 
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

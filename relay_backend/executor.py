@@ -15,7 +15,8 @@ import numpy as np
 
 from .errors import InputError, RelayError
 from .ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
-from .ir.types import Any, TensorType, TupleType, type_to_str
+from .ir.shape_math import bind_shape, shape_mismatch
+from .ir.types import TensorType, TupleType, regroup_by_type, type_to_str
 from .ir.vars import free_vars
 from .runtime import ndarray as _nd
 from .runtime.container import ADT, tuple_object
@@ -169,25 +170,26 @@ def to_ast(arg) -> Expr:
     return Constant(to_value(arg))
 
 
-def _shape_matches(actual: tuple, expected: tuple) -> bool:
-    if len(actual) != len(expected):
-        return False
-    return all(isinstance(e, Any) or int(e) == a for a, e in zip(actual, expected))
+def type_mismatch(value, ty, sizes: dict = None) -> str:
+    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked).
 
-
-def type_mismatch(value, ty) -> str:
-    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked)."""
+    Symbolic dims: `sizes` ({Var: int}) binds the size variables across the values checked
+    together (a call's arguments); a variable already bound must get the same size again, and
+    an expression dim (`n * 2`) is checked once its variables are bound (check twice, as
+    check_arguments does, so a later input can bind what an earlier one uses)."""
+    sizes = {} if sizes is None else sizes
     if isinstance(ty, TensorType):
-        if not isinstance(value, NDArray):
+        if not isinstance(value, NDArray) or value.dtype != ty.dtype:
             return f"expected {type_to_str(ty)}, got {describe(value)}"
-        if not _shape_matches(value.shape, ty.shape) or value.dtype != ty.dtype:
-            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        why = bind_shape(ty.shape, value.shape, sizes) or shape_mismatch(ty.shape, value.shape, sizes)
+        if why:
+            return f"expected {type_to_str(ty)}, got {describe(value)}: {why}"
         return ""
     if isinstance(ty, TupleType):
         if not isinstance(value, ADT) or value.tag != 0 or len(value) != len(ty.fields):
             return f"expected {type_to_str(ty)}, got {describe(value)}"
         for i, (v, t) in enumerate(zip(value.fields, ty.fields)):
-            why = type_mismatch(v, t)
+            why = type_mismatch(v, t, sizes)
             if why:
                 return f"field {i}: {why}"
     return ""
@@ -203,14 +205,16 @@ def check_arguments(func: Function, values, name: str = "main") -> None:
     names = [p.name_hint for p in func.params]
     if len(values) != len(names):
         _arity_error(name, names, len(values))
-    for param, value in zip(func.params, values):
-        ty = param_type(param)
-        if ty is None:
-            continue
-        why = type_mismatch(value, ty)
-        if why:
-            raise InputError(f"{name}: parameter '{param.name_hint}' expects {type_to_str(ty)}, "
-                             f"{why.replace('expected ' + type_to_str(ty) + ', ', '')}")
+    sizes = {}    # size variables bound by the arguments: two inputs sharing `n` must agree
+    for _ in range(2):      # the second pass checks expression dims bound by later inputs
+        for param, value in zip(func.params, values):
+            ty = param_type(param)
+            if ty is None:
+                continue
+            why = type_mismatch(value, ty, sizes)
+            if why:
+                raise InputError(f"{name}: parameter '{param.name_hint}' expects {type_to_str(ty)}, "
+                                 f"{why.replace('expected ' + type_to_str(ty) + ', ', '')}")
 
 
 class Executor:
@@ -281,12 +285,13 @@ def flatten_arg(param, value) -> list:
 
 
 def regroup_outputs(ty, outputs, executor: str = "compiled"):
-    """Regroup flat outputs (an iterator) by the return type `ty`: a tuple becomes a runtime tuple."""
-    if isinstance(ty, TupleType):
-        return tuple_object([regroup_outputs(f, outputs, executor) for f in ty.fields])
-    if isinstance(ty, TensorType):
+    """Regroup flat outputs (an iterator) by the return type `ty`: a tuple becomes a runtime tuple
+    (iteratively: a tuple nested thousands deep is fine)."""
+    def leaf(t):
+        if not isinstance(t, TensorType):
+            raise RelayError(f"the {executor} executor cannot return a value of type {t}")
         return next(outputs)
-    raise RelayError(f"the {executor} executor cannot return a value of type {ty}")
+    return regroup_by_type(ty, leaf, tuple_object)
 
 
 class CompiledExecutor(Executor):

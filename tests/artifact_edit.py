@@ -75,3 +75,17 @@ def edit_library_section(data: bytes, name: str, edit) -> bytes:
     meta_bytes = json.dumps(meta).encode()
     payload = body + b"".join(blobs) + meta_bytes + struct.pack("<Q", len(meta_bytes))
     return payload + hashlib.sha256(payload).digest() + magic
+
+
+def edit_library_object(data: bytes, edit) -> bytes:
+    """Library bytes with the shared object itself replaced by `edit(old bytes)` (same length:
+    the section table keeps its sizes) and the checksum recomputed."""
+    payload, magic = data[:-40], data[-8:]
+    (n,) = struct.unpack("<Q", payload[-8:])
+    meta = json.loads(payload[-8 - n:-8])
+    contents = payload[:-8 - n]
+    base = len(contents) - sum(size for _, size in meta["sections"])
+    body = edit(contents[:base])
+    assert len(body) == base, "edit_library_object keeps the object's length"
+    payload = body + payload[base:]
+    return payload + hashlib.sha256(payload).digest() + magic

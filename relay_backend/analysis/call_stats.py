@@ -15,15 +15,16 @@ import math
 
 from ..errors import RelayError
 from ..ir.expr import Call, Constant, Expr, Function, Tuple, Var
-from ..ir.functor import all_children, all_nodes_post_order
+from ..ir.functor import all_children, all_nodes_post_order, all_nodes_pre_order
 from ..ir.module import IRModule
-from ..ir.types import TensorType, is_any
+from ..ir.dims import is_static_shape, shape_to_str
+from ..ir.types import TensorType
 from ..op.registry import OpDef, get as get_op, register_op_attr
 
 
 def _size(shape) -> int:
-    if any(is_any(d) for d in shape):
-        raise RelayError(f"get_total_mac_number needs static shapes, got {shape}")
+    if not is_static_shape(shape):
+        raise RelayError(f"get_total_mac_number needs static shapes, got {shape_to_str(shape)}")
     return math.prod(int(d) for d in shape)
 
 
@@ -91,18 +92,17 @@ def count_layers(expr, valid_ops) -> int:
 
 
 def search_fc_transpose(expr) -> list:
-    """Weight variable names in nn.dense(x, transpose(w, [1, 0])), in order of appearance."""
+    """The names of the weight variables w in nn.dense(x, transpose(w)) (the pattern
+    SimplifyFCTranspose rewrites), as Relay lists them: one per dense call, in pre-order from
+    the result (a consumer before its arguments)."""
     dense, transpose = get_op("nn.dense"), get_op("transpose")
     names = []
-    for node in all_nodes_post_order(expr):
+    for node in all_nodes_pre_order(expr):
         if not (isinstance(node, Call) and node.op is dense):
             continue
         weight = node.args[1]
-        if isinstance(weight, Call) and weight.op is transpose and \
-                tuple(weight.attrs.axes or ()) == (1, 0) and isinstance(weight.args[0], Var):
-            name = weight.args[0].name_hint
-            if name not in names:
-                names.append(name)
+        if isinstance(weight, Call) and weight.op is transpose and isinstance(weight.args[0], Var):
+            names.append(weight.args[0].name_hint)
     return names
 
 

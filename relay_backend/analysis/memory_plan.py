@@ -20,6 +20,7 @@ The algorithm is Relay's token allocator:
 * `RB_NO_MEMORY_PLAN=1` (or `reuse=False`) gives every entry its own storage; aliases are kept,
   because a reshape nop has no kernel and must see its input's bytes.
 
+`MemoryPlan.check_size` rejects a plan whose storages together exceed the tensor size limit.
 `check_plan` re-derives live ranges independently and proves that no two simultaneously live
 entries share a storage; the property tests run it on every generated plan.
 """
@@ -29,7 +30,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .. import config
-from ..errors import CompileError
+from ..errors import AllocationError, CompileError
+from ..runtime.limits import max_tensor_bytes
 
 KINDS = ("input", "param", "intermediate", "output")
 PINNED_KINDS = ("input", "param", "output")
@@ -83,6 +85,18 @@ class MemoryPlan:
     @property
     def num_storages(self) -> int:
         return len(self.storage_sizes)
+
+    def check_size(self, what: str) -> None:
+        """Raise AllocationError when the storages together exceed the tensor size limit
+        (runtime/limits.py): each tensor may fit while all of them, live at once, do not."""
+        limit = max_tensor_bytes()
+        if self.total_bytes > limit:
+            largest = sorted(self.storage_sizes, reverse=True)[:3]
+            raise AllocationError(
+                f"{what}: its {self.num_storages} planned storages together need {self.total_bytes:,} bytes "
+                f"(the largest {', '.join(f'{n:,}' for n in largest)}), more than the limit of {limit:,} bytes "
+                f"(the machine's memory, or RB_MAX_TENSOR_BYTES); use smaller shapes or raise "
+                f"RB_MAX_TENSOR_BYTES")
 
 
 def tensor_nbytes(shape, dtype) -> int:

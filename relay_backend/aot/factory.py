@@ -6,6 +6,8 @@ model.h and model_params.bin (codegen.py, params.py), compiles and loads them (b
 and `export_library(dir)` writes the standalone sources (export.py).
 """
 from ..errors import CompileError, RelayError
+from ..progress import build_progress
+from ..target import as_target
 from .build import AotLibrary, compile_model
 from .codegen import emit_source, field_names
 from .export import export_sources
@@ -31,6 +33,7 @@ class AotExecutorFactoryModule:
         self.input_names = [name for name, _ in program.inputs]
         self.input_types = [(program.tensors[t].shape, program.tensors[t].dtype) for _, t in program.inputs]
         self.output_types = [(program.tensors[t].shape, program.tensors[t].dtype) for t in program.outputs]
+        self.bound_param_names = frozenset()      # build(params=...) names, see ExecutorModule
 
     # -- TVM accessors
     def get_lib(self) -> AotLibrary:
@@ -61,7 +64,9 @@ class AotExecutorFactoryModule:
 
     # -- creating executors
     def create(self, device) -> AotModule:
-        return AotModule(self, device)
+        module = AotModule(self, device)
+        module.bound_param_names = self.bound_param_names
+        return module
 
     def __getitem__(self, key):
         if key == self.libmod_name:
@@ -83,13 +88,20 @@ AOT_TARGETS = ("c", "llvm")
 
 
 def check_aot_target(target) -> str:
-    """The target's kind if the AOT executor can compile for it ("c" or "llvm": the CPU)."""
-    text = str(getattr(getattr(target, "kind", None), "name", None) or target or "llvm").strip()
-    kind = text.split()[0] if text else "llvm"
+    """The target's kind if the AOT executor can compile for it ("c" or "llvm": this CPU; the
+    program is built with this machine's C compiler, so a cross target is refused too)."""
+    target = as_target(target)
+    kind = target.kind.name
     if kind not in AOT_TARGETS:
         raise CompileError(
             f"the AOT executor compiles one C program for the CPU and supports targets "
-            f"{list(AOT_TARGETS)}, not {target!r}: build with target=\"llvm\" or target=\"c\"")
+            f"{list(AOT_TARGETS)}, not {kind!r} ({target}): build with target=\"llvm\" or "
+            f"target=\"c\", or use the graph executor or the VM for {kind}")
+    why = target.host_mismatch()
+    if why:
+        raise CompileError(f"the AOT executor builds its C program with this machine's C compiler "
+                           f"and cannot cross-compile for {target}: {why}; use the graph executor "
+                           f"(relay.build(...).export_library(path, cc=<cross compiler>))")
     return kind
 
 
@@ -97,9 +109,10 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
     """Compile the fused, typed main of `opt_mod` ahead of time into one C library."""
     check_aot_target(target)
     func = opt_mod["main"]
-    program = lower_program(func, target, mod_name)
-    c_source, h_source, _, blob = emit_source(program)
-    lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
+    with build_progress("aot build"):
+        program = lower_program(func, target, mod_name)
+        c_source, h_source, _, blob = emit_source(program)
+        lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
     return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name,
                                     params_blob=blob.data)
 

@@ -103,6 +103,7 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         steps.append(Step(step.inputs, step.outputs, alias, step.name))
     planner_entries = lowered.planner_entries()
     plan = plan_memory(steps, planner_entries, reuse_for_outputs=False)
+    plan.check_size("the AOT executor")
     check_plan(steps, planner_entries, plan)
 
     # outputs: the first head naming a kernel-written entry owns it; the rest are copies
@@ -114,13 +115,15 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         else:
             copies.append((i, eid))
 
-    # arena: one aligned slot per storage that holds intermediates only
+    # arena: one aligned slot per storage that holds intermediates only (a reshape aliasing an
+    # input, a constant or an output shares that tensor's storage, which is not in the arena)
+    outside = {plan.storage_ids[eid] for eid, t in enumerate(tensors) if t.kind != "intermediate"}
     offsets, arena = {}, 0
     for eid, t in enumerate(tensors):
         if t.kind != "intermediate":
             continue
         sid = plan.storage_ids[eid]
-        if sid not in offsets:
+        if sid not in offsets and sid not in outside:
             offsets[sid] = arena
             arena += align(plan.storage_sizes[sid])
     step_of_output = {}
@@ -136,14 +139,18 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         else:
             t.place = ("arena", offsets[plan.storage_ids[eid]])
 
-    used = set()
-    for step, node in zip(steps, lowered.calls):
+    used = {}                  # kernel names in first-call order: model.c is the same in every
+    for step, node in zip(steps, lowered.calls):    # process (a set's order follows the hash seed)
         if step.alias_of is not None:
             continue
-        used.add(node.func_name)
+        used.setdefault(node.func_name, None)
         calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
     prim_funcs = {}
     for name in used:
+        if lowered.cached[name].external_module is not None:
+            raise AotCodegenError(f"{name} is compiled by an external codegen (Compiler attribute), and "
+                                  f"the AOT executor links only the kernels it generates; use the graph "
+                                  f"executor or the VM for partitioned functions")
         prim_funcs.update(lowered.cached[name].funcs)
     return AotProgram(mod_name, mangle_module_name(mod_name), tensors, inputs, outputs, constants,
                       calls, copies, prim_funcs, arena, plan, steps, planner_entries,

@@ -31,10 +31,12 @@ class AotModule(ExecutorModule):
     """An AOT executor instance (tvm.runtime.executor.AotModule): one per device and thread."""
 
     _module_name, _holder, _inputs_of = "AotModule", "the model", "the AOT model's"
+    _type_key = "AotExecutor"
 
     def __init__(self, module, device=None):
         if isinstance(module, AotModule):      # TVM style: AotModule(factory["default"](dev))
             self.__dict__.update(module.__dict__)
+            self.__dict__.pop("_runtime_module", None)   # `.module` binds to this object
             return
         self.factory = module
         self.device = _make_device(device) if device is not None else cpu(0)
@@ -59,6 +61,11 @@ class AotModule(ExecutorModule):
         """({name: shape}, {name: dtype}) of the inputs."""
         return ({n: tuple(a.shape) for n, a in zip(self._input_names, self._inputs)},
                 {n: a.dtype for n, a in zip(self._input_names, self._inputs)})
+
+    def _share_input(self, idx: int, array: NDArray) -> None:
+        """Input `idx` is `array` itself: the input struct points the C program at it."""
+        self._inputs[idx] = array
+        setattr(self._in_struct, self.factory.input_fields[idx], array.data_ptr)
 
     # ------------------------------------------------------------------ running
     def _execute(self) -> None:

@@ -2,15 +2,20 @@
 
 `build(prim_funcs, target="llvm")` compiles one PrimFunc, a list, or a dict name -> PrimFunc
 for the host CPU and returns a runtime Module (like tvm.build). The LLVM backend lives in
-llvm.py (IR), llvm_expr.py / llvm_stmt.py (lowering), llvm_math.py (intrinsics) and
-llvm_target.py (target machine, pipeline, JIT, object files, linking). target="c" emits
-portable C99 (c.py, c_stmt.py, c_expr.py, c_prelude.py) compiled by the system C compiler.
+llvm.py (IR, one module per kernel), llvm_expr.py / llvm_stmt.py (lowering), llvm_math.py
+(intrinsics), llvm_target.py (target machine, pipeline, object files, loading, linking),
+llvm_cache.py (kernels through the on-disk cache) and llvm_pool.py (compiling them in parallel). target="c" emits
+portable C99 (c.py, c_stmt.py, c_expr.py, c_prelude.py) compiled by the system C compiler;
+target="cuda" emits CUDA C for GPU-scheduled PrimFuncs (cuda.py, cuda_lower.py, cuda_emit.py,
+cuda_prelude.py) compiled to PTX with nvcc (cuda_compile.py).
 """
 from .. import tir
 from ..errors import CompileError
 from ..runtime.module import Module
+from ..target import as_target
 from .llvm import build_llvm, codegen_llvm
 from .c import build_c, codegen_c
+from .cuda import build_cuda, codegen_cuda
 
 
 def _as_list(prim_funcs) -> list:
@@ -34,19 +39,22 @@ def _as_list(prim_funcs) -> list:
 
 
 def build(prim_funcs, target="llvm", name=None) -> Module:
-    """Compile PrimFuncs for `target` ("llvm", optionally with options such as
-    "llvm -mcpu=native", which all mean the host CPU; or "c": C99 built by the system C
-    compiler) into a runtime Module."""
-    kind = str(target or "llvm").split()[0]
-    if kind not in ("llvm", "cpu", "c"):
-        raise CompileError(f"build: target {target!r} is not supported by codegen.build; "
-                           f"use 'llvm' (the host CPU) or 'c' (C99 via the system compiler)")
+    """Compile PrimFuncs for `target` (a target.Target or its string) into a runtime Module:
+    "llvm" (the host CPU; -mtriple / -mcpu / -mattr cross-compile, see build_llvm) or "c" (C99
+    built by the system C compiler, -march passed on)."""
+    target = as_target(target)
     funcs = _as_list(prim_funcs)
     if not funcs:
         raise CompileError("build: no PrimFuncs to compile")
-    if kind == "c":
-        return build_c(funcs)
-    return build_llvm(funcs)
+    if target.kind.name == "c":
+        march = target.attrs.get("march")
+        return build_c(funcs, options=[f"-march={march}"] if march else None)
+    if target.kind.name == "cuda":
+        return build_cuda(funcs, target)
+    if target.kind.name != "llvm":
+        raise CompileError(f"build: target {str(target)!r} is not supported by codegen.build; "
+                           f"use 'llvm' (the host CPU) or 'c' (C99 via the system compiler)")
+    return build_llvm(funcs, target)
 
 
-__all__ = ["build", "build_c", "build_llvm", "codegen_c", "codegen_llvm"]
+__all__ = ["build", "build_c", "build_cuda", "build_llvm", "codegen_c", "codegen_cuda", "codegen_llvm"]

@@ -5,15 +5,19 @@ FloorMod round toward -inf, Mod is C's remainder (fmod on floats), Min/Max propa
 float16 values are floats rounded back to half precision after every operation, bool values
 are C ints 0/1 stored as one byte. Printing uses an explicit stack (no recursion), and a
 subexpression used twice or nested deeper than MAX_DEPTH is bound to a `const` temporary
-emitted just before the statement being printed, so C compilers never see huge nestings.
+emitted just before the statement being printed, so C compilers never see huge nestings; a
+temporary inside a Select branch that reads memory stays in that branch (an if/else), since
+the branch not taken may load out of range (lazy_select.py).
 """
 import numpy as np
 
 from .. import tir
 from ..tir.functor import children as tir_children
 from ..errors import CompileError
+from .lazy_select import BranchMemo, lazy_selects
 
 MAX_DEPTH = 24      # nesting depth after which a subexpression goes into a temporary
+_INDENT = "  "      # one nesting level of the emitted lines (the owner's line() indents by it)
 
 _VALUE_TYPES = {"bool": "int", "float16": "float", "float32": "float", "float64": "double"}
 _STORAGE_TYPES = {"bool": "uint8_t", "float16": "uint16_t"}
@@ -105,6 +109,36 @@ _CMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.
 _ARITH = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.Div: "/"}
 
 
+def strip_parens(text: str) -> str:
+    """`(x)` -> `x` when the outer parentheses enclose the whole text."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for k, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and k < len(text) - 1:
+            return text
+    return text[1:-1]
+
+
+def _leading_block(lines, text, vtype):
+    """When a branch's lines are exactly `<vtype> <text>;` and one if/else assigning it (an
+    inner select in statement form is the whole branch): (its variable, its `if (...) {` line,
+    the rest dedented one level), so the outer select continues it as `else if` instead of
+    nesting one block deeper per select of a chain. Else None."""
+    if len(lines) < 2 or lines[0].strip() != f"{vtype} {text};" or not lines[1].lstrip().startswith("if ("):
+        return None
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())]
+    if any(not line.startswith(indent) for line in lines):
+        return None
+    top = [line for line in lines[2:] if not line.startswith(indent + " ")]   # the if's own lines
+    if not top or top[-1] != indent + "}" or not all(line.startswith(indent + "} else") for line in top[:-1]):
+        return None
+    step = len(_INDENT)
+    return text, lines[1], [line[step:] for line in lines[2:]]
+
+
 def _children(node) -> list:
     """Sub-expressions evaluated before `node` (Let is handled specially by the emitter)."""
     return [] if isinstance(node, tir.Let) else tir_children(node)
@@ -112,7 +146,8 @@ def _children(node) -> list:
 
 class ExprPrinter:
     """Prints tir expressions as C; needs an owner with `names` (a NameTable), `line(text)`
-    (emit a statement before the one being printed) and `element(buffer, index_strs)`."""
+    (emit a statement before the one being printed), `lines` (the list line() appends to),
+    `indent` (the nesting depth line() uses) and `element(buffer, index_strs)`."""
 
     def __init__(self, owner):
         self.owner = owner
@@ -136,43 +171,119 @@ class ExprPrinter:
             for kid in kids:
                 uses[id(kid)] = uses.get(id(kid), 0) + 1
                 todo.append(kid)
-        memo = {}                          # id(node) -> (text, depth)
+        memo = BranchMemo()                # id(node) -> (text, depth)
+        lazy = lazy_selects(roots) if hoist else set()
         for root in roots:
-            self._print(root, uses, memo, hoist)
+            self._print(root, uses, memo, hoist, lazy)
         return [memo[id(root)][0] for root in roots]
 
-    def _print(self, root, uses, memo, hoist):
-        stack = [(root, 0)]
+    def _print(self, root, uses, memo, hoist, lazy):
+        stack = [(root, 0, None)]
         while stack:
-            node, state = stack.pop()
+            node, state, data = stack.pop()
             key = id(node)
-            if key in memo:
+            if state == 0 and key in memo:
                 continue
             if isinstance(node, tir.Let):
                 if state == 0:
-                    stack += [(node, 1), (node.value, 0)]
+                    stack += [(node, 1, None), (node.value, 0, None)]
                 elif state == 1:
                     name = self.owner.names.bind(node.var)
                     memo.pop(id(node.var), None)     # a rebound Var prints its new name
                     self.owner.line(f"const {value_type(node.var.dtype)} {name} = "
                                     f"{self._convert(memo[id(node.value)][0], node.value.dtype, node.var.dtype)};")
-                    stack += [(node, 2), (node.body, 0)]
+                    stack += [(node, 2, None), (node.body, 0, None)]
                 else:
                     memo[key] = memo[id(node.body)]
                 continue
+            if key in lazy:
+                self._lazy_select_step(node, state, data, memo, stack, uses)
+                continue
             kids = _children(node)
             if state == 0 and kids:
-                stack.append((node, 1))
-                stack.extend((k, 0) for k in reversed(kids) if id(k) not in memo)
+                stack.append((node, 1, None))
+                stack.extend((k, 0, None) for k in reversed(kids) if id(k) not in memo)
                 continue
             texts = [memo[id(k)][0] for k in kids]
             depth = 1 + max((memo[id(k)][1] for k in kids), default=-1)
             text = self._multiply_add(node, kids, uses, memo) or self._lower(node, texts)
-            if hoist and kids and (uses.get(key, 0) > 1 or depth >= MAX_DEPTH):
-                name = self.owner.names.temp()
-                self.owner.line(f"const {value_type(node.dtype)} {name} = {text};")
-                text, depth = name, 0
-            memo[key] = (text, depth)
+            self._bind(key, text, depth, bool(kids) and hoist, node.dtype, uses, memo)
+
+    def _bind(self, key, text, depth, may_hoist, dtype, uses, memo):
+        """memo[key] = (text, depth), or a const temporary holding the text when the node is
+        used twice or nested too deep."""
+        if may_hoist and (uses.get(key, 0) > 1 or depth >= MAX_DEPTH):
+            name = self.owner.names.temp()
+            self.owner.line(f"const {value_type(dtype)} {name} = {text};")
+            text, depth = name, 0
+        memo[key] = (text, depth)
+
+    def _lazy_select_step(self, node, state, data, memo, stack, uses):
+        """One step of a Select whose branches read memory. Each branch is printed with the
+        lines it emits (hoisted temporaries) captured; with none, C's ?: is lazy already;
+        otherwise the branches become an if/else assigning one variable, so a temporary of
+        the branch not taken never runs (its load may be out of range).
+        States: 0 condition, 1 then-branch, 2 else-branch, 3 emit."""
+        owner = self.owner
+        if state == 0:
+            stack += [(node, 1, None), (node.condition, 0, None)]
+        elif state == 1:
+            outer = owner.lines
+            self._begin_branch(memo)
+            stack += [(node, 2, outer), (node.true_value, 0, None)]
+        elif state == 2:
+            then_branch = self._end_branch(node.true_value, memo)
+            self._begin_branch(memo)
+            stack += [(node, 3, (data, then_branch)), (node.false_value, 0, None)]
+        else:
+            outer, (then_lines, then_text, then_depth) = data
+            else_lines, else_text, else_depth = self._end_branch(node.false_value, memo)
+            owner.lines = outer
+            cond_text, cond_depth = memo[id(node.condition)]
+            if not then_lines and not else_lines:
+                depth = 1 + max(cond_depth, then_depth, else_depth)
+                text = self._lower(node, [cond_text, then_text, else_text])
+                self._bind(id(node), text, depth, True, node.dtype, uses, memo)
+                return
+            vtype = value_type(node.dtype)
+            cond_text = strip_parens(cond_text)
+            then_chain = _leading_block(then_lines, then_text, vtype)
+            else_chain = _leading_block(else_lines, else_text, vtype)
+            if else_chain is not None:        # an else-if chain: continue the inner select's
+                name, first, rest = else_chain             # if/else, assigning its variable
+                branch, text, header = then_lines, then_text, f"if ({cond_text}) {{"
+            elif then_chain is not None:      # the chain runs through the true branch
+                name, first, rest = then_chain
+                branch, text, header = else_lines, else_text, f"if (!({cond_text})) {{"
+            else:
+                name, first, rest = owner.names.temp(), None, None
+                branch, text, header = then_lines, then_text, f"if ({cond_text}) {{"
+            owner.line(f"{vtype} {name};")
+            owner.line(header)
+            owner.lines += branch
+            owner.line(f"{_INDENT}{name} = {strip_parens(text)};")
+            if first is not None:
+                owner.line("} else " + first.lstrip())
+                owner.lines += rest
+            else:
+                owner.line("} else {")
+                owner.lines += else_lines
+                owner.line(f"{_INDENT}{name} = {strip_parens(else_text)};")
+                owner.line("}")
+            memo[id(node)] = (name, 0)
+
+    def _begin_branch(self, memo):
+        """Capture the lines of a branch in a fresh list, one level deeper, in a memo scope."""
+        self.owner.lines = []
+        self.owner.indent += 1
+        memo.enter()
+
+    def _end_branch(self, value, memo):
+        """(captured lines, text, depth) of the branch just printed; ends its scope."""
+        text, depth = memo[id(value)]
+        memo.leave()
+        self.owner.indent -= 1
+        return self.owner.lines, text, depth
 
     @staticmethod
     def _multiply_add(node, kids, uses, memo):

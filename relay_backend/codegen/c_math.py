@@ -1,9 +1,10 @@
-"""float32 exp / log / tanh / sigmoid / erf for the C backend as branch-free static inline C,
+"""float32 exp / log / tanh / sigmoid / erf for the C backend as branch-free RB_INLINE C,
 the same polynomial approximations (same coefficients, same operation order) as the LLVM
 backend's llvm_math.py, so loops using them vectorize and the two backends agree.
 
 A scalar libm call per element blocks vectorization (glibc's tanhf is ~25 ns an element);
-compiling with -DRB_LIBM_MATH makes these helpers call <math.h> instead.
+compiling with -DRB_LIBM_MATH makes these helpers call <math.h> instead, and the CUDA backend
+defines RB_CUDA_FAST_MATH (exp through the __expf hardware approximation).
 """
 from .c_expr import float_literal
 from .llvm_math import (ERF_BIG, ERF_BIG_CENTER, ERF_BIG_END, ERF_SMALL, EXP_TAYLOR, LN2_HI,
@@ -27,12 +28,17 @@ def math_helpers() -> str:
 /* ---- vectorizable float32 transcendentals (see codegen/c_math.py); -DRB_LIBM_MATH: libm */
 typedef union {{ float f; uint32_t u; int32_t i; }} rb_f32_bits;
 #ifdef RB_LIBM_MATH
-static inline float rb_expf(float x) {{ return expf(x); }}
-static inline float rb_logf(float x) {{ return logf(x); }}
-static inline float rb_tanhf(float x) {{ return tanhf(x); }}
-static inline float rb_erff(float x) {{ return erff(x); }}
+RB_INLINE float rb_expf(float x) {{ return expf(x); }}
+RB_INLINE float rb_logf(float x) {{ return logf(x); }}
+RB_INLINE float rb_tanhf(float x) {{ return tanhf(x); }}
+RB_INLINE float rb_erff(float x) {{ return erff(x); }}
+#elif defined(RB_CUDA_FAST_MATH)   /* CUDA: the hardware exp (a few ulp), accurate libdevice rest */
+RB_INLINE float rb_expf(float x) {{ return __expf(x); }}
+RB_INLINE float rb_logf(float x) {{ return logf(x); }}
+RB_INLINE float rb_tanhf(float x) {{ return tanhf(x); }}
+RB_INLINE float rb_erff(float x) {{ return erff(x); }}
 #else
-static inline float rb_expf(float x) {{
+RB_INLINE float rb_expf(float x) {{
   rb_f32_bits s1, s2;
   int isnan_x = x != x;
   float xc = x > {_f(88.8)} ? {_f(88.8)} : x;
@@ -50,7 +56,7 @@ static inline float rb_expf(float x) {{
   s2.u = (uint32_t)(ni - n1 + 127) << 23;
   return isnan_x ? x : (p * s1.f) * s2.f;
 }}
-static inline float rb_logf(float x) {{
+RB_INLINE float rb_logf(float x) {{
   rb_f32_bits b, mb;
   int sub = x < {_f(1.17549435e-38)};
   int32_t e;
@@ -73,14 +79,14 @@ static inline float rb_logf(float x) {{
   res = x == 0.0f ? -INFINITY : res;
   return x != x ? x : res;
 }}
-static inline float rb_tanhf(float x) {{
+RB_INLINE float rb_tanhf(float x) {{
   float a = fabsf(x), z = x * x;
   float small = x + (x * z) * {_horner(TANH_SMALL, "z")};
   float e = rb_expf(a + a);
   float big = copysignf(1.0f - 2.0f / (e + 1.0f), x);
   return a < {_f(0.625)} ? small : big;
 }}
-static inline float rb_erff(float x) {{
+RB_INLINE float rb_erff(float x) {{
   float a = fabsf(x);
   float small = x * {_horner(ERF_SMALL, "(x * x)")};
   float ac = a > {_f(ERF_BIG_END)} ? {_f(ERF_BIG_END)} : a;
@@ -92,7 +98,7 @@ static inline float rb_erff(float x) {{
   return x != x ? x : res;
 }}
 #endif
-static inline float rb_sigmoidf(float x) {{     /* exp(-|x|) never overflows */
+RB_INLINE float rb_sigmoidf(float x) {{     /* exp(-|x|) never overflows */
   float e = rb_expf(-fabsf(x));
   float d = 1.0f + e;
   return x >= 0.0f ? 1.0f / d : e / d;

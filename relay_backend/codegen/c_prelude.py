@@ -3,10 +3,112 @@ macros and small static inline helpers (float16 conversions, floor division, NaN
 min/max, a stable sigmoid, OpenMP thread queries that degrade to one thread), then the
 vectorizable float32 transcendentals of c_math.py.
 
+`HELPERS` (float16, min/max, floor division, the math helpers) is plain C whose functions are
+declared `RB_INLINE`, so the CUDA backend (cuda_prelude.py) shares it with `__device__`
+functions; `PRELUDE` defines RB_INLINE as `static inline` for C.
+
 Everything here is C99 plus guarded GNU extensions, so the file compiles with any C99
 compiler, with or without OpenMP. No heap use anywhere: AOT programs must not allocate.
 """
 from .c_math import math_helpers
+
+HELPERS = r"""
+/* ---- float16: stored as IEEE binary16 bits (uint16_t), computed in float; every float16
+   operation result is rounded back to half precision (round to nearest even, like numpy). */
+#if defined(__FLT16_MAX__) && !defined(RB_NO_FLOAT16)
+typedef union { uint16_t u; _Float16 h; } rb_half_pun;
+RB_INLINE float rb_h2f(uint16_t bits) { rb_half_pun p; p.u = bits; return (float)p.h; }
+RB_INLINE uint16_t rb_f2h(float x) { rb_half_pun p; p.h = (_Float16)x; return p.u; }
+RB_INLINE uint16_t rb_d2h(double x) { rb_half_pun p; p.h = (_Float16)x; return p.u; }
+#else
+RB_INLINE float rb_h2f(uint16_t h) {
+  union { uint32_t u; float f; } v;
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1Fu) {
+    v.u = sign | 0x7F800000u | (m << 13);
+  } else if (e != 0) {
+    v.u = sign | ((e + 112u) << 23) | (m << 13);
+  } else {
+    float s = (float)m * 5.9604644775390625e-8f;   /* m * 2^-24, exact */
+    return sign ? -s : s;
+  }
+  return v.f;
+}
+RB_INLINE uint16_t rb_f2h(float x) {
+  union { float f; uint32_t u; } v;
+  uint32_t sign, a, h, rem, e, m, shift, half;
+  v.f = x;
+  sign = (v.u >> 16) & 0x8000u;
+  a = v.u & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u)                       /* inf, nan (kept quiet) */
+    return (uint16_t)(sign | 0x7C00u | (a > 0x7F800000u ? 0x200u | ((a >> 13) & 0x3FFu) : 0u));
+  if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);     /* >= 65520 rounds to inf */
+  if (a >= 0x38800000u) {                     /* normal half */
+    h = (a >> 13) - 0x1C000u;
+    rem = a & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+  }
+  if (a < 0x33000000u) return (uint16_t)sign; /* below 2^-25: rounds to zero */
+  e = a >> 23;                                /* subnormal half: units of 2^-24 */
+  m = (a & 0x7FFFFFu) | 0x800000u;
+  shift = 126u - e;
+  h = m >> shift;
+  rem = m & ((1u << shift) - 1u);
+  half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (h & 1u))) h++;
+  return (uint16_t)(sign | h);
+}
+RB_INLINE uint16_t rb_d2h(double x) { return rb_f2h((float)x); }
+#endif
+RB_INLINE float rb_hround(float x) { return rb_h2f(rb_f2h(x)); }
+RB_INLINE float rb_hround_d(double x) { return rb_h2f(rb_d2h(x)); }
+
+/* ---- min / max: NaN in either operand gives NaN (numpy's minimum / maximum) */
+RB_INLINE float rb_minf(float a, float b) { return (a < b || a != a) ? a : b; }
+RB_INLINE float rb_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
+RB_INLINE double rb_min_d(double a, double b) { return (a < b || a != a) ? a : b; }
+RB_INLINE double rb_max_d(double a, double b) { return (a > b || a != a) ? a : b; }
+RB_INLINE int32_t rb_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+RB_INLINE int32_t rb_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
+RB_INLINE int64_t rb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+RB_INLINE int64_t rb_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+RB_INLINE uint32_t rb_min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+RB_INLINE uint32_t rb_max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+RB_INLINE uint64_t rb_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+RB_INLINE uint64_t rb_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* ---- floor division / modulo (round toward -inf; the remainder has the divisor's sign) */
+/* Branch-free, so loops indexing with them still vectorize: the correction is 1 exactly when
+   the remainder is nonzero and its sign differs from the divisor's. */
+RB_INLINE int32_t rb_floordiv_i32(int32_t a, int32_t b) {
+  int32_t q = a / b, r = a % b;
+  return q - ((r != 0) & ((r ^ b) < 0));
+}
+RB_INLINE int32_t rb_floormod_i32(int32_t a, int32_t b) {
+  int32_t r = a % b;
+  return r + b * ((r != 0) & ((r ^ b) < 0));
+}
+RB_INLINE int64_t rb_floordiv_i64(int64_t a, int64_t b) {
+  int64_t q = a / b, r = a % b;
+  return q - ((r != 0) & ((r ^ b) < 0));
+}
+RB_INLINE int64_t rb_floormod_i64(int64_t a, int64_t b) {
+  int64_t r = a % b;
+  return r + b * ((r != 0) & ((r ^ b) < 0));
+}
+RB_INLINE float rb_floordivf(float a, float b) { return floorf(a / b); }
+RB_INLINE float rb_floormodf(float a, float b) { return a - floorf(a / b) * b; }
+RB_INLINE double rb_floordiv_d(double a, double b) { return floor(a / b); }
+RB_INLINE double rb_floormod_d(double a, double b) { return a - floor(a / b) * b; }
+
+/* ---- math helpers not in <math.h> */
+RB_INLINE double rb_sigmoid_d(double x) {
+  double e = exp(-fabs(x));
+  return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+""" + math_helpers()
 
 PRELUDE = r"""
 #include <stdint.h>
@@ -89,99 +191,5 @@ static inline int64_t rb_max_threads(void) {
 
 static inline int64_t rb_align64(int64_t nbytes) { return (nbytes + 63) & ~(int64_t)63; }
 
-/* ---- float16: stored as IEEE binary16 bits (uint16_t), computed in float; every float16
-   operation result is rounded back to half precision (round to nearest even, like numpy). */
-#if defined(__FLT16_MAX__) && !defined(RB_NO_FLOAT16)
-typedef union { uint16_t u; _Float16 h; } rb_half_pun;
-static inline float rb_h2f(uint16_t bits) { rb_half_pun p; p.u = bits; return (float)p.h; }
-static inline uint16_t rb_f2h(float x) { rb_half_pun p; p.h = (_Float16)x; return p.u; }
-static inline uint16_t rb_d2h(double x) { rb_half_pun p; p.h = (_Float16)x; return p.u; }
-#else
-static inline float rb_h2f(uint16_t h) {
-  union { uint32_t u; float f; } v;
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-  if (e == 0x1Fu) {
-    v.u = sign | 0x7F800000u | (m << 13);
-  } else if (e != 0) {
-    v.u = sign | ((e + 112u) << 23) | (m << 13);
-  } else {
-    float s = (float)m * 5.9604644775390625e-8f;   /* m * 2^-24, exact */
-    return sign ? -s : s;
-  }
-  return v.f;
-}
-static inline uint16_t rb_f2h(float x) {
-  union { float f; uint32_t u; } v;
-  uint32_t sign, a, h, rem, e, m, shift, half;
-  v.f = x;
-  sign = (v.u >> 16) & 0x8000u;
-  a = v.u & 0x7FFFFFFFu;
-  if (a >= 0x7F800000u)                       /* inf, nan (kept quiet) */
-    return (uint16_t)(sign | 0x7C00u | (a > 0x7F800000u ? 0x200u | ((a >> 13) & 0x3FFu) : 0u));
-  if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);     /* >= 65520 rounds to inf */
-  if (a >= 0x38800000u) {                     /* normal half */
-    h = (a >> 13) - 0x1C000u;
-    rem = a & 0x1FFFu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
-    return (uint16_t)(sign | h);
-  }
-  if (a < 0x33000000u) return (uint16_t)sign; /* below 2^-25: rounds to zero */
-  e = a >> 23;                                /* subnormal half: units of 2^-24 */
-  m = (a & 0x7FFFFFu) | 0x800000u;
-  shift = 126u - e;
-  h = m >> shift;
-  rem = m & ((1u << shift) - 1u);
-  half = 1u << (shift - 1u);
-  if (rem > half || (rem == half && (h & 1u))) h++;
-  return (uint16_t)(sign | h);
-}
-static inline uint16_t rb_d2h(double x) { return rb_f2h((float)x); }
-#endif
-static inline float rb_hround(float x) { return rb_h2f(rb_f2h(x)); }
-static inline float rb_hround_d(double x) { return rb_h2f(rb_d2h(x)); }
-
-/* ---- min / max: NaN in either operand gives NaN (numpy's minimum / maximum) */
-static inline float rb_minf(float a, float b) { return (a < b || a != a) ? a : b; }
-static inline float rb_maxf(float a, float b) { return (a > b || a != a) ? a : b; }
-static inline double rb_min_d(double a, double b) { return (a < b || a != a) ? a : b; }
-static inline double rb_max_d(double a, double b) { return (a > b || a != a) ? a : b; }
-static inline int32_t rb_min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
-static inline int32_t rb_max_i32(int32_t a, int32_t b) { return a > b ? a : b; }
-static inline int64_t rb_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
-static inline int64_t rb_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline uint32_t rb_min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
-static inline uint32_t rb_max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
-static inline uint64_t rb_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static inline uint64_t rb_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-
-/* ---- floor division / modulo (round toward -inf; the remainder has the divisor's sign) */
-/* Branch-free, so loops indexing with them still vectorize: the correction is 1 exactly when
-   the remainder is nonzero and its sign differs from the divisor's. */
-static inline int32_t rb_floordiv_i32(int32_t a, int32_t b) {
-  int32_t q = a / b, r = a % b;
-  return q - ((r != 0) & ((r ^ b) < 0));
-}
-static inline int32_t rb_floormod_i32(int32_t a, int32_t b) {
-  int32_t r = a % b;
-  return r + b * ((r != 0) & ((r ^ b) < 0));
-}
-static inline int64_t rb_floordiv_i64(int64_t a, int64_t b) {
-  int64_t q = a / b, r = a % b;
-  return q - ((r != 0) & ((r ^ b) < 0));
-}
-static inline int64_t rb_floormod_i64(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return r + b * ((r != 0) & ((r ^ b) < 0));
-}
-static inline float rb_floordivf(float a, float b) { return floorf(a / b); }
-static inline float rb_floormodf(float a, float b) { return a - floorf(a / b) * b; }
-static inline double rb_floordiv_d(double a, double b) { return floor(a / b); }
-static inline double rb_floormod_d(double a, double b) { return a - floor(a / b) * b; }
-
-/* ---- math helpers not in <math.h> */
-static inline double rb_sigmoid_d(double x) {
-  double e = exp(-fabs(x));
-  return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
-}
-""" + math_helpers()
+#define RB_INLINE static inline
+""" + HELPERS

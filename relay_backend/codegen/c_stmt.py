@@ -25,7 +25,7 @@ import re
 from .. import tir
 from ..errors import CompileError
 from ..tir.loop_deps import iterations_independent
-from .c_expr import ExprPrinter, itemsize, storage_type, value_type
+from .c_expr import ExprPrinter, itemsize, storage_type, strip_parens, value_type
 from .c_prelude import PRELUDE
 
 STACK_LIMIT = 64 * 1024          # bytes; bigger or symbolic temporaries use the workspace
@@ -93,19 +93,6 @@ def _sum(terms) -> str:
     if const or not parts:
         parts.append(str(const))
     return parts[0] if len(parts) == 1 else "(" + " + ".join(parts) + ")"
-
-
-def _strip(text: str) -> str:
-    """`(x)` -> `x` when the outer parentheses enclose the whole text."""
-    if not (text.startswith("(") and text.endswith(")")):
-        return text
-    depth = 0
-    for k, ch in enumerate(text):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0 and k < len(text) - 1:
-            return text
-    return text[1:-1]
 
 
 class FunctionEmitter:
@@ -248,21 +235,15 @@ class FunctionEmitter:
                 value = self.printer.expr(s.value)
                 value = self.printer._convert(value, s.value.dtype, s.var.dtype)
                 name = self.names.bind(s.var)
-                self.line(f"const {value_type(s.var.dtype)} {name} = {_strip(value)};")
+                self.line(f"const {value_type(s.var.dtype)} {name} = {strip_parens(value)};")
                 work.append(s.body)
             elif isinstance(s, tir.BufferStore):
-                *idx, value = self.printer.exprs(list(s.indices) + [s.value])
-                value = _strip(value)
-                if s.buffer.dtype == "float16":
-                    value = f"rb_f2h({value})"
-                elif s.buffer.dtype == "bool":
-                    value = f"(uint8_t)({value})"
-                self.line(f"{self.element(s.buffer, idx)} = {value};")
+                self._store(s)
             elif isinstance(s, tir.For):
-                work.append(self._close_parallel if self._open_for(s) else self._close)
+                work.append(self._open_for(s))
                 work.append(s.body)
             elif isinstance(s, tir.IfThenElse):
-                self.line(f"if ({_strip(self.printer.expr(s.condition))}) {{")
+                self.line(f"if ({strip_parens(self.printer.expr(s.condition))}) {{")
                 self.indent += 1
                 work.append(self._close)
                 if s.else_case is not None:
@@ -277,7 +258,21 @@ class FunctionEmitter:
                 if not isinstance(s.value, (tir.IntImm, tir.FloatImm)):
                     self.line(f"(void){self.printer.expr(s.value)};")
             elif s is not None:
-                raise CompileError(f"c codegen: unsupported statement {type(s).__name__}")
+                self._other(s, work)
+
+    def _store(self, s):
+        """Emit `buffer[indices] = value;` (float16 stored as its bits, bool as one byte)."""
+        *idx, value = self.printer.exprs(list(s.indices) + [s.value])
+        value = strip_parens(value)
+        if s.buffer.dtype == "float16":
+            value = f"rb_f2h({value})"
+        elif s.buffer.dtype == "bool":
+            value = f"(uint8_t)({value})"
+        self.line(f"{self.element(s.buffer, idx)} = {value};")
+
+    def _other(self, s, work):
+        """A statement the C backend does not know (a subclass may push work for it)."""
+        raise CompileError(f"c codegen: unsupported statement {type(s).__name__}")
 
     def _close(self):
         self.indent -= 1
@@ -292,8 +287,8 @@ class FunctionEmitter:
         self.line("} else {")
         self.indent += 1
 
-    def _open_for(self, s) -> bool:
-        """Emit the loop header; True when it opened an OpenMP parallel region."""
+    def _open_for(self, s):
+        """Emit the loop header; returns what closes it (an OpenMP region ends differently)."""
         var = s.loop_var
         ctype = value_type(var.dtype)
         lo = self.printer._convert(self.printer.expr(s.min), s.min.dtype, var.dtype)
@@ -315,9 +310,9 @@ class FunctionEmitter:
         elif s.kind == "unrolled" and isinstance(s.extent, tir.IntImm) \
                 and 1 < s.extent.value <= UNROLL_LIMIT:
             self.line(f"#pragma GCC unroll {int(s.extent.value)}")
-        self.line(f"for ({ctype} {name} = {_strip(lo)}; {name} < {_strip(end)}; ++{name}) {{")
+        self.line(f"for ({ctype} {name} = {strip_parens(lo)}; {name} < {strip_parens(end)}; ++{name}) {{")
         self.indent += 1
-        return parallel
+        return self._close_parallel if parallel else self._close
 
     def _open_allocate(self, s):
         buf = s.buffer
@@ -333,7 +328,7 @@ class FunctionEmitter:
             self.line(f"{ctype} {name}[{max(numel, 1)}] RB_ALIGNED64;")
         else:
             self.line(f"{ctype}* const restrict {name} = ({ctype}*)(rb_ws + "
-                      f"{_strip(self.ws_slots[id(s)])});")
+                      f"{strip_parens(self.ws_slots[id(s)])});")
 
     # ------------------------------------------------------------------ the function
     def emit(self) -> str:
@@ -367,7 +362,7 @@ class FunctionEmitter:
             f"static inline int32_t {sym}_compute({', '.join(params + ['uint8_t* restrict rb_ws'])}) {{\n"
             f"  (void)rb_ws;\n{body}  return RB_OK;\n}}\n\n"
             f"int64_t {sym}_workspace_size(const int64_t* shape_vars) {{\n"
-            f"  (void)shape_vars;\n{shape_locals}  return {_strip(self.ws_total)};\n}}\n\n"
+            f"  (void)shape_vars;\n{shape_locals}  return {strip_parens(self.ws_total)};\n}}\n\n"
             f"int32_t {sym}_ws(void* const* args, const int64_t* shape_vars, void* workspace, "
             f"int64_t workspace_size) {{\n"
             f"  int64_t need = {sym}_workspace_size(shape_vars);\n"

@@ -1,9 +1,10 @@
-"""tir expressions -> LLVM values (one basic block per expression), and dtype -> LLVM type.
+"""tir expressions -> LLVM values, and dtype -> LLVM type.
 
 `ExprEmitter` is the expression half of a function's code generator (llvm_stmt.py adds
 statements). Evaluation uses an explicit stack, so arbitrarily deep expressions (long fused
 elementwise chains) never hit Python's recursion limit; shared subexpressions are emitted
-once per expression. Semantics follow tir/expr.py and numpy: Div truncates on integers,
+once per expression, and a Select whose branches read memory evaluates only the taken branch
+(lazy_select.py). Semantics follow tir/expr.py and numpy: Div truncates on integers,
 FloorDiv/FloorMod round toward -inf, Min/Max propagate NaN, `!=` is true for NaN.
 """
 from llvmlite import ir
@@ -12,6 +13,7 @@ from .. import tir
 from ..tir.functor import children as tir_children
 from ..errors import CompileError
 from . import llvm_target
+from .lazy_select import BranchMemo, lazy_selects
 
 # a*b+c may become one fused multiply-add (C's default FP_CONTRACT): twice the FLOP/s of
 # separate mul and add in every reduction kernel; results differ from unfused by <= 1 rounding
@@ -81,12 +83,6 @@ def _children(node) -> list:
     return [] if isinstance(node, tir.Let) else tir_children(node)
 
 
-def _loads_in_branches(node) -> bool:
-    """True when a Select's true/false value reads a buffer (then it must not be eager)."""
-    return any(isinstance(n, tir.BufferLoad)
-               for branch in (node.true_value, node.false_value) for n in tir.walk(branch))
-
-
 class ExprEmitter:
     """Lowers tir expressions with `self.builder`; needs `self.vars` (id(Var) -> value),
     `self.buffers` (id(buffer.data) -> pointer) and `self.math` (a MathLib)."""
@@ -96,61 +92,76 @@ class ExprEmitter:
     num_threads = None
 
     def expr(self, root):
-        """Emit `root` and return its LLVM value."""
-        memo = {}
-        stack = [(root, 0)]
+        """Emit `root` and return its LLVM value.
+
+        Post-order over an explicit stack of (node, state, data). A Let binds its var between
+        value and body; a lazy Select (lazy_select.py) emits its condition, then each branch in
+        its own basic block (state 1: open the then-block, 2: the else-block, 3: merge by a phi).
+        """
+        memo = BranchMemo()
+        lazy = lazy_selects([root])
+        stack = [(root, 0, None)]
         while stack:
-            node, state = stack.pop()
+            node, state, data = stack.pop()
             key = id(node)
-            if key in memo:
+            if state == 0 and key in memo:
                 continue
             if isinstance(node, tir.Let):
                 if state == 0:
-                    stack.append((node, 1))
-                    stack.append((node.value, 0))
+                    stack.append((node, 1, None))
+                    stack.append((node.value, 0, None))
                 elif state == 1:
                     self.vars[id(node.var)] = memo[id(node.value)]
-                    stack.append((node, 2))
-                    stack.append((node.body, 0))
+                    stack.append((node, 2, None))
+                    stack.append((node.body, 0, None))
                 else:
                     memo[key] = memo[id(node.body)]
                 continue
-            if isinstance(node, tir.Select) and _loads_in_branches(node):
-                if state == 0:          # condition first, then each branch in its own block
-                    stack.append((node, 1))
-                    stack.append((node.condition, 0))
-                else:
-                    memo[key] = self._lazy_select(node, memo[id(node.condition)])
+            if key in lazy:
+                self._lazy_select_step(node, state, data, memo, stack)
                 continue
             kids = _children(node)
             if state == 0 and kids:
-                stack.append((node, 1))
-                stack.extend((k, 0) for k in reversed(kids) if id(k) not in memo)
+                stack.append((node, 1, None))
+                stack.extend((k, 0, None) for k in reversed(kids) if id(k) not in memo)
                 continue
             memo[key] = self._lower(node, [memo[id(k)] for k in kids])
         return memo[id(root)]
 
-    def _lazy_select(self, node, cond):
-        """Select whose branches read memory: evaluate only the taken branch (a padded
-        input's out-of-range load must not run), merged by a phi."""
+    def _lazy_select_step(self, node, state, data, memo, stack):
+        """One step of a Select whose branches read memory: only the taken branch runs (a
+        padded input's out-of-range load must not), the two results merge in a phi."""
         b = self.builder
-        then_bb = b.append_basic_block("sel_then")
-        else_bb = b.append_basic_block("sel_else")
-        merge = b.append_basic_block("sel_end")
-        b.cbranch(cond, then_bb, else_bb)
-        b.position_at_end(then_bb)
-        tv = self.expr(node.true_value)
-        then_end = b.block
-        b.branch(merge)
-        b.position_at_end(else_bb)
-        fv = self.expr(node.false_value)
-        else_end = b.block
-        b.branch(merge)
-        b.position_at_end(merge)
-        phi = b.phi(tv.type)
-        phi.add_incoming(tv, then_end)
-        phi.add_incoming(fv, else_end)
-        return phi
+        if state == 0:                                  # the condition first
+            stack.append((node, 1, None))
+            stack.append((node.condition, 0, None))
+        elif state == 1:                                # then-branch in its own block
+            blocks = (b.append_basic_block("sel_then"), b.append_basic_block("sel_else"),
+                      b.append_basic_block("sel_end"))
+            b.cbranch(memo[id(node.condition)], blocks[0], blocks[1])
+            b.position_at_end(blocks[0])
+            memo.enter()
+            stack.append((node, 2, blocks))
+            stack.append((node.true_value, 0, None))
+        elif state == 2:                                # else-branch in its own block
+            then_bb, else_bb, merge = data
+            true_value, then_end = memo[id(node.true_value)], b.block
+            b.branch(merge)
+            memo.leave()
+            b.position_at_end(else_bb)
+            memo.enter()
+            stack.append((node, 3, (merge, true_value, then_end)))
+            stack.append((node.false_value, 0, None))
+        else:                                           # merge
+            merge, true_value, then_end = data
+            false_value, else_end = memo[id(node.false_value)], b.block
+            b.branch(merge)
+            memo.leave()
+            b.position_at_end(merge)
+            phi = b.phi(true_value.type)
+            phi.add_incoming(true_value, then_end)
+            phi.add_incoming(false_value, else_end)
+            memo[id(node)] = phi
 
     # ------------------------------------------------------------------ leaves and nodes
     def _lower(self, node, vals):

@@ -1,7 +1,9 @@
-"""The host LLVM target: target machine, optimization pipeline, JIT, object files, linking.
+"""The LLVM target machine: which machine code is for, optimization pipeline, JIT, object
+files, linking.
 
-Everything here is about *where* code runs (this CPU, with its features) and *how* LLVM is
-driven; what the IR says is llvm.py's business. Uses llvmlite's new pass manager (the legacy
+Everything here is about *where* code runs (the host CPU with its features by default, or the
+triple / cpu / features an llvm Target names: cross-compiling) and *how* LLVM is driven; what
+the IR says is llvm.py's business. Uses llvmlite's new pass manager (the legacy
 PassManagerBuilder is gone from llvmlite 0.50).
 """
 import ctypes.util
@@ -10,12 +12,38 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from ..diagnostics import get_logger, native_remarks_to
 from ..errors import CompileError
+from ..runtime.thread_count import prepare_openmp_env
+from .c_compiler import find_cc
+from ..target import arch_family, as_target, host_triple
+
+_REMARKS_LOG = get_logger("codegen")
 
 OPT_LEVEL = 3
+# Held by every llvmlite call relay_backend makes that does real work, and by the compile
+# pool while it forks its workers (llvm_pool.py): a child forked while another thread is inside
+# LLVM would inherit llvmlite's lock taken, and hang on its first LLVM call.
+LLVM_LOCK = threading.RLock()
+_COMPILES = [0]
+
+
+def compile_count() -> int:
+    """How many modules LLVM has optimised and compiled for this process so far, in it or in
+    its compile workers (the disk cache's tests read it: a cache hit adds nothing)."""
+    return _COMPILES[0]
+
+
+def count_compiles(n: int = 1) -> None:
+    """Record `n` LLVM compiles (the compile pool calls it for work done in its workers)."""
+    with LLVM_LOCK:
+        _COMPILES[0] += n
 
 
 @functools.lru_cache(maxsize=None)
@@ -24,6 +52,14 @@ def _initialize() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     llvm.initialize_native_asmparser()
+
+
+@functools.lru_cache(maxsize=None)
+def _initialize_all() -> None:
+    """Initialize every target LLVM was built with (for cross-compiling), once per process."""
+    _initialize()
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,74 +74,145 @@ def host_has_feature(name: str) -> bool:
     return f"+{name}" in host_cpu()[1].split(",")
 
 
-def target_machine(jit: bool = True) -> "llvm.TargetMachine":
-    """A new host target machine at -O3; position-independent when building shared objects.
+@dataclass(frozen=True)
+class MachineSpec:
+    """What LLVM generates code for: triple, cpu, feature string, optimization level, and
+    whether this process can run the result (`foreign` says why not, "" when it can)."""
+
+    triple: str
+    cpu: str
+    features: str
+    opt_level: int = OPT_LEVEL
+    foreign: str = ""
+
+    @property
+    def runs_here(self) -> bool:
+        return not self.foreign
+
+
+def machine_spec(target=None) -> MachineSpec:
+    """The MachineSpec of an llvm Target (None: plain "llvm", the host): -mtriple (the host's by
+    default), -mcpu (native: the host CPU; absent: the host CPU for the host's instruction set,
+    "generic" otherwise), -mattr appended to the CPU's features, -opt-level."""
+    return _machine_spec(as_target(target if target is not None else "llvm"))
+
+
+@functools.lru_cache(maxsize=64)
+def _machine_spec(target) -> MachineSpec:
+    foreign = target.host_mismatch()
+    same_isa = arch_family(target.triple) == arch_family(host_triple())
+    host_name, host_features = host_cpu()
+    mcpu = target.mcpu
+    if mcpu == "native" or (not mcpu and same_isa):
+        cpu, base = host_name, host_features
+    else:
+        cpu, base = mcpu or "generic", ""
+    features = ",".join(f for f in [base, *target.mattr] if f)
+    return MachineSpec(target.triple, cpu, features, int(target.attrs.get("opt-level", OPT_LEVEL)),
+                       foreign)
+
+
+def target_machine(jit: bool = True, spec: MachineSpec = None) -> "llvm.TargetMachine":
+    """A new target machine for `spec` (the host CPU at -O3 by default); position-independent
+    when building shared objects. A triple LLVM cannot generate code for is a CompileError.
 
     Not cached: an MCJIT engine takes ownership of (and later frees) its target machine.
     """
-    _initialize()
-    cpu, features = host_cpu()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
+    spec = spec or machine_spec()
+    _initialize() if spec.runs_here else _initialize_all()
+    try:
+        target = llvm.Target.from_triple(spec.triple)
+    except RuntimeError as err:
+        raise CompileError(f"LLVM cannot generate code for -mtriple={spec.triple}: "
+                           f"{str(err).strip()}") from None
     return target.create_target_machine(
-        cpu=cpu, features=features, opt=OPT_LEVEL,
+        cpu=spec.cpu, features=spec.features, opt=spec.opt_level,
         reloc="default" if jit else "pic", codemodel="jitdefault" if jit else "default",
         jit=jit)
 
 
-def parse(ir_text: str, what: str = "kernel") -> "llvm.ModuleRef":
+def parse(ir_text: str, what: str = "kernel", spec: MachineSpec = None) -> "llvm.ModuleRef":
     """Parse and verify textual LLVM IR; a malformed module is a CompileError (a codegen bug)."""
     _initialize()
-    try:
-        mod = llvm.parse_assembly(ir_text)
-        mod.verify()
-    except RuntimeError as err:
-        raise CompileError(f"LLVM rejected the IR generated for {what}: {err}\n"
-                           f"(set RB_DEBUG=4 to print the IR)") from err
-    mod.triple, mod.data_layout = _triple_and_layout()
+    with LLVM_LOCK:
+        try:
+            mod = llvm.parse_assembly(ir_text)
+            mod.verify()
+        except RuntimeError as err:
+            raise CompileError(f"LLVM rejected the IR generated for {what}: {err}\n"
+                               f"(set RB_DEBUG=4 to print the IR)") from err
+        mod.triple, mod.data_layout = _triple_and_layout(spec or machine_spec())
     return mod
 
 
 @functools.lru_cache(maxsize=None)
-def _triple_and_layout() -> tuple:
-    tm = target_machine(True)
+def _triple_and_layout(spec: MachineSpec) -> tuple:
+    tm = target_machine(spec.runs_here, spec)
     return tm.triple, str(tm.target_data)
 
 
-def optimize(mod: "llvm.ModuleRef", tm) -> "llvm.ModuleRef":
-    """Run the standard -O3 module pipeline (inlining, loop/SLP vectorization, unrolling)."""
-    pto = llvm.create_pipeline_tuning_options(speed_level=OPT_LEVEL)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = True
-    pto.loop_interleaving = True
-    pb = llvm.create_pass_builder(tm, pto)
-    pm = pb.getModulePassManager()
-    pm.run(mod, pb)
+def optimize(mod: "llvm.ModuleRef", tm, opt_level: int = OPT_LEVEL) -> "llvm.ModuleRef":
+    """Run the standard module pipeline at `opt_level` (-O3: inlining, loop/SLP vectorization,
+    unrolling)."""
+    with LLVM_LOCK:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pto.loop_interleaving = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pm = pb.getModulePassManager()
+        with native_remarks_to(_REMARKS_LOG):     # "loop not vectorized" remarks: DEBUG records
+            pm.run(mod, pb)
+        _COMPILES[0] += 1
     return mod
 
 
-def jit(mod: "llvm.ModuleRef", tm) -> "llvm.ExecutionEngine":
-    """Compile `mod` in-process with MCJIT; the engine owns the module and `tm` (a fresh
-    target_machine(True)) and must be kept alive while its functions are used."""
-    engine = llvm.create_mcjit_compiler(mod, tm)
-    engine.finalize_object()
-    engine.run_static_constructors()
+def compile_object(ir_text: str, spec: MachineSpec, what: str = "kernel") -> tuple:
+    """(relocatable position-independent object bytes, optimised IR text) of one module's IR:
+    the unit of work the compile pool hands to a worker and the disk cache stores."""
+    with LLVM_LOCK:
+        tm = target_machine(False, spec)
+        mod = parse(ir_text, what, spec)
+        optimize(mod, tm, spec.opt_level)
+        return tm.emit_object(mod), str(mod)
+
+
+def load_objects(objects, spec: MachineSpec = None) -> "llvm.ExecutionEngine":
+    """An MCJIT engine holding the (position-independent) object files `objects`, relocated
+    and ready to call: symbols between them and from the process (libm, libgomp) resolve
+    here. Keep the engine alive while its functions are used."""
+    spec = spec or machine_spec()
+    with LLVM_LOCK:
+        tm = target_machine(True, spec)
+        empty = llvm.parse_assembly("")
+        empty.triple, empty.data_layout = _triple_and_layout(spec)
+        engine = llvm.create_mcjit_compiler(empty, tm)
+        for data in objects:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(data)))
+        engine.finalize_object()
+        engine.run_static_constructors()
     return engine
 
 
-def emit_object(ir_text: str) -> bytes:
-    """A relocatable, position-independent object file for (already optimized) IR text."""
-    tm = target_machine(False)
-    mod = parse(ir_text)
-    mod.triple = tm.triple
-    return tm.emit_object(mod)
+def emit_linked_object(ir_texts, spec: MachineSpec = None) -> bytes:
+    """One relocatable object for several (already optimised) modules: linked in LLVM, then
+    compiled without optimising again (export_library("x.o") of a multi-kernel module)."""
+    with LLVM_LOCK:
+        tm = target_machine(False, spec)
+        mods = [parse(text, spec=spec) for text in ir_texts]
+        for other in mods[1:]:
+            mods[0].link_in(other)
+        mods[0].triple = tm.triple
+        return tm.emit_object(mods[0])
 
 
-def emit_assembly(ir_text: str) -> str:
-    """Host assembly for (already optimized) IR text."""
-    tm = target_machine(False)
-    mod = parse(ir_text)
-    return tm.emit_assembly(mod)
+def emit_assembly(ir_text: str, spec: MachineSpec = None) -> str:
+    """Assembly for (already optimized) IR text."""
+    with LLVM_LOCK:
+        tm = target_machine(False, spec)
+        mod = parse(ir_text, spec=spec)
+        return tm.emit_assembly(mod)
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,7 +223,7 @@ def libgomp_path() -> str:
     Idle workers sleep instead of spinning (OMP_WAIT_POLICY=passive unless the user set it):
     on a shared 2-core machine a spinning worker steals the core the other thread needs, and
     a 2-thread conv2d measured 10-20 ms spinning against 2.5 ms passive."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")   # libgomp reads it when loaded
+    prepare_openmp_env()          # OMP_WAIT_POLICY, TVM_NUM_THREADS: libgomp reads them when loaded
     name = ctypes.util.find_library("gomp")
     if not name:
         return ""
@@ -127,23 +234,25 @@ def libgomp_path() -> str:
     return name
 
 
-def find_cc() -> str:
-    """The system C compiler driver used to link shared libraries (cc, gcc or clang)."""
-    for name in ("cc", "gcc", "clang"):
-        if shutil.which(name):
-            return shutil.which(name)
-    raise CompileError("no C compiler found on PATH (tried cc, gcc, clang); one is needed to "
-                       "link a shared library: install gcc")
-
-
-def link_shared(object_code: bytes, path: str, libs=("m",)) -> None:
-    """Link one object file into a shared library at `path` with `cc -shared`."""
-    cc = find_cc()
+def link_shared(object_code, path: str, libs=("m",), cc: str = None, fcompile=None) -> None:
+    """Link object files (bytes, or a list of them) into a shared library at `path`: with
+    `fcompile(path, [object paths])` when given (TVM's export_library hook), else `<cc>
+    -shared` (cc: the system C compiler by default, or a cross compiler such as
+    "aarch64-linux-gnu-gcc")."""
+    objects = [object_code] if isinstance(object_code, (bytes, bytearray)) else list(object_code)
     with tempfile.TemporaryDirectory(prefix="rb_link_") as tmp:
-        obj = os.path.join(tmp, "lib.o")
-        with open(obj, "wb") as f:
-            f.write(object_code)
-        cmd = [cc, "-shared", "-fPIC", "-o", path, obj] + [f"-l{lib}" for lib in libs]
+        paths = []
+        for i, data in enumerate(objects):
+            paths.append(os.path.join(tmp, f"lib{i}.o"))
+            with open(paths[-1], "wb") as f:
+                f.write(data)
+        if fcompile is not None:
+            fcompile(path, paths)
+            return
+        compiler = (shutil.which(cc),) if cc else find_cc()
+        if compiler[0] is None:
+            raise CompileError(f"export_library: the compiler cc={cc!r} is not on PATH")
+        cmd = [*compiler, "-shared", "-fPIC", "-o", path, *paths] + [f"-l{lib}" for lib in libs]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"linking {path} failed: {' '.join(cmd)}\n{proc.stderr.strip()}")

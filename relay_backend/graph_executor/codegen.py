@@ -12,12 +12,11 @@ import json
 from dataclasses import dataclass, field
 
 from ..ir.structural import structural_hash
-from ..ir.expr import Call, Function
-from ..ir.functor import post_order
-from ..op.registry import OpDef
+from ..ir.expr import Function
 from ..te_compiler import get as get_te_compiler
-from ..te_compiler.lower_main import (CPU_DEVICE_TYPE, GraphCodegenError, LoweredMain,
-                                      flatten_tensor_types, lower_main)
+from ..target import as_target
+from ..te_compiler.lower_main import GraphCodegenError, LoweredMain, flatten_tensor_types, lower_main
+from ..analysis.kernel_summary import mac_count, op_calls, relay_ops
 from ..analysis.memory_plan import plan_memory
 
 
@@ -66,6 +65,7 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
     steps = lowered.steps()
     entries = lowered.planner_entries()
     plan = plan_memory(steps, entries)
+    plan.check_size("the graph executor")
     sids = list(plan.storage_ids)
     call_nodes = [nid for nid, n in enumerate(lowered.nodes) if n.op == "call"]
     for nid, step in zip(call_nodes, steps):      # aliased reshapes need no kernel
@@ -86,7 +86,7 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
             "storage_id": ["list_int", list(sids)],
             "shape": ["list_shape", [list(e.shape) for e in lowered.entries]],
             "dltype": ["list_str", [e.dtype for e in lowered.entries]],
-            "device_index": ["list_int", [CPU_DEVICE_TYPE] * len(lowered.entries)],
+            "device_index": ["list_int", [as_target(lowered.target).device_type] * len(lowered.entries)],
         },
         "node_row_ptr": row_ptr,
     }
@@ -108,7 +108,7 @@ def _json_node(lowered: LoweredMain, node) -> dict:
     prim = node.prim
     attrs = {"func_name": node.func_name, "flatten_data": "0", "num_inputs": str(len(node.inputs)),
              "num_outputs": str(len(node.outputs)), "hash": f"{structural_hash(prim):016x}",
-             "relay_ops": ",".join(_relay_ops(prim))}
+             "relay_ops": ",".join(relay_ops(prim)), "mac_count": str(mac_count(prim))}
     for key, value in prim.attrs.items():
         if isinstance(value, str):
             attrs[key] = value
@@ -117,19 +117,10 @@ def _json_node(lowered: LoweredMain, node) -> dict:
             "inputs": [_ref(lowered, eid) for eid in node.inputs]}
 
 
-def _calls_in(prim: Function):
-    return [n for n in post_order(prim.body) if isinstance(n, Call) and isinstance(n.op, OpDef)]
-
-
-def _relay_ops(prim: Function) -> list:
-    """The op names inside a primitive function in post-order, e.g. [nn.conv2d, add, nn.relu]."""
-    return [c.op.name for c in _calls_in(prim)]
-
-
 def _layout_attrs(prim: Function) -> dict:
     """String call attributes whose name contains "layout" (what LabelOps copies)."""
     out = {}
-    for call in _calls_in(prim):
+    for call in op_calls(prim):
         attrs = call.attrs
         if attrs is None or not hasattr(attrs, "__dataclass_fields__"):
             continue

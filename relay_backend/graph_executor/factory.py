@@ -11,9 +11,10 @@ import warnings
 
 import numpy as np
 
-from ..errors import RelayError, SerializationError
+from ..errors import RelayError, SerializationError, TargetError
 from ..runtime.module import register_artifact_loader
 from ..runtime.params import load_param_dict, save_param_dict
+from ..target import as_target
 from .graph import parse_graph
 from .runtime import GraphModule
 
@@ -29,7 +30,7 @@ class GraphExecutorFactoryModule:
     def __init__(self, ir_mod, target, graph_json_str, libmod, libmod_name="default", params=None,
                  codegen_result=None):
         self.ir_mod = ir_mod
-        self.target = target
+        self.target = as_target(target)
         self.graph_json = graph_json_str
         self.lib = libmod
         self.libmod_name = libmod_name
@@ -40,6 +41,7 @@ class GraphExecutorFactoryModule:
         self.planned_bytes, self.no_reuse_bytes, self.intermediate_bytes = \
             _plan_bytes(parse_graph(graph_json_str))
         self._iter_cnt = 0
+        self.bound_param_names = frozenset()      # build(params=...) names, see ExecutorModule
 
     # -- TVM accessors
     def get_graph_json(self) -> str:
@@ -74,6 +76,7 @@ class GraphExecutorFactoryModule:
         else:
             gmod = GraphModule(self.graph_json, self.lib, device)
         gmod._set_params(self.params)
+        gmod.bound_param_names = self.bound_param_names
         return gmod
 
     def __getitem__(self, key):
@@ -105,7 +108,8 @@ class GraphExecutorFactoryModule:
                                      "constants); nothing needs compiling")
         header = json.dumps({"format": FACTORY_FORMAT, "version": FACTORY_VERSION,
                              "module_name": self.libmod_name, "target": str(self.target),
-                             "graph_json": self.graph_json}).encode()
+                             "graph_json": self.graph_json,
+                             "bound_params": sorted(self.bound_param_names)}).encode()
         return self.lib.export_library(file_name, fcompile, sections={
             GRAPH_SECTION: header, PARAMS_SECTION: save_param_dict(self.params)}, **kwargs)
 
@@ -161,8 +165,17 @@ def _load_factory(module, sections) -> GraphExecutorFactoryModule:
     if PARAMS_SECTION not in sections:
         raise SerializationError("load_module: the library has a graph but no params section")
     params = load_param_dict(sections[PARAMS_SECTION])
-    return GraphExecutorFactoryModule(None, fields["target"], fields["graph_json"], module,
-                                      fields["module_name"], params)
+    try:
+        as_target(fields["target"])
+    except TargetError as err:
+        raise SerializationError(f"load_module: the graph executor section's target "
+                                 f"{fields['target'][:80]!r} does not parse: {err}") from None
+    factory = GraphExecutorFactoryModule(None, fields["target"], fields["graph_json"], module,
+                                         fields["module_name"], params)
+    bound = header.get("bound_params", [])
+    if isinstance(bound, list) and all(isinstance(name, str) for name in bound):
+        factory.bound_param_names = frozenset(bound)
+    return factory
 
 
 register_artifact_loader(GRAPH_SECTION, _load_factory)

@@ -5,8 +5,8 @@ The graph runtime accepts exactly the keys TVM's runtime accepts: the five top-l
 func_name/num_inputs/num_outputs/flatten_data, and the list-encoded graph attrs storage_id /
 shape / dltype (+ optional device_index, storage_scope). Anything malformed (a wrong type
 anywhere, an unknown dltype, a shape whose byte size overflows int64) raises SerializationError
-naming the key and what was expected; a device_index other than the CPU (1) is rejected
-because this runtime executes on the CPU only.
+naming the key and what was expected; a device_index must be one device for the whole graph,
+the CPU (1) or a CUDA GPU (2).
 """
 import bisect
 import json
@@ -26,6 +26,8 @@ ATTR_TAGS = {"storage_id": "list_int", "shape": "list_shape", "dltype": "list_st
 DLTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64")
 CPU_DEVICE_TYPE = 1
+CUDA_DEVICE_TYPE = 2
+DEVICE_TYPES = (CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE)
 INT64_MAX = 2 ** 63 - 1
 
 
@@ -262,9 +264,10 @@ def _check_consistent(g: Graph) -> None:
         if len(g.device_index) != n:
             raise _bad(f"attrs['device_index'] has {len(g.device_index)} items but the graph has {n} entries")
         for i, dev in enumerate(g.device_index):
-            if dev != CPU_DEVICE_TYPE:
-                raise _bad(f"attrs['device_index'][{i}] is {dev}, but this runtime executes on the CPU "
-                           f"only (device type {CPU_DEVICE_TYPE}); rebuild the graph for target 'llvm'")
+            if dev not in DEVICE_TYPES or dev != g.device_index[0]:
+                raise _bad(f"attrs['device_index'][{i}] is {dev}, but this runtime executes a graph on "
+                           f"one device, the CPU ({CPU_DEVICE_TYPE}) or a CUDA GPU ({CUDA_DEVICE_TYPE}), "
+                           f"and entry 0 is on {g.device_index[0]}; rebuild the graph for one target")
 
 
 def _check_copies(g: Graph) -> None:

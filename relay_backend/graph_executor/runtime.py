@@ -22,10 +22,10 @@ import numpy as np
 from ..errors import InputError, RelayError
 from ..runtime import ndarray as _nd
 from ..runtime.device import cpu, device as _make_device
+from ..runtime.cuda_module import host_function_on_device
 from ..runtime.executor_module import ExecutorModule
 from ..runtime.ndarray import NDArray
-from ..runtime.params import load_param_dict
-from .graph import Graph, check_sizes, parse_graph
+from .graph import CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE, Graph, check_sizes, parse_graph
 
 
 class GraphModule(ExecutorModule):
@@ -34,18 +34,18 @@ class GraphModule(ExecutorModule):
     Not thread-safe: one thread at a time (see the module docstring); sharing raises."""
 
     _module_name, _holder, _inputs_of = "GraphModule", "the graph", "graph's"
+    _type_key = "GraphExecutor"
 
     def __init__(self, module, lib=None, device=None):
         if isinstance(module, GraphModule):     # TVM style: GraphModule(factory["default"](dev))
             self.__dict__.update(module.__dict__)
+            self.__dict__.pop("_runtime_module", None)   # `.module` binds to this object
             return
         self.graph: Graph = parse_graph(module)
         self.graph_json = module if isinstance(module, str) else None
         self.lib = lib
         self.device = _make_device(device) if device is not None else cpu(0)
-        if self.device.device_type != 1:
-            raise RelayError(f"the graph executor runs llvm kernels on cpu, got device {self.device}")
-        self._param_names = set()
+        self._check_device()
         g = self.graph
         self._pools, self._views = self._setup_storage()
         self._init_inputs([g.nodes[nid].name for nid in g.arg_nodes])
@@ -53,6 +53,20 @@ class GraphModule(ExecutorModule):
         self._execs = [e for _, e in self._node_execs]
 
     # ------------------------------------------------------------------ setup
+    def _check_device(self):
+        """The device must be where the graph's kernels run (device_index; cpu or cuda)."""
+        g = self.graph
+        wanted = set(g.device_index or [CPU_DEVICE_TYPE])
+        lib_type = getattr(self.lib, "type_key", None)
+        if lib_type == "cuda":
+            wanted = {CUDA_DEVICE_TYPE}
+        if wanted != {self.device.device_type}:
+            names = sorted({"cuda" if w == CUDA_DEVICE_TYPE else "cpu" for w in wanted})
+            raise RelayError(f"the graph's kernels run on {'/'.join(names)} but device {self.device} "
+                             f"was given; build for target 'cuda' to run on a GPU, 'llvm' for the CPU")
+        if self.lib is not None and not self.lib.runnable and lib_type != "cuda":
+            self.lib.get_function(self.lib.function_names[0])        # says why it cannot run here
+
     def _setup_storage(self):
         g = self.graph
         check_sizes(g)                          # AllocationError naming the entry, before allocating
@@ -61,13 +75,35 @@ class GraphModule(ExecutorModule):
         for sid, size in zip(g.storage_id, nbytes):
             pool_bytes[sid] = max(pool_bytes.get(sid, 0), size)
         # float32 words, as TVM's runtime allocates its pools
-        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device).view_numpy().view(np.uint8)
+        pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device)
                  for sid, size in sorted(pool_bytes.items())}
-        views = []
-        for sid, size, shape, dtype in zip(g.storage_id, nbytes, g.shape, g.dltype):
-            arr = pools[sid][:size].view(np.dtype(dtype)).reshape(shape)
-            views.append(NDArray(arr, self.device))
-        return pools, views
+        return pools, [self._entry_view(pools, eid) for eid in range(len(g.storage_id))]
+
+    def _entry_view(self, pools, eid: int) -> NDArray:
+        """Entry `eid` as a view into its storage's pool (bytes reinterpreted as its dtype)."""
+        g = self.graph
+        pool, shape, dtype = pools[g.storage_id[eid]], g.shape[eid], np.dtype(g.dltype[eid])
+        if self.device.device_type == CUDA_DEVICE_TYPE:
+            return pool.view(0, shape, dtype)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return NDArray(pool.view_numpy().reshape(-1).view(np.uint8)[:size].view(dtype).reshape(shape),
+                       self.device)
+
+    # ------------------------------------------------------------------ share_params
+    def _share_input(self, idx: int, array: NDArray) -> None:
+        """Input `idx` (and the reshape nops aliasing its storage) now view `array`'s bytes."""
+        g = self.graph
+        sid = g.storage_id[g.entry_id(g.arg_nodes[idx], 0)]
+        self._pools[sid] = array
+        for eid, other in enumerate(g.storage_id):
+            if other == sid:
+                self._views[eid] = self._entry_view(self._pools, eid)
+
+    def _after_share(self) -> None:
+        """Kernels were bound to the old input pointers: bind them again."""
+        self._node_execs = [(nid, e) for nid in range(len(self.graph.nodes))
+                            if (e := self._setup_exec(nid)) is not None]
+        self._execs = [e for _, e in self._node_execs]
 
     def _setup_exec(self, nid: int):
         g = self.graph
@@ -80,42 +116,24 @@ class GraphModule(ExecutorModule):
             src, dst = args[0], args[-1]
             if node.func_name == "__nop" and src.data_ptr == dst.data_ptr:
                 return None
+            if self.device.device_type == CUDA_DEVICE_TYPE:
+                return lambda: dst.copy_bytes_from(src)
             src_arr, dst_arr = src.view_numpy(), dst.view_numpy()
             return lambda: np.copyto(dst_arr, src_arr.reshape(dst_arr.shape))
-        if self.lib is None or node.func_name not in self.lib:
+        if self.lib is None or not self.lib.has_function(node.func_name, query_imports=True):
             raise RelayError(f"no such function in module: {node.func_name} (graph node {nid} '{node.name}'); "
                              f"the library has {sorted(getattr(self.lib, 'function_names', []))}")
         try:
-            return self.lib[node.func_name].prepare(*args)
+            function = self.lib.get_function(node.func_name, query_imports=True)
+            if function.device_type == CPU_DEVICE_TYPE and self.device.device_type == CUDA_DEVICE_TYPE:
+                return host_function_on_device(function, args)     # an external codegen's
+            return function.prepare(*args)
         except InputError as err:
             raise RelayError(f"graph node {nid} '{node.name}' does not match its kernel: {err}") from None
 
     # ------------------------------------------------------------------ inputs
     def _input_array(self, idx: int) -> NDArray:
         return self._views[self.graph.entry_id(self.graph.arg_nodes[idx], 0)]
-
-    def _set_params(self, params: dict) -> None:
-        """Set graph params by name, skipping names that are not inputs (the factory's rule)."""
-        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
-            if name in self._input_index:
-                self._copy_in(self._index(name), params[name])
-                self._param_names.add(name)
-
-    def load_params(self, params_bytes) -> None:
-        """Set inputs from a save_param_dict blob (bytes or bytearray; names that are not inputs
-        are ignored)."""
-        if not isinstance(params_bytes, (bytes, bytearray, memoryview)):
-            hint = (": that looks like a file name; pass its contents, open(path, 'rb').read()"
-                    if isinstance(params_bytes, str) else "")
-            raise InputError(f"load_params expects the bytes of a params blob "
-                             f"(relay_backend.runtime.save_param_dict(...)), got "
-                             f"{type(params_bytes).__name__}{hint}")
-        params = load_param_dict(params_bytes)
-        with self._guard.call("load_params") as me:
-            self._set_params(params)
-            for name in params:
-                if name in self._input_index:
-                    self._guard.input_set(me, self._input_index[name], name)
 
     def get_input_info(self):
         """({name: shape}, {name: dtype}) of the inputs not set as params."""

@@ -13,6 +13,7 @@ from ..errors import ExecutionError, RelayError
 from ..ir.expr import Function, GlobalVar
 from ..ir.module import IRModule
 from ..runtime.device import Device, cpu
+from ..target import as_target
 from ..transform import InferType
 from ..runtime.device import device as _make_device
 from ..executor import Executor, check_arguments, convert_args, to_value
@@ -52,14 +53,11 @@ def _deep_recursion():
 
 
 def target_device_type(target) -> Device:
-    """The device a target runs on: llvm / c -> cpu, cuda -> cuda."""
+    """The device a target runs on: llvm / c -> cpu, cuda -> cuda (a TargetError for a target
+    that does not parse)."""
     if target is None:
         return cpu(0)
-    kind = getattr(getattr(target, "kind", None), "name", None) or str(target)
-    try:
-        return _make_device(kind.split()[0], 0)
-    except ValueError as err:
-        raise RelayError(f"unknown target {target!r}: {err}") from None
+    return Device(as_target(target).device_type, 0)
 
 
 def infer_type(mod: IRModule) -> IRModule:

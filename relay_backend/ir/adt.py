@@ -1,13 +1,15 @@
 """Algebraic data types: TypeData declares a type and its Constructors; Match takes a value apart
 with Clauses whose patterns are PatternConstructor / PatternVar / PatternWildcard / PatternTuple."""
 from .expr import Expr, Var
+from .node import Node
 from .types import GlobalTypeVar
 
 
 class Constructor(Expr):
     """A constructor of an ADT (e.g. Cons). `tag` is its index, set by the TypeData."""
 
-    def __init__(self, name_hint: str, inputs, belong_to: GlobalTypeVar):
+    def __init__(self, name_hint: str, inputs, belong_to: GlobalTypeVar, span=None):
+        self.span = span
         self.name_hint = name_hint
         self.inputs = tuple(inputs)
         self.belong_to = belong_to
@@ -18,7 +20,7 @@ class Constructor(Expr):
         return Call(self, args)
 
 
-class TypeData:
+class TypeData(Node):
     """`type header[type_vars] { constructors }`: the definition of an ADT."""
 
     def __init__(self, header: GlobalTypeVar, type_vars, constructors):
@@ -29,7 +31,7 @@ class TypeData:
             ctor.tag = tag
 
 
-class Pattern:
+class Pattern(Node):
     """Base class of Match patterns."""
 
 
@@ -57,7 +59,7 @@ class PatternTuple(Pattern):
         self.patterns = tuple(patterns or ())
 
 
-class Clause:
+class Clause(Node):
     """`lhs => rhs` inside a Match."""
 
     def __init__(self, lhs: Pattern, rhs: Expr):
@@ -68,7 +70,8 @@ class Clause:
 class Match(Expr):
     """`match (data) { clauses }`; `complete` marks an exhaustive match (`match` vs `match?`)."""
 
-    def __init__(self, data: Expr, clauses, complete: bool = True):
+    def __init__(self, data: Expr, clauses, complete: bool = True, span=None):
+        self.span = span
         self.data = data
         self.clauses = tuple(clauses)
         self.complete = complete

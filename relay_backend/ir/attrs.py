@@ -6,11 +6,25 @@ can key on them. Validation lives in each class's __post_init__, using the helpe
 import dataclasses
 
 from ..errors import AttrsError, TypeInferenceError
+from .node import Node
+
+
+# Every Attrs subclass by class name (its type key "relay.attrs.<name>" in JSON): how load_json
+# finds the class of saved attrs, and what relay.op's set_attrs_type_key looks up.
+ATTRS_TYPES = {}
 
 
 @dataclasses.dataclass(frozen=True)
-class Attrs:
+class Attrs(Node):
     """Base class for op attributes. Subclasses are frozen dataclasses with defaults."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        known = ATTRS_TYPES.get(cls.__name__)
+        # the first class of a name keeps it (a test's stand-in never shadows an op's attrs),
+        # unless the same module defines it again (a re-run notebook cell, a reload)
+        if known is None or known.__module__ == cls.__module__:
+            ATTRS_TYPES[cls.__name__] = cls
 
     def keys(self):
         return [f.name for f in dataclasses.fields(self)]
@@ -25,7 +39,17 @@ class Attrs:
         return dataclasses.replace(self, **changes)
 
 
-class DictAttrs(dict):
+ALWAYS_PRINTED = "always_printed"   # dataclass field metadata key
+
+
+def always_printed(default):
+    """A field Relay declares without a default (reshape's newshape, cast's dtype, ...): the text
+    format shows it whatever its value. `default` only lets the dataclass be built without it;
+    the printer otherwise omits a field equal to its default, which would drop e.g. newshape=()."""
+    return dataclasses.field(default=default, metadata={ALWAYS_PRINTED: True})
+
+
+class DictAttrs(Node, dict):
     """Function attributes (e.g. {"Primitive": 1}); a dict whose keys can be read as fields."""
 
     def __getattr__(self, key):

@@ -8,8 +8,11 @@ import numpy as np
 
 from ..errors import IRConstructionError
 from ..runtime import ndarray as _nd
+from ..runtime.dtypes import supported_dtype
 from ..runtime.ndarray import NDArray
 from .attrs import DictAttrs
+from .const_value import constant_array
+from .node import Node
 from .types import TensorType, Type, type_to_str
 
 # Filled in by relay_backend.op at import: maps "add" -> function building the call. Keeps ir/ free
@@ -17,10 +20,11 @@ from .types import TensorType, Type, type_to_str
 _OPERATOR_HOOKS = {}
 
 
-class Expr:
+class Expr(Node):
     """Base class of Relay expressions."""
 
     _checked_type_ = None
+    span = None   # where the node came from (ir/span.py), set by the parser and frontends
 
     @property
     def checked_type(self) -> Type:
@@ -90,6 +94,11 @@ class Expr:
     def astype(self, dtype: str):
         return _OPERATOR_HOOKS["cast"](self, dtype)
 
+    def __call__(self, *args) -> "Call":
+        """Call sugar, as tvm.relay: `f(x, y)` is Call(f, [x, y]) for a Function, a Var or any
+        expression that evaluates to a function (operators build their own calls)."""
+        return Call(self, args)
+
 
 def _dtype_hint(expr: Expr) -> str:
     """The dtype a Python scalar should take when combined with `expr` (float32 if unknown)."""
@@ -125,36 +134,50 @@ def _check_expr(value, what: str, note: str = ""):
 
 
 class Var(Expr):
-    """A local variable. `name_hint` is for printing only; identity is the object."""
+    """A local variable. `name_hint` is for printing only; identity is the object. Calling a
+    variable bound to a function builds a Call, as in tvm.relay: `f(x)` is `Call(f, [x])`."""
 
-    def __init__(self, name_hint: str, type_annotation: Type = None):
+    def __init__(self, name_hint: str, type_annotation: Type = None, span=None):
         self.name_hint = name_hint
         self.type_annotation = type_annotation
+        self.span = span
 
     @property
     def vid(self):
         return self
+
+    def __call__(self, *args):
+        return Call(self, args)
 
 
 class GlobalVar(Expr):
     """The name of a function in an IRModule. Calling it builds a Call, as in tvm.relay:
     `gv(x, y)` is `Call(gv, [x, y])` (so Prelude code such as `p.sum(xs)` ports unchanged)."""
 
-    def __init__(self, name_hint: str, type_annot: Type = None):
+    def __init__(self, name_hint: str, type_annot: Type = None, span=None):
         self.name_hint = name_hint
         self.type_annot = type_annot
-
-    def __call__(self, *args):
-        return Call(self, args)
+        self.span = span
 
 
 class Constant(Expr):
     """A constant tensor; `data` is an NDArray."""
 
-    def __init__(self, data):
+    def __init__(self, data, span=None):
+        self.span = span
         if not isinstance(data, NDArray):
-            data = _nd.array(np.asarray(data))
+            data = np.asarray(data)
+            supported_dtype(data.dtype, "Constant")
+            data = _nd.array(data)
+        else:
+            supported_dtype(data.dtype, "Constant")
         self.data = data
+
+
+# Every registered operator by name. relay_backend.op's registry owns registration and fills this
+# table; ir code that meets op names in text or JSON (the parser, load_json) reads it, as
+# tvm.ir.Op.get does, without importing op/.
+OP_TABLE = {}
 
 
 class Op(Expr):
@@ -163,11 +186,17 @@ class Op(Expr):
     def __init__(self, name: str):
         self.name = name
 
+    @staticmethod
+    def get(name: str) -> "Op":
+        """The registered operator called `name` (tvm.ir.Op.get), or None when there is none."""
+        return OP_TABLE.get(name)
+
 
 class Call(Expr):
     """`op(args...)` with optional attrs (a frozen Attrs dataclass) and explicit type args."""
 
-    def __init__(self, op: Expr, args, attrs=None, type_args=None):
+    def __init__(self, op: Expr, args, attrs=None, type_args=None, span=None):
+        self.span = span
         self.op = _check_expr(op, "Call: the callee")
         self.args = tuple(args)
         for i, a in enumerate(self.args):
@@ -179,7 +208,9 @@ class Call(Expr):
 class Function(Expr):
     """`fn (params) -> ret_type { body }` with optional type params and attrs."""
 
-    def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None):
+    def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None,
+                 span=None):
+        self.span = span
         if isinstance(params, Var) or not hasattr(params, "__iter__"):
             raise IRConstructionError(f"Function: params must be a list of relay.Var, got "
                                       f"{_describe(params)}")
@@ -197,7 +228,7 @@ class Function(Expr):
     def with_attr(self, key: str, value) -> "Function":
         attrs = DictAttrs(self.attrs)
         attrs[key] = value
-        return Function(self.params, self.body, self.ret_type, self.type_params, attrs)
+        return Function(self.params, self.body, self.ret_type, self.type_params, attrs, self.span)
 
     @property
     def is_primitive(self) -> bool:
@@ -205,7 +236,8 @@ class Function(Expr):
 
 
 class Tuple(Expr):
-    def __init__(self, fields):
+    def __init__(self, fields, span=None):
+        self.span = span
         self.fields = tuple(fields)
         for f in self.fields:
             _check_expr(f, "Tuple: each field")
@@ -218,7 +250,8 @@ class Tuple(Expr):
 
 
 class TupleGetItem(Expr):
-    def __init__(self, tuple_value: Expr, index: int):
+    def __init__(self, tuple_value: Expr, index: int, span=None):
+        self.span = span
         self.tuple_value = _check_expr(tuple_value, "TupleGetItem: the tuple")
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
             raise IRConstructionError(f"TupleGetItem: the index must be an int, got {_describe(index)}")
@@ -228,7 +261,8 @@ class TupleGetItem(Expr):
 class Let(Expr):
     """`let var = value; body`."""
 
-    def __init__(self, variable: Var, value: Expr, body: Expr):
+    def __init__(self, variable: Var, value: Expr, body: Expr, span=None):
+        self.span = span
         if not isinstance(variable, Var):
             raise IRConstructionError(f"Let: the bound variable must be a relay.Var, got {_describe(variable)}")
         self.var = variable
@@ -239,7 +273,8 @@ class Let(Expr):
 class If(Expr):
     """`if (cond) { true_branch } else { false_branch }`; cond is a bool scalar tensor."""
 
-    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr):
+    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span=None):
+        self.span = span
         self.cond = _check_expr(cond, "If: the condition", " (a bool scalar, e.g. relay.const(True) "
                                                               "or a comparison such as x < y)")
         # None is accepted for a branch still being built (ScopeBuilder's partial If, as in TVM)
@@ -248,17 +283,20 @@ class If(Expr):
 
 
 class RefCreate(Expr):
-    def __init__(self, value: Expr):
+    def __init__(self, value: Expr, span=None):
+        self.span = span
         self.value = _check_expr(value, "RefCreate: the value")
 
 
 class RefRead(Expr):
-    def __init__(self, ref: Expr):
+    def __init__(self, ref: Expr, span=None):
+        self.span = span
         self.ref = _check_expr(ref, "RefRead: the reference")
 
 
 class RefWrite(Expr):
-    def __init__(self, ref: Expr, value: Expr):
+    def __init__(self, ref: Expr, value: Expr, span=None):
+        self.span = span
         self.ref = _check_expr(ref, "RefWrite: the reference")
         self.value = _check_expr(value, "RefWrite: the value")
 
@@ -293,7 +331,7 @@ def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32"
     if type_annotation is not None and shape is not None:
         raise IRConstructionError(f"var({name_hint!r}): give either type_annotation or shape, not both")
     if isinstance(type_annotation, str):
-        type_annotation = TensorType((), type_annotation)
+        type_annotation = TensorType((), supported_dtype(type_annotation, f"var({name_hint!r})"))
     elif type_annotation is not None and not isinstance(type_annotation, Type):
         raise IRConstructionError(f"var({name_hint!r}): type_annotation must be a relay type or a "
                                   f"dtype string, got {_describe(type_annotation)}; for a tensor "
@@ -302,28 +340,17 @@ def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32"
         if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
             raise IRConstructionError(f"var({name_hint!r}): shape must be a sequence of dimensions, "
                                       f"e.g. shape=({shape!r},), got {_describe(shape)}")
-        type_annotation = TensorType(shape, dtype)
+        type_annotation = TensorType(shape, supported_dtype(dtype, f"var({name_hint!r})"))
     return Var(name_hint, type_annotation)
 
 
 def const(value, dtype: str = None) -> Constant:
     """relay.const: Python int -> int32, float -> float32, bool -> bool; numpy int64/float64
-    arrays become int32/float32 unless `dtype` is given (as in tvm.relay)."""
+    arrays become int32/float32 unless `dtype` is given (as in tvm.relay). A value the dtype
+    cannot hold raises instead of wrapping or overflowing (ir/const_value.py)."""
     if isinstance(value, NDArray):
         value = value.view_numpy()
-    if isinstance(value, (bool, np.bool_)) and dtype is None:
-        dtype = "bool"
-    elif isinstance(value, (int, np.integer)) and not isinstance(value, np.generic) and dtype is None:
-        dtype = "int32"
-    elif isinstance(value, float) and dtype is None:
-        dtype = "float32"
-    arr = np.array(value, dtype=dtype) if dtype is not None else np.asarray(value)
-    if dtype is None:
-        if arr.dtype == np.float64:
-            arr = arr.astype("float32")
-        elif arr.dtype == np.int64:
-            arr = arr.astype("int32")
-    return Constant(_nd.array(arr))
+    return Constant(_nd.array(constant_array(value, dtype)))
 
 
 def bind_type(expr: Expr, ty: Type) -> Expr:

@@ -1,7 +1,9 @@
 """Relay text format: `astext(expr)` and `module_astext(mod)` (what Expr.astext / IRModule.astext call).
 
 The output follows TVM's printer: every non-atomic sub-expression of a scope is bound once to a
-temporary `%N = ...;` line (so shared sub-expressions print once), the scope's result comes last,
+temporary `%N = ...;` line (so shared sub-expressions print once; one used from several scopes,
+e.g. both branches of an If, is bound in the innermost scope holding all its uses, as
+ir/sharing.py places it, so text grows linearly with nesting), the scope's result comes last,
 `/* ty=... */` annotates expressions whose type is known, op attrs print as key=value for fields
 that differ from their defaults, scalar constants print inline (`1f`, `2i64`, `True`) and larger
 constants as `meta[relay.Constant][k]`. Output depends only on the program, so it is stable
@@ -14,19 +16,23 @@ built as `_Doc` trees (pieces and indented blocks) and rendered once at the end,
 deep costs O(output) rather than re-indenting each block once per enclosing level.
 """
 import dataclasses
+import re
 import sys
 
 import numpy as np
 
 from .adt import (Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
                   PatternWildcard, TypeData)
-from .attrs import Attrs
+from .attrs import ALWAYS_PRINTED, Attrs
 from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                    RefWrite, Tuple, TupleGetItem, Var)
+from .drive import drive as _drive
 from .functor import post_order
+from .sharing import SharingPlan, plan_sharing
 from .types import Any, FuncType, TensorType, Type, type_to_str
 
 VERSION_HEADER = '#[version = "0.0.5"]'
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_/]")
 _INDENT = "  "
 
 
@@ -118,34 +124,6 @@ def _render(doc) -> str:
     return "".join(out)
 
 
-def _drive(gen):
-    """Run a printing generator to completion without Python recursion.
-
-    A generator yields another generator to ask for its result (e.g. the text of a nested
-    scope); the child runs on the explicit stack and its return value is sent back. An
-    exception thrown by a child is thrown into its parent, as a call would propagate it."""
-    stack, value, error = [gen], None, None
-    while stack:
-        try:
-            if error is not None:
-                request, error = stack[-1].throw(error), None
-            else:
-                request = stack[-1].send(value)
-        except StopIteration as stop:
-            stack.pop()
-            value = stop.value
-            continue
-        except BaseException as err:  # noqa: BLE001 - re-raised in the parent, or below
-            stack.pop()
-            if not stack:
-                raise
-            error = err
-            continue
-        stack.append(request)
-        value = None
-    return value
-
-
 def format_scalar(value, dtype: str) -> str:
     """A scalar constant in Relay syntax: 1f (float32), 1 (int32), 1i64, 1f64, 1f16, True."""
     dtype = str(dtype)
@@ -189,7 +167,8 @@ def format_attr_value(value) -> str:
 
 
 def format_call_attrs(attrs) -> list:
-    """key=value for each field of an Attrs dataclass that differs from its default."""
+    """key=value for each field of an Attrs dataclass that differs from its default, or that
+    Relay declares without one (marked `always_printed`), as TVM's printer does."""
     if attrs is None:
         return []
     if not isinstance(attrs, Attrs) or not dataclasses.is_dataclass(attrs):
@@ -207,7 +186,7 @@ def format_call_attrs(attrs) -> list:
             same = bool(value == default)
         except (TypeError, ValueError):  # e.g. arrays: print them
             same = False
-        if not same:
+        if not same or f.metadata.get(ALWAYS_PRINTED):
             out.append(f"{f.name}={format_attr_value(value)}")
     return out
 
@@ -242,6 +221,7 @@ class _Printer:
         self.meta = []           # non-scalar constants, in order of first appearance
         self.meta_index = {}     # id(Constant) -> index in self.meta
         self.type_texts = {}     # type_to_str's memo: id(type) -> (type, text)
+        self.plan = SharingPlan()
         self.reset_names()
 
     def reset_names(self) -> None:
@@ -255,7 +235,9 @@ class _Printer:
     def var_name(self, v: Var) -> str:
         name = self.var_names.get(v)
         if name is None:
-            base = v.name_hint or "v"
+            # names print as the parser reads them: letters, digits, `_` and `/` (an ONNX
+            # "input.1" prints as %input_1); a leading digit would read as a graph binding %0
+            base = _NAME_UNSAFE.sub("_", v.name_hint or "") or "v"
             if base[0].isdigit():
                 base = "v" + base
             name, k = base, 1
@@ -266,8 +248,13 @@ class _Printer:
         return "%" + name
 
     def var_decl(self, v: Var) -> str:
-        ty = v.type_annotation if v.type_annotation is not None else v._checked_type_
-        return self.var_name(v) + ("" if ty is None else ": " + type_to_str(ty, self.type_texts))
+        """`%x: annotation`; an unannotated var shows its inferred type as a comment only, so the
+        text reads back to the same (unannotated) program."""
+        if v.type_annotation is not None:
+            return self.var_name(v) + ": " + type_to_str(v.type_annotation, self.type_texts)
+        if v._checked_type_ is not None:
+            return self.var_name(v) + f" /* ty={type_to_str(v._checked_type_, self.type_texts)} */"
+        return self.var_name(v)
 
     def constant(self, c: Constant) -> str:
         arr = c.data.view_numpy()
@@ -311,6 +298,8 @@ class _Printer:
 
     # --- scopes --------------------------------------------------------------------------------
     def _children(self, e):
+        """What must be printed before e in its scope: its operands, and for a node opening
+        scopes (If, Match, Function, a nested Let) the shared nodes its scopes use (plan.hoisted)."""
         if self.bound(e) is not None:
             return ()
         if isinstance(e, Call):
@@ -320,9 +309,9 @@ class _Printer:
         elif isinstance(e, TupleGetItem):
             kids = (e.tuple_value,)
         elif isinstance(e, If):
-            kids = (e.cond,)
+            kids = (e.cond, *self.plan.hoisted(e))
         elif isinstance(e, Match):
-            kids = (e.data,)
+            kids = (e.data, *self.plan.hoisted(e))
         elif isinstance(e, RefCreate):
             kids = (e.value,)
         elif isinstance(e, RefRead):
@@ -330,16 +319,18 @@ class _Printer:
         elif isinstance(e, RefWrite):
             kids = (e.ref, e.value)
         else:  # Function and Let print as blocks with their own scope
-            kids = ()
+            kids = self.plan.hoisted(e)
         return [k for k in kids if self.bound(k) is None]
 
     def emit_inline(self, e: Expr, lines: list):
-        """(generator) Bind e's non-atomic sub-expressions to %N lines, then return e's own text."""
+        """(generator) Bind e's non-atomic sub-expressions to %N lines, then return e's own text
+        (or its %N too, when e is used elsewhere as well)."""
         text = self.bound(e)
         if text is not None:
             return text
+        bind_root = self.plan.is_shared(e)
         for node in post_order(e, children=self._children):
-            if node is e or self.lookup(node) is not None:
+            if (node is e and not bind_root) or self.lookup(node) is not None:
                 continue
             try:   # the common case: a dataflow node whose operands are all printed already
                 text = self.flat_text(node) if isinstance(node, _DATAFLOW) else None
@@ -351,6 +342,8 @@ class _Printer:
             self.temp += 1
             lines.append(_cat(name, " = ", text, ";"))
             self.bind_temp(node, name)
+        if bind_root:
+            return self.lookup(e)
         return (yield self.node_text(e))
 
     def bind_temp(self, node, name: str) -> None:
@@ -366,12 +359,15 @@ class _Printer:
             else:
                 self.temps[key] = shadowed
 
-    def print_scope(self, expr: Expr):
-        """(generator) A block body: let/temporary lines, then the result expression."""
+    def print_scope(self, expr: Expr, let_head: bool = False):
+        """(generator) A block body: let/temporary lines, then the result expression. A let
+        chain prints flat; `let_head`: expr is a Let printed as a block of its own."""
         self.scopes.append([])
         lines = []
         try:
-            while isinstance(expr, Let) and self.lookup(expr) is None:
+            while isinstance(expr, Let) and self.lookup(expr) is None and \
+                    (let_head or expr in self.plan.let_chains):
+                let_head = False
                 value = yield self.emit_inline(expr.value, lines)
                 lines.append(_cat("let ", self.var_decl(expr.var), " = ", value, ";"))
                 expr = expr.body
@@ -381,9 +377,9 @@ class _Printer:
             self.close_scope()
         return _join("\n", lines)
 
-    def braced(self, expr: Expr):
+    def braced(self, expr: Expr, let_head: bool = False):
         """(generator) `{`, the scope of expr indented, `}`."""
-        body = yield self.print_scope(expr)
+        body = yield self.print_scope(expr, let_head)
         return _cat("{\n", _block(body), "\n}")
 
     # --- compound expressions ------------------------------------------------------------------
@@ -434,7 +430,7 @@ class _Printer:
             other = yield self.braced(e.false_branch)
             return _cat("if (", cond, ") ", then, " else ", other)
         if isinstance(e, Let):
-            return (yield self.braced(e))
+            return (yield self.braced(e, let_head=True))
         if isinstance(e, Match):
             return (yield self.match_text(e))
         text = self.atom(e)
@@ -449,10 +445,9 @@ class _Printer:
         tparams = ""
         if fn.type_params:
             tparams = "[" + ", ".join(type_to_str(t) for t in fn.type_params) + "]"
-        ret = fn.ret_type
-        if ret is None and isinstance(fn._checked_type_, FuncType):
-            ret = fn._checked_type_.ret_type
-        ret_text = "" if ret is None else " -> " + type_to_str(ret)
+        ret_text = "" if fn.ret_type is None else " -> " + type_to_str(fn.ret_type)
+        if fn.ret_type is None and isinstance(fn._checked_type_, FuncType):   # inferred: a comment
+            ret_text = f" /* ret={type_to_str(fn._checked_type_.ret_type)} */"
         body = yield self.braced(fn.body)
         return _cat(f"{head}{tparams}({', '.join(params)}){ret_text} ", body)
 
@@ -465,8 +460,9 @@ class _Printer:
                 out.append(q)
             elif isinstance(q, PatternWildcard):
                 out.append("_")
-            elif isinstance(q, PatternVar):
-                out.append(self.var_name(q.var))
+            elif isinstance(q, PatternVar):   # with its annotation, so the text reads back the same
+                ann = q.var.type_annotation
+                out.append(self.var_name(q.var) + ("" if ann is None else ": " + type_to_str(ann, self.type_texts)))
             elif isinstance(q, PatternConstructor):
                 out.append(q.constructor.name_hint)
                 if q.patterns:
@@ -504,6 +500,7 @@ class _Printer:
         return _render(_cat(f"type {head} {{\n", _block("\n".join(ctors)), "\n}"))
 
     def expr_text(self, expr: Expr) -> str:
+        self.plan = plan_sharing(expr)
         gen = self.function_text(expr, "fn ") if isinstance(expr, Function) else self.print_scope(expr)
         return _render(_drive(gen))
 
@@ -513,7 +510,7 @@ class _Printer:
         rows = ["#[metadata]"]
         for k, c in enumerate(self.meta):
             arr = c.data.view_numpy()
-            values = np.array2string(arr, separator=", ", threshold=sys.maxsize)
+            values = np.array2string(arr, separator=", ", threshold=sys.maxsize, floatmode="unique")
             rows.append(f"meta[relay.Constant][{k}] = {arr.dtype}{list(arr.shape)} {values}")
         return "\n" + "\n".join(rows)
 
@@ -534,6 +531,7 @@ def module_astext(mod, show_meta_data: bool = False) -> str:
         parts.append(printer.type_data_text(mod.type_definitions[gtv]))
     for gv in sorted(mod.functions, key=lambda g: g.name_hint):
         printer.reset_names()
+        printer.plan = plan_sharing(mod.functions[gv])
         parts.append(_render(_drive(printer.function_text(mod.functions[gv], f"def @{gv.name_hint}"))))
     return VERSION_HEADER + "\n" + "\n\n".join(parts) + printer.metadata_text()
 

@@ -4,12 +4,13 @@ which compare by identity (alpha-equivalence is handled by ir.structural).
 
 Composite types hash in O(1) (the hash is computed once, from the fields' cached hashes) and
 compare and print with explicit stacks, so a tuple type nested 10,000 deep is fine."""
-import numpy as np
-
 from ..errors import IRConstructionError
+from ..runtime.dtypes import supported_dtype
+from .node import Node
+from .dims import Any, is_any, is_static, normalize_dim, shape_key, shape_to_str  # noqa: F401
 
 
-class Type:
+class Type(Node):
     """Base class of all Relay types."""
 
     def __repr__(self) -> str:
@@ -18,61 +19,28 @@ class Type:
     __str__ = __repr__
 
 
-class Any:
-    """An unknown (dynamic) dimension: `relay.Any()`. All Any dims compare equal."""
-
-    __slots__ = ()
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Any)
-
-    def __hash__(self) -> int:
-        return hash("relay.Any")
-
-    def __repr__(self) -> str:
-        return "?"
-
-
-def is_any(dim) -> bool:
-    return isinstance(dim, Any)
-
-
-def _norm_dim(d):
-    if isinstance(d, Any):
-        return d
-    if d is None:
-        return Any()
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-        raise IRConstructionError(f"a tensor dimension must be an int or relay.Any(), got "
-                                  f"{type(d).__name__} {d!r}")
-    if d < 0:
-        raise IRConstructionError(f"a tensor dimension must be >= 0, got {d}")
-    return int(d)
-
-
 def _norm_dtype(dtype) -> str:
-    try:
-        return str(np.dtype(dtype))
-    except (TypeError, ValueError) as err:
-        raise IRConstructionError(f"unknown dtype {dtype!r}; use a numpy dtype name such as "
-                                  f"'float32', 'int32', 'int64' or 'bool'") from err
+    return supported_dtype(dtype, "TensorType")
 
 
 def _norm_shape(shape) -> tuple:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise IRConstructionError(f"a tensor shape must be a sequence of dimensions, e.g. (3,) or "
                                   f"(1, 3), got {type(shape).__name__} {shape!r}")
-    return tuple(_norm_dim(d) for d in shape)
+    return tuple(normalize_dim(d) for d in shape)
 
 
 class TensorType(Type):
-    """A tensor of static rank: `shape` is a tuple of ints and Any(); `dtype` a numpy name."""
+    """A tensor of static rank: `shape` is a tuple of dims (ir/dims.py: IntDim constants, size
+    variables and tir expressions on them, Any); `dtype` a numpy name. Equality and hashing are
+    structural over the dims, with size variables compared by identity."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "_key")
 
     def __init__(self, shape=(), dtype="float32"):
         self.shape = _norm_shape(shape)
         self.dtype = _norm_dtype(dtype)
+        self._key = shape_key(self.shape)
 
     @property
     def ndim(self) -> int:
@@ -80,7 +48,8 @@ class TensorType(Type):
 
     @property
     def is_dynamic(self) -> bool:
-        return any(is_any(d) for d in self.shape)
+        """True when some dim is not a constant (Any or symbolic)."""
+        return not all(is_static(d) for d in self.shape)
 
     @property
     def concrete_shape(self) -> tuple:
@@ -89,10 +58,10 @@ class TensorType(Type):
         return self.shape
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, TensorType) and self.shape == other.shape and self.dtype == other.dtype
+        return isinstance(other, TensorType) and self._key == other._key and self.dtype == other.dtype
 
     def __hash__(self) -> int:
-        return hash(("TensorType", self.shape, self.dtype))
+        return hash(("TensorType", self._key, self.dtype))
 
 
 def scalar_type(dtype) -> TensorType:
@@ -121,6 +90,39 @@ class TupleType(_CompositeType):
         self._hash = hash(("TupleType", self.fields))
 
 
+def tuple_leaves(ty) -> list:
+    """The types inside a (nested) TupleType that are not tuples, in field order ([ty] for any
+    other type). Iterative, so a tuple nested thousands deep is fine."""
+    out, stack = [], [ty]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, TupleType):
+            stack.extend(reversed(t.fields))
+        else:
+            out.append(t)
+    return out
+
+
+def regroup_by_type(ty, leaf, make_tuple):
+    """Rebuild the nesting of `ty`: `leaf(t)` gives the value of each non-tuple type t, called
+    in field order (typically next() of an iterator over flat values), `make_tuple(values)` the
+    value of a TupleType from its fields' values. Iterative (post-order over the type)."""
+    values, stack = [], [(ty, False)]
+    while stack:
+        t, fields_done = stack.pop()
+        if not isinstance(t, TupleType):
+            values.append(leaf(t))
+        elif fields_done:
+            start = len(values) - len(t.fields)
+            fields = values[start:]
+            del values[start:]
+            values.append(make_tuple(fields))
+        else:
+            stack.append((t, True))
+            stack.extend((f, False) for f in reversed(t.fields))
+    return values[0]
+
+
 class TypeVar(Type):
     """A type parameter of a polymorphic function or ADT; compared by identity."""
 
@@ -129,6 +131,10 @@ class TypeVar(Type):
     def __init__(self, name_hint: str, kind: str = "Type"):
         self.name_hint = name_hint
         self.kind = kind
+
+    def __call__(self, *args) -> "TypeCall":
+        """`T(a, b)` is the type call TypeCall(T, [a, b]), as in tvm.relay."""
+        return TypeCall(self, args)
 
 
 class GlobalTypeVar(Type):
@@ -139,6 +145,10 @@ class GlobalTypeVar(Type):
     def __init__(self, name_hint: str, kind: str = "AdtHandle"):
         self.name_hint = name_hint
         self.kind = kind
+
+    def __call__(self, *args) -> "TypeCall":
+        """The ADT applied to type arguments: `List(t)` is `List[t]` (tvm GlobalTypeVar.__call__)."""
+        return TypeCall(self, args)
 
 
 class TypeCall(_CompositeType):
@@ -215,10 +225,6 @@ class IncompleteType(Type):
 
     def __init__(self, kind: str = "Type"):
         self.kind = kind
-
-
-def shape_to_str(shape) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def type_to_str(t, memo: dict = None) -> str:

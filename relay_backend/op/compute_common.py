@@ -168,31 +168,58 @@ class ReduceParts:
         return flat
 
 
-def reduce_compute(op_name: str, reducer):
-    """A compute reducing its one input with the te reducer `reducer` (te.sum, te.max, ...)."""
-    def compute(attrs, inputs, out_type):
-        parts = ReduceParts(inputs[0], attrs)
-        data = inputs[0]
+def reduce_compute(op_name: str, reducer, accumulate=None):
+    """A compute reducing its one input with the te reducer `reducer` (te.sum, te.max, ...).
 
-        def body(*i):
-            return reducer(data[parts.index(i)], axis=parts.raxes)
-        return [te.compute(parts.out_shape, body, name=stage_name(op_name), tag=op_tag(op_name))]
+    `accumulate(dtype) -> dtype` names the dtype the reduction adds up in (accumulation.py);
+    when it is wider than the input, the reduce stage runs in it and a cast stage follows:
+        acc[out_i] = reducer(data[index(out_i, k)].astype(acc) for k in reduce axes)
+        out[out_i] = acc[out_i].astype(out_dtype)
+    """
+    def compute(attrs, inputs, out_type):
+        data = inputs[0]
+        total = reduce_stage(op_name, reducer, data, ReduceParts(data, attrs), accumulate)
+        return [cast_stage(op_name, total, out_dtype(out_type))]
     compute.__doc__ = f"te compute of {op_name}: a commutative reduction."
     return compute
 
 
+def reduce_stage(op_name, reducer, data, parts, accumulate=None):
+    """The reduce stage of `data` over `parts` (a ReduceParts), adding up in accumulate(dtype)."""
+    acc = accumulate(data.dtype) if accumulate is not None else data.dtype
+
+    def body(*i):
+        return reducer(cast(data[parts.index(i)], acc), axis=parts.raxes)
+    return te.compute(parts.out_shape, body, name=stage_name(op_name), tag=op_tag(op_name))
+
+
+def cast_stage(op_name, t, dtype):
+    """`t` itself when it already has `dtype`, else an elementwise stage casting it."""
+    if t.dtype == dtype:
+        return t
+    return te.compute(t.shape, lambda *i: cast(t[i], dtype), name=stage_name(op_name) + "_cast", tag="elemwise")
+
+
 def divide_by_count(op_name, total, count, dtype):
-    """The elementwise stage total / count (count an int32 PrimExpr) in `dtype`: true division
-    for floats, truncation toward zero for ints (as the references compute)."""
+    """The elementwise stage (total / count).astype(dtype), count an int32 PrimExpr, computed
+    in total's (accumulation) dtype: true division for floats, truncation toward zero for ints
+    (as the references compute)."""
+    acc = total.dtype
+
     def body(*i):
         value = total[i]
-        if is_float(dtype):
-            return value / count.astype(dtype)
-        return tir.truncdiv(value, count.astype(dtype))
+        if is_float(acc):
+            return cast(value / count.astype(acc), dtype)
+        return cast(tir.truncdiv(value, count.astype(acc)), dtype)
     return te.compute(total.shape, body, name=stage_name(op_name) + "_div", tag="elemwise")
 
 
-prod = te.comm_reducer(lambda x, y: x * y, lambda t: tir.const(1, t), name="prod")
+def _mul(x, y):
+    return x & y if x.dtype == "bool" else x * y
+
+
+# prod over bool is logical and, as numpy's multiply of bools (sum/max/min: te/reduction.py)
+prod = te.comm_reducer(_mul, lambda t: tir.const(1, t), name="prod")
 all_reducer = te.comm_reducer(lambda x, y: x & y, lambda t: tir.const(True, "bool"), name="all")
 any_reducer = te.comm_reducer(lambda x, y: x | y, lambda t: tir.const(False, "bool"), name="any")
 

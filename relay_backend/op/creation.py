@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs, as_int_tuple
+from ..ir.attrs import Attrs, always_printed, as_int_tuple
 from ..ir.types import TensorType, type_to_str
 from .. import tir
 from . import samples as S
@@ -17,14 +17,14 @@ from .compute_common import cast as _te_cast, shaped_compute
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
-from .static_args import static_ints, static_scalar
+from .static_args import is_dynamic_arg, static_ints, static_scalar
 
 
 @dataclasses.dataclass(frozen=True)
 class InitOpAttrs(Attrs):
     """shape and dtype of a created tensor; dtype "" (full only) means the fill value's dtype."""
-    shape: tuple = ()
-    dtype: str = "float32"
+    shape: tuple = always_printed(())
+    dtype: str = always_printed("float32")   # Relay's default is "none": any dtype differs
 
     def __post_init__(self):
         shape = as_int_tuple(self.shape, name="shape")
@@ -82,10 +82,10 @@ ONES = defop(
 @dataclasses.dataclass(frozen=True)
 class ArangeAttrs(Attrs):
     """Static start/stop/step, already converted to dtype's kind (int dtypes truncate, as TVM casts)."""
-    start: float = 0.0
-    stop: float = 0.0
-    step: float = 1.0
-    dtype: str = "float32"
+    start: float = always_printed(0.0)
+    stop: float = always_printed(0.0)
+    step: float = always_printed(1.0)
+    dtype: str = always_printed("float32")
 
     def __post_init__(self):
         try:
@@ -133,28 +133,54 @@ ARANGE = defop(
                          Sample([], ArangeAttrs(3, 1, 1, "int64"))])
 
 
+def _scalar_expr(value, dtype):
+    """A limit of dyn.arange: a relay expression as given, a Python number as a constant."""
+    return value if isinstance(value, _expr.Expr) else _expr.const(np.asarray(value, dtype=dtype))
+
+
 # --- Python constructors with tvm.relay's names ---------------------------------------------------------------
+def _dyn():
+    """relay.dyn's constructors (op/dyn builds on this module's ops, so it is imported on use)."""
+    from . import dyn
+    return dyn
+
+
 def full(fill_value, shape=(), dtype=""):
     """relay.full: a tensor of `shape` filled with the scalar `fill_value` (an Expr or a number);
     dtype "" keeps the fill value's dtype."""
+    if is_dynamic_arg(shape):
+        return _dyn().full(fill_value, shape, dtype)
     if not isinstance(fill_value, _expr.Expr):
         fill_value = _expr.const(fill_value, dtype or None)
     return FULL(fill_value, attrs=InitOpAttrs(static_ints(shape, "full", "shape"), dtype))
 
 
 def zeros(shape, dtype="float32"):
-    """relay.zeros: a tensor of zeros."""
+    """relay.zeros: a tensor of zeros (a non-constant Relay expression `shape` builds dyn.zeros)."""
+    if is_dynamic_arg(shape):
+        return _dyn().zeros(shape, dtype)
     return ZEROS(attrs=InitOpAttrs(static_ints(shape, "zeros", "shape"), dtype))
 
 
 def ones(shape, dtype="float32"):
-    """relay.ones: a tensor of ones."""
+    """relay.ones: a tensor of ones (a non-constant Relay expression `shape` builds dyn.ones)."""
+    if is_dynamic_arg(shape):
+        return _dyn().ones(shape, dtype)
     return ONES(attrs=InitOpAttrs(static_ints(shape, "ones", "shape"), dtype))
 
 
 def arange(start, stop=None, step=None, dtype="float32"):
-    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). Limits must be
-    Python numbers or relay constants (dynamic arange is not supported yet)."""
+    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). With Python
+    numbers or relay constants the limits are attrs and the length is static; when a limit is
+    any other relay expression (known only at run time) the call is dyn.arange, whose length
+    the VM computes when it runs (op/dyn/creation.py)."""
+    limits = (start, stop, step)
+    if any(isinstance(v, _expr.Expr) and not isinstance(v, _expr.Constant) for v in limits):
+        if stop is None:
+            start, stop = 0, start
+        if step is None:
+            step = 1
+        return _dyn().arange(*(_scalar_expr(v, dtype) for v in (start, stop, step)), dtype=dtype)
     start = static_scalar(start, "arange", "start")
     if stop is None:
         start, stop = 0, start

@@ -9,14 +9,16 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs, as_int_tuple, check_choice
-from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+from ..ir.attrs import Attrs, always_printed, as_int_tuple, check_choice
+from ..ir.dims import dim_to_str, is_any, is_static
+from ..ir.shape_math import dims_differ, prod
+from ..ir.types import Any, TensorType, TupleType, type_to_str
 from . import index_math as IM
 from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
-from .static_args import static_ints
+from .static_args import is_dynamic_arg, static_ints
 
 
 def _fail(op_name, msg, *types):
@@ -36,7 +38,7 @@ class SplitAttrs(Attrs):
     """indices_or_sections: an int (equal sections) or a non-decreasing tuple of split points
     (a repeated point, a leading 0 or a point at the axis end gives an empty section, as in
     np.split and ONNX Split with a 0-size part)."""
-    indices_or_sections: object = 1
+    indices_or_sections: object = always_printed(1)
     axis: int = 0
 
     def __post_init__(self):
@@ -116,10 +118,10 @@ SPLIT = defop(
 # --- strided_slice ---------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class StridedSliceAttrs(Attrs):
-    begin: tuple = ()
-    end: tuple = ()
-    strides: tuple = None
-    axes: tuple = None
+    begin: tuple = always_printed(())
+    end: tuple = always_printed(())
+    strides: tuple = always_printed(None)
+    axes: tuple = always_printed(None)
     slice_mode: str = "end"
 
     def __post_init__(self):
@@ -149,7 +151,7 @@ def slice_specs(data: TensorType, attrs) -> dict:
             raise _fail("strided_slice", f"axis {a} is sliced twice (axes={attrs.axes})", data)
         if attrs.slice_mode == "size":
             dim = data.shape[a]
-            if b < 0 and not is_any(dim):
+            if b < 0 and is_static(dim):
                 b += dim
             # size -1 means "to the end"; so does a negative begin (dynamic dim) whose size reaches it
             e, s = (None if e < 0 or (b < 0 and b + e >= 0) else b + e), 1
@@ -161,8 +163,10 @@ def _strided_slice_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "strided_slice data")
     shape = list(data.shape)
     for a, (b, e, s) in slice_specs(data, attrs).items():
-        if not is_any(shape[a]):
+        if is_static(shape[a]):
             shape[a] = len(range(*slice(b, e, s).indices(shape[a])))
+        elif not is_any(shape[a]):     # numpy's clamping written over the size variable
+            shape[a] = IM.slice_range(b, e, s, shape[a])[1]
     return TensorType(shape, data.dtype)
 
 
@@ -217,11 +221,9 @@ class TakeAttrs(Attrs):
 
 def _static_size(shape):
     """The element count of `shape` when it is known: 0 as soon as one static dim is 0,
-    None when an Any dim leaves it open."""
-    dims = list(shape)
-    if any(not is_any(d) and int(d) == 0 for d in dims):
-        return 0
-    return None if any(is_any(d) for d in dims) else int(np.prod([int(d) for d in dims], dtype=np.int64))
+    None when a dynamic dim leaves it open."""
+    size = prod(shape)
+    return int(size) if is_static(size) else None
 
 
 def _check_axis_not_empty(data, indices, axis):
@@ -251,8 +253,9 @@ def _take_layout(data, indices, attrs):
                     f"indices rank={indices.ndim})]", data, indices)
     for k in range(bd):
         d, i = data.shape[k], indices.shape[k]
-        if not (is_any(d) or is_any(i)) and d != i:
-            raise _fail("take", f"batch dim {k} differs: data has {d}, indices have {i}", data, indices)
+        if dims_differ(d, i):
+            raise _fail("take", f"batch dim {k} differs: data has {dim_to_str(d)}, indices have "
+                        f"{dim_to_str(i)}", data, indices)
     return axis, bd
 
 
@@ -329,11 +332,41 @@ def split(data, indices_or_sections, axis=0):
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
     """relay.strided_slice: numpy-style data[begin:end:strides] on leading dims (or `axes`);
     slice_mode="size" reads `end` as sizes (-1: to the end) and ignores strides."""
+    if any(is_dynamic_arg(v) for v in (begin, end, strides)):
+        return _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode)
+
     def ints(v, name):
         return None if v is None else static_ints(v, "strided_slice", name)
     begin, end = ints(begin, "begin"), ints(end, "end")
     return STRIDED_SLICE(data, attrs=StridedSliceAttrs(begin, end, ints(strides, "strides"), ints(axes, "axes"),
                                                        slice_mode))
+
+
+def _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode):
+    """dyn.strided_slice for begin/end/strides given as Relay expressions (static ones become
+    int64 constants; strides default to ones), as tvm.relay.strided_slice builds it."""
+    from .dyn import transform as dyn_transform     # op/dyn builds on this module's ops
+    if axes is not None:
+        raise AttrsError("strided_slice: `axes` cannot be combined with begin/end/strides given as "
+                         "Relay expressions (dyn.strided_slice slices the leading axes)")
+
+    def tensor(v, name):
+        if isinstance(v, _expr.Expr):
+            return v
+        return _expr.const(np.array(static_ints(v, "strided_slice", name), dtype="int64"))
+    begin = tensor(begin, "begin")
+    if strides is None:
+        strides = _expr.const(np.ones(_length(begin), dtype="int64"))
+    return dyn_transform.strided_slice(data, begin, tensor(end, "end"), tensor(strides, "strides"), slice_mode)
+
+
+def _length(expr) -> int:
+    """The static length of a 1-D shape expression whose type is known (for default strides)."""
+    ty = getattr(expr, "_checked_type_", None) or getattr(expr, "type_annotation", None)
+    if isinstance(ty, TensorType) and ty.ndim == 1 and is_static(ty.shape[0]):
+        return int(ty.shape[0])
+    raise AttrsError("strided_slice: pass `strides` explicitly when `begin` is a Relay expression whose "
+                     "length is not known yet (run InferType first, or annotate it)")
 
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):

@@ -15,13 +15,20 @@ the rules only decide how far a new layout travels.
 
 Rules here: conv2d (and its conversion to the desired layouts), every elementwise op (layout
 follows its input), every broadcast op (lower-rank operands are expanded and transformed along),
-bias_add / prelu / batch_norm / softmax / reductions / pad (their axis attributes are remapped),
-and the pools (their layout attribute follows the data).
+bias_add / prelu / batch_norm / layer_norm / lrn / softmax / reductions / pad / split /
+concatenate (their axis attributes are remapped), transpose (its axes absorb the change), the
+pools (their layout attribute follows the data) and AlterOpLayout's x86 ops (the channel-blocked
+convolutions, dense on a packed weight). Blocked layouts (NCHW8c) travel only where a rule can
+keep the block: an elementwise op, a broadcast whose operands divide by the block, a pool, a
+concatenation along whole blocks, a reduction or pad that leaves the blocked axis alone. A rule
+with `takes_tuples = True` gets, for a tuple argument, the list of its fields' LayoutInfos;
+other rules see tuples in their original layouts.
 """
 import dataclasses
 from typing import Callable, List, NamedTuple, Optional
 
-from ..ir.expr import Tuple
+from ..ir.dims import is_static
+from ..ir.expr import Tuple, TupleGetItem
 from ..ir.types import TupleType
 from .layout import Layout, layout_transform
 from .pattern import OpPattern
@@ -65,6 +72,25 @@ def transform_to(src: str, dst: str):
     return Transform(src, dst)
 
 
+class PerField(NamedTuple):
+    """An input adapter for a tuple argument: adapter k applied to field k. A tuple literal is
+    rebuilt from its fields, any other tuple through projections; `apply(field, adapter)` lets
+    the rewriter share the fields' transforms."""
+    adapters: tuple
+
+    def __call__(self, expr, apply=None):
+        apply = apply or (lambda field, adapt: adapt(field))
+        fields = [expr.fields[k] if isinstance(expr, Tuple) else TupleGetItem(expr, k)
+                  for k in range(len(self.adapters))]
+        return Tuple([apply(f, a) if a is not None else f for a, f in zip(self.adapters, fields)])
+
+
+def per_field(adapters):
+    """The PerField adapter of `adapters` (nothing when every adapter is None)."""
+    adapters = tuple(adapters)
+    return None if all(a is None for a in adapters) else PerField(adapters)
+
+
 def keep_original(call, new_attrs, infos) -> Decision:
     """The default: every changed input goes back to its original layout; the result is in the
     original layout too."""
@@ -87,10 +113,12 @@ def is_blocked(layout: str, letter: str) -> bool:
 
 def fits(shape, orig: str, cur: str) -> bool:
     """Whether a tensor of `shape` in layout `orig` (lower rank: aligned to its right end, as
-    broadcasting does) can be transformed to `cur`: every blocked axis divides by its block."""
+    broadcasting does) can be transformed to `cur`: every blocked axis is static and divides by
+    its block (other axes may be symbolic)."""
     dst = Layout(cur)
     letters = orig[len(orig) - len(shape):]
-    return all(isinstance(d, int) and d % dst.block(letter) == 0 for letter, d in zip(letters, shape))
+    return all(dst.block(letter) == 1 or (is_static(d) and int(d) % dst.block(letter) == 0)
+               for letter, d in zip(letters, shape))
 
 
 def _shape(expr) -> tuple:
@@ -221,6 +249,53 @@ def pad_layout(call, new_attrs, infos) -> Decision:
     return Decision(_with(new_attrs, pad_width=new_widths), [None, None], info)
 
 
+def _permuted(info: LayoutInfo) -> bool:
+    """A changed layout that is a plain permutation of the original letters (no blocks)."""
+    return info.changed and sorted(info.orig) == sorted(info.cur) and info.cur.isupper()
+
+
+def concatenate_layout(call, new_attrs, infos) -> Decision:
+    """The fields follow the first changed one (fields in their original layout are
+    transformed to it) and the axis moves to where its letter went, when every field can be
+    brought to that layout: a permutation, or a blocked layout whose blocked axes divide by
+    the block in every field (NCHW8c inputs of 8k channels concatenate along C/8). Otherwise
+    (or when fields changed from different original layouts) every field goes back to its
+    original layout."""
+    fields = infos[0]
+    lead = next((i for i in fields if i.changed), None)
+    shapes = [tuple(t.shape) for t in call.args[0].checked_type.fields]
+    if lead is None or any(i.changed and i.orig != lead.orig for i in fields) or not all(
+            len(shape) == len(lead.orig) and (_permuted(lead) or fits(shape, lead.orig, lead.cur))
+            for shape in shapes):
+        back = [transform_to(i.cur, i.orig) if i.changed else None for i in fields]
+        return Decision(new_attrs, [per_field(back)], UNKNOWN)
+    adapters = [transform_to(i.cur if i.changed else lead.orig, lead.cur) for i in fields]
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, lead)), [per_field(adapters)], lead)
+
+
+concatenate_layout.takes_tuples = True     # infos[0] is the list of the fields' LayoutInfos
+
+
+def split_layout(call, new_attrs, infos) -> Decision:
+    """Split along the remapped axis; every part keeps the data's layout."""
+    info = infos[0]
+    if not _permuted(info):
+        return keep_original(call, new_attrs, infos)
+    parts = len(call.checked_type.fields)
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)), [None], [info] * parts)
+
+
+def transpose_layout(call, new_attrs, infos) -> Decision:
+    """A transpose absorbs the layout change: its axes are rewritten so that, applied to the
+    data in its new layout, it gives exactly the original output."""
+    info = infos[0]
+    if not _permuted(info):
+        return keep_original(call, new_attrs, infos)
+    ndim = len(info.orig)
+    axes = reversed(range(ndim)) if new_attrs.axes is None else (a % ndim for a in new_attrs.axes)
+    return Decision(_with(new_attrs, axes=tuple(info.cur.index(info.orig[a]) for a in axes)), [None], UNKNOWN)
+
+
 def pool_layout(call, new_attrs, infos) -> Decision:
     """A pool follows its data into NHWC / NCHW / NCHW{b}c (the layouts pools support)."""
     info = infos[0]
@@ -228,25 +303,6 @@ def pool_layout(call, new_attrs, infos) -> Decision:
     if not info.changed or info.orig != new_attrs.layout or not supported:
         return keep_original(call, new_attrs, infos)
     return Decision(_with(new_attrs, layout=info.cur, out_layout=""), [None], info)
-
-
-def concatenate_layout(call, new_attrs, infos) -> Decision:
-    """The fields follow the first changed one when every field can be brought to its layout
-    (a blocked concatenation axis must divide by the block in every field: NCHW8c inputs of
-    8k channels concatenate along C/8); the axis moves to where its letter went."""
-    fields = infos[0]
-    lead = next((i for i in fields if i.changed), None)
-    if lead is None:
-        return keep_original(call, new_attrs, infos)
-    shapes = [tuple(t.shape) for t in call.args[0].checked_type.fields]
-    if any(len(shape) != len(lead.orig) or i.orig not in (None, lead.orig) or not fits(shape, lead.orig, lead.cur)
-           for i, shape in zip(fields, shapes)):
-        return keep_original(call, new_attrs, infos)
-
-    def adapt(tup):
-        return Tuple([f if i.cur == lead.cur else layout_transform(f, i.cur or lead.orig, lead.cur)
-                      for f, i in zip(tup.fields, fields)])
-    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, lead)), [adapt], lead)
 
 
 def dense_pack_layout(call, new_attrs, infos) -> Decision:
@@ -263,9 +319,10 @@ _SPECIFIC = {
     "nn.contrib_conv2d_NCHWc": conv2d_layout,
     "nn.contrib_depthwise_conv2d_NCHWc": conv2d_layout,
     "nn.contrib_dense_pack": dense_pack_layout,
-    "concatenate": concatenate_layout,
     "nn.bias_add": axis_layout, "nn.prelu": axis_layout,
     "nn.softmax": axis_layout, "nn.log_softmax": axis_layout, "nn.fast_softmax": axis_layout,
+    "nn.layer_norm": axis_layout, "nn.lrn": axis_layout,
+    "concatenate": concatenate_layout, "split": split_layout, "transpose": transpose_layout,
     "nn.batch_norm": batch_norm_layout,
     "nn.pad": pad_layout,
 }
@@ -284,4 +341,5 @@ for _op in list_ops():
         register_op_attr(_op.name, "FInferCorrectLayout", broadcast_layout)
 register_op_attr("nn.conv2d", "FTVMConvertOpLayout", convert_conv2d)
 
-__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "Transform", "keep_original", "transform_to"]
+__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "Transform", "PerField", "keep_original", "transform_to",
+           "per_field"]

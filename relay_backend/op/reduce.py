@@ -5,6 +5,9 @@ All are COMM_REDUCE and share relations.reduce_rel / arg_reduce_rel. `axis` is n
 tuple or None; as in TVM, None or an empty list means "every axis" (and then `exclude` is ignored).
 te computes: one comm_reduce stage (sum/max/min/prod/all/any); mean and variance add an
 "elemwise" divide stage; argmax/argmin are one (index, value) tuple reduction returning the index.
+float16 sums and products add up in float32, mean and variance in a wider dtype still
+(accumulation.py), then cast back; on bools sum/max are `or`, prod/min `and` (numpy's meaning),
+while mean and variance of bools are rejected. argmax/argmin over an empty axis are rejected.
 """
 import builtins
 import dataclasses
@@ -18,9 +21,11 @@ from ..ir.types import type_to_str
 from .. import te
 from . import compute_common as C
 from . import samples as S
+from .accumulation import acc_dtype, average_acc_dtype
 from .pattern import OpPattern
 from .registry import Sample, defop
-from .relations import arg_reduce_rel, broadcast_shape, expect_tensor, reduce_axes, reduce_rel, reduce_shape
+from .relations import (arg_reduce_rel, broadcast_shape, expect_tensor, no_bool_rel, reduce_axes, reduce_rel,
+                        reduce_shape)
 
 
 # --- attrs ----------------------------------------------------------------------------------------
@@ -80,8 +85,10 @@ def _random_axis(rng, ndim):
     return signed[0] if count == 1 else tuple(signed)
 
 
-def _reduce_samples(attrs_cls, dtypes, low=-2.0, high=2.0, **extra):
-    """Samples over several ranks and dtypes with random axes, keepdims and exclude."""
+def _reduce_samples(attrs_cls, dtypes, low=-2.0, high=2.0, long_range=None, with_bool=False, **extra):
+    """Samples over several ranks and dtypes with random axes, keepdims and exclude; with
+    `long_range` (lo, hi) also a float16 reduction over S.FLOAT16_REDUCTION_TERMS values drawn
+    from it (the accumulation guard), with `with_bool` also bool reductions."""
     def gen(rng):
         out = [Sample([S.rand(rng, (), dtypes[0], low, high)], attrs_cls(**extra), "0-d"),
                Sample([S.rand(rng, (2, 3), dtypes[0], low, high)], attrs_cls(axis=(), **extra), "axis=[]")]
@@ -91,12 +98,18 @@ def _reduce_samples(attrs_cls, dtypes, low=-2.0, high=2.0, **extra):
                 keep, excl = bool((i + j) % 2), bool(i == 3 and axis is not None)
                 out.append(Sample([S.rand(rng, shape, dtype, low, high)],
                                   attrs_cls(axis=axis, keepdims=keep, exclude=excl, **extra)))
+        if long_range is not None:
+            long_x = S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", *long_range)
+            out.append(Sample([long_x], attrs_cls(axis=1, **extra), "float16, long reduction"))
+        if with_bool:
+            out += [Sample([S.rand(rng, (3, 4), "bool")], attrs_cls(axis=1, **extra), "bool"),
+                    Sample([S.rand(rng, (2, 3), "bool")], attrs_cls(**extra), "bool, every axis")]
         return out
     return gen
 
 
 # --- sum, mean, max, min, prod, all, any --------------------------------------------------------------
-def _acc_dtype(dtype):
+def _ref_acc_dtype(dtype):
     """Accumulate floats in float64 (a reference should be more exact than the code it checks)."""
     return "float64" if np.dtype(dtype).kind == "f" else dtype
 
@@ -104,7 +117,7 @@ def _acc_dtype(dtype):
 def _np_reduce(fn, accumulate=False):
     def ref(x, attrs):
         axes = reduce_axes(attrs, x.ndim)
-        kw = {"dtype": _acc_dtype(x.dtype)} if accumulate else {}
+        kw = {"dtype": _ref_acc_dtype(x.dtype)} if accumulate else {}
         return np.asarray(fn(x, axis=axes, keepdims=attrs.keepdims, **kw)).astype(x.dtype)
     return ref
 
@@ -148,23 +161,33 @@ def _bool_reduce_rel(arg_types, attrs):
     return reduce_rel(arg_types, attrs)
 
 
+_AVERAGE_OF_BOOL = ('cast to a number first (relay.cast(x, "float32")): the mean of bools is a fraction, '
+                    "which a bool result cannot hold")
+_mean_rel = no_bool_rel("mean", reduce_rel, _AVERAGE_OF_BOOL)
+
 _NUM = ("float32", "int32", "float64")
 _FLOAT = ("float32", "float64")
 
 def _mean_compute(attrs, inputs, out_type):
-    """A sum stage (comm_reduce) then an elementwise divide by the reduced element count."""
-    total = C.reduce_compute("mean", te.sum)(attrs, inputs, out_type)[0]
-    count = C.ReduceParts(inputs[0], attrs).count
-    return [C.divide_by_count("mean", total, count, C.out_dtype(out_type))]
+    """A sum stage (comm_reduce) in the average accumulation dtype, then an elementwise
+    divide by the reduced element count and a cast back to the output dtype."""
+    parts = C.ReduceParts(inputs[0], attrs)
+    total = C.reduce_stage("mean", te.sum, inputs[0], parts, average_acc_dtype)
+    return [C.divide_by_count("mean", total, parts.count, C.out_dtype(out_type))]
 
 
-# name, reference, te compute, sample dtypes, sample value range, support level
+# name, relation, reference, te compute, sample dtypes, sample value range, long float16 sample
+# range, whether bool samples apply (mean of bools is rejected), support level
 REDUCE_OPS = [
-    ("sum", _np_reduce(np.sum, accumulate=True), C.reduce_compute("sum", te.sum), _NUM, (-2.0, 2.0), 4),
-    ("mean", _mean_ref, _mean_compute, _FLOAT, (-2.0, 2.0), 4),
-    ("max", _extreme_ref(True), C.reduce_compute("max", te.max), _NUM, (-9.0, 9.0), 4),
-    ("min", _extreme_ref(False), C.reduce_compute("min", te.min), _NUM, (-9.0, 9.0), 4),
-    ("prod", _np_reduce(np.prod, accumulate=True), C.reduce_compute("prod", C.prod), _NUM, (0.5, 1.5), 4),
+    ("sum", reduce_rel, _np_reduce(np.sum, accumulate=True), C.reduce_compute("sum", te.sum, acc_dtype), _NUM,
+     (-2.0, 2.0), (-2.0, 2.0), True, 4),
+    ("mean", _mean_rel, _mean_ref, _mean_compute, _FLOAT, (-2.0, 2.0), (100.0, 101.0), False, 4),
+    ("max", reduce_rel, _extreme_ref(True), C.reduce_compute("max", te.max), _NUM, (-9.0, 9.0), (-9.0, 9.0), True,
+     4),
+    ("min", reduce_rel, _extreme_ref(False), C.reduce_compute("min", te.min), _NUM, (-9.0, 9.0), (-9.0, 9.0), True,
+     4),
+    ("prod", reduce_rel, _np_reduce(np.prod, accumulate=True), C.reduce_compute("prod", C.prod, acc_dtype), _NUM,
+     (0.5, 1.5), (0.998, 1.002), True, 4),
 ]
 
 
@@ -178,9 +201,9 @@ def _with_empty_reductions(gen):
     return samples
 
 
-for _name, _ref, _compute, _dtypes, (_lo, _hi), _level in REDUCE_OPS:
-    _gen = _reduce_samples(ReduceAttrs, _dtypes, _lo, _hi)
-    defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=reduce_rel, pattern=OpPattern.COMM_REDUCE,
+for _name, _rel, _ref, _compute, _dtypes, (_lo, _hi), _long, _bool, _level in REDUCE_OPS:
+    _gen = _reduce_samples(ReduceAttrs, _dtypes, _lo, _hi, long_range=_long, with_bool=_bool)
+    defop(_name, inputs=("data",), attrs=ReduceAttrs, rel=_rel, pattern=OpPattern.COMM_REDUCE,
           ref=_ref, samples=_with_empty_reductions(_gen) if _name in ("max", "min") else _gen,
           level=_level, compute=_compute)
 
@@ -197,7 +220,7 @@ def _arg_reduce_ref(find):
         axes = reduce_axes(attrs, x.ndim)
         kept = [a for a in range(x.ndim) if a not in axes]
         moved = np.transpose(x, kept + list(axes))
-        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        flat = moved.reshape(moved.shape[:len(kept)] + (int(np.prod(moved.shape[len(kept):], dtype=np.int64)),))
         if attrs.select_last_index:
             idx = flat.shape[-1] - 1 - find(flat[..., ::-1], axis=-1)
         else:
@@ -207,7 +230,7 @@ def _arg_reduce_ref(find):
 
 
 def _arg_samples(rng):
-    out = _reduce_samples(ArgReduceAttrs, ("float32", "float64"))(rng)
+    out = _reduce_samples(ArgReduceAttrs, ("float32", "float64"), long_range=(-2.0, 2.0), with_bool=True)(rng)
     for last in (False, True):  # small ints make ties, which select_last_index decides
         out.append(Sample([S.rand(rng, (3, 4), "int32", 0, 2)], ArgReduceAttrs(axis=1, select_last_index=last)))
         out.append(Sample([S.rand(rng, (2, 3, 2), "int32", 0, 1)],
@@ -229,10 +252,10 @@ def _arg_reduce_compute(op_name, find_max):
     return compute
 
 
-ARGMAX = defop("argmax", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
+ARGMAX = defop("argmax", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel("argmax"),
                pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmax), samples=_arg_samples, level=4,
                compute=_arg_reduce_compute("argmax", True))
-ARGMIN = defop("argmin", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel,
+ARGMIN = defop("argmin", inputs=("data",), attrs=ArgReduceAttrs, rel=arg_reduce_rel("argmin"),
                pattern=OpPattern.COMM_REDUCE, ref=_arg_reduce_ref(np.argmin), samples=_arg_samples, level=4,
                compute=_arg_reduce_compute("argmin", False))
 
@@ -261,7 +284,7 @@ def _variance_ref(x, m, attrs):
 
 def _variance_samples(rng):
     out = []
-    for sample in _reduce_samples(VarianceAttrs, _FLOAT)(rng):
+    for sample in _reduce_samples(VarianceAttrs, _FLOAT, long_range=(-2.0, 2.0))(rng):
         x, attrs = sample.inputs[0], sample.attrs.with_(unbiased=bool(rng.integers(0, 2)))
         axes = reduce_axes(attrs, x.ndim)
         if int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) < 2:
@@ -271,13 +294,15 @@ def _variance_samples(rng):
 
 
 def _variance_compute(attrs, inputs, out_type):
-    """sum((x - mean)^2) over the axes (mean broadcast against x), then / max(N - unbiased, 1)."""
+    """sum((x - mean)^2) over the axes (mean broadcast against x) in the average accumulation
+    dtype, then / max(N - unbiased, 1) and a cast back to the output dtype."""
     data, mean_t = inputs
     parts = C.ReduceParts(data, attrs)
+    acc = average_acc_dtype(data.dtype)
 
     def body(*i):
         idx = parts.index(i)
-        d = data[idx] - mean_t[C.broadcast_index(mean_t, idx, data.shape)]
+        d = C.cast(data[idx], acc) - C.cast(mean_t[C.broadcast_index(mean_t, idx, data.shape)], acc)
         return te.sum(d * d, axis=parts.raxes)
     total = te.compute(parts.out_shape, body, name=C.stage_name("variance"), tag=C.op_tag("variance"))
     count = parts.count - int(attrs.unbiased)
@@ -285,7 +310,8 @@ def _variance_compute(attrs, inputs, out_type):
     return [C.divide_by_count("variance", total, count, C.out_dtype(out_type))]
 
 
-VARIANCE = defop("variance", inputs=("data", "mean"), attrs=VarianceAttrs, rel=_variance_rel,
+VARIANCE = defop("variance", inputs=("data", "mean"), attrs=VarianceAttrs,
+                 rel=no_bool_rel("variance", _variance_rel, _AVERAGE_OF_BOOL),
                  pattern=OpPattern.COMM_REDUCE, ref=_variance_ref, samples=_variance_samples, level=4,
                  compute=_variance_compute)
 

@@ -7,6 +7,11 @@ import numpy as np
 from .registry import Sample
 
 FLOAT_DTYPES = ("float32", "float16", "float64")
+# Every op whose compute reduces has a float16 sample reducing over at least this many values:
+# added up in float16 they would be off by far more than the float16 tolerance (2,048 ones
+# already sum to 2,048 only by luck; the next one is lost), so the conformance test catches an
+# op that forgets to accumulate in float32 (tests/op/test_float16_samples.py checks the rule).
+FLOAT16_REDUCTION_TERMS = 2048
 UNARY_SHAPES = ((), (1,), (5,), (2, 3), (1, 4, 1, 3))
 BROADCAST_PAIRS = (((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 4)), ((1, 3, 1, 2), (3, 4, 2)),
                    ((), (2, 2)), ((5, 1), ()))

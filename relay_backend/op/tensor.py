@@ -20,8 +20,9 @@ import numpy as np
 from .. import te, tir
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs
+from ..ir.attrs import Attrs, always_printed
 from ..ir.types import TensorType
+from ..runtime.dtypes import SUPPORTED_DTYPES
 from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
 from .pattern import OpPattern
@@ -237,11 +238,6 @@ def _floor_mod_ref(a, b, attrs):
         return np.mod(a, b).astype(a.dtype)
 
 
-def _bool_or_num(bool_rule, num_rule):
-    """maximum / minimum: logical or / and on bools (as numpy), the numeric rule otherwise."""
-    return lambda a, b: bool_rule(a, b) if a.dtype == "bool" else num_rule(a, b)
-
-
 _ALL_NUM_BOOL = _with(S.binary(_ALL_NUM), lambda rng: S.binary(_bool_only)(rng)[:2])
 _INT_DIVISORS = S.binary(("int64", "int8", "uint8"), low=-9, high=9, rhs_low=-2, rhs_high=3)  # 0 and -1 divisors
 
@@ -255,10 +251,9 @@ BINARY_OPS = [
     ("divide", _divide_ref, _te_divide, _with(S.binary(("float32", "int32", "float64"), avoid_zero_rhs=True,
                                                        rhs_low=0.5, rhs_high=3.0), _INT_DIVISORS), False, 1),
     ("power", _quiet(lambda a, b, t: np.power(a, b)), _te_power, S.binary(low=0.2, high=3.0), False, 4),
-    ("maximum", lambda a, b, t: np.maximum(a, b), _bool_or_num(lambda a, b: a | b, te.max), _ALL_NUM_BOOL,
-     False, 4),
-    ("minimum", lambda a, b, t: np.minimum(a, b), _bool_or_num(lambda a, b: a & b, te.min), _ALL_NUM_BOOL,
-     False, 4),
+    # te.max / te.min are logical or / and on bools, as numpy's maximum / minimum
+    ("maximum", lambda a, b, t: np.maximum(a, b), te.max, _ALL_NUM_BOOL, False, 4),
+    ("minimum", lambda a, b, t: np.minimum(a, b), te.min, _ALL_NUM_BOOL, False, 4),
     ("floor_divide", _floor_divide_ref, _te_floor_divide,
      _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
     ("floor_mod", _floor_mod_ref, _te_floor_mod,
@@ -333,8 +328,8 @@ def real_attr(op_name: str, name: str, value) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class ClipAttrs(Attrs):
-    a_min: float = 0.0
-    a_max: float = 0.0
+    a_min: float = always_printed(0.0)
+    a_max: float = always_printed(0.0)
 
     def __post_init__(self):
         lo, hi = real_attr("clip", "a_min", self.a_min), real_attr("clip", "a_max", self.a_max)
@@ -374,13 +369,12 @@ CLIP = defop("clip", inputs=("data",), attrs=ClipAttrs, rel=no_bool_rel("clip"),
 
 
 # --- cast ---------------------------------------------------------------------------------------
-CAST_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64")
+CAST_DTYPES = SUPPORTED_DTYPES
 
 
 @dataclasses.dataclass(frozen=True)
 class CastAttrs(Attrs):
-    dtype: str = "float32"
+    dtype: str = always_printed("float32")
 
     def __post_init__(self):
         try:

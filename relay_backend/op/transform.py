@@ -6,8 +6,9 @@ own files and are re-exported here.
 Each op's te compute is injective: every output element is one load from an index computed
 from the output index (op/index_math.py), so schedules can inline it into its consumers.
 
-Every relation is plain Python over shapes that may hold Any, so the VM reuses it as the shape
-function; an output dim that cannot be known before run time is Any.
+Every relation is plain Python over shapes that may hold symbolic dims or Any (ir/shape_math.py),
+so the VM reuses it as the shape function; an output dim that cannot be known before run time
+is Any.
 """
 import dataclasses
 
@@ -15,15 +16,17 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
-from ..ir.attrs import Attrs, as_int_tuple
-from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
+from ..ir.attrs import Attrs, always_printed, as_int_tuple
+from ..ir.dims import dim_to_str, is_static, shape_to_str
+from ..ir.shape_math import broadcast_dims, dims_differ, merge_dims, prod, total
+from ..ir.types import TensorType, type_to_str
 from . import samples as S
 from . import index_math as IM
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .reshape import RESHAPE, ReshapeAttrs, reshape_shape  # noqa: F401  (reshape's block lives there)
 from .relations import expect_tensor, expect_tuple, normalize_axes
-from .static_args import static_ints
+from .static_args import is_dynamic_arg, static_ints
 
 
 def _fail(op_name: str, msg: str, *types) -> TypeInferenceError:
@@ -40,13 +43,13 @@ def _axis(op_name: str, axis: int, ndim: int, t=None) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-_prod = IM.prod_dims
+_prod = prod
 
 
 # --- transpose ----------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class TransposeAttrs(Attrs):
-    axes: tuple = None  # None reverses the dims
+    axes: tuple = always_printed(None)  # None reverses the dims
 
     def __post_init__(self):
         object.__setattr__(self, "axes", as_int_tuple(self.axes, name="axes"))
@@ -86,7 +89,7 @@ TRANSPOSE = defop(
 # --- expand_dims / squeeze -------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ExpandDimsAttrs(Attrs):
-    axis: int = 0
+    axis: int = always_printed(0)
     num_newaxis: int = 1
 
     def __post_init__(self):
@@ -118,7 +121,7 @@ def _expand_dims_compute(attrs, inputs, out_type):
 
 
 EXPAND_DIMS = defop(
-    "expand_dims", inputs=("data",), attrs=ExpandDimsAttrs, rel=_expand_dims_rel, pattern=OpPattern.INJECTIVE,
+    "expand_dims", inputs=("data",), is_reshape=True, attrs=ExpandDimsAttrs, rel=_expand_dims_rel, pattern=OpPattern.INJECTIVE,
     compute=_expand_dims_compute,
     ref=lambda x, a: x.reshape(_expand_dims_shape(x.shape, a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (2, 3))], ExpandDimsAttrs(1)),
@@ -136,15 +139,21 @@ class SqueezeAttrs(Attrs):
 
 
 def _squeeze_axes(data: TensorType, attrs) -> tuple:
-    """The axes squeeze removes (axis None: every static dim of size 1)."""
+    """The axes squeeze removes (axis None: every dim of size 1, which needs every dim static,
+    as in TVM: whether a dynamic dim is 1 is known only at run time)."""
     if attrs.axis is None:
-        return tuple(k for k, d in enumerate(data.shape) if not is_any(d) and d == 1)
+        dynamic = [k for k, d in enumerate(data.shape) if not is_static(d)]
+        if dynamic:
+            raise _fail("squeeze", f"axis must be given when data has dynamic dims (axis {dynamic[0]} is "
+                        f"{dim_to_str(data.shape[dynamic[0]])}): squeeze(x, axis=[...]) names the size-1 "
+                        f"axes to drop", data)
+        return tuple(k for k, d in enumerate(data.shape) if d == 1)
     try:
         axes = normalize_axes(attrs.axis, data.ndim)
     except TypeInferenceError as err:
         raise _fail("squeeze", str(err), data) from None
     for a in axes:
-        if not is_any(data.shape[a]) and data.shape[a] != 1:
+        if is_static(data.shape[a]) and data.shape[a] != 1:
             raise _fail("squeeze", f"cannot squeeze axis {a}: its size is {data.shape[a]}, not 1", data)
     return axes
 
@@ -173,7 +182,7 @@ def _squeeze_rel(arg_types, attrs):
 
 
 SQUEEZE = defop(
-    "squeeze", inputs=("data",), attrs=SqueezeAttrs, rel=_squeeze_rel, pattern=OpPattern.INJECTIVE,
+    "squeeze", inputs=("data",), is_reshape=True, attrs=SqueezeAttrs, rel=_squeeze_rel, pattern=OpPattern.INJECTIVE,
     compute=_squeeze_compute,
     ref=lambda x, a: x.reshape(_squeeze_shape(TensorType(x.shape, x.dtype), a)), level=3,
     samples=lambda rng: [Sample([S.rand(rng, (1, 3, 1, 2))], SqueezeAttrs()),
@@ -185,7 +194,7 @@ SQUEEZE = defop(
 # --- broadcast_to / tile / repeat / reverse ---------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ShapeAttrs(Attrs):
-    shape: tuple = ()
+    shape: tuple = always_printed(())
 
     def __post_init__(self):
         object.__setattr__(self, "shape", as_int_tuple(self.shape, name="shape"))
@@ -199,9 +208,9 @@ def _broadcast_to_rel(arg_types, attrs):
     if data.ndim > len(target):
         raise _fail("broadcast_to", f"cannot broadcast rank {data.ndim} to the lower rank shape {target}", data)
     for d, t in zip(data.shape, target[len(target) - data.ndim:]):
-        if not (is_any(d) or d == t or d == 1):
-            raise _fail("broadcast_to", f"cannot broadcast to {shape_to_str(target)}: a dim of size {d} "
-                        f"meets {t} (a dim must equal the target or be 1)", data)
+        if broadcast_dims(d, t) is None:
+            raise _fail("broadcast_to", f"cannot broadcast to {shape_to_str(target)}: a dim of size "
+                        f"{dim_to_str(d)} meets {t} (a dim must equal the target or be 1)", data)
     return TensorType(target, data.dtype)
 
 
@@ -224,7 +233,7 @@ BROADCAST_TO = defop(
 
 @dataclasses.dataclass(frozen=True)
 class TileAttrs(Attrs):
-    reps: tuple = ()
+    reps: tuple = always_printed(())
 
     def __post_init__(self):
         object.__setattr__(self, "reps", as_int_tuple(self.reps, name="reps"))
@@ -264,8 +273,8 @@ TILE = defop(
 
 @dataclasses.dataclass(frozen=True)
 class RepeatAttrs(Attrs):
-    repeats: int = 1
-    axis: int = 0
+    repeats: int = always_printed(1)
+    axis: int = always_printed(0)      # Relay's default is "none": any int differs
 
     def __post_init__(self):
         object.__setattr__(self, "repeats", int(self.repeats))
@@ -332,12 +341,11 @@ REVERSE = defop(
 
 # --- concatenate / stack (one input of TupleType) -------------------------------------------------------
 def _merge_dim(op_name, a, b, k, types):
-    """Two dims that must agree: static wins over Any; two different statics are an error."""
-    if is_any(a):
-        return b
-    if is_any(b) or a == b:
-        return a
-    raise _fail(op_name, f"dim {k} differs between inputs ({a} vs {b})", *types)
+    """Two dims that must agree: an error only when they provably differ (TVM's AssertEQ; the
+    VM checks the concrete shapes at run time); the first that is not Any is kept."""
+    if dims_differ(a, b):
+        raise _fail(op_name, f"dim {k} differs between inputs ({dim_to_str(a)} vs {dim_to_str(b)})", *types)
+    return merge_dims(a, b)
 
 
 def _tuple_fields(op_name, t):
@@ -361,8 +369,7 @@ def _concatenate_rel(arg_types, attrs):
         for k in range(ndim):
             if k != axis:
                 shape[k] = _merge_dim("concatenate", shape[k], f.shape[k], k, fields)
-    sizes = [f.shape[axis] for f in fields]
-    shape[axis] = Any() if any(is_any(d) for d in sizes) else sum(sizes)
+    shape[axis] = total(f.shape[axis] for f in fields)
     return TensorType(shape, fields[0].dtype)
 
 
@@ -429,8 +436,17 @@ STACK = defop(
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
+def _dyn():
+    """The dyn.* constructors (op/dyn builds on this module's ops, so it is imported on use)."""
+    from .dyn import transform as dyn_transform
+    return dyn_transform
+
+
 def reshape(data, newshape, allowzero=False):
-    """relay.reshape: codes 0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), -4 (split one)."""
+    """relay.reshape: codes 0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), -4 (split one).
+    A non-constant Relay expression `newshape` builds dyn.reshape."""
+    if is_dynamic_arg(newshape):
+        return _dyn().reshape(data, newshape, allowzero)
     return RESHAPE(data, attrs=ReshapeAttrs(static_ints(newshape, "reshape", "newshape"), allowzero))
 
 
@@ -440,22 +456,37 @@ def transpose(data, axes=None):
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """relay.expand_dims: insert `num_newaxis` size-1 dims at `axis`."""
+    """relay.expand_dims: insert `num_newaxis` size-1 dims at `axis` (a non-constant Relay
+    expression builds dyn.expand_dims)."""
+    if is_dynamic_arg(axis):
+        return _dyn().expand_dims(data, axis, num_newaxis)
+    axis = static_ints(axis, "expand_dims", "axis")[0] if not isinstance(axis, int) else axis
     return EXPAND_DIMS(data, attrs=ExpandDimsAttrs(axis, num_newaxis))
 
 
 def squeeze(data, axis=None):
-    """relay.squeeze: drop size-1 dims (all of them when axis is None)."""
+    """relay.squeeze: drop size-1 dims (all of them when axis is None; a non-constant Relay
+    expression builds dyn.squeeze)."""
+    if is_dynamic_arg(axis):
+        return _dyn().squeeze(data, axis)
+    if axis is not None and not isinstance(axis, (int, list, tuple)):
+        axis = static_ints(axis, "squeeze", "axis")
     return SQUEEZE(data, attrs=SqueezeAttrs(axis))
 
 
 def broadcast_to(data, shape):
-    """relay.broadcast_to: numpy-style broadcast to a static `shape`."""
+    """relay.broadcast_to: numpy-style broadcast to `shape` (a non-constant Relay expression
+    builds dyn.broadcast_to)."""
+    if is_dynamic_arg(shape):
+        return _dyn().broadcast_to(data, shape)
     return BROADCAST_TO(data, attrs=ShapeAttrs(static_ints(shape, "broadcast_to", "shape")))
 
 
 def tile(data, reps):
-    """relay.tile: repeat the whole tensor `reps` times along each dim (numpy.tile)."""
+    """relay.tile: repeat the whole tensor `reps` times along each dim (numpy.tile); a
+    non-constant Relay expression `reps` builds dyn.tile."""
+    if is_dynamic_arg(reps):
+        return _dyn().tile(data, reps)
     return TILE(data, attrs=TileAttrs(static_ints(reps, "tile", "reps")))
 
 
@@ -492,6 +523,7 @@ from .indexing import *  # noqa: E402,F401,F403  (split, strided_slice, take)
 from .indexing import __all__ as _indexing_all  # noqa: E402
 from .creation import *  # noqa: E402,F401,F403  (full, zeros, ones, arange)
 from .creation import __all__ as _creation_all  # noqa: E402
+from .shape_query import ndarray_size, shape_of  # noqa: E402,F401  (relay.op.transform's, as TVM)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "tile", "repeat", "reverse",
-           "concatenate", "stack"] + _indexing_all + _creation_all
+           "concatenate", "stack"] + _indexing_all + _creation_all + ["shape_of", "ndarray_size"]

@@ -1,70 +1,165 @@
-"""benchmark: the one timing loop behind every executor's `benchmark(...)` and the debug profiler.
+"""Timing: TVM's time evaluator, behind every module's `time_evaluator` and executor `benchmark`.
 
-`benchmark_module` is the whole `benchmark` method of the graph and AOT modules;
-`benchmark(run_once, ...)` times any callable (the VM's invoke); `time_per_call` is one batch.
+    evaluate = module.time_evaluator("run", relay_backend.cpu(), number=10, repeat=3)
+    result = evaluate()                # BenchmarkResult: mean / median / std / min / max / results
 
-    result = benchmark(lambda: gmod.run(), repeat=5, number=5, min_repeat_ms=0)
-    result.median                      # seconds per call
-
-A run is `repeat` measurements; each calls `run_once` `number` times (more if the batch took
-less than `min_repeat_ms`, growing the batch until it does) and records the mean seconds per
-call. One warm-up call comes first so lazy setup and cold caches are not timed. The result is
-runtime.module's BenchmarkResult (mean / median / std / min / max / results).
+`time_evaluator(func, ...)` wraps any callable as TVM's WrapTimeEvaluator does: one untimed
+warm-up call, then `repeat` measurements; each times `number` calls and records the mean
+seconds per call. When a measurement took less than `min_repeat_ms`, `number` grows (to what
+the last measurement says fills the time, at least by the golden ratio) and the measurement is
+redone; `number` stays grown for later repeats, and a run measured as zero time is retried at
+most `limit_zero_time_iterations` times. `cooldown_interval_ms` sleeps after every
+`repeats_to_cooldown`-th repeat. The graph, AOT and VM `benchmark(...)` methods time their
+runtime module's "run" / "invoke" through it, as TVM's do; `benchmark(run_once, ...)` times any
+no-argument callable (the debug profiler's per-node timing uses `time_per_call`).
 """
 import time
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..errors import RelayError
-from .module import BenchmarkResult
+from .limits import check_tensor_size
+from .registry import get_global_func
 
-MAX_NUMBER = 1 << 20                 # a batch never grows past this many calls
+GOLDEN_RATIO = 1.618
+
+
+@dataclass
+class BenchmarkResult:
+    """Timings in seconds of `repeat` runs, each the mean over `number` calls (TVM's result)."""
+
+    results: list = field(default_factory=list)
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.results))
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.results))
+
+    @property
+    def std(self) -> float:
+        return float(np.std(self.results))
+
+    @property
+    def min(self) -> float:
+        return float(np.min(self.results))
+
+    @property
+    def max(self) -> float:
+        return float(np.max(self.results))
+
+    def __str__(self) -> str:
+        return ("Execution time summary:\n"
+                f"{'mean (ms)':>10} {'median (ms)':>12} {'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
+                f"{self.mean * 1e3:10.4f} {self.median * 1e3:12.4f} {self.max * 1e3:10.4f} "
+                f"{self.min * 1e3:10.4f} {self.std * 1e3:10.4f}")
+
+    def __repr__(self) -> str:
+        return f"BenchmarkResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms)"
+
+
+def _count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise RelayError(f"time_evaluator: {name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def time_evaluator(func, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
+                   cooldown_interval_ms=0, repeats_to_cooldown=1, f_preproc=None):
+    """A callable `evaluator(*args) -> BenchmarkResult` timing `func(*args)` (see module doc).
+
+    In all `func` runs 1 + number x repeat times (more when min_repeat_ms grows `number`).
+    """
+    if not callable(func):
+        raise RelayError(f"time_evaluator: expected a function to time, got {type(func).__name__}")
+    start_number = _count(number, "number", 1)
+    repeat = _count(repeat, "repeat", 0)
+    min_ms = float(min_repeat_ms or 0)
+    zero_limit = _count(limit_zero_time_iterations, "limit_zero_time_iterations", 1)
+    cooldown = float(cooldown_interval_ms or 0)
+    every = _count(repeats_to_cooldown, "repeats_to_cooldown", 1)
+
+    def evaluator(*args) -> BenchmarkResult:
+        func(*args)                                  # warm-up: lazy setup, cold caches
+        n, results = start_number, []
+        for i in range(repeat):
+            if f_preproc is not None:
+                f_preproc(*args)
+            duration_ms, zero_times = 0.0, 0
+            while True:
+                if duration_ms > 0:
+                    n = int(max(min_ms / (duration_ms / n) + 1, n * GOLDEN_RATIO))
+                start = time.perf_counter()
+                for _ in range(n):
+                    func(*args)
+                duration_ms = (time.perf_counter() - start) * 1e3
+                zero_times += duration_ms == 0
+                if duration_ms >= min_ms or zero_times >= zero_limit:
+                    break
+            results.append(duration_ms / 1e3 / n)
+            if cooldown > 0 and i % every == 0:
+                time.sleep(cooldown / 1e3)
+        return BenchmarkResult(results)
+
+    return evaluator
+
+
+def module_time_evaluator(module, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0,
+                          limit_zero_time_iterations=100, cooldown_interval_ms=0, repeats_to_cooldown=1,
+                          cache_flush_bytes=0, f_preproc=""):
+    """TVM's `Module.time_evaluator` for any module with `get_function(name)`: `f_preproc` names a
+    global function (runtime.registry) run before every repeat with the same arguments, and
+    `cache_flush_bytes` > 0 copies that many bytes between two buffers before every repeat, so
+    each measurement starts with a cold cache. `dev` is accepted for TVM's signature: a CUDA
+    function waits for its device before returning, so the timings need no extra synchronization."""
+    del dev
+    func = module.get_function(func_name)
+    preproc = get_global_func(f_preproc) if f_preproc else None
+    flush = int(cache_flush_bytes or 0)
+    if flush > 0:
+        check_tensor_size((flush,), "uint8", "time_evaluator cache_flush_bytes")
+        src, dst = np.ones(flush, np.uint8), np.empty(flush, np.uint8)
+        user = preproc
+
+        def preproc(*args):
+            np.copyto(dst, src)
+            if user is not None:
+                user(*args)
+    return time_evaluator(func, number, repeat, min_repeat_ms, limit_zero_time_iterations,
+                          cooldown_interval_ms, repeats_to_cooldown, preproc)
 
 
 def time_per_call(run_once, number=5, min_repeat_ms=0) -> float:
-    """Mean seconds per call of `run_once` over one batch of at least `number` calls that lasts
-    at least `min_repeat_ms` (the batch doubles, or jumps to the estimated size, until it does)."""
-    n = max(int(number), 1)
-    min_ms = min_repeat_ms or 0
-    while True:
-        start = time.perf_counter()
-        for _ in range(n):
+    """Mean seconds per call of `run_once` over one measurement (no warm-up) of at least
+    `number` calls lasting at least `min_repeat_ms`."""
+    counter = {"warm": False}
+
+    def once():
+        if counter["warm"]:
             run_once()
-        elapsed = time.perf_counter() - start
-        if elapsed * 1e3 >= min_ms or n >= MAX_NUMBER:
-            return elapsed / n
-        n = max(n * 2, int(n * (min_ms / max(elapsed * 1e3, 1e-3)) * 1.1))
+        counter["warm"] = True          # the evaluator's warm-up call is skipped here
+    return time_evaluator(once, max(int(number), 1), 1, min_repeat_ms)().results[0]
 
 
 def benchmark(run_once, device=None, repeat=5, number=5, min_repeat_ms=0, warmup=True) -> BenchmarkResult:
-    """Time `run_once` (a no-argument callable): `repeat` batches, see time_per_call.
+    """Time `run_once` (a no-argument callable): a warm-up call (unless `warmup=False`), then
+    `repeat` measurements of `number` calls, as time_evaluator does.
 
-    `device` is accepted for TVM's signature; every executor here runs on the cpu, so timing
-    needs no device synchronization. `warmup=False` skips the untimed first call.
+    `device` is accepted for TVM's signature; CUDA kernels wait for their device before
+    returning, so timing needs no extra device synchronization.
     """
     del device
-    if warmup:
-        run_once()
-    return BenchmarkResult([time_per_call(run_once, number, min_repeat_ms) for _ in range(int(repeat))])
-
-
-def benchmark_module(module, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
-                     end_to_end=False, **kwargs) -> BenchmarkResult:
-    """TVM's `GraphModule.benchmark` for any module with set_input / run / get_num_outputs /
-    get_output (the graph and AOT executors). Inputs in kwargs are set once, or, with
-    end_to_end=True, on every call, which then also copies every output out to numpy."""
-    if func_name != "run":
-        raise RelayError(f"benchmark: only func_name='run' is supported, got {func_name!r}")
-    if kwargs and not end_to_end:
-        module.set_input(**kwargs)
+    skip = {"first": not warmup}
 
     def once():
-        if end_to_end:
-            module.set_input(**kwargs)
-        module.run()
-        if end_to_end:
-            for i in range(module.get_num_outputs()):
-                module.get_output(i).numpy()
-
-    return benchmark(once, device, repeat, number, min_repeat_ms)
+        if skip["first"]:
+            skip["first"] = False
+            return
+        run_once()
+    return time_evaluator(once, max(int(number), 1), int(repeat), min_repeat_ms)()
 
 
-__all__ = ["benchmark", "benchmark_module", "time_per_call", "BenchmarkResult", "MAX_NUMBER"]
+__all__ = ["BenchmarkResult", "time_evaluator", "module_time_evaluator", "benchmark", "time_per_call", "GOLDEN_RATIO"]

@@ -1,6 +1,9 @@
 """Devices: where an NDArray lives and where a kernel runs (tvm.runtime.Device)."""
 from dataclasses import dataclass
 
+from ..errors import InputError, TargetError
+from ..target import Target, as_target
+
 DEVICE_TYPES = {"cpu": 1, "cuda": 2}
 DEVICE_NAMES = {v: k for k, v in DEVICE_TYPES.items()}
 
@@ -33,13 +36,16 @@ def cuda(dev_id: int = 0) -> Device:
 
 
 def device(dev_type, dev_id: int = 0) -> Device:
-    """Construct a Device from a name ("cpu", "llvm", "cuda") or a type number."""
+    """Construct a Device from a device name ("cpu", "cuda", "gpu"), a target (a Target or its
+    string, e.g. "llvm -mcpu=native": the device its code runs on) or a type number."""
     if isinstance(dev_type, Device):
         return dev_type
-    if isinstance(dev_type, str):
-        key = dev_type.split()[0]
-        key = {"llvm": "cpu", "c": "cpu", "gpu": "cuda"}.get(key, key)
-        if key not in DEVICE_TYPES:
-            raise ValueError(f"unknown device {dev_type!r}; use one of {sorted(DEVICE_TYPES)}")
-        return Device(DEVICE_TYPES[key], dev_id)
+    if isinstance(dev_type, str) and dev_type.strip() in ("cpu", "cuda", "gpu"):
+        return Device(DEVICE_TYPES[{"gpu": "cuda"}.get(dev_type.strip(), dev_type.strip())], dev_id)
+    if isinstance(dev_type, (str, Target)):
+        try:
+            return Device(as_target(dev_type).device_type, dev_id)
+        except TargetError as err:
+            raise InputError(f"unknown device {dev_type!r}: use one of {sorted(DEVICE_TYPES)} or a "
+                             f"target ({err})") from None
     return Device(int(dev_type), dev_id)

@@ -7,9 +7,35 @@ reads the ELF header and rejects an object whose program headers, loadable segme
 header table do not fit in its bytes. It proves the file is whole, not that its code is benign:
 loading a shared library means trusting it.
 """
+import platform
 import struct
 
 from ..errors import SerializationError
+
+# ELF e_machine -> instruction set (the ones LLVM commonly targets)
+ELF_MACHINES = {3: "x86", 62: "x86_64", 40: "arm", 183: "aarch64", 243: "riscv", 21: "ppc64",
+                8: "mips", 22: "s390x"}
+_HOST_ISA = {"x86_64": "x86_64", "amd64": "x86_64", "i386": "x86", "i686": "x86",
+             "aarch64": "aarch64", "arm64": "aarch64", "riscv64": "riscv", "ppc64le": "ppc64",
+             "s390x": "s390x"}
+
+
+def elf_machine(body: bytes) -> int:
+    """The e_machine field of a little-endian ELF header (0 when too short)."""
+    return struct.unpack_from("<H", body, 18)[0] if len(body) >= 20 else 0
+
+
+def check_elf_machine(body: bytes, path: str) -> None:
+    """SerializationError unless the ELF object in `body` is code for this machine's instruction
+    set: a library cross-compiled for another machine (e.g. -mtriple=aarch64-linux-gnu) is
+    refused before dlopen, with what it is for and what this host is."""
+    machine = elf_machine(body)
+    want = ELF_MACHINES.get(machine, f"ELF machine {machine}")
+    host = _HOST_ISA.get(platform.machine().lower(), platform.machine())
+    if want != host:
+        raise SerializationError(f"load_module: {path!r} holds {want} code (cross-compiled for "
+                                 f"another machine); this host is {host}: load it on a {want} "
+                                 f"machine")
 
 # ELF class -> (header: phoff, shoff, phentsize, phnum, shentsize, shnum),
 #              (program header: p_offset, p_filesz), minimum header size
@@ -41,4 +67,4 @@ def check_elf_bounds(body: bytes, path: str) -> None:
             fail(f"segment {i} spans bytes {offset}..{offset + filesz}")
 
 
-__all__ = ["check_elf_bounds"]
+__all__ = ["check_elf_bounds", "check_elf_machine", "elf_machine", "ELF_MACHINES"]

@@ -14,10 +14,17 @@ one module per thread, a lock around whole set_input/run/get_output cycles, or
 """
 import numpy as np
 
+from .. import diagnostics
 from ..errors import InputError, RelayError
-from .benchmark import BenchmarkResult, benchmark_module
+from .benchmark import BenchmarkResult
 from .ndarray import NDArray
+from .packed_module import PackedModule
+from .params import load_param_dict
+from .thread_count import apply_to_this_thread
 from .thread_guard import ThreadUseGuard
+
+
+_LOG = diagnostics.get_logger("runtime")
 
 
 def _is_index(key) -> bool:
@@ -34,6 +41,10 @@ class ExecutorModule:
     _module_name = "module"            # "GraphModule has no function 'x'"
     _holder = "the module"             # "input index 7 is out of range: the graph has 2 inputs"
     _inputs_of = "the module's"        # "Could not find 'x' in graph's inputs"
+    _type_key = "ExecutorModule"       # the runtime module's type_key (TVM: "GraphExecutor")
+    # names of the params relay.build bound as constants (its params=): set_input(**params)
+    # ignores them as TVM does, so code that passes the same dict to build and set_input ports
+    bound_param_names = frozenset()
 
     def _init_inputs(self, names) -> None:
         """Input bookkeeping: names (several inputs may share one: by name they are ambiguous,
@@ -47,6 +58,7 @@ class ExecutorModule:
                 self._input_index[name] = i
         self._input_set = [False] * len(self._input_names)
         self._unset = len(self._input_names)      # how many are still False (run checks it)
+        self._param_names = set()                 # inputs set from params (load_params, build)
         self._guard = ThreadUseGuard(self._module_name)
         self._run_call = self._guard.call("run")
 
@@ -100,15 +112,16 @@ class ExecutorModule:
     def _copy_in(self, idx: int, value) -> None:
         """Copy `value` into input `idx` after checking its shape and dtype exactly."""
         dst = self._input_array(idx)
-        src = value.view_numpy() if isinstance(value, NDArray) else value
+        src = value
         if isinstance(src, (bool, int, float)):
             src = np.asarray(src, dtype=dst.dtype)
-        src = np.asarray(src)
+        if not isinstance(src, NDArray):
+            src = np.asarray(src)
         if tuple(src.shape) != tuple(dst.shape) or str(src.dtype) != dst.dtype:
             hint = "; cast it with .astype(...)" if tuple(src.shape) == tuple(dst.shape) else ""
             raise InputError(f"input '{self._input_names[idx]}' expects Tensor[{tuple(dst.shape)}, "
                              f"{dst.dtype}], got Tensor[{tuple(src.shape)}, {src.dtype}]{hint}")
-        np.copyto(dst.view_numpy(), src)
+        dst.copyfrom(src)               # host or device memory, whichever each side lives in
         self._mark_set(idx)
 
     def _mark_set(self, idx: int) -> None:
@@ -117,7 +130,12 @@ class ExecutorModule:
             self._unset -= 1
 
     def set_input(self, key=None, value=None, **params):
-        """Copy `value` into input `key` (name or index); keyword params are copied largest-first."""
+        """Copy `value` into input `key` (name or index); keyword params are copied largest-first.
+
+        As in TVM, keyword names that are not inputs are ignored (a params dict may hold more
+        than this module takes, e.g. the params relay.build bound as constants; logged at DEBUG
+        on the relay_backend logger); an unknown `key` is an InputError. If an input then stays
+        unset, `run` names the ignored keywords."""
         if key is None and value is not None:
             raise InputError(f"set_input(None, value): an input is named by a string or numbered by "
                              f"an int; the inputs are {self._input_names}")
@@ -126,8 +144,37 @@ class ExecutorModule:
                 if value is None:
                     raise InputError(f"set_input({key!r}): no value given")
                 self._set_one(me, self._index(key), value)
-            for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
-                self._set_one(me, self._index(name), params[name])
+            known = {k: v for k, v in params.items() if k in self._input_index or k in self._ambiguous}
+            self._ignored = sorted(set(params) - set(known))
+            if self._ignored:
+                _LOG.debug("set_input: ignored %s (not inputs of this module%s), as TVM does",
+                           self._ignored, "; bound as constants by relay.build(params=...)"
+                           if set(self._ignored) & self.bound_param_names else "")
+            for name in sorted(known, key=lambda k: -int(np.prod(np.shape(known[k])))):
+                self._set_one(me, self._index(name), known[name])
+
+    def _set_params(self, params: dict) -> None:
+        """Set graph params by name, skipping names that are not inputs (the factory's rule)."""
+        for name in sorted(params, key=lambda k: -int(np.prod(np.shape(params[k])))):
+            if name in self._input_index:
+                self._copy_in(self._index(name), params[name])
+                self._param_names.add(name)
+
+    def load_params(self, params_bytes) -> None:
+        """Set inputs from a save_param_dict blob (bytes or bytearray; names that are not inputs
+        are ignored)."""
+        if not isinstance(params_bytes, (bytes, bytearray, memoryview)):
+            hint = (": that looks like a file name; pass its contents, open(path, 'rb').read()"
+                    if isinstance(params_bytes, str) else "")
+            raise InputError(f"load_params expects the bytes of a params blob "
+                             f"(relay_backend.runtime.save_param_dict(...)), got "
+                             f"{type(params_bytes).__name__}{hint}")
+        params = load_param_dict(params_bytes)
+        with self._guard.call("load_params") as me:
+            self._set_params(params)
+            for name in params:
+                if name in self._input_index:
+                    self._guard.input_set(me, self._input_index[name], name)
 
     def _set_one(self, me, idx: int, value) -> None:
         self._copy_in(idx, value)
@@ -148,9 +195,12 @@ class ExecutorModule:
         """InputError naming the inputs never set: running would read uninitialized memory."""
         unset = [name if name not in self._ambiguous else f"{name} (index {i})"
                  for i, (name, done) in enumerate(zip(self._input_names, self._input_set)) if not done]
+        ignored = getattr(self, "_ignored", None)
+        hint = (f"; the keyword(s) {ignored} were ignored: they are not inputs (valid names are "
+                f"{self._input_names})" if ignored else "")
         raise InputError(f"{self._module_name}.run(): input(s) {unset} were never set, and the "
                          f"model would read uninitialized memory; set them first with "
-                         f"set_input(name, value) or run(name=value)")
+                         f"set_input(name, value) or run(name=value){hint}")
 
     # ------------------------------------------------------------------ running
     def run(self, **inputs) -> None:
@@ -163,10 +213,12 @@ class ExecutorModule:
     def _begin_run(self, me, inputs: dict) -> None:
         """The checks before any native code runs: `inputs` set, every input set, no input
         overwritten by another thread (call inside `self._guard.call(...)`)."""
+        self._ignored = []                  # only this run's ignored keywords are reported
         if inputs:
             self.set_input(**inputs)
         if self._unset:
             self._raise_unset()
+        apply_to_this_thread()           # the set_num_threads limit, in this thread too
         self._guard.before_run(me)
 
     # ------------------------------------------------------------------ outputs
@@ -195,13 +247,90 @@ class ExecutorModule:
                 return arr
             return _check_out(f"get_output({index!r}, out)", out, arr, "output").copyfrom(arr)
 
-    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=0,
-                  end_to_end=False, **kwargs) -> BenchmarkResult:
-        """Time `run` (repeat x number calls, each repeat at least min_repeat_ms long).
+    # ------------------------------------------------------------------ TVM's runtime module
+    @property
+    def module(self):
+        """This executor as a runtime module (TVM's `GraphModule.module`): its functions by TVM
+        name ("run", "set_input", "get_output", ..., "run_from_inputs"), `time_evaluator`, and
+        the kernel library in `imported_modules`."""
+        mod = self.__dict__.get("_runtime_module")
+        if mod is None:
+            names = ("run", "set_input", "get_output", "get_input", "get_num_outputs",
+                     "get_num_inputs", "get_input_index", "get_input_info", "load_params",
+                     "share_params", "run_from_inputs")
+            funcs = {n: getattr(self, n) for n in names if hasattr(self, n)}
+            mod = self._runtime_module = PackedModule(self._type_key, funcs, [self._kernel_library()],
+                                                       owner=self)
+        return mod
 
-        end_to_end=True also times setting the inputs in kwargs and copying the outputs out.
-        """
-        return benchmark_module(self, device, func_name, repeat, number, min_repeat_ms, end_to_end, **kwargs)
+    def _kernel_library(self):
+        """The runtime Module of compiled kernels this executor calls (or None)."""
+        return getattr(self, "lib", None)
+
+    def run_from_inputs(self, device_type=None, device_id=0, *args):
+        """TVM's end-to-end run: set the inputs given as name, value pairs, run, and copy every
+        output to the host; returns the outputs as numpy arrays."""
+        if len(args) % 2:
+            raise InputError(f"run_from_inputs takes name, value pairs after the device, got "
+                             f"{len(args)} values")
+        self.run(**{args[i]: args[i + 1] for i in range(0, len(args), 2)})
+        return [self.get_output(i).numpy() for i in range(self.get_num_outputs())]
+
+    def share_params(self, other, params_bytes) -> None:
+        """Use `other`'s arrays (zero copy) for the inputs named in the params blob
+        `params_bytes` (TVM: share weights between executors of one model). Names that are not
+        inputs of this module are skipped; a shared input must have the same shape and dtype."""
+        if type(other) is not type(self):
+            raise InputError(f"share_params: other must be a {type(self).__name__}, got "
+                             f"{type(other).__name__}")
+        if not isinstance(params_bytes, (bytes, bytearray, memoryview)):
+            raise InputError(f"share_params: params_bytes must be a params blob (save_param_dict), "
+                             f"got {type(params_bytes).__name__}")
+        names = [n for n in load_param_dict(params_bytes) if n in self._input_index]
+        with self._guard.call("share_params") as me:
+            for name in names:
+                mine, theirs = self._index(name), other._index(name)
+                arr, src = self._input_array(mine), other._input_array(theirs)
+                if tuple(arr.shape) != tuple(src.shape) or arr.dtype != src.dtype:
+                    raise InputError(f"share_params: input '{name}' is Tensor[{tuple(arr.shape)}, "
+                                     f"{arr.dtype}] here but Tensor[{tuple(src.shape)}, {src.dtype}] "
+                                     f"in the other module")
+                if arr.device != src.device:
+                    raise InputError(f"share_params: input '{name}' is on {arr.device} here but on "
+                                     f"{src.device} in the other module; only modules on one device "
+                                     f"can share memory (copy it with set_input instead)")
+                self._share_input(mine, src)
+                self._mark_set(mine)
+                self._guard.input_set(me, mine, name)
+            self._after_share()
+
+    def _share_input(self, idx: int, array: NDArray) -> None:
+        """Make input `idx` be `array` itself (subclasses rebind what reads it)."""
+        raise NotImplementedError
+
+    def _after_share(self) -> None:
+        """Called once after share_params replaced inputs (the graph module re-binds kernels)."""
+
+    def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=None,
+                  limit_zero_time_iterations=100, end_to_end=False, cooldown_interval_ms=0,
+                  repeats_to_cooldown=1, **kwargs) -> BenchmarkResult:
+        """Time `func_name` (TVM's GraphModule.benchmark): `repeat` measurements of `number`
+        calls through `self.module.time_evaluator`. Inputs in kwargs are set once before timing;
+        with end_to_end=True every call sets them and copies the outputs out
+        ("run_from_inputs")."""
+        min_repeat_ms = 0 if min_repeat_ms is None else min_repeat_ms
+        if end_to_end:
+            pairs = [x for kv in kwargs.items() for x in kv]
+            return self.module.time_evaluator(
+                "run_from_inputs", device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
+                limit_zero_time_iterations=limit_zero_time_iterations)(
+                    getattr(device, "device_type", 1), getattr(device, "device_id", 0), *pairs)
+        if kwargs:
+            self.set_input(**kwargs)
+        return self.module.time_evaluator(
+            func_name, device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
+            limit_zero_time_iterations=limit_zero_time_iterations,
+            cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)()
 
     def __getitem__(self, key):
         """TVM's module["run"] / ["set_input"] / ... access to the methods, by name."""

@@ -26,16 +26,18 @@ import os
 import struct
 import tempfile
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import config
+from .. import diagnostics
 from ..errors import InputError, RelayError, SerializationError
-from .elf_check import check_elf_bounds
+from .benchmark import BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)
+from .elf_check import check_elf_bounds, check_elf_machine
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
 from .signature import FunctionInfo, ParamInfo, dim_str, eval_dim  # noqa: F401 (re-exported)
+
+_KERNEL_LOG = diagnostics.get_logger("kernels")      # RB_DEBUG=2: one line per kernel run
 
 MAGIC = b"RBLIB\x00v1"          # 8 bytes, ends every exported library
 FORMAT_VERSION = 1
@@ -49,6 +51,8 @@ _NATIVE_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
 
 class Function:
     """A native function with its signature; calling it checks the arguments first."""
+
+    device_type = 1                  # where its arguments must live (1: cpu, 2: cuda)
 
     def __init__(self, info: FunctionInfo, address: int, owner: "Module"):
         self.info = info
@@ -79,8 +83,9 @@ class Function:
             if not isinstance(arg, NDArray):
                 raise InputError(f"{where}: expected an NDArray, got {type(arg).__name__}; "
                                  f"wrap it with relay_backend.nd.array(...)")
-            if arg.device.device_type != 1:
-                raise InputError(f"{where}: is on {arg.device}, but this module runs on cpu")
+            if arg.device.device_type != self.device_type:
+                raise InputError(f"{where}: is on {arg.device}, but this module runs on "
+                                 f"{'cpu' if self.device_type == 1 else 'cuda'}")
             if arg.dtype != p.dtype:
                 raise InputError(f"{where}: dtype {arg.dtype} does not match the expected "
                                  f"{p.describe()}")
@@ -91,6 +96,8 @@ class Function:
             for dim, got in zip(p.shape, shape):     # bind plain variables first
                 if isinstance(dim, str) and dim not in env:
                     env[dim] = got
+            if self.device_type != 1:      # device arrays are dense, aligned allocations
+                continue
             flags = arg.view_numpy().flags
             if not (flags.c_contiguous and flags.aligned):
                 raise InputError(f"{where}: data is a {'misaligned' if not flags.aligned else 'strided'}"
@@ -134,7 +141,8 @@ class Function:
         spans = []
         for arg in args:
             start = arg.data_ptr
-            spans.append((start, start + arg.view_numpy().nbytes))
+            nbytes = int(np.prod(arg.shape, dtype=np.int64)) * np.dtype(arg.dtype).itemsize
+            spans.append((start, start + nbytes))
         for o in range(max(first_out, 0), self._nargs):
             lo, hi = spans[o]
             if hi == lo:
@@ -152,11 +160,10 @@ class Function:
         shape_values = self.check_args(args)
         ptrs = (ctypes.c_void_p * max(self._nargs, 1))(*[a.data_ptr for a in args])
         shapes = (ctypes.c_int64 * max(len(shape_values), 1))(*shape_values)
-        if config.get().debug >= 2:                 # RB_DEBUG=2: one line per kernel run
+        if diagnostics.wants(2):                 # RB_DEBUG=2: one line per kernel run
             start = time.perf_counter()
             self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
-            print(f"[relay_backend] kernel {self.info.name}: "
-                  f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+            _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
             return
         self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
 
@@ -178,7 +185,7 @@ class Function:
             raise InputError(f"{self.info.name}: unchecked() needs a function without symbolic "
                              f"shape variables, this one has {list(self.info.shape_vars)}; call "
                              f"the function itself (it binds them from the arguments' shapes)")
-        if config.get().debug >= 2 or type(self).__call__ is not Function.__call__:
+        if diagnostics.wants(2) or type(self).__call__ is not Function.__call__:
             # RB_DEBUG=2 keeps its per-kernel timing line; a subclass with its own calling
             # protocol (the C backend's workspace entry) keeps its checked call
             return self.__call__
@@ -205,53 +212,16 @@ class Function:
         native, keep = self._native, (ptrs, shapes, args)
 
         def call(_keep=keep):
-            if config.get().debug >= 2:
+            if diagnostics.wants(2):
                 start = time.perf_counter()
                 native(ptrs_p, shapes_p)
-                print(f"[relay_backend] kernel {self.info.name}: "
-                      f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+                _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
                 return
             native(ptrs_p, shapes_p)
         return call
 
     def __repr__(self) -> str:
         return f"<Function {self.info.name}({', '.join(p.describe() for p in self.info.params)})>"
-
-
-@dataclass
-class BenchmarkResult:
-    """Timings in seconds of `repeat` runs, each the mean over `number` calls."""
-
-    results: list = field(default_factory=list)
-
-    @property
-    def mean(self) -> float:
-        return float(np.mean(self.results))
-
-    @property
-    def median(self) -> float:
-        return float(np.median(self.results))
-
-    @property
-    def std(self) -> float:
-        return float(np.std(self.results))
-
-    @property
-    def min(self) -> float:
-        return float(np.min(self.results))
-
-    @property
-    def max(self) -> float:
-        return float(np.max(self.results))
-
-    def __str__(self) -> str:
-        return ("Execution time summary:\n"
-                f"{'mean (ms)':>10} {'median (ms)':>12} {'max (ms)':>10} {'min (ms)':>10} {'std (ms)':>10}\n"
-                f"{self.mean * 1e3:10.4f} {self.median * 1e3:12.4f} {self.max * 1e3:10.4f} "
-                f"{self.min * 1e3:10.4f} {self.std * 1e3:10.4f}")
-
-    def __repr__(self) -> str:
-        return f"BenchmarkResult(mean={self.mean * 1e3:.4f} ms, median={self.median * 1e3:.4f} ms)"
 
 
 # ---------------------------------------------------------------- modules
@@ -264,40 +234,75 @@ class Module:
     """
 
     def __init__(self, infos, addresses: dict, handle=None, sources=None, exporter=None,
-                 type_key: str = "llvm"):
+                 type_key: str = "llvm", object_code=None, unrunnable: str = ""):
         self.type_key = type_key
         self._handle = handle
         self._sources = dict(sources or {})        # fmt -> str or a callable producing it
-        self._exporter = exporter                  # callable(path) writing a plain .so
+        self._exporter = exporter                  # callable(path, cc=None, fcompile=None) -> .so
+        self._object_code = object_code            # callable() -> relocatable object bytes
+        self._unrunnable = unrunnable              # why this process cannot call the functions
+        # what building it took: {"kernels", "compiled", "from_cache"} for LLVM code (codegen)
+        self.build_stats = {}
         self._infos = {info.name: info for info in infos}
         # functions keep the native code (`handle`) alive, not the module: no reference cycle,
         # so a dropped module and its code are freed at once
         owner = handle if handle is not None else self
-        self._functions = {name: Function(info, addresses[name], owner)
-                           for name, info in self._infos.items()}
+        self._functions = {} if unrunnable else {name: Function(info, addresses[name], owner)
+                                                 for name, info in self._infos.items()}
+        self.imported_modules = []                 # e.g. modules of external codegens (relay.ext.*)
 
     # -- lookup
     @property
     def function_names(self) -> list:
-        return list(self._functions)
+        return list(self._infos)
+
+    @property
+    def runnable(self) -> bool:
+        """False for code built for another machine (cross-compiled): export it instead."""
+        return not self._unrunnable
 
     def function_info(self, name: str) -> FunctionInfo:
-        return self.get_function(name).info
+        if name not in self._infos:
+            raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
+        return self._infos[name]
+
+    def import_module(self, module) -> None:
+        """Add `module` to the imports that `get_function(name, query_imports=True)` searches
+        (tvm.runtime.Module.import_module)."""
+        if not isinstance(module, Module):
+            raise RelayError(f"import_module expects a runtime Module, got {type(module).__name__}")
+        self.imported_modules.append(module)
+
+    def has_function(self, name: str, query_imports: bool = False) -> bool:
+        """Whether `name` is defined here (or, with query_imports=True, in an imported module)."""
+        if name in self._infos:
+            return True
+        return query_imports and any(m.has_function(name, True) for m in self.imported_modules)
 
     def get_function(self, name: str, query_imports: bool = False) -> Function:
-        if name not in self._functions:
-            raise RelayError(f"module has no function {name!r}; it has {sorted(self._functions)}")
-        return self._functions[name]
+        """The function `name`; with query_imports=True the imported modules are searched too, as
+        TVM's executors look kernels up."""
+        if name in self._infos:
+            if self._unrunnable:
+                raise RelayError(f"{name}: this module cannot run in this process: {self._unrunnable}; "
+                                 f"export it with export_library(path, cc=<compiler for that machine>) "
+                                 f"and load it there")
+            return self._functions[name]
+        if query_imports:
+            for mod in self.imported_modules:
+                if mod.has_function(name, True):
+                    return mod.get_function(name, True)
+        raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
 
     def __getitem__(self, name: str) -> Function:
         return self.get_function(name)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._functions
+        return name in self._infos
 
     @property
     def entry_name(self) -> str:
-        return next(iter(self._functions), "")
+        return next(iter(self._infos), "")
 
     # -- sources
     def get_source(self, fmt: str = "ll") -> str:
@@ -311,45 +316,67 @@ class Module:
         return src
 
     # -- timing
-    def time_evaluator(self, name: str, dev=None, number: int = 10, repeat: int = 1,
-                       min_repeat_ms: int = 0):
-        """A callable running `name` number x repeat times, returning a BenchmarkResult."""
-        func = self.get_function(name)
-
-        def evaluate(*args):
-            func(*args)                              # warm up (and check arguments)
-            results = []
-            for _ in range(repeat):
-                start = time.perf_counter()
-                for _ in range(number):
-                    func(*args)
-                results.append((time.perf_counter() - start) / number)
-            return BenchmarkResult(results)
-        return evaluate
+    def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
+                       min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
+                       cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
+                       cache_flush_bytes: int = 0, f_preproc: str = ""):
+        """A callable running `func_name` 1 + number x repeat times and returning a
+        BenchmarkResult (tvm.runtime.Module.time_evaluator; see runtime.benchmark)."""
+        return module_time_evaluator(self, func_name, dev, number, repeat, min_repeat_ms,
+                                     limit_zero_time_iterations, cooldown_interval_ms,
+                                     repeats_to_cooldown, cache_flush_bytes, f_preproc)
 
     # -- export
-    def export_library(self, path: str, fcompile=None, sections=None, **kwargs) -> str:
+    def export_library(self, path: str, fcompile=None, sections=None, cc=None, **kwargs) -> str:
         """Write a shared library loadable by `load_module(path)` (and by dlopen).
 
         sections: optional {name: bytes} carried in the same file (see register_artifact_loader).
+        For code built by LLVM, `cc` names the compiler that links it (a cross compiler such as
+        "aarch64-linux-gnu-gcc" for a foreign -mtriple) and `fcompile(path, [object files])`
+        replaces that link step, as in TVM; a path ending in ".o" receives the relocatable object
+        file itself (no loader trailer: it is input for a linker).
         """
         path = os.fspath(path)
+        if path.endswith(".o"):
+            if self._object_code is None:
+                raise SerializationError(f"export_library({path!r}): a {self.type_key} module has no "
+                                         f"object file; export a shared library (.so) instead")
+            with open(path, "wb") as f:
+                f.write(self._object_code())
+            return path
         if self._exporter is None:
             raise SerializationError(f"this {self.type_key} module cannot be exported")
-        self._exporter(path)
+        if self.imported_modules:
+            names = sorted(n for m in self.imported_modules for n in m.function_names)
+            raise SerializationError(f"export_library: this module imports modules of external "
+                                     f"codegens (functions {names[:10]}), which cannot be linked into "
+                                     f"one library here; run it in this process, or compile those "
+                                     f"functions without the Compiler attribute")
+        self._exporter(path, cc=cc, fcompile=fcompile)
         with open(path, "rb") as f:
             body = f.read()
         sections = dict(sections or {})
         meta = json.dumps({"format": "relay_backend.lib", "version": FORMAT_VERSION,
-                           "functions": [i.to_json() for i in self._infos.values()],
+                           "functions": [i.to_json() for i in self._native_infos()],
                            "sections": [[name, len(blob)] for name, blob in sections.items()]}).encode()
         payload = body + b"".join(bytes(b) for b in sections.values()) + meta + struct.pack("<Q", len(meta))
         with open(path, "wb") as f:
             f.write(payload + hashlib.sha256(payload).digest() + MAGIC)
         return path
 
+    def _native_infos(self) -> list:
+        """The signatures of the functions the shared object itself exports (dlsym'ed on load)."""
+        return list(self._infos.values())
+
     def __repr__(self) -> str:
-        return f"<Module {self.type_key}: {', '.join(self._functions)}>"
+        return f"<Module {self.type_key}: {', '.join(self._infos)}>"
+
+
+def refuse_link_options(what: str, cc, fcompile) -> None:
+    """export_library's cc=/fcompile= link LLVM object code; other modules are linked already."""
+    if cc is not None or fcompile is not None:
+        raise SerializationError(f"export_library: {what} is already linked; cc= and fcompile= only "
+                                 f"apply to modules compiled by LLVM")
 
 
 def _read_library(path: str):
@@ -387,6 +414,7 @@ def _read_library(path: str):
     if not body.startswith(_ELF_MAGIC):
         raise SerializationError(f"load_module: {path!r} does not contain an ELF shared object")
     check_elf_bounds(body, path)
+    check_elf_machine(body, path)
     return body, meta
 
 
@@ -474,7 +502,11 @@ def load_library(path: str, require: dict = None) -> tuple:
             raise SerializationError(f"load_module: {path!r}: function {info.name!r}: symbol "
                                      f"{info.symbol!r} is not in the library")
 
-    def re_export(dest):
+    def re_export(dest, cc=None, fcompile=None):
+        refuse_link_options("a loaded library", cc, fcompile)
         with open(dest, "wb") as f:
             f.write(body)
+    from .cuda_module import CUDA_SECTION, load_cuda_section
+    if CUDA_SECTION in meta["sections"]:         # CUDA kernels: PTX and launch plans
+        return load_cuda_section(meta["sections"][CUDA_SECTION], re_export), meta["sections"]
     return Module(infos, addresses, handle=lib, exporter=re_export, type_key="library"), meta["sections"]

@@ -2,8 +2,6 @@
 
 Kernels take NDArrays in destination-passing style; `data_ptr` is what native code sees.
 """
-import functools
-
 import numpy as np
 
 from ..errors import RelayError
@@ -57,7 +55,10 @@ class NDArray:
         return self._array
 
     def copyfrom(self, source) -> "NDArray":
-        src = source.view_numpy() if isinstance(source, NDArray) else np.asarray(source)
+        if isinstance(source, NDArray):
+            src = source.numpy() if source.device.device_type != 1 else source.view_numpy()
+        else:
+            src = np.asarray(source)
         if tuple(src.shape) != self.shape:
             raise ValueError(f"copyfrom: shape {tuple(src.shape)} does not match {self.shape}")
         if dtype_name(src.dtype) != self.dtype:
@@ -82,19 +83,10 @@ def dtype_name(dtype) -> str:
     return str(np.dtype(dtype))
 
 
-@functools.lru_cache(maxsize=None)
 def cuda_device_count() -> tuple:
-    """(number of CUDA devices, why none) from pycuda's driver; checked once per process."""
-    try:
-        import pycuda.driver as drv
-    except ImportError as err:
-        return 0, f"pycuda is not installed ({err}); install the cuda extra (pip install pycuda)"
-    try:
-        drv.init()
-        count = drv.Device.count()
-    except Exception as err:  # noqa: BLE001 - pycuda raises its own driver error classes
-        return 0, f"the CUDA driver did not start: {type(err).__name__}: {err}"
-    return count, "" if count else "the CUDA driver reports no devices"
+    """(number of CUDA devices, why none) from pycuda's driver (runtime/cuda.py)."""
+    from .cuda_driver import device_count
+    return device_count()
 
 
 def check_device(device: Device) -> Device:
@@ -103,29 +95,44 @@ def check_device(device: Device) -> Device:
     if device is None:
         return cpu(0)
     if isinstance(device, Device) and device.device_type == DEVICE_TYPES["cuda"]:
-        count, why = cuda_device_count()
-        if not count:
-            raise RelayError(f"no CUDA device/driver available: {why}; {device} was requested. "
-                             f"Use relay_backend.cpu() (target 'llvm') on this machine")
-        if device.device_id >= count:
-            raise RelayError(f"no CUDA device/driver available: {device} was requested but this "
-                             f"machine has {count} CUDA device(s), cuda(0)..cuda({count - 1})")
+        from .cuda_driver import require_device
+        require_device(device)
     return device
+
+
+def _is_cuda(device) -> bool:
+    return isinstance(device, Device) and device.device_type == DEVICE_TYPES["cuda"]
 
 
 def array(arr, device: Device = None, dtype=None) -> NDArray:
     """Copy `arr` (numpy array, list, scalar or NDArray) into a new aligned NDArray on `device`
-    (cpu(0) by default; a RelayError if a CUDA device is requested and none is usable)."""
+    (cpu(0) by default; on a CUDA device its memory is the GPU's; a RelayError if a CUDA
+    device is requested and none is usable)."""
     device = check_device(device)
     if isinstance(arr, NDArray):
-        arr = arr.view_numpy()
+        arr = arr.numpy() if _is_cuda(arr.device) else arr.view_numpy()
     src = np.asarray(arr, dtype=dtype)
+    if _is_cuda(device):
+        from .cuda_driver import CudaNDArray
+        return CudaNDArray.empty(src.shape, src.dtype, device).copyfrom(src)
     out = _aligned_empty(src.shape, src.dtype)
     np.copyto(out, src)
     return NDArray(out, device)
 
 
 def empty(shape, dtype="float32", device: Device = None) -> NDArray:
-    """An uninitialized aligned NDArray (a RelayError for an unusable CUDA device, as array)."""
+    """An uninitialized aligned NDArray (a RelayError for an unusable CUDA device, as array).
+    The shape must be concrete non-negative ints (not a type's `Any`) within the size limit."""
+    from ..errors import InputError
+    from .limits import check_tensor_size
     device = check_device(device)
-    return NDArray(_aligned_empty(tuple(int(s) for s in shape), dtype), device)
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+        raise InputError(f"nd.empty: shape {dims} must hold ints; a dim that is only known at run time "
+                         f"(Any) has no size yet")
+    dims = tuple(int(d) for d in dims)
+    check_tensor_size(dims, dtype, "nd.empty")
+    if _is_cuda(device):
+        from .cuda_driver import CudaNDArray
+        return CudaNDArray.empty(dims, dtype, device)
+    return NDArray(_aligned_empty(dims, dtype), device)

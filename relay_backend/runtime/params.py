@@ -28,6 +28,7 @@ from ..errors import AllocationError, SerializationError
 from . import ndarray as _nd
 from .limits import check_tensor_size
 from .ndarray import NDArray
+from .registry import register_func
 
 LIST_MAGIC = 0xF7E58D4F05049CB7
 NDARRAY_MAGIC = 0xDD5E40F096B4A13F
@@ -89,10 +90,11 @@ def _pack_array(arr: np.ndarray) -> bytes:
     return head + data
 
 
-def save_param_dict(params) -> bytes:
+def save_param_dict(params) -> bytearray:
     """Serialize {name: numpy array | NDArray} to TVM's params byte layout (tvm.runtime.save_param_dict).
 
-    Arrays are written in the dict's iteration order; names must be strings.
+    Arrays are written in the dict's iteration order; names must be strings. Returns a
+    bytearray, as TVM does (it compares equal to the same bytes).
     """
     if not hasattr(params, "items"):
         raise SerializationError(
@@ -108,7 +110,7 @@ def save_param_dict(params) -> bytes:
     out.extend(_pack_str(n) for n in names)
     out.append(struct.pack("<Q", len(arrays)))
     out.extend(_pack_array(a) for a in arrays)
-    return b"".join(out)
+    return bytearray(b"".join(out))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +214,21 @@ def _read_array(r: _Reader, name: str) -> NDArray:
     return _nd.array(host.astype(dtype, copy=False))
 
 
+def save_ndarray(value) -> bytes:
+    """One array in TVM's NDArray byte layout (the blocks of a params blob; what TVM's JSON
+    keeps base64-encoded in "b64ndarrays")."""
+    return _pack_array(_as_host_array("array", value))
+
+
+def load_ndarray(data: bytes, what: str = "array") -> NDArray:
+    """The NDArray of one block written by save_ndarray; SerializationError if it is malformed."""
+    r = _Reader(bytes(data))
+    arr = _read_array(r, what)
+    if r.pos != len(r.data):
+        r.fail(f"{len(r.data) - r.pos} trailing bytes after {what}")
+    return arr
+
+
 def load_param_dict(param_bytes) -> dict:
     """Parse a params blob into {name: NDArray} (tvm.runtime.load_param_dict), in file order.
 
@@ -242,3 +259,8 @@ def load_param_dict(param_bytes) -> dict:
     if r.pos != len(param_bytes):
         r.fail(f"{len(param_bytes) - r.pos} trailing bytes after the last array")
     return result
+
+
+# TVM's runtime reaches these through the global registry under these names
+register_func("runtime.SaveParams", save_param_dict)
+register_func("runtime.LoadParams", load_param_dict)

@@ -7,6 +7,8 @@ code stays mapped exactly as long as something can still call it. Linux/ELF (the
 come from the process's own C library).
 """
 import ctypes
+import ctypes.util
+import functools
 import os
 import weakref
 
@@ -23,10 +25,24 @@ def _last_error() -> str:
     return message.decode(errors="replace") if message else "unknown dlopen error"
 
 
+@functools.lru_cache(maxsize=None)
+def pin_openmp_runtime() -> bool:
+    """Keep GNU OpenMP's runtime loaded for the life of the process (RTLD_NODELETE).
+
+    Kernel libraries with parallel loops link libgomp; when the last of them is dlclose'd, the
+    dynamic loader would unload libgomp while its worker threads still run, and the process
+    crashed (SIGSEGV) at exit. Returns whether libgomp was found."""
+    from .thread_count import prepare_openmp_env
+    prepare_openmp_env()
+    name = ctypes.util.find_library("gomp")
+    return bool(name and _dlopen(name.encode(), os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NODELETE))
+
+
 class SharedLibrary:
     """dlopen(path) with RTLD_NOW | RTLD_LOCAL; `address(symbol)`; dlclose when collected."""
 
     def __init__(self, path: str):
+        pin_openmp_runtime()
         handle = _dlopen(os.fsencode(path), os.RTLD_NOW | os.RTLD_LOCAL)
         if not handle:
             raise OSError(_last_error())

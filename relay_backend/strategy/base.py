@@ -6,85 +6,51 @@ select.py) keeps the specializations whose condition holds and takes the highest
 
 Every op gets one generic implementation for free: its declared te compute plus the generic
 schedule for its pattern (strategy/generic.py). Target files (strategy/x86.py, cuda.py) only
-*add* implementations with `register_strategy(op_name, target_key)`; removing them changes
+*add* implementations with `register_strategy(op_name, target_key)` (target keys come from
+target.Target.keys: x86 / arm_cpu / cpu, cuda / gpu); removing them changes
 speed, never results.
 """
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable
 
 from ..errors import CompileError
+from ..target import as_target
+from ..op.op_attrs import bump_generation
 from ..op.registry import register_op_attr
-
-
-@dataclass
-class OpImplementation:
-    """compute(attrs, inputs, out_type) -> [te.Tensor]; schedule(attrs, outs, target) -> Schedule."""
-
-    compute: Callable
-    schedule: Callable
-    name: str
-    plevel: int = 10
-
-
-@dataclass
-class OpSpecialization:
-    """Implementations valid when `condition(attrs, inputs, out_type)` is true (None: always)."""
-
-    condition: Optional[Callable]
-    implementations: list = field(default_factory=list)
-
-
-class OpStrategy:
-    """All implementations of one op call on one target, grouped by specialization."""
-
-    def __init__(self):
-        self.specializations = []
-
-    def add_implementation(self, compute, schedule, name="default", plevel=10, condition=None):
-        for spec in self.specializations:
-            if spec.condition is condition:
-                break
-        else:
-            spec = OpSpecialization(condition)
-            self.specializations.append(spec)
-        spec.implementations.append(OpImplementation(compute, schedule, name, plevel))
-
-    def __repr__(self) -> str:
-        names = [f"{i.name}(plevel={i.plevel})" for s in self.specializations for i in s.implementations]
-        return f"OpStrategy({', '.join(names)})"
+from ..op.op_strategy import OpImplementation, OpSpecialization, OpStrategy  # noqa: F401 (defined in op/)
 
 
 # (op name, target key) -> [fstrategy(strategy, attrs, inputs, out_type, target)]
 _ADDITIONS = {}
 
-# Which strategy keys a target consults, most specific first; "generic" is always last.
-TARGET_KEYS = {"llvm": ("x86", "cpu", "generic"), "c": ("cpu", "generic"),
-               "cuda": ("cuda", "gpu", "generic")}
+# Keys a registration may name: the keys targets derive (target.py), and "generic", which every
+# target consults last (TVM's generic_func fallback).
+KNOWN_KEYS = ("x86", "arm_cpu", "cpu", "cuda", "gpu", "generic")
 
 
 def target_kind(target) -> str:
-    """"llvm -mcpu=native" -> "llvm"."""
-    kind = str(target or "llvm").split()[0]
-    if kind not in TARGET_KEYS:
-        raise CompileError(f"unknown target {target!r}; known targets: {sorted(TARGET_KEYS)}")
-    return kind
+    """The kind name of a target: "llvm -mcpu=native" -> "llvm"."""
+    return as_target(target).kind.name
 
 
 def target_keys(target) -> tuple:
-    return TARGET_KEYS[target_kind(target)]
+    """The strategy keys a target consults, most specific first, ending with "generic"."""
+    return as_target(target).keys + ("generic",)
 
 
 def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None):
     """Add implementations of `op_name` for targets with `target_key` (usable as a decorator).
 
     fstrategy(strategy, attrs, inputs, out_type, target) calls strategy.add_implementation(...).
+    A target gets the additions of every one of its keys (x86 ones only for targets keyed x86:
+    an arm_cpu target never sees them).
     """
-    known = {k for keys in TARGET_KEYS.values() for k in keys}
-    if target_key not in known:
-        raise CompileError(f"register_strategy: unknown target key {target_key!r}; use one of {sorted(known)}")
+    if target_key not in KNOWN_KEYS:
+        raise CompileError(f"register_strategy: unknown target key {target_key!r}; use one of "
+                           f"{sorted(KNOWN_KEYS)}")
 
     def register(fn):
         _ADDITIONS.setdefault((op_name, target_key), []).append(fn)
+        bump_generation()   # kernels chosen without this implementation are stale now
         return fn
     return register(fstrategy) if fstrategy is not None else register
 
@@ -92,6 +58,7 @@ def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None)
 def unregister_strategy(op_name: str, target_key: str, fstrategy: Callable) -> None:
     """Remove a registration (tests that register their own implementation clean up with this)."""
     _ADDITIONS.get((op_name, target_key), []).remove(fstrategy)
+    bump_generation()
 
 
 # (op name, target key) -> falter(call) -> (new op, new attrs) | None
@@ -104,9 +71,9 @@ def register_alter_layout(op_name: str, target_key: str, falter: Callable = None
     returns (new op, new attrs), or None to leave it; the new op's FInferCorrectLayout rule
     then places the layout transforms. The op's "FTVMAlterOpLayout" attribute dispatches on
     the target: attr(call, target)."""
-    known = {k for keys in TARGET_KEYS.values() for k in keys}
-    if target_key not in known:
-        raise CompileError(f"register_alter_layout: unknown target key {target_key!r}; use one of {sorted(known)}")
+    if target_key not in KNOWN_KEYS:
+        raise CompileError(f"register_alter_layout: unknown target key {target_key!r}; use one of "
+                           f"{sorted(KNOWN_KEYS)}")
 
     def register(fn):
         if not any(name == op_name for name, _ in _ALTERS):
@@ -128,12 +95,20 @@ def alter_op_layout(op_name: str, call, target):
 
 
 def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:
-    """The full strategy of one call: the generic implementation plus every target addition."""
+    """The full strategy of one call: the generic implementation plus the additions registered
+    under each of the target's keys (the generic key first, the most specific last)."""
     from .generic import generic_implementation
-    strategy = OpStrategy()
-    generic = generic_implementation(op)
-    if generic is not None:
-        strategy.add_implementation(*generic)
+    target = as_target(target)
+    if getattr(op, "fstrategy", None) is not None:   # the op's own FTVMStrategy replaces the generic one
+        strategy = op.fstrategy(attrs, inputs, out_type, target)
+        if not isinstance(strategy, OpStrategy):
+            raise CompileError(f"{op.name}: its strategy function returned {type(strategy).__name__}, "
+                               f"not a relay.op.OpStrategy")
+    else:
+        strategy = OpStrategy()
+        generic = generic_implementation(op, target)
+        if generic is not None:
+            strategy.add_implementation(*generic)
     for key in reversed(target_keys(target)):
         for fn in _ADDITIONS.get((op.name, key), []):
             fn(strategy, attrs, inputs, out_type, target)

@@ -11,11 +11,14 @@
         for lane in vectorized(lanes):
             out[...] = f(inputs[...])
 
-Every op gets this as its "<kind>.generic" implementation with plevel 10 (see base.py).
+Every op gets this as its "<kind>.generic" implementation with plevel 10 (see base.py), except
+on targets with a key that registered its own generic schedule (the GPU's, cuda_generic.py).
 """
 from .. import te
 from ..op.pattern import OpPattern
 from ..tir import expr as E
+from ..target import as_target
+from .common import inline_except
 
 VECTOR_LANES = (16, 8, 4)
 # Below these sizes one thread is faster: waking the (passively waiting) OpenMP pool costs
@@ -41,12 +44,7 @@ def _work(op) -> int:
 
 def inline_injective(s) -> None:
     """compute_inline every intermediate single-output non-reduction compute stage."""
-    outputs = set(id(op) for op in s.outputs)
-    for stage in s.stages:
-        op = stage.op
-        if (isinstance(op, te.ComputeOp) and id(op) not in outputs and not op.is_reduction
-                and op.num_outputs == 1 and stage.attach_type == "root"):
-            stage.compute_inline()
+    inline_except(s)
 
 
 def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True) -> None:
@@ -87,9 +85,38 @@ _KIND = {OpPattern.ELEMWISE: "injective", OpPattern.BROADCAST: "injective",
          OpPattern.INJECTIVE: "injective", OpPattern.COMM_REDUCE: "reduce"}
 
 
-def generic_implementation(op):
-    """(compute, schedule, name, plevel) of an op's generic implementation, or None."""
+# target key -> the schedule every op gets there instead of schedule_default (TVM's
+# generic_func registrations of schedule_injective / schedule_reduce per key, e.g. "gpu")
+_GENERIC_SCHEDULES = {}
+
+
+def register_generic_schedule(target_key: str, schedule) -> None:
+    """Make `schedule(attrs, outs, target)` every op's generic schedule on targets keyed
+    `target_key` (strategy/cuda_generic.py registers the GPU one under "gpu")."""
+    _GENERIC_SCHEDULES[target_key] = schedule
+
+
+def generic_schedule(target):
+    """The generic schedule of a target (its first key with one registered, else the CPU's)."""
+    for key in (as_target(target).keys if target is not None else ()):
+        if key in _GENERIC_SCHEDULES:
+            return _GENERIC_SCHEDULES[key]
+    return schedule_default
+
+
+def generic_implementation(op, target=None):
+    """(compute, schedule, name, plevel) of an op's generic implementation, or None: the op's
+    compute with the generic schedule of the first of the target's keys that has one (named
+    "<kind>.<key>"), else schedule_default ("<kind>.generic")."""
     if op.compute is None:
         return None
     kind = _KIND.get(op.pattern, op.name.split(".")[-1])
+    schedule = getattr(op, "schedule", None)   # relay.op.register_schedule / register_*_schedule
+    if isinstance(schedule, str):                # a generic kind: "injective", "broadcast", "reduce"
+        kind, schedule = schedule, None
+    if callable(schedule):
+        return op.compute, schedule, f"{kind}.generic", 10
+    for key in (target.keys if target is not None else ()):
+        if key in _GENERIC_SCHEDULES:
+            return op.compute, _GENERIC_SCHEDULES[key], f"{kind}.{key}", 10
     return op.compute, schedule_default, f"{kind}.generic", 10

@@ -15,7 +15,9 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 import functools
 
 from .. import te
-from ..tir import expr as E
+from .common import (all_static, dims_of, divisor_at_most, find_reduction, find_tagged,  # noqa: F401
+                     inline_except, last_reduction, nonempty, ops_of, prod, same_dims, static_product,
+                     static_shape)
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
 VECTOR_BYTES_FALLBACK = 16
@@ -65,75 +67,6 @@ def lanes(dtype: str) -> int:
     return max(1, vector_bytes() * 8 // max(bits, 8))
 
 
-def static_shape(t) -> tuple:
-    """The shape of te tensor `t` as ints, or None when a dimension is symbolic."""
-    out = []
-    for d in t.shape:
-        if not isinstance(d, E.IntImm):
-            return None
-        out.append(int(d.value))
-    return tuple(out)
-
-
-def all_static(*tensors) -> bool:
-    return all(static_shape(t) is not None for t in tensors)
-
-
-def divisor_at_most(n: int, limit: int, floor: int = 1) -> int:
-    """The largest divisor of n in [floor, limit], or min(n, limit) when there is none
-    (then the split needs a guard, which lowering adds)."""
-    for d in range(min(n, limit), floor - 1, -1):
-        if n % d == 0:
-            return d
-    return min(n, limit)
-
-
-def prod(values) -> int:
-    total = 1
-    for v in values:
-        total *= v
-    return total
-
-
-def nonempty(attrs, inputs, out_type) -> bool:
-    """Every input dimension > 0 (a strategy condition): the tiled schedules split by the
-    extents, so zero-size tensors fall back to the generic implementation."""
-    return all(d > 0 for t in inputs for d in static_shape(t))
-
-
-def find_reduction(s, tag: str):
-    """The reduction stage tagged `tag` (a cast stage after it may carry tag + ",cast")."""
-    for stage in s.stages:
-        op = stage.op
-        if isinstance(op, te.ComputeOp) and op.tag == tag and op.is_reduction:
-            return op
-    return None
-
-
-def ops_of(s):
-    return [st.op for st in s.stages]
-
-
-def find_tagged(s, tag: str):
-    """The (last) compute op of schedule `s` whose tag is `tag`, or None."""
-    found = None
-    for op in ops_of(s):
-        if getattr(op, "tag", "") == tag:
-            found = op
-    return found
-
-
-def inline_except(s, keep=()) -> None:
-    """compute_inline every intermediate injective single-output stage not in `keep`."""
-    outputs = {id(op) for op in s.outputs}
-    keep = {id(op) for op in keep}
-    for stage in s.stages:
-        op = stage.op
-        if (isinstance(op, te.ComputeOp) and id(op) not in outputs and id(op) not in keep
-                and not op.is_reduction and op.num_outputs == 1 and stage.attach_type == "root"):
-            stage.compute_inline()
-
-
 def place_anchor(s, outs, anchor, result_shape):
     """Choose the stage that holds the tile loops for reduction `anchor`.
 
@@ -143,7 +76,7 @@ def place_anchor(s, outs, anchor, result_shape):
     root stages that get the generic spatial schedule.
     """
     out_ops = [t.op for t in outs]
-    single = len(outs) == 1 and static_shape(outs[0]) == tuple(result_shape)
+    single = len(outs) == 1 and same_dims(dims_of(outs[0]), tuple(result_shape))
     if single and out_ops[0] is not anchor:
         return out_ops[0], anchor, []
     # the anchor is an output (or the outputs are several): accumulate in a local cache stage
@@ -160,27 +93,20 @@ def finish_others(s, others) -> None:
             schedule_spatial(stage)
 
 
-def parallel_if_large(stage, axis, work: int) -> None:
-    """Mark `axis` parallel when the stage does enough work for threads to pay off."""
-    if work >= PARALLEL_MIN_WORK:
+def parallel_if_large(stage, axis, work) -> None:
+    """Mark `axis` parallel when the stage does enough work for threads to pay off (`work` None:
+    a symbolic size, known only at run time, is assumed large)."""
+    if work is None or work >= PARALLEL_MIN_WORK:
         stage.parallel(axis)
 
 
 # --- row schedule: NCHW window reductions -----------------------------------------------------
-def _last_reduction(s):
-    found = None
-    for st in s.stages:
-        if isinstance(st.op, te.ComputeOp) and st.op.is_reduction:
-            found = st.op
-    return found
-
-
 def schedule_rows(attrs, outs, target):
     """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction (pools,
     grouped/depthwise conv2d) plus its fused epilogue; for channel-blocked NCHW{b}c data the
     block is the vector."""
     s = te.create_schedule(outs)
-    red = _last_reduction(s)
+    red = last_reduction(s)
     if red is None:              # nothing to reduce (not expected): plain spatial schedule
         inline_except(s)
         finish_others(s, [t.op for t in outs])

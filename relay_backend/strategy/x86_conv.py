@@ -20,18 +20,20 @@ from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
 from ..op.registry import get as get_op
-from .x86_common import (all_static, divisor_at_most, finish_others, find_tagged, inline_except,
-                         lanes, parallel_if_large, prod, schedule_rows, static_shape)
+from .x86_common import (all_static, dims_of, divisor_at_most, finish_others, find_tagged, inline_except,
+                         lanes, parallel_if_large, prod, same_dims, schedule_rows, static_product,
+                         static_shape)
 
 CONV_TAG = "conv2d_nchw.x86"
 MAX_BW = 14
+SYMBOLIC_BW = 8   # output-width block when the width is symbolic
 
 
 def conv2d_nchw_compute(attrs, inputs, out_type):
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
-    n, c, h, w = static_shape(data)
+    n, c, h, w = dims_of(data)           # batch, height and width may be symbolic
     o, _, kh, kw = static_shape(weight)
     (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
     top, left, bottom, right = attrs.padding
@@ -42,12 +44,16 @@ def conv2d_nchw_compute(attrs, inputs, out_type):
 
     def fpad(b, ch, y, x):
         value = data[b, ch, y - top, x - left].astype(acc)
-        if not any(attrs.padding):
+        if not any(attrs.padding) and isinstance(ow, int):
             return data[b, ch, y, x].astype(acc)
         inside = tir.all(y >= top, y < top + h, x >= left, x < left + w)
         return te.if_then_else(inside, value, zero)
-    pad = te.compute((n, c, h + top + bottom, w + left + right), fpad, name="conv_pad",
-                     tag=CONV_TAG + ",pad")
+    # a symbolic width: the accumulator covers whole SYMBOLIC_BW blocks (the schedule's block),
+    # reading zeros past the padded input, so only the final store needs a bounds guard
+    acc_w = ow if isinstance(ow, int) else (ow + (SYMBOLIC_BW - 1)) // SYMBOLIC_BW * SYMBOLIC_BW
+    pad_w = w + left + right if isinstance(ow, int) else \
+        tir.max(w + left + right, (acc_w - 1) * sw + (kw - 1) * dw + 1)
+    pad = te.compute((n, c, h + top + bottom, pad_w), fpad, name="conv_pad", tag=CONV_TAG + ",pad")
 
     def fpack(oo, ch, p, q, oi):
         value = weight[oo * bo + oi, ch, p, q].astype(acc)
@@ -60,7 +66,7 @@ def conv2d_nchw_compute(attrs, inputs, out_type):
     rh = te.reduce_axis((0, kh), "rh")
     rw = te.reduce_axis((0, kw), "rw")
     blk = te.compute(
-        (n, (o + bo - 1) // bo, oh, ow, bo),
+        (n, (o + bo - 1) // bo, oh, acc_w, bo),
         lambda b, oo, y, x, oi: te.sum(pad[b, rc, y * sh + rh.var * dh, x * sw + rw.var * dw]
                                        * wp[oo, rc, rh, rw, oi], axis=[rc, rh, rw]),
         name="conv_acc", tag=CONV_TAG + ",acc")
@@ -75,15 +81,16 @@ def conv2d_nchw_schedule(attrs, outs, target):
     blk = find_tagged(s, CONV_TAG + ",acc")
     pad = find_tagged(s, CONV_TAG + ",pad")
     pack = find_tagged(s, CONV_TAG + ",pack")
-    shape = static_shape(out.output(0))
-    bshape = static_shape(blk.output(0))
-    work = prod(bshape) * prod(int(iv.dom.extent.value) for iv in blk.reduce_axis)
+    shape = dims_of(out.output(0))
+    bshape = dims_of(blk.output(0))
+    blocks = static_product(bshape)
+    work = None if blocks is None else blocks * prod(int(iv.dom.extent.value) for iv in blk.reduce_axis)
     keep = [pack] + ([pad] if any(attrs.padding) else [])   # an unpadded "pad" is inlined
     inline_except(s, keep=keep)
     for st in keep:
         s[st].vectorize(st.axis[-1])    # serial, at the root: one parallel region per kernel
     out_ops = [t.op for t in outs]
-    if len(outs) == 1 and static_shape(outs[0]) == shape:
+    if len(outs) == 1 and same_dims(dims_of(outs[0]), shape):
         O, others = out_ops[0], []
     else:   # several outputs: accumulate at the root, the rest generic
         sb = s[blk]
@@ -94,7 +101,10 @@ def conv2d_nchw_schedule(attrs, outs, target):
         finish_others(s, [op for op in out_ops if s[op].attach_type == "root"])
         return s
     bo = bshape[-1]
-    bw = divisor_at_most(shape[-1], MAX_BW, floor=4) if shape[-1] >= 4 else shape[-1]
+    if not isinstance(shape[-1], int):
+        bw = SYMBOLIC_BW            # a symbolic width: full blocks plus a guarded last one
+    else:
+        bw = divisor_at_most(shape[-1], MAX_BW, floor=4) if shape[-1] >= 4 else shape[-1]
     so = s[O]
     b, oc, y, x = O.axis
     oco, oci = so.split(oc, factor=bo)
@@ -122,11 +132,15 @@ def _plain_groups(attrs, inputs, out_type):
 @register_strategy("nn.conv2d", "x86")
 def conv2d_strategy_x86(strategy, attrs, inputs, out_type, target):
     data, weight = inputs
-    if not all_static(data, weight) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
+    if not all_static(weight) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
         return
-    if attrs.groups == 1:
+    if not isinstance(dims_of(data)[1], int):
+        return
+    if attrs.groups == 1:       # N, H and W may be symbolic: one kernel for every size
         strategy.add_implementation(conv2d_nchw_compute, conv2d_nchw_schedule, CONV_TAG, 15,
                                     condition=_plain_groups)
+        return
+    if not all_static(data):
         return
     generic = get_op("nn.conv2d").compute
     if generic is None:

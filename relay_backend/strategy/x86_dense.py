@@ -22,8 +22,9 @@ from .. import te
 from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
-from .x86_common import (all_static, divisor_at_most, finish_others, find_tagged, inline_except,
-                         lanes, nonempty, parallel_if_large, place_anchor, prod, static_shape)
+from .x86_common import (all_static, dims_of, divisor_at_most, finish_others, find_tagged, inline_except,
+                         lanes, nonempty, parallel_if_large, place_anchor, prod, static_product,
+                         static_shape)
 
 DENSE_TAG = "dense_pack.x86"
 DENSE1_TAG = "dense_batch1.x86"
@@ -77,8 +78,9 @@ def _packed_schedule(anchor_tag):
         s = te.create_schedule(outs)
         anchor = find_tagged(s, anchor_tag)
         pack = find_tagged(s, PACK_TAG)
-        shape = static_shape(anchor.output(0))
-        work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
+        shape = dims_of(anchor.output(0))          # leading (row) dims may be symbolic
+        rows_cols = static_product(shape)
+        work = None if rows_cols is None else rows_cols * int(anchor.reduce_axis[0].dom.extent.value)
         inline_except(s, keep=[pack])
         O, R, others = place_anchor(s, outs, anchor, shape)
         _tile_rows_cols(s, O, R, shape, work)
@@ -98,7 +100,10 @@ def _tile_rows_cols(s, O, R, shape, work):
     axes = list(O.axis)
     *lead, i, j = axes
     bn = min(lanes(R.output(0).dtype), shape[-1])
-    bm = divisor_at_most(shape[-2], ROWS, floor=4) if shape[-2] >= 4 else shape[-2]
+    if not isinstance(shape[-2], int):
+        bm = ROWS                   # symbolic rows: full tiles plus a guarded last one
+    else:
+        bm = divisor_at_most(shape[-2], ROWS, floor=4) if shape[-2] >= 4 else shape[-2]
     io, ii = so.split(i, factor=bm)
     jo, ji = so.split(j, factor=bn)
     so.reorder(*lead, io, jo, ii, ji)
@@ -277,10 +282,13 @@ def _few_rows(attrs, inputs, out_type):
 @register_strategy("nn.dense", "x86")
 def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
     data, weight = inputs
-    if not all_static(data, weight):
+    if not all_static(weight) or not isinstance(dims_of(data)[-1], int):
         return
+    # rows (a batch) may be symbolic: one packed kernel serves every batch size
     strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15,
                                 condition=nonempty)
+    if not all_static(data):
+        return
     strategy.add_implementation(dense_dot_compute, dense_dot_schedule, DOT_TAG, 17,
                                 condition=_few_rows)
     strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, "dense_batch1.x86", 20,

@@ -9,7 +9,11 @@ Per stage, in producer-before-consumer order:
   leading data loops; tuple reductions update every output from one combine step;
 * a compute_at stage is built inside its consumer's loop, over the region one iteration of
   that loop reads (te/bound.py), into a buffer allocated there and indexed relative to the
-  region; other intermediates not in `args` are allocated at the top of the function.
+  region (a "shared" stage covers what all threads of the block read: the threadIdx loops
+  around the attach point are relaxed, as TVM's bound inference does); other intermediates
+  not in `args` are allocated at the top of the function;
+* a reduction with a reduce axis bound to a threadIdx dimension accumulates per thread into a
+  local buffer and ends with a tir.ThreadAllReduce that combines the threads' partials.
 The result is simplified and verified.
 """
 from collections import defaultdict
@@ -39,6 +43,11 @@ def _vars_in(e):
     return {id(n) for n in walk(e) if isinstance(n, E.Var)}
 
 
+def _thread_of(stage, ivar):
+    """The GPU thread tag `ivar` is bound to in `stage`, or None."""
+    return stage.iter_attrs.get(id(ivar), {}).get("thread")
+
+
 class _Lowering:
     def __init__(self, sch, args, name):
         self.sch = sch
@@ -48,6 +57,7 @@ class _Lowering:
         self.params = []
         self.bodies = {}        # id(op) -> body exprs with inlined producers substituted
         self._names = set()
+        self._thread_loops = {}  # id(var) -> (0, hi): threadIdx loops around the stage being built
         for t in args:
             if not isinstance(t, Tensor):
                 raise CompileError(f"lower {name}: args must be te Tensors, got {t!r}")
@@ -121,11 +131,16 @@ class _Lowering:
                 raise CompileError(f"compute_at: {st.op.name} is attached to {parent.op.name}, "
                                    "which is inlined")
             ids = {id(t) for t in st.op.outputs}
+            order = self.sch.stages.index(st)
             for other in self.sch.stages:
                 if other is parent or other is st or id(other.op) not in self.bodies:
                     continue
                 if other.attach_type == "inline":
                     continue
+                if (other.attach_type == "scope" and other.attach_stage is parent
+                        and other.attach_ivar is st.attach_ivar
+                        and self.sch.stages.index(other) > order):
+                    continue        # a later sibling at the same loop: its reads widen the region
                 if any(isinstance(n, E.ProducerLoad) and id(n.producer) in ids
                        for b in self.bodies[id(other.op)] for n in walk(b)):
                     raise CompileError(f"compute_at: {st.op.name} is computed inside "
@@ -218,9 +233,6 @@ class _Lowering:
         common, rest = leaves[:p], leaves[p:]
         init_loops = [iv for iv in rest if iv.iter_type != "reduce"]
         outs = [(self.buffers[id(t)], self._store_index(t, op, root_val)) for t in op.outputs]
-        init = S.seq(*[S.BufferStore(b, ident, idx)
-                       for (b, idx), ident in zip(outs, red.combiner.identity_element)])
-        update = self._update(red, outs)
         common_ids = {id(iv.var) for iv in common}
         init_ids = common_ids | {id(iv.var) for iv in init_loops}
         g_common, g_init, g_update = [], [], []
@@ -232,9 +244,47 @@ class _Lowering:
                 if used & {id(iv.var) for iv in leaves} <= init_ids:
                     g_init.append(g)
                 g_update.append(g)
+        bound = [iv for iv in rest if iv.iter_type == "reduce" and _thread_of(st, iv)]
+        if bound:
+            inner = self._cross_thread(st, red, outs, rest, bound, g_update, hooks, ext)
+            return self._nest(st, common, inner, g_common, hooks, ext)
+        init = S.seq(*[S.BufferStore(b, ident, idx)
+                       for (b, idx), ident in zip(outs, red.combiner.identity_element)])
+        update = self._update(red, outs)
         init_nest = self._fresh_loops(st, init_loops, init, g_init, ext)
         inner = S.seq(init_nest, self._nest(st, rest, update, g_update, hooks, ext))
         return self._nest(st, common, inner, g_common, hooks, ext)
+
+    def _cross_thread(self, st, red, outs, rest, bound, guards, hooks, ext):
+        """A reduction with a reduce axis bound to a thread dimension: every thread folds its
+        share into a local accumulator, then a ThreadAllReduce combines the threads' partials
+        and stores the result.
+
+            acc = identity
+            for r in <reduce loops, one bound to threadIdx.x>: acc = combine(acc, source)
+            v = allreduce(acc) over threadIdx.x: out[...] = v
+        """
+        name = st.op.name
+        if len(bound) > 1:
+            raise CompileError(f"lower {self.name}: {name} binds {len(bound)} reduction axes to "
+                               f"threads; fuse them into one first")
+        data_inside = [iv.var.name for iv in rest if iv.iter_type != "reduce"]
+        if data_inside:
+            raise CompileError(f"lower {self.name}: {name} has data axes {data_inside} inside its "
+                               f"reduction loops; a cross-thread reduction needs every data axis "
+                               f"outside the reduce axes (reorder them first)")
+        tag = _thread_of(st, bound[0])
+        accs = [Buffer(self._unique(f"{b.name}_red"), (1,), b.dtype, scope="local") for b, _ in outs]
+        init = S.seq(*[S.BufferStore(a, ident, [0])
+                       for a, ident in zip(accs, red.combiner.identity_element)])
+        update = self._nest(st, rest, self._update(red, [(a, [0]) for a in accs]), guards, hooks, ext)
+        results = [E.Var(f"{b.name}_v", b.dtype) for b, _ in outs]
+        stores = S.seq(*[S.BufferStore(b, r, idx) for (b, idx), r in zip(outs, results)])
+        body = S.seq(init, update, S.ThreadAllReduce(
+            red.combiner, [E.BufferLoad(a, [0]) for a in accs], results, stores, tag))
+        for a in reversed(accs):
+            body = S.Allocate(a, body, "local")
+        return body
 
     def _fresh_loops(self, st, loops, body, guards, ext):
         """The nest of `loops` over `body` with fresh loop Vars, so that no Var is the loop
@@ -295,11 +345,15 @@ class _Lowering:
 
     def _hooks(self, st, body, leaves, ext):
         """Build the stages computed at one of `st`'s loops:
-        {id(leaf ivar): [(stmt, buffers to allocate around that loop's body)]}."""
+        {id(leaf ivar): [(stmt, buffers to allocate around that loop's body)]}.
+
+        A stage's region covers what `st`'s body reads of it and what the later stages attached
+        at the same loop read (their regions are inferred first, latest first)."""
         hooks = defaultdict(list)
-        for child in self.sch.stages:
-            if child.attach_type != "scope" or child.attach_stage is not st:
-                continue
+        children = [c for c in self.sch.stages
+                    if c.attach_type == "scope" and c.attach_stage is st]
+        plans = {}
+        for child in reversed(children):
             k = next((i for i, iv in enumerate(leaves) if iv is child.attach_ivar), None)
             if k is None:
                 raise CompileError(f"compute_at: {child.op.name} is attached to an axis that is "
@@ -309,19 +363,55 @@ class _Lowering:
             for iv in leaves[k + 1:]:
                 e = simplify(ext[id(iv)])
                 inner[id(iv.var)] = (0, e.value - 1) if isinstance(e, E.IntImm) else (0, None)
+            # threads enclosing the attach point, as the child sees them
+            threads = dict(self._thread_loops)
+            for iv in leaves[:k + 1]:
+                e = simplify(ext[id(iv)])
+                if (_thread_of(st, iv) or "").startswith("threadIdx.") and isinstance(e, E.IntImm):
+                    threads[id(iv.var)] = (0, e.value - 1)
+            if child.scope == "shared":     # one copy per block: cover every thread's reads
+                inner.update(threads)
+            readers = list(body)
+            for sibling in children[children.index(child) + 1:]:
+                if sibling.attach_ivar is child.attach_ivar:
+                    exprs, ranges = self._region_reads(sibling, plans[id(sibling)][0])
+                    readers += exprs
+                    inner.update(ranges)
             outs = child.op.outputs
-            region = infer_region(outs, body, inner, outs[0].shape)
+            region = infer_region(outs, readers, inner, outs[0].shape)
             if region is None:
                 raise CompileError(f"compute_at: {st.op.name} does not read {child.op.name}; "
                                    "attach a stage to one of its consumers")
+            plans[id(child)] = (region, threads)
+        for child in children:
+            region, threads = plans[id(child)]
             shape = [r[1] for r in region]
             const_shape = all(isinstance(s, E.IntImm) for s in shape)
             scope = child.scope if const_shape else "global"
             bufs = []
-            for t in outs:
+            for t in child.op.outputs:
                 buf = Buffer(self._unique(t.name), shape, t.dtype, scope=scope)
                 self.buffers[id(t)] = buf
                 self.offsets[id(t)] = [r[0] for r in region]
                 bufs.append(buf)
-            hooks[id(child.attach_ivar)].append((self._build(child, region), bufs))
+            saved, self._thread_loops = self._thread_loops, threads
+            try:
+                hooks[id(child.attach_ivar)].append((self._build(child, region), bufs))
+            finally:
+                self._thread_loops = saved
         return hooks
+
+    def _region_reads(self, stage, region):
+        """(body exprs, ranges) of a stage computed over `region`: its axis i stands for
+        lo_i + v_i with v_i in [0, extent_i), its reduce axes range over their domains."""
+        op = stage.op
+        vmap, ranges = {}, {}
+        for iv, (lo, extent, _) in zip(op.axis, region):
+            vmap[iv.var] = lo + iv.var
+            e = simplify(extent)
+            ranges[id(iv.var)] = (0, e.value - 1) if isinstance(e, E.IntImm) else (0, None)
+        for iv in op.reduce_axis:
+            lo, e = simplify(iv.dom.min), simplify(iv.dom.extent)
+            ranges[id(iv.var)] = ((lo.value, lo.value + e.value - 1)
+                                  if isinstance(lo, E.IntImm) and isinstance(e, E.IntImm) else (0, None))
+        return [substitute(b, vmap) for b in self.bodies[id(op)]], ranges

@@ -2,6 +2,8 @@
 
 A reducer call builds tir Reduce nodes, which must be the whole body of a te.compute.
 `comm_reducer` also covers tuple reductions such as argmax (index, value) pairs.
+On bool values sum and max combine with logical or, min with logical and, as numpy does
+(`True + True` is True), so a bool reduction never reaches codegen as bool arithmetic.
 """
 from ..errors import CompileError
 from ..tir import expr as E
@@ -74,6 +76,18 @@ def _apply(fcombine, lhs, rhs):
     return tuple(E.convert(o) for o in out)
 
 
-sum = comm_reducer(lambda x, y: x + y, lambda t: E.const(0, t), name="sum")  # noqa: A001
-max = comm_reducer(lambda x, y: E.Max(x, y), E.min_value, name="max")  # noqa: A001
-min = comm_reducer(lambda x, y: E.Min(x, y), E.max_value, name="min")  # noqa: A001
+def _add(x, y):
+    return x | y if x.dtype == "bool" else x + y
+
+
+def _max(x, y):
+    return x | y if x.dtype == "bool" else E.Max(x, y)
+
+
+def _min(x, y):
+    return x & y if x.dtype == "bool" else E.Min(x, y)
+
+
+sum = comm_reducer(_add, lambda t: E.const(0, t), name="sum")  # noqa: A001
+max = comm_reducer(_max, E.min_value, name="max")  # noqa: A001
+min = comm_reducer(_min, E.max_value, name="min")  # noqa: A001

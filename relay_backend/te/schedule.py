@@ -8,7 +8,7 @@ derived axes are computed at lowering time, from the (possibly inferred) root do
 """
 from ..errors import CompileError
 from ..tir import expr as E
-from ..tir.functor import substitute
+from ..tir.functor import rewrite, substitute
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
 
@@ -158,13 +158,18 @@ class Stage:
         self._annotate(ivar, "unrolled", "unroll")
 
     def bind(self, ivar, thread_ivar):
-        """Execute axis `ivar` by the GPU thread index of `thread_ivar` (te.thread_axis)."""
+        """Execute axis `ivar` by the GPU thread index of `thread_ivar` (te.thread_axis).
+
+        A reduction axis may be bound to a threadIdx dimension: each thread then accumulates a
+        partial result and lowering combines the partials across those threads
+        (tir.ThreadAllReduce), as TVM's cross-thread reduction does."""
         self._check_compute("bind")
         self._leaf_index(ivar, "bind")
-        self._check_data_axis(ivar, "bind")
         if not isinstance(thread_ivar, E.IterVar) or not thread_ivar.thread_tag:
             raise CompileError(f"bind on {self.op.name}: expects a te.thread_axis, "
                                f"got {thread_ivar!r}")
+        if not (ivar.iter_type == "reduce" and thread_ivar.thread_tag.startswith("threadIdx.")):
+            self._check_data_axis(ivar, "bind")
         self.iter_attrs.setdefault(id(ivar), {})["thread"] = thread_ivar.thread_tag
 
     # -- placement ------------------------------------------------------------------------------
@@ -224,6 +229,32 @@ class Schedule:
             raise CompileError(f"schedule has no stage for {getattr(op, 'name', op)}; is it "
                                "reachable from the outputs given to create_schedule?")
         return self.stage_map[op]
+
+    def cache_read(self, tensor, scope, readers):
+        """Copy `tensor` into a new stage of storage `scope` (e.g. "shared") that `readers`
+        (ops or tensors) read instead of `tensor`; returns the cache tensor. Attach it with
+        compute_at: a "shared" cache covers what every thread of the block reads."""
+        readers = [r.op if isinstance(r, Tensor) else r for r in readers]
+        for op in readers:
+            if not isinstance(op, ComputeOp) or op not in self.stage_map:
+                raise CompileError(f"cache_read of {tensor.name}: reader "
+                                   f"{getattr(op, 'name', op)} is not a compute stage of this schedule")
+        axis = [E.IterVar(E.Range(0, d), E.Var(f"ax{k}", "int32"), "data")
+                for k, d in enumerate(tensor.shape)]
+        cache_op = ComputeOp(f"{tensor.name}.{scope}", "", {}, axis,
+                             [tensor[tuple(iv.var for iv in axis)]])
+        cache = cache_op.outputs[0]
+
+        def redirect(n):
+            if isinstance(n, E.ProducerLoad) and n.producer is tensor:
+                return E.ProducerLoad(cache, n.indices)
+            return None
+        for op in readers:
+            op.set_body([rewrite(b, redirect) for b in op.body])
+        first = min(self.stages.index(self[op]) for op in readers)
+        stage = self._add(cache_op, before=self.stages[first])
+        stage.scope = scope
+        return cache
 
     def cache_write(self, tensor, scope):
         """Compute `tensor`'s op into a new cache stage of storage `scope` (e.g. "local")

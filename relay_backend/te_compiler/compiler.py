@@ -6,29 +6,32 @@
     kernel(x_nd, y_nd, out_nd)
 
 Equal functions (up to alpha-renaming) share one cache entry; `items()` shows use counts.
-Compiled kernels are also kept on disk (cache.disk_cache_dir) so another process skips LLVM.
+Compiled kernels are also kept on disk (relay_backend/cache.py, through codegen's kernel
+cache) so another process skips LLVM; `stats` counts builds that ran LLVM and builds served
+entirely from disk.
 """
-import os
-import sys
 import threading
 import time
 import weakref
 
-from .. import codegen
-from ..config import get as get_config
+from .. import codegen, diagnostics, progress
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
-from ..strategy.base import target_kind
-from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cached, store_cached
+from ..runtime.module import Module
+from ..target import as_target
+from .cache import CachedFunc, CCacheKey, CCacheValue
+from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
+
+_TIR_LOG = diagnostics.get_logger("tir")
 
 
 class TECompiler:
     """The cache of lowered and compiled primitive functions."""
 
     def __init__(self):
-        self._cache = {}           # CCacheKey -> CCacheValue
+        self._cache = {}           # StructuralKey -> (first CCacheKey, CCacheValue)
         self._names = {}           # mod_name -> NameSupply
         self._listeners = []       # fn(event, name) for progress displays
         self._libraries = {}       # (target, ids of CachedFuncs) -> (CachedFuncs, weakref to Module)
@@ -48,35 +51,39 @@ class TECompiler:
         if isinstance(func_or_key, CCacheKey):
             return func_or_key
         if not isinstance(func_or_key, Function):
-            raise CompileError(f"TECompiler expects a primitive relay Function, got {type(func_or_key).__name__}")
-        return CCacheKey(func_or_key, target_kind(target) if target is not None else "llvm")
+            raise CompileError(f"TECompiler expects a primitive relay Function or a CCacheKey, got "
+                               f"{type(func_or_key).__name__}")
+        return CCacheKey(func_or_key, as_target(target))
 
     def _lookup(self, key: CCacheKey, mod_name) -> CCacheValue:
-        value = self._cache.get(key)
-        if value is None:
-            value = CCacheValue(self._lower(key, mod_name))
-            self._cache[key] = value
-        return value
+        entry = self._cache.get(key.structural_key)
+        if entry is None:
+            entry = self._cache[key.structural_key] = (key, CCacheValue(self._lower(key, mod_name)))
+        return entry[1]
 
     def _lower(self, key: CCacheKey, mod_name) -> CachedFunc:
         start = time.perf_counter()
         supply = self._names.setdefault(mod_name, NameSupply())
         name = kernel_name(key.source_func, mod_name, supply)
+        compiler = key.source_func.attrs.get("Compiler")
+        if compiler is not None:
+            return lower_external(key, str(compiler), name)
         lowered = lower_to_te(key.source_func, key.target)
         prim = _to_primfunc(lowered, key.target, name, key.source_func)
         self.stats["lowered"] += 1
+        progress.advance("lowered")
         for fn in self._listeners:
             fn("lowered", name)
-        cfg = get_config()
-        if cfg.debug >= 3:
+        if diagnostics.wants(3):
             from ..tir.printer import func_to_str
-            print(f"[relay_backend] TIR of {name} ({(time.perf_counter() - start) * 1e3:.1f} ms):\n"
-                  f"{func_to_str(prim)}", file=sys.stderr)
+            _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
+                           func_to_str(prim))
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
-                          {name: prim}, lowered.implementations, lowered.impl_fingerprint)
+                          {name: prim}, lowered.implementations)
 
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
-        """The CachedFunc of a primitive function (lowered once per structurally equal function)."""
+        """The CachedFunc of a primitive Function or of a CCacheKey (whose target then wins);
+        lowered once per structurally equal function and target."""
         value = self._lookup(self._key(func_or_key, target), mod_name)
         value.use_count += 1
         return value.cached_func
@@ -86,19 +93,21 @@ class TECompiler:
         if value.module is not None:
             return value.module
         cached = value.cached_func
-        cache_dir = disk_cache_dir()
-        key_text = key.disk_key_text(cached.func_name, cached.impl_fingerprint)
-        path = os.path.join(cache_dir, key.disk_key(cached.func_name, cached.impl_fingerprint) + ".so") if cache_dir else None
-        if path:
-            value.module = load_cached(path, key_text)
-            if value.module is not None:
-                self.stats["disk_hits"] += 1
-                return value.module
-        value.module = codegen.build(cached.funcs, target=key.target)
-        self.stats["llvm_builds"] += 1
-        if path and not os.path.lexists(path):     # never over what load_cached left alone
-            store_cached(path, value.module, key_text)
+        if cached.external_module is not None:
+            value.module = cached.external_module
+        else:
+            value.module = self._codegen(cached.funcs, key.target)
         return value.module
+
+    def _codegen(self, funcs, target):
+        """codegen.build, counting whether LLVM ran or the disk cache served every kernel."""
+        module = codegen.build(funcs, target=target)
+        stats = module.build_stats
+        if stats.get("compiled"):
+            self.stats["llvm_builds"] += 1
+        elif stats.get("from_cache"):
+            self.stats["disk_hits"] += 1
+        return module
 
     def jit(self, func_or_key, target="llvm"):
         """A native callable for the function: call it with input NDArrays then output NDArrays."""
@@ -113,21 +122,27 @@ class TECompiler:
 
         The same kernels (a model built again) give the same Module while it is in use, or
         when it was the last one built: kernels keep no state, so sharing is safe, and a
-        rebuild then costs no LLVM run. Each LLVM optimization run leaks ~100 KB inside
-        llvmlite (its pass builders' instrumentation callbacks are never freed), so building
-        one model in a loop would otherwise grow the process without bound.
+        rebuild then costs no LLVM run (nor a disk-cache read). Each LLVM optimization run leaks
+        ~50 KB inside llvmlite (its pass builders' instrumentation callbacks are never freed),
+        so building one model in a loop without the disk cache would otherwise grow the
+        process without bound.
         """
         cached_funcs = tuple(cached_funcs)
+        target = as_target(target)
         key = (str(target), tuple(id(cf) for cf in cached_funcs))
         with self._libraries_lock:
             kept = self._libraries.get(key)
             module = kept[1]() if kept is not None else None
         if module is not None:
             return module
-        funcs = {}
+        funcs, externals = {}, []
         for cf in cached_funcs:
+            if cf.external_module is not None:
+                externals.append(cf.external_module)
             funcs.update(cf.funcs)
-        module = codegen.build(funcs, target=target)
+        module = self._codegen(funcs, target) if funcs or not externals else Module([], {})
+        for ext in dict.fromkeys(externals):              # imported once each, in order
+            module.import_module(ext)
         with self._libraries_lock:
             self._libraries = {k: v for k, v in self._libraries.items() if v[1]() is not None}
             # the CachedFuncs are kept so their ids cannot be reused by other functions
@@ -137,7 +152,7 @@ class TECompiler:
 
     def module_for(self, cached: CachedFunc):
         """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
-        for key, value in self._cache.items():
+        for key, value in self._cache.values():
             if value.cached_func is cached:
                 return self._compile(key, value)
         raise CompileError(f"{cached.func_name} is not in this TECompiler's cache")
@@ -145,7 +160,7 @@ class TECompiler:
     # -- inspection -----------------------------------------------------------------------------
     def items(self) -> list:
         """(CCacheKey, CCacheValue) pairs of every cached function."""
-        return list(self._cache.items())
+        return list(self._cache.values())
 
     def clear(self) -> None:
         self._cache.clear()

@@ -1,7 +1,7 @@
 """Lowering a primitive Relay function to te tensors and then to a tir PrimFunc.
 
-    params  -> te.placeholder per tensor (a tuple param contributes one per field; Any dims
-               become symbolic te vars)
+    params  -> te.placeholder per tensor (a tuple param contributes one per field; size
+               variables stay, Any dims become fresh te vars: _ParamDims)
     body    -> post-order walk: each op call runs the selected implementation's compute on its
                arguments' tensors; 0-d constants become inlined te constants
     anchor  -> the call with the highest pattern (ties: the later one); its implementation's
@@ -10,14 +10,15 @@
 """
 from dataclasses import dataclass, field
 
-from .. import te
+from .. import te, tir
 from ..errors import CompileError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
-from ..ir.types import TensorType, TupleType, is_any
+from ..ir.dims import dim_key, dim_vars, is_any, is_static
+from ..ir.span import attach_span
+from ..ir.types import TensorType, regroup_by_type, tuple_leaves
 from ..op.registry import OpDef
-from ..transform import InferTypeLocal
-from .cache import implementations_fingerprint
+from .cache import ensure_typed
 from .select import select_implementation
 
 
@@ -31,37 +32,56 @@ class LoweredTE:
     anchor_attrs: object = None
     anchor_impl: object = None
     implementations: list = field(default_factory=list)  # (op name, implementation name)
-    chosen: list = field(default_factory=list)           # (op name, OpImplementation)
-
-    @property
-    def impl_fingerprint(self) -> str:
-        """A digest of the chosen implementations' names and code (part of the disk key)."""
-        return implementations_fingerprint(self.chosen)
 
 
 def flatten_type(ty) -> list:
     """The TensorTypes of a (possibly nested) tuple type, in order."""
-    if isinstance(ty, TensorType):
-        return [ty]
-    if isinstance(ty, TupleType):
-        return [t for f in ty.fields for t in flatten_type(f)]
-    raise CompileError(f"cannot compile a value of type {ty}: only tensors and tuples of tensors")
+    leaves = tuple_leaves(ty)
+    for t in leaves:
+        if not isinstance(t, TensorType):
+            raise CompileError(f"cannot compile a value of type {ty}: only tensors and tuples of tensors")
+    return leaves
 
 
-def _te_shape(ty: TensorType, name: str) -> list:
-    return [te.var(f"{name}_dim{i}") if is_any(d) else int(d) for i, d in enumerate(ty.shape)]
+class _ParamDims:
+    """The te dims of a primitive function's parameters, as TVM's compile engine makes them.
+
+    A constant stays an int; a size variable stays itself (shared by every parameter using it,
+    so the kernel is compiled once over it and the runtime binds it from the arguments' shapes);
+    an expression on size variables stays itself when each of its variables is a whole dim of
+    some parameter (so the runtime can bind it), else it becomes one fresh variable per distinct
+    expression; every Any becomes its own fresh variable."""
+
+    def __init__(self, param_types):
+        self.whole = {id(d) for ty in param_types for d in ty.shape if isinstance(d, tir.Var)}
+        self.fresh = {}
+
+    def shape(self, ty: TensorType, name: str) -> list:
+        return [self._dim(d, f"{name}_dim{i}") for i, d in enumerate(ty.shape)]
+
+    def _dim(self, d, name: str):
+        if is_static(d):
+            return int(d)
+        if is_any(d):
+            return te.var(name)
+        if isinstance(d, tir.Var) or all(id(v) in self.whole for v in dim_vars(d)):
+            return d
+        key = dim_key(d)
+        if key not in self.fresh:
+            self.fresh[key] = te.var(name)
+        return self.fresh[key]
 
 
 def _flatten_value(value) -> list:
-    if isinstance(value, list):
-        return [t for v in value for t in _flatten_value(v)]
-    return [value]
-
-
-def _ensure_typed(func: Function) -> Function:
-    if func.body._checked_type_ is None:
-        InferTypeLocal(func)
-    return func
+    """The te tensors of a (nested) list of them, in order (iterative)."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(reversed(v))
+        else:
+            out.append(v)
+    return out
 
 
 def _constant_tensor(c: Constant):
@@ -77,11 +97,13 @@ def _constant_tensor(c: Constant):
 
 def lower_to_te(func: Function, target) -> LoweredTE:
     """Run each op's selected compute over placeholders for the function's parameters."""
-    _ensure_typed(func)
+    ensure_typed(func)
     env, inputs = {}, []
-    for i, param in enumerate(func.params):
-        ptype = param.checked_type if param._checked_type_ is not None else param.type_annotation
-        tensors = [te.placeholder(_te_shape(t, f"p{i}_{k}"), t.dtype, name=f"{param.name_hint}_{k}"
+    ptypes = [param.checked_type if param._checked_type_ is not None else param.type_annotation
+              for param in func.params]
+    dims = _ParamDims([t for ptype in ptypes for t in flatten_type(ptype)])
+    for i, (param, ptype) in enumerate(zip(func.params, ptypes)):
+        tensors = [te.placeholder(dims.shape(t, f"p{i}_{k}"), t.dtype, name=f"{param.name_hint}_{k}"
                                   if len(flatten_type(ptype)) > 1 else param.name_hint)
                    for k, t in enumerate(flatten_type(ptype))]
         inputs.extend(tensors)
@@ -107,10 +129,10 @@ def lower_to_te(func: Function, target) -> LoweredTE:
             try:
                 impl, outs = select_implementation(op, node.attrs, args, node.checked_type, target)
             except Exception as err:  # noqa: BLE001  # name the op and the function, whatever failed
-                raise CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n"
-                                   f"{type(err).__name__}: {err}") from err
+                raise attach_span(CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n"
+                                               f"{type(err).__name__}: {err}"),
+                                  node.span or func.span) from err
             lowered.implementations.append((op.name, impl.name))
-            lowered.chosen.append((op.name, impl))
             env[node] = outs[0] if isinstance(node.checked_type, TensorType) else _regroup(node.checked_type, iter(outs))
             if int(op.pattern) >= best_pattern:
                 best_pattern = int(op.pattern)
@@ -124,9 +146,7 @@ def lower_to_te(func: Function, target) -> LoweredTE:
 
 
 def _regroup(ty, tensors):
-    if isinstance(ty, TensorType):
-        return next(tensors)
-    return [_regroup(f, tensors) for f in ty.fields]
+    return regroup_by_type(ty, lambda t: next(tensors), list)
 
 
 def _distinct_outputs(outs, inputs) -> list:
@@ -149,9 +169,9 @@ def _excerpt(func, limit: int = 600) -> str:
 
 def schedule_lowered(lowered: LoweredTE, target):
     """Apply the anchor implementation's schedule (the generic one when there is no op call)."""
-    from ..strategy.generic import schedule_default
-    if lowered.anchor_impl is None:
-        return schedule_default(None, lowered.outputs, target)
+    from ..strategy.generic import generic_schedule
+    if lowered.anchor_impl is None or lowered.anchor_impl.schedule is None:
+        return generic_schedule(target)(lowered.anchor_attrs, lowered.outputs, target)
     return lowered.anchor_impl.schedule(lowered.anchor_attrs, lowered.outputs, target)
 
 
@@ -168,8 +188,9 @@ def _to_primfunc(lowered: LoweredTE, target, name: str, func):
         sched = schedule_lowered(lowered, target)
         prim = te.lower(sched, lowered.inputs + lowered.outputs, name=name)
     except Exception as err:  # noqa: BLE001  # a schedule that crashes: name the anchor op too
-        raise CompileError(f"lowering {name} failed scheduling anchor op {anchor}{impl} "
-                           f"({type(err).__name__}: {err}) for\n{_excerpt(func)}") from err
+        raise attach_span(CompileError(f"lowering {name} failed scheduling anchor op {anchor}{impl} "
+                                       f"({type(err).__name__}: {err}) for\n{_excerpt(func)}"),
+                          func.span) from err
     prim.attrs["num_outputs"] = len(lowered.outputs)
     return prim
 

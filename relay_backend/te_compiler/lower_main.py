@@ -11,7 +11,9 @@ the same walk, which lives here so neither reaches into the other:
   each call of a primitive function is lowered through the TECompiler and becomes one "call"
   node after its inputs; Tuple, TupleGetItem and Let only regroup entry references;
 * every node output is an entry (shape, dtype, kind, name); the entries of main's result are
-  its outputs, and those written by a kernel get kind "output".
+  its outputs, and those written by a kernel get kind "output";
+* every input and kernel output must be allocatable (runtime/limits.py): an AllocationError
+  names the first that is not, before its kernel is lowered.
 
 Control flow, ADTs, references, closures and dynamic shapes are not static dataflow: they raise
 GraphCodegenError pointing to kind="vm" and naming the executor that asked (`executor=`).
@@ -26,11 +28,12 @@ from ..ir.adt import Constructor, Match
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var)
 from ..ir.functor import post_order
-from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..ir.types import TensorType, tuple_leaves, type_to_str
+from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
 from .compiler import get as get_te_compiler
-from .naming import NameSupply, kernel_name, renamed
+from .naming import NameSupply, candidate_name, kernel_name, renamed
 
 CPU_DEVICE_TYPE = 1
 
@@ -51,25 +54,24 @@ _UNSUPPORTED = {If: "control flow (If)", Match: "pattern matching (Match)",
 
 def _unsupported(what: str, expr, executor: str = DEFAULT_EXECUTOR) -> GraphCodegenError:
     return GraphCodegenError(
-        f"the {executor} executor does not support {what} (found in: {_excerpt(expr)}); "
-        f"it runs static dataflow graphs only — use create_executor(kind=\"vm\") or "
-        f"relay_backend.vm.compile for programs with control flow, ADTs, references, closures "
-        f"or dynamic shapes")
+        f"the {executor} executor does not support {what}: it runs static dataflow graphs "
+        f"only — use create_executor(kind=\"vm\") or relay_backend.vm.compile for programs with "
+        f"control flow, ADTs, references, closures or dynamic shapes (found in: {_excerpt(expr)})")
 
 
 def flatten_tensor_types(ty, where, executor: str = DEFAULT_EXECUTOR) -> list:
-    """The TensorTypes of a (nested) tuple type; anything else is not a static graph value."""
-    if isinstance(ty, TensorType):
-        for d in ty.shape:
-            if is_any(d):
-                raise GraphCodegenError(
-                    f"the {executor} executor needs static shapes, but {_excerpt(where)} has type "
-                    f"{type_to_str(ty)}; use create_executor(kind=\"vm\") for dynamic shapes")
-        return [ty]
-    if isinstance(ty, TupleType):
-        return [t for f in ty.fields for t in flatten_tensor_types(f, where, executor)]
-    raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where,
-                       executor)
+    """The TensorTypes of a (nested) tuple type, in field order; anything else is not a static
+    graph value. Iterative: a tuple nested thousands deep is fine."""
+    leaves = tuple_leaves(ty)
+    for ty in leaves:
+        if not isinstance(ty, TensorType):
+            raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where,
+                               executor)
+        if ty.is_dynamic:
+            raise GraphCodegenError(
+                f"the {executor} executor needs static shapes, not {type_to_str(ty)}; use "
+                f"create_executor(kind=\"vm\") for dynamic shapes (found in: {_excerpt(where)})")
+    return leaves
 
 
 @dataclass
@@ -166,6 +168,31 @@ class _Walk:
         self.num_consts = 0
         self.input_names = set()   # names of main's flattened inputs (constants skip them)
 
+    def _check_sizes(self, types, describe) -> None:
+        """Every tensor of main must be allocatable: an AllocationError names the one that is not,
+        before anything is lowered or allocated (a conv2d with padding 1e6, a 2**70-element input).
+        `describe()` names the value; it is only called for an oversized tensor (an excerpt of a
+        call prints its arguments, too slow to make for every call of a long chain)."""
+        limit = max_tensor_bytes()
+        for k, ty in enumerate(types):
+            if tensor_bytes(ty.shape, ty.dtype) > limit:
+                where = describe() if len(types) == 1 else f"{describe()} (field {k})"
+                check_tensor_size(ty.shape, ty.dtype, f"the {self.executor} executor: {where}")
+
+    def _refuse_dynamic_inputs(self, func) -> None:
+        """GraphCodegenError naming the first input whose type has a size variable or Any: the
+        graph and AOT executors plan memory for fixed sizes; the VM runs such programs."""
+        for p in func.params:
+            ty = p._checked_type_
+            for leaf in tuple_leaves(ty) if ty is not None else ():
+                if isinstance(leaf, TensorType) and leaf.is_dynamic:
+                    raise GraphCodegenError(
+                        f"the {self.executor} executor needs static shapes, but input '{p.name_hint}' has "
+                        f"type {type_to_str(ty)} (a size variable or Any is known only at run time); "
+                        f"use create_executor(kind=\"vm\") or relay_backend.vm.compile, which run "
+                        f"kernels compiled for any size, or give the input a static shape "
+                        f"(found in: {_excerpt(func)})")
+
     def _add_node(self, node: MainNode, types) -> list:
         nid = len(self.out.nodes)
         kind = {"input": "input", "const": "param"}.get(node.op, "intermediate")
@@ -183,9 +210,11 @@ class _Walk:
         if func.body._checked_type_ is None:
             raise GraphCodegenError(f"the {self.executor} executor needs a type-checked main; "
                                     f"run InferType first")
+        self._refuse_dynamic_inputs(func)
         flatten_tensor_types(func.body.checked_type, func, self.executor)
         for p in func.params:
             types = flatten_tensor_types(p.checked_type, p, self.executor)
+            self._check_sizes(types, lambda: f"input '{p.name_hint}'")
             if isinstance(p.checked_type, TensorType):
                 self.refs[p] = self._add_node(MainNode("input", p.name_hint, ()), types)
             else:
@@ -271,6 +300,7 @@ class _Walk:
         prim = self._callee(call, let_values)
         inputs = tuple(r for a in call.args for r in self.refs[a])
         out_types = flatten_tensor_types(call.checked_type, call, self.executor)
+        self._check_sizes(out_types, lambda: f"the output of {candidate_name(prim)} ({_excerpt(call, 120)})")
         reshape_only = int(prim.attrs.get("relay.reshape_only", 0)) == 1 and len(inputs) == 1
         out = self.out
         shared = get_te_compiler().lower(prim, out.target, mod_name=out.mod_name)

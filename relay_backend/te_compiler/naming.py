@@ -79,8 +79,8 @@ def renamed(cached, name: str):
     build() carries a tvmgen_default_ name; an executor that names its kernels itself (the
     VM: vm_mod_fused_add, numbered per compiled module as in TVM) renames its copy instead
     of lowering again."""
-    if cached.func_name == name:
-        return cached
+    if cached.func_name == name or cached.external_module is not None:
+        return cached             # an external codegen's symbol is fixed by its module
     (prim,) = cached.funcs.values()
     prim = tir.PrimFunc(prim.params, prim.body, name, {**prim.attrs, "global_symbol": name})
     return dataclasses.replace(cached, func_name=name, prim_fn_var=GlobalVar(name), funcs={name: prim})

@@ -25,8 +25,8 @@ def select_implementation(op, attrs, inputs, out_type, target):
     """(best implementation, its output te tensors) for one op call."""
     impls = get_valid_implementations(op, attrs, inputs, out_type, target)
     if not impls:
-        raise CompileError(f"No valid {op.name} implementations for {target}"
-                           + ("" if op.compute is not None else f" ({op.name} has no te compute)"))
+        missing = "" if op.compute is not None or op.fstrategy is not None else f" ({op.missing('compute')})"
+        raise CompileError(f"No valid {op.name} implementations for {target}{missing}")
     best = max(impls, key=lambda impl: impl.plevel)
     outputs = best.compute(attrs, list(inputs), out_type)
     return best, list(outputs)

@@ -23,6 +23,7 @@ Statements (tir/stmt.py; children in `_fields`):
   BufferStore(buffer, value, indices) · Allocate(buffer, body, scope=buffer.scope)
   IfThenElse(condition, then_case, else_case=None) · LetStmt(var, value, body)
   SeqStmt(seq) (`.stmts` alias) · Evaluate(value) (Evaluate(0) = no-op)
+  ThreadAllReduce(combiner, sources, result_vars, body, thread_tag) (GPU cross-thread reduce)
 Functions (tir/prim_func.py):
   PrimFunc(params: [Buffer] inputs then outputs, body, name="main", attrs={}); .shape_vars
 Passes: simplify(node), verify(func) / verify_errors(func), printer (func_to_str / stmt_to_str / expr_to_str),
@@ -38,7 +39,7 @@ from .expr import (INTRINSICS, Add, And, BinaryOp, BufferLoad, Call, Cast, CmpOp
 from .functor import rewrite, substitute, walk
 from .prim_func import PrimFunc
 from .stmt import (FOR_KINDS, Allocate, BufferStore, Evaluate, For, IfThenElse, LetStmt, SeqStmt,
-                   Stmt, seq)
+                   Stmt, ThreadAllReduce, seq)
 from .simplify import simplify
 from .verify import verify, verify_errors
 from .printer import expr_to_str, func_to_str, stmt_to_str

@@ -216,6 +216,10 @@ class _Codegen:
             value = self.expr(s.value, depth)
             self.emit(f"{self.name_of(s.var)} = {value}", depth)
             self.stmt(s.body, depth)
+        elif isinstance(s, S.ThreadAllReduce):     # one thread: the partials are the result
+            for var, source in zip(s.result_vars, s.sources):
+                self.emit(f"{self.name_of(var)} = {self.expr(source, depth)}", depth)
+            self.stmt(s.body, depth)
         elif isinstance(s, S.Evaluate):
             self.expr(s.value, depth)
         else:

@@ -112,6 +112,11 @@ def _lines(s, depth, out):
     elif isinstance(s, S.LetStmt):
         out.append(f"{pad}{s.var.name} = {expr_to_str(s.value)}")
         _lines(s.body, depth, out)
+    elif isinstance(s, S.ThreadAllReduce):
+        names = ", ".join(v.name for v in s.result_vars)
+        values = ", ".join(expr_to_str(x) for x in s.sources)
+        out.append(f"{pad}{names} = allreduce_{s.combiner.name}({values}) over {s.thread_tag}:")
+        _lines(s.body, depth + 1, out)
     elif isinstance(s, S.Evaluate):
         out.append(f"{pad}{'pass' if S.is_no_op(s) else expr_to_str(s.value)}")
     else:

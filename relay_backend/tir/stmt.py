@@ -110,6 +110,35 @@ class SeqStmt(Stmt):
         return self.seq
 
 
+class ThreadAllReduce(Stmt):
+    """Combine `sources` (one value per thread of the GPU thread dimension `thread_tag`) with
+    `combiner` across those threads; then run `body` with `result_vars` bound to the combined
+    values (in CUDA by one thread of the dimension, after a shared-memory tree reduction).
+
+    te lowering makes one where a reduction axis is bound to a thread (Stage.bind), so each
+    thread accumulated a partial value. Serially (the tir interpreter) there is one thread: the
+    results are the sources themselves.
+    """
+    __slots__ = ("combiner", "sources", "result_vars", "body", "thread_tag")
+    _fields = ("sources", "body")
+
+    def __init__(self, combiner, sources, result_vars, body, thread_tag: str):
+        sources = tuple(convert(x) for x in sources)
+        result_vars = tuple(result_vars)
+        if len(sources) != len(combiner.result) or len(result_vars) != len(sources):
+            raise CompileError(f"ThreadAllReduce: {len(sources)} sources and {len(result_vars)} "
+                               f"results for a {len(combiner.result)}-value reducer")
+        for x, v in zip(sources, result_vars):
+            if x.dtype != v.dtype:
+                raise CompileError(f"ThreadAllReduce: source `{x}` ({x.dtype}) bound to "
+                                   f"{v.name} ({v.dtype})")
+        self.combiner = combiner
+        self.sources = sources
+        self.result_vars = result_vars
+        self.body = body
+        self.thread_tag = thread_tag
+
+
 class Evaluate(Stmt):
     """Evaluate an expression for its effect (Evaluate(0) is the no-op)."""
     __slots__ = ("value",)

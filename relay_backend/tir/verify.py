@@ -104,6 +104,10 @@ def _check_stmt(s, scope, buffers, errors):
             for d in s.buffer.shape:
                 _check_expr(d, scope, buffers, f"allocate {s.buffer.name}", errors)
             stack.append((s.body, scope | {id(s.buffer.data)}, buffers | {id(s.buffer.data)}))
+        elif isinstance(s, S.ThreadAllReduce):
+            for x in s.sources:
+                _check_expr(x, scope, buffers, f"allreduce over {s.thread_tag}", errors)
+            stack.append((s.body, scope | {id(v) for v in s.result_vars}, buffers))
         elif isinstance(s, S.Evaluate):
             _check_expr(s.value, scope, buffers, "evaluate", errors)
         else:

@@ -11,7 +11,8 @@ from ..errors import InputError, RelayError
 from ..ir.expr import Constant, Function
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
-from ..ir.types import TensorType, is_any, type_to_str
+from ..ir.shape_math import bind_shape, shape_mismatch
+from ..ir.types import TensorType, type_to_str
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from .pass_infra import module_pass
@@ -30,8 +31,9 @@ def _as_numpy(name: str, value) -> np.ndarray:
                          f"({type(value).__name__}): {err}") from err
 
 
-def _check_matches(param, arr: np.ndarray) -> None:
-    """Raise InputError when `arr` disagrees with the parameter's tensor annotation."""
+def _check_matches(param, arr: np.ndarray, sizes: dict) -> None:
+    """Raise InputError when `arr` disagrees with the parameter's tensor annotation; `sizes`
+    binds the size variables of the annotations across the parameters bound together."""
     ann = param.type_annotation
     if ann is None:
         return
@@ -39,11 +41,11 @@ def _check_matches(param, arr: np.ndarray) -> None:
         raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} has non-tensor type "
                          f"{type_to_str(ann)} and cannot be bound to an array")
     given = type_to_str(TensorType(arr.shape, arr.dtype))
-    shape_ok = len(ann.shape) == arr.ndim and all(
-        is_any(d) or d == s for d, s in zip(ann.shape, arr.shape))
-    if not shape_ok:
+    why = bind_shape(ann.shape, arr.shape, sizes) or shape_mismatch(ann.shape, arr.shape, sizes)
+    if why:
         raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} expects shape "
-                         f"{type_to_str(ann)}, but the given value is {given}; pass an array of that shape")
+                         f"{type_to_str(ann)}, but the given value is {given} ({why}); pass an array "
+                         f"of that shape")
     if str(arr.dtype) != ann.dtype:
         raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} expects dtype {ann.dtype} "
                          f"({type_to_str(ann)}), but the given value is {given}; "
@@ -73,10 +75,10 @@ def bind_params_by_name(func: Function, params) -> Function:
             by_name[p.name_hint] = p
     if not by_name:
         return func
-    mapping = {}
+    mapping, sizes = {}, {}
     for name, p in by_name.items():
         arr = _as_numpy(name, params[name])
-        _check_matches(p, arr)
+        _check_matches(p, arr, sizes)
         mapping[p] = Constant(_nd.array(arr))  # nd.array copies
     new_params = [p for p in func.params if p not in mapping]
     body = _Substitute(mapping).visit(func.body)

@@ -4,9 +4,10 @@
 default kernel layout for it, HWIO; or the given one) using the op's FTVMConvertOpLayout rule,
 inserting layout_transform where a value's layout must change. The new layout then travels
 forward through the ops whose FInferCorrectLayout rule allows it (elementwise and broadcast
-ops, bias_add, pools, batch_norm, softmax, reductions, pad: their axis attributes are remapped;
-op/layout_rules.py), so a conv -> bias -> relu -> pool -> conv chain is transformed once at its
-start and once at its end. Wherever a value must be in its original layout (an op without a
+ops, bias_add, pools, batch_norm, layer_norm, softmax, reductions, pad, split, concatenate of
+a tuple: their axis attributes are remapped; a transpose absorbs the change; op/layout_rules.py),
+so a conv -> bias -> relu -> pool -> conv chain is transformed once at its start and once at its
+end, and the branches of a concatenate stay in the new layout. Wherever a value must be in its original layout (an op without a
 rule, a tuple, the function's result, ...) it is transformed back.
 
 Guarantee: the result computes the same values as the input (layout_transform is exact); only
@@ -15,9 +16,10 @@ Relay, CanonicalizeOps is required. Run FoldConstant afterwards to fold the tran
 constant weights.
 """
 from ..errors import RelayError
+from ..ir.adt import Clause, Match
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem
 from ..ir.functor import ExprMutator
-from ..op.layout_rules import UNKNOWN, Transform, keep_original
+from ..op.layout_rules import UNKNOWN, PerField, Transform, keep_original
 from ..op.registry import OpDef
 from .pass_infra import function_pass
 from .rewrite import typed_function
@@ -29,8 +31,10 @@ class LayoutRewriter(ExprMutator):
 
     `new_op_and_attrs(call)` says what a call becomes (ConvertLayout: the same op with converted
     layouts; AlterOpLayout: possibly another op); the (new) op's FInferCorrectLayout rule then
-    decides how each argument is adapted and which layout the result is in. A literal Tuple
-    argument (concatenate's input) passes its fields' layouts to the rule as a list."""
+    decides how each argument is adapted and which layout the result is in. A tuple keeps its
+    fields' layouts: a rule with `takes_tuples` (concatenate) gets them as a list, any other
+    consumer gets the tuple realized. One layout transform of a value per (source, destination)
+    is shared by all its consumers."""
 
     def __init__(self):
         super().__init__()
@@ -44,14 +48,16 @@ class LayoutRewriter(ExprMutator):
         return self.info.get(expr, UNKNOWN)
 
     def realize(self, expr):
-        """`expr` in its original layout."""
+        """`expr` in its original layout (a tuple field by field)."""
         info = self.info.get(expr)
         if info is None:
             return expr
         if isinstance(info, list):
             if not any(i.changed for i in info):
                 return expr
-            return Tuple([self._realize_one(TupleGetItem(expr, k), i) for k, i in enumerate(info)])
+            fields = expr.fields if isinstance(expr, Tuple) else \
+                [TupleGetItem(expr, k) for k in range(len(info))]
+            return Tuple([self._realize_one(f, i) for f, i in zip(fields, info)])
         return self._realize_one(expr, info)
 
     def _realize_one(self, expr, info):
@@ -59,30 +65,11 @@ class LayoutRewriter(ExprMutator):
             return expr
         return self._adapt(expr, Transform(info.cur, info.orig))
 
-    def _visit_arg(self, arg):
-        """(new argument, its layout info): a literal Tuple keeps its fields' layouts."""
-        if isinstance(arg, Tuple):
-            fields = [self.visit(f) for f in arg.fields]
-            return Tuple(fields), [self._tensor_info(f) for f in fields]
-        new = self.visit(arg)
-        return new, self._tensor_info(new)
-
-    def visit_call(self, call):
-        if not isinstance(call.op, OpDef):
-            args = [self.visit(a) for a in call.args]
-            return Call(self.visit(call.op), [self.realize(a) for a in args], call.attrs, call.type_args)
-        args, infos = zip(*[self._visit_arg(a) for a in call.args]) if call.args else ((), ())
-        op, attrs = self.new_op_and_attrs(call)
-        rule = op.get_attr("FInferCorrectLayout") or keep_original
-        decision = rule(call, attrs, list(infos))
-        new_args = [self._adapt(a, adapt) if adapt is not None else self._realize_fields(a, info)
-                    for a, info, adapt in zip(args, infos, decision.inputs)]
-        new = Call(op, new_args, decision.attrs, call.type_args if op is call.op else None)
-        self.info[new] = decision.outputs
-        return new
-
     def _adapt(self, arg, adapt):
-        """adapt(arg); a layout Transform of a value is made once and shared by its consumers."""
+        """adapt(arg); a layout Transform of a value is made once and shared by its consumers
+        (also inside a tuple adapted field by field)."""
+        if isinstance(adapt, PerField):
+            return adapt(arg, self._adapt)
         if not isinstance(adapt, Transform):
             return adapt(arg)
         key = (arg, adapt.src, adapt.dst)
@@ -90,12 +77,22 @@ class LayoutRewriter(ExprMutator):
             self._transforms[key] = adapt(arg)
         return self._transforms[key]
 
-    def _realize_fields(self, arg, info):
-        """An argument taken as it is; a Tuple's changed fields go back to their layouts unless
-        the rule adapted the tuple itself."""
-        if isinstance(info, list):
-            return Tuple([self._realize_one(f, i) for f, i in zip(arg.fields, info)])
-        return arg
+    def visit_call(self, call):
+        args = [self.visit(a) for a in call.args]
+        if not isinstance(call.op, OpDef):
+            return Call(self.visit(call.op), [self.realize(a) for a in args], call.attrs, call.type_args)
+        op, attrs = self.new_op_and_attrs(call)
+        rule = op.get_attr("FInferCorrectLayout") or keep_original
+        if getattr(rule, "takes_tuples", False):
+            infos = [self.info.get(a, UNKNOWN) for a in args]
+        else:
+            args = [self.realize(a) if isinstance(self.info.get(a), list) else a for a in args]
+            infos = [self._tensor_info(a) for a in args]
+        decision = rule(call, attrs, infos)
+        new_args = [self._adapt(a, adapt) if adapt is not None else a for a, adapt in zip(args, decision.inputs)]
+        new = Call(op, new_args, decision.attrs, call.type_args if op is call.op else None)
+        self.info[new] = decision.outputs
+        return new
 
     def _tensor_info(self, expr):
         info = self.info.get(expr, UNKNOWN)
@@ -110,7 +107,13 @@ class LayoutRewriter(ExprMutator):
         return new
 
     def visit_tuple(self, tup):
-        return Tuple([self.realize(self.visit(f)) for f in tup.fields])
+        """Fields keep their new layouts (a consumer with a tuple rule, e.g. concatenate, can use
+        them; any other consumer realizes the tuple); nested tuples are realized."""
+        fields = [self.visit(f) for f in tup.fields]
+        fields = [self.realize(f) if isinstance(self.info.get(f), list) else f for f in fields]
+        new = Tuple(fields)
+        self.info[new] = [self._tensor_info(f) for f in fields]
+        return new
 
     def visit_let(self, let):
         return Let(let.var, self.realize(self.visit(let.value)), self.realize(self.visit(let.body)))
@@ -124,6 +127,10 @@ class LayoutRewriter(ExprMutator):
             return fn
         return Function(fn.params, self.realize(self.visit(fn.body)), fn.ret_type, fn.type_params,
                         fn.attrs)
+
+    def visit_match(self, m):
+        clauses = [Clause(c.lhs, self.realize(self.visit(c.rhs))) for c in m.clauses]
+        return Match(self.realize(self.visit(m.data)), clauses, m.complete)
 
     def visit_ref_create(self, r):
         return type(r)(self.realize(self.visit(r.value)))

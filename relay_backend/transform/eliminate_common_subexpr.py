@@ -80,7 +80,7 @@ def eliminate_common_subexpr(expr, fskip=None):
 def EliminateCommonSubexpr(fskip=None):  # noqa: N802 - tvm.relay naming
     """Function pass (opt_level 3)."""
     return function_pass(lambda func, mod, ctx: eliminate_common_subexpr(func, fskip),
-                         opt_level=3, name="EliminateCommonSubexpr")
+                         opt_level=3, name="EliminateCommonSubexpr", required=["InferType"])
 
 
 __all__ = ["EliminateCommonSubexpr", "eliminate_common_subexpr"]

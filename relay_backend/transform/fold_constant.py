@@ -2,16 +2,22 @@
 
 Each such call is computed with the operator's own numpy reference (`op.ref`), the same one the
 debug interpreter runs, so this pass does not depend on the interpreter or the compiler. The
+output's size is checked first (op.output_size), so a constant too large to allocate raises an
+AllocationError naming the op instead of a MemoryError. The
 output type comes from the op's type relation, and the result is cast to its dtype, so folding
-never changes a dtype. Also: `let x = <Constant>` is substituted into its uses and dropped, and
-`TupleGetItem(Tuple(...), i)` becomes field i (as TVM does). Calls to Functions or GlobalVars,
-bodies of primitive (fused) functions and stateful ops are left alone.
+never changes a dtype. Also (as TVM does): `let x = <Constant>` is substituted into its uses and
+dropped, `TupleGetItem(Tuple(...), i)` becomes field i, and an If whose condition is (or folds to)
+a constant becomes the branch it takes; a shape-only op (shape_of, ndarray_size) of a value whose
+inferred shape is static becomes its value. Calls to Functions or GlobalVars, bodies of primitive
+(fused) functions and stateful ops are left alone. Dropout of a constant folds to its data through
+its reference (inference semantics); of a variable it is SimplifyInference's job, as in Relay.
 """
 import numpy as np
 
 from ..errors import RelayError
 from ..ir.expr import Constant, Tuple, bind_type
-from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..ir.types import TensorType, TupleType, is_static, type_to_str
+from ..op.output_size import check_output_size
 from ..op.pattern import OpPattern
 from ..op.registry import OpDef
 from ..runtime import ndarray as _nd
@@ -24,8 +30,9 @@ NEVER_FOLD = set()
 
 
 def is_foldable_op(op) -> bool:
-    """Registered, and not stateful (only OPAQUE ops are considered possibly stateful)."""
-    if not isinstance(op, OpDef) or op.name in NEVER_FOLD:
+    """Registered with a numpy reference, and not stateful (only OPAQUE ops are considered
+    possibly stateful)."""
+    if not isinstance(op, OpDef) or op.name in NEVER_FOLD or op.ref is None:
         return False
     return not (op.pattern == OpPattern.OPAQUE and getattr(op, "stateful", False))
 
@@ -35,6 +42,13 @@ def _is_constant(expr) -> bool:
     if isinstance(expr, Constant):
         return True
     return isinstance(expr, Tuple) and all(_is_constant(f) for f in expr.fields)
+
+
+def constant_condition(expr):
+    """True / False when `expr` is a constant scalar bool (an If condition known now), else None."""
+    if not isinstance(expr, Constant) or expr.data.dtype != "bool" or expr.data.shape != ():
+        return None   # not known, or ill-typed: InferType reports a non-bool condition
+    return bool(expr.data.view_numpy())
 
 
 def _value_and_type(expr):
@@ -57,7 +71,7 @@ def _to_expr(call, value, ty):
     if not isinstance(ty, TensorType):
         raise RelayError(f"FoldConstant: cannot fold {call.op.name} with output type {type_to_str(ty)}")
     expected = ty.shape
-    if len(expected) != arr.ndim or any(not is_any(d) and d != s for d, s in zip(expected, arr.shape)):
+    if len(expected) != arr.ndim or any(is_static(d) and d != s for d, s in zip(expected, arr.shape)):
         raise RelayError(f"FoldConstant: {call.op.name} reference returned shape {tuple(arr.shape)}, "
                          f"but its type relation says {type_to_str(ty)}; fix the op's ref or rel")
     arr = arr.astype(ty.dtype, copy=False)
@@ -72,9 +86,24 @@ def evaluate_call(call):
         out_type = op.rel([t for _, t in pairs], call.attrs)
     except RelayError:
         return None  # ill-typed: leave it for InferType to report with context
+    check_output_size(op, out_type, "FoldConstant")   # before numpy allocates it
     with np.errstate(all="ignore"):  # fold exactly what run time would compute (inf/nan included)
         value = op.ref(*[v for v, _ in pairs], call.attrs)
     return _to_expr(call, value, out_type)
+
+
+def _fold_shape_only(call, new):
+    """The value of a call to a shape-only op (shape_of, ndarray_size) whose arguments' inferred
+    types are static, from zero-stride stand-ins of those shapes (None when a shape is not known)."""
+    types = [a._checked_type_ for a in call.args]
+    if not all(isinstance(t, TensorType) and not t.is_dynamic for t in types):
+        return None
+    stand_ins = [np.broadcast_to(np.zeros((), t.dtype), tuple(int(d) for d in t.shape)) for t in types]
+    try:
+        out_type = new.op.rel(types, new.attrs)
+    except RelayError:
+        return None
+    return _to_expr(new, new.op.ref(*stand_ins, new.attrs), out_type)
 
 
 class ConstantFolder(LetChainMutator):
@@ -86,7 +115,17 @@ class ConstantFolder(LetChainMutator):
             folded = evaluate_call(new)
             if folded is not None:
                 return folded
+        if isinstance(new.op, OpDef) and new.op.shape_only:
+            folded = _fold_shape_only(call, new)
+            if folded is not None:
+                return folded
         return new
+
+    def visit_if(self, ite):
+        taken = constant_condition(self.visit(ite.cond))
+        if taken is None:
+            return super().visit_if(ite)
+        return self.visit(ite.true_branch if taken else ite.false_branch)
 
     def visit_tuple_getitem(self, tgi):
         new = super().visit_tuple_getitem(tgi)

@@ -29,11 +29,14 @@ from ..ir.adt import Clause, Constructor, Match
 from ..ir.expr import (Call, Function, GlobalVar, If, Let, Op, RefCreate, RefRead, RefWrite, Tuple,
                        TupleGetItem, Var, bind_type)
 from ..ir.functor import all_children, all_nodes_post_order, post_order
-from ..ir.types import FuncType
+from ..ir.types import FuncType, TensorType
+from ..op.annotation import STOP_FUSION
+from ..op.registry import OpDef
 from .infer_type import infer_module_types
 from .pass_infra import function_pass
 
 MAX_DEPTH_KEY = "relay.FuseOps.max_depth"
+RESHAPE_ONLY_ATTR = "relay.reshape_only"      # TVM's attr::kReshapeOnly
 
 
 def _rebuild(expr, arg_of):
@@ -43,20 +46,35 @@ def _rebuild(expr, arg_of):
         args = [arg_of(a) for a in expr.args]
         if op is expr.op and all(n is o for n, o in zip(args, expr.args)):
             return expr
-        new = Call(op, args, expr.attrs, expr.type_args)
+        new = Call(op, args, expr.attrs, expr.type_args, span=expr.span)
     elif isinstance(expr, Tuple):
         fields = [arg_of(f) for f in expr.fields]
         if all(n is o for n, o in zip(fields, expr.fields)):
             return expr
-        new = Tuple(fields)
+        new = Tuple(fields, span=expr.span)
     elif isinstance(expr, TupleGetItem):
         value = arg_of(expr.tuple_value)
         if value is expr.tuple_value:
             return expr
-        new = TupleGetItem(value, expr.index)
+        new = TupleGetItem(value, expr.index, span=expr.span)
     else:
         return expr
     return bind_type(new, expr.checked_type)
+
+
+def _is_stop_fusion(expr) -> bool:
+    return isinstance(expr, Call) and isinstance(expr.op, OpDef) and expr.op.name == STOP_FUSION
+
+
+def _is_reshape_only(body) -> bool:
+    """Every call in `body` is a reshape-like op and every variable a tensor (TVM's
+    CheckReshapeOnly in FuseMutator::MakeNewFunction)."""
+    for node in post_order(body):
+        if isinstance(node, Call) and not (isinstance(node.op, OpDef) and node.op.is_reshape):
+            return False
+        if isinstance(node, Var) and not isinstance(node.checked_type, TensorType):
+            return False
+    return True
 
 
 def _skip_function(fn: Function) -> bool:
@@ -121,9 +139,15 @@ class FuseRewriter:
 
         Parameters are numbered as Relay's FuseMutator allocates them: walking down from the root,
         arguments left to right, an outside input gets the next number when first met.
+        `annotation.stop_fusion` calls (OPAQUE, so alone in their group) are replaced by their
+        argument: the producer and consumers they kept apart stay separate kernels. A function
+        of reshape-like ops only (TVM's TReshapeOp) is marked `relay.reshape_only=1`, so the
+        executors alias its output to its input instead of running a kernel.
         """
         root = group[-1]
         inside = {}
+        if len(group) == 1 and _is_stop_fusion(root):
+            return outer[root.args[0]]
         if not any(is_op_call(e) for e in group):
             for e in group:
                 inside[e] = _rebuild(e, lambda a: inside[a] if a in inside else outer[a])
@@ -139,9 +163,12 @@ class FuseRewriter:
                 params.append(param_of[e])
                 args.append(outer[e])
         ret = root.checked_type
-        fn = Function(params, inside[root], ret_type=ret, attrs={"Primitive": 1})
+        attrs = {"Primitive": 1}
+        if _is_reshape_only(inside[root]):
+            attrs[RESHAPE_ONLY_ATTR] = 1
+        fn = Function(params, inside[root], ret_type=ret, attrs=attrs, span=root.span)
         bind_type(fn, FuncType([p.checked_type for p in params], ret))
-        return bind_type(Call(fn, args), ret)
+        return bind_type(Call(fn, args, span=root.span), ret)
 
     # --- control flow and scopes -------------------------------------------------------------
     def rewrite_sequence(self, steps, tails, scope):

@@ -11,7 +11,9 @@ hole shared by the (mutually) recursive uses in its component. Polymorphic funct
 are instantiated with fresh holes at each call.
 
 Types are attached in place with ir.expr.bind_type, so the returned module holds the same
-expression objects as the input (Op singletons are left untyped); annotations are not rewritten.
+expression objects as the input (Op singletons are left untyped). Annotations are not rewritten,
+but a function without a return annotation gets its inferred one as `ret_type`, as Relay's
+InferType does (so typed programs compare structurally equal to annotated Relay ones).
 """
 import networkx as nx
 
@@ -21,11 +23,12 @@ from ..ir.adt import (Constructor, Match, PatternConstructor, PatternTuple, Patt
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var, bind_type)
 from ..ir.functor import all_nodes_post_order
-from ..ir.module import IRModule
+from ..ir.module import TYPE_CHECKER, IRModule
 from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
                         type_to_str)
 from ..ir.excerpt import excerpt
 from .match_warning import warn_unmatched
+from ..ir.span import attach_span, spanned_ancestor
 from .pass_infra import module_pass, register_pass_factory
 from .type_solver import TypeSolver, UnifyError, has_hole, substitute
 
@@ -76,7 +79,11 @@ class _Checker:
                     break
             else:
                 raise TypeInferenceError(f"InferType: {type(node).__name__} is not a relay expression")
-            handler(self, node, stage, stack)
+            try:
+                handler(self, node, stage, stack)
+            except TypeInferenceError as err:   # name where: this node, or its nearest spanned parent
+                raise attach_span(err, node.span or spanned_ancestor(
+                    stack, lambda entry: entry[0].span if entry[1] > 0 else None))
         return memo[root]
 
     def _push(self, stack, node, stage, children=()):
@@ -185,18 +192,36 @@ class _Checker:
     def _op_call(self, call, op, arg_types):
         rel = getattr(op, "rel", None)
         if rel is None:
-            raise TypeInferenceError(f"operator {op.name!r} in `{excerpt(call)}` is not registered "
-                                     f"(it has no type relation)")
+            hint = op.missing("rel") if hasattr(op, "missing") else "it is not registered"
+            raise TypeInferenceError(f"operator {op.name!r} in `{excerpt(call)}` cannot be typed: {hint}")
         num = getattr(op, "num_inputs", len(arg_types))
-        if num != len(arg_types):
+        if 0 <= num != len(arg_types):
             raise TypeInferenceError(f"{op.name} takes {num} argument(s) {list(op.input_names)} but "
                                      f"`{excerpt(call)}` passes {len(arg_types)}")
         solver = self.solver
-        if all(solver.is_complete(t) for t in arg_types):
+        if all(solver.is_complete(t) for t in arg_types) or self._fill_inputs(call, op, arg_types):
             return self._run_rel(call, op, [solver.resolve(t) for t in arg_types])
         out = solver.fresh()
         self.pending.append(_Deferred(call, arg_types, out, self._solve_rel))
         return out
+
+    def _fill_inputs(self, call, op, arg_types) -> bool:
+        """Give inputs of unknown type the types the op implies for them (an unannotated weight
+        from `units`, a bias from the data's channel axis: OpDef.fill_inputs, TVM's relations
+        Assign them); True when every input type is then complete."""
+        fill = getattr(op, "fill_inputs", None)
+        if fill is None:
+            return False
+        solver = self.solver
+        known = [solver.resolve(t) if solver.is_complete(t) else None for t in arg_types]
+        implied = fill(known, call.attrs)
+        for i, ty in implied.items():
+            if known[i] is None:
+                names = getattr(op, "input_names", ())
+                self.unify(arg_types[i], ty, lambda i=i, names=names: (
+                    f"{op.name} implies the first type for its input "
+                    f"{names[i] if i < len(names) else i} (`{excerpt(call.args[i])}`) in `{excerpt(call)}`"))
+        return bool(implied) and all(solver.is_complete(t) for t in arg_types)
 
     def _run_rel(self, call, op, arg_types):
         try:
@@ -219,10 +244,14 @@ class _Checker:
 
     def _solve_rel(self, d: _Deferred) -> bool:
         solver = self.solver
-        if not all(solver.is_complete(t) for t in d.inputs):
+        if not all(solver.is_complete(t) for t in d.inputs) and \
+                not self._fill_inputs(d.node, d.node.op, d.inputs):
             return False
-        out = self._run_rel(d.node, d.node.op, [solver.resolve(t) for t in d.inputs])
-        self.unify(d.out, out, lambda: f"the result of `{excerpt(d.node)}`")
+        try:
+            out = self._run_rel(d.node, d.node.op, [solver.resolve(t) for t in d.inputs])
+            self.unify(d.out, out, lambda: f"the result of `{excerpt(d.node)}`")
+        except TypeInferenceError as err:
+            raise attach_span(err, d.node.span)
         return True
 
     # --- tuples, lets, ifs, functions -------------------------------------------------------
@@ -405,19 +434,23 @@ class _Checker:
             resolved.append((node, rt))
         if bad is not None:
             got = type_to_str(solver.resolve(self.memo[bad]))
-            raise TypeInferenceError(
-                f"cannot infer the type of `{excerpt(bad)}` (got `{got}`); annotate it{_hint(bad)}")
+            raise attach_span(TypeInferenceError(
+                f"cannot infer the type of `{excerpt(bad)}` (got `{got}`); annotate it{_hint(bad)}"),
+                bad.span)
         for node, t in resolved:
             bind_type(node, t)
+            if isinstance(node, Function) and node.ret_type is None and isinstance(t, FuncType):
+                node.ret_type = t.ret_type   # as Relay's InferType: a missing annotation is filled
 
     def _unresolved_error(self, d: _Deferred):
         for i, t in enumerate(d.inputs):
             if not self.solver.is_complete(t):
                 arg = d.node.args[i] if isinstance(d.node, Call) else d.node.tuple_value
-                return TypeInferenceError(
+                return attach_span(TypeInferenceError(
                     f"cannot infer the type of `{excerpt(d.node)}`: its input `{excerpt(arg)}` has unknown "
-                    f"type `{type_to_str(self.solver.resolve(t))}`; annotate it{_hint(arg)}")
-        return TypeInferenceError(f"cannot infer the type of `{excerpt(d.node)}`")
+                    f"type `{type_to_str(self.solver.resolve(t))}`; annotate it{_hint(arg)}"),
+                    d.node.span or arg.span)
+        return attach_span(TypeInferenceError(f"cannot infer the type of `{excerpt(d.node)}`"), d.node.span)
 
 
 def _hint(node) -> str:
@@ -467,9 +500,12 @@ def infer_module_types(mod: IRModule) -> dict:
             gv_types[gv] = _annotated_type(fn) if _fully_annotated(fn) else checker.solver.fresh()
         for gv in members:
             fn_t = checker.infer(mod.functions[gv])
-            checker.unify(gv_types[gv], fn_t, lambda gv=gv: (
-                f"the recursive uses of @{gv.name_hint} (first type) disagree with its definition "
-                f"(second type)"))
+            try:
+                checker.unify(gv_types[gv], fn_t, lambda gv=gv: (
+                    f"the recursive uses of @{gv.name_hint} (first type) disagree with its definition "
+                    f"(second type)"))
+            except TypeInferenceError as err:
+                raise attach_span(err, mod.functions[gv].span)
         checker.finish()
         for gv in members:
             gv_types[gv] = mod.functions[gv].checked_type
@@ -501,3 +537,4 @@ def InferTypeLocal(expr, mod=None):
 
 
 register_pass_factory("InferType", InferType)
+TYPE_CHECKER["infer"] = infer_module_types   # what IRModule.import_from_std type-checks with

@@ -11,7 +11,7 @@ an external compiler (Compiler attr) are never inlined. Meaning is unchanged.
 """
 import networkx as nx
 
-from ..ir.expr import Call, Function, GlobalVar
+from ..ir.expr import Function, GlobalVar
 from ..ir.functor import ExprMutator, all_nodes_post_order
 from .pass_infra import module_pass
 from .substitute import bind, dedup

@@ -108,10 +108,19 @@ class LambdaLifter(_Substitute):
         return _keep_type(ExprMutator.visit_let(self, let), let)
 
     def lift_global(self, fn: Function) -> Function:
-        """The global `fn` with its nested lambdas lifted (fn itself stays a global)."""
+        """The global `fn` with its nested lambdas lifted (fn itself stays a global). The body of
+        a lifted closure (Closure=1) is that closure's function: only the lambdas inside it are
+        lifted, so lifting a lifted module changes nothing."""
         if fn.is_primitive:
             return fn
-        body = self.visit(fn.body)
+        if int(fn.attrs.get(CLOSURE_ATTR, 0)) == 1 and _is_lambda(fn.body):
+            body = self._rebuilt(fn.body, self.visit(fn.body.body))
+        else:
+            body = self.visit(fn.body)
+        return self._rebuilt(fn, body)
+
+    @staticmethod
+    def _rebuilt(fn: Function, body) -> Function:
         if body is fn.body:
             return fn
         new = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs)
@@ -120,7 +129,8 @@ class LambdaLifter(_Substitute):
 
 
 def lambda_lift(mod: IRModule) -> IRModule:
-    """A copy of `mod` in which no global function contains a non-primitive function literal."""
+    """A copy of `mod` in which no global function contains a non-primitive function literal
+    (a lifted closure's global aside, whose body is the closure)."""
     out = mod.copy()
     lifter = LambdaLifter(out)
     for gv, fn in list(mod.functions.items()):

@@ -3,25 +3,33 @@
 It is Relay v0.18's list (GetPassPrefix in src/relay/backend/utils.cc, then FuseOps), with the
 passes that exist here, each gated by its own opt_level under the current PassContext:
 
-  RemoveUnusedFunctions(["main"])   1     EtaExpand(constructors)   1  (VM only)
-  ToBasicBlockNormalForm            1     EliminateCommonSubexpr    3
-  SimplifyInference                 0     CombineParallelConv2D(3)  4
-  CombineParallelDense(3)           4     CombineParallelBatchMatmul(3) 4
-  FoldConstant                      2     FoldScaleAxis (its passes 3)
-  SimplifyExpr                      0     CanonicalizeOps           3
-  AlterOpLayout(target)             3     SimplifyExprPostAlterOp   0
-  FastMath                          4     FoldConstant              2
-  FuseOps (at opt_level)            0
+  RemoveUnusedFunctions(["main"])   1     PlanDevices(device type)  0
+  ToBasicBlockNormalForm            1     SimplifyInference         0
+  EtaExpand(constructors) 1 (VM only)     EliminateCommonSubexpr    3
+  CombineParallelConv2D(3)          4     CombineParallelDense(3)   4
+  CombineParallelBatchMatmul(3)     4     FoldConstant              2
+  FoldScaleAxis (its passes 3)            SimplifyExpr              0
+  CanonicalizeOps                   3     AlterOpLayout(target)     3
+  SimplifyExprPostAlterOp           0     FastMath                  4
+  FoldConstant                      2     FuseOps (at opt_level)    0
+(read row by row)
 
+PlanDevices runs first (device annotations checked against the target's device and removed).
 AlterOpLayout needs the target (x86 runs conv2d / dense in channel-blocked layouts with
 pre-packed weights, which the last FoldConstant packs); without one it changes nothing.
-(Relay's Legalize, CanonicalizeCast, FlattenAtrousConv and PlanDevices have no
-counterpart here; InferType runs wherever a pass requires types, as Relay's Sequential does.)
+(Relay's Legalize, CanonicalizeCast and FlattenAtrousConv have no counterpart here; InferType
+runs wherever a pass requires types, as Relay's Sequential does.)
+
+The pipeline is told what it compiles for by `target` (a Target or its string: AlterOpLayout
+alters for it, and PlanDevices checks annotations against its device type) and/or
+`device_type` (1 cpu, 2 cuda: PlanDevices only, as the executors that know their device pass
+it); an explicit device_type wins over the target's.
 `pipeline_passes(opt_level)` returns the names that run at an opt_level and `print_pipeline`
 prints them; `PassContext(disabled_pass=[...])` reaches all executors alike.
 """
 import sys
 
+from ..target import as_target
 from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
@@ -36,16 +44,31 @@ from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
 from .infer_type import InferType
 from .pass_infra import PassContext, Sequential
+from .plan_devices import PlanDevices
 from .simplify_expr import SimplifyExpr, SimplifyExprPostAlterOp
 from .simplify_inference import SimplifyInference
 from .to_basic_block_normal_form import ToBasicBlockNormalForm
 
 
-def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None) -> list:
-    """Relay's GetPassPrefix: the optimisations before fusion, in order (`target` chooses what
-    AlterOpLayout does)."""
+def _target_and_device(target, device_type) -> tuple:
+    """(target for AlterOpLayout, device type for PlanDevices): `device_type` when given, else
+    the target's. A bare device type passed as the target (the older positional call) is taken
+    as the device type, with no target to alter for."""
+    if isinstance(target, int) and not isinstance(target, bool):
+        return None, target if device_type is None else device_type
+    if device_type is None and target is not None:
+        target = as_target(target)
+        device_type = target.device_type
+    return target, device_type
+
+
+def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None, device_type=None) -> list:
+    """Relay's GetPassPrefix: the optimisations before fusion, in order, after PlanDevices.
+    `target` chooses what AlterOpLayout does; device annotations must name `device_type` (1
+    cpu / 2 cuda; default: the target's device type) when the caller knows it."""
+    target, device_type = _target_and_device(target, device_type)
     passes = [RemoveUnusedFunctions(["main"])] if keep_only_main else []
-    passes += [ToBasicBlockNormalForm(), SimplifyInference()]
+    passes += [PlanDevices(device_type), ToBasicBlockNormalForm(), SimplifyInference()]
     if is_vm:   # constructors in argument position become closures the VM can pass around
         passes.append(EtaExpand(expand_constructor=True, expand_global_var=False))
     passes += [
@@ -66,11 +89,13 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None) -
     return passes
 
 
-def default_pipeline(keep_only_main: bool = True, is_vm: bool = False, target=None) -> Sequential:
+def default_pipeline(keep_only_main: bool = True, is_vm: bool = False, target=None,
+                     device_type=None) -> Sequential:
     """The optimisation passes, in order, ending with FuseOps. `keep_only_main` first drops the
     functions main does not reach (pass False for a module without main); `is_vm` adds the
-    VM's EtaExpand; `target` (the build's) is what AlterOpLayout alters for."""
-    passes = [InferType(), *pass_prefix(keep_only_main, is_vm, target),
+    VM's EtaExpand; `target` (the build's) is what AlterOpLayout alters for, and its device
+    type (or `device_type`, when given) the one PlanDevices checks annotations against."""
+    passes = [InferType(), *pass_prefix(keep_only_main, is_vm, target, device_type),
               FuseOps(),            # fuse_opt_level=-1: fuse at PassContext.opt_level
               InferType()]
     return Sequential(passes, name="default_pipeline")

@@ -3,7 +3,8 @@
 `nn.batch_norm(...)[0]` becomes `data * scale + shift` with per-channel scale = gamma/sqrt(var+eps)
 and shift = beta - mean*scale expanded to broadcast along `axis` (so FoldConstant can fold them
 once the statistics are bound); `nn.dropout(x)[0]` becomes `x`; `nn.layer_norm` becomes
-mean/variance/subtract/divide/multiply/add. The rewrites are rows of REWRITES, keyed by op name.
+mean/variance/subtract/divide/multiply/add (float16 data in float32). The rewrites are rows of
+REWRITES, keyed by op name.
 The pass needs types (ranks and dtypes); it runs InferType itself when they are missing.
 """
 from typing import Callable, NamedTuple, Optional
@@ -14,6 +15,7 @@ from ..ir.expr import Call, Function, const
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.types import TensorType, type_to_str
+from ..op.accumulation import acc_dtype
 from ..op.registry import OpDef, get as _get_op
 from .pass_infra import function_pass
 from .rewrite import typed_function
@@ -61,18 +63,24 @@ def _dropout(call, ty):
 
 
 def _layer_norm(call, ty: TensorType):
+    """(data - mean) / sqrt(variance + eps) * gamma + beta, in the accumulation dtype: float16
+    data is normalized in float32 (its variance alone overflows float16 once values pass 256)
+    and cast back, as the reference computes."""
     data, gamma, beta = call.args
     attrs = call.attrs
     axis = _axis(attrs.axis, ty.ndim, call)
+    dtype = acc_dtype(ty.dtype)
+    if dtype != ty.dtype:
+        data, gamma, beta = (_op.cast(x, dtype) for x in (data, gamma, beta))
     mean = _op.mean(data, axis, keepdims=True)
     variance_op = _get_op("variance")
     var = variance_op(data, mean, attrs=variance_op.attrs_type(axis=axis, keepdims=True))
-    out = _op.divide(_op.subtract(data, mean), _op.sqrt(_op.add(var, const(attrs.epsilon, ty.dtype))))
+    out = _op.divide(_op.subtract(data, mean), _op.sqrt(_op.add(var, const(attrs.epsilon, dtype))))
     if attrs.scale:
         out = _op.multiply(out, expand_bias_to_axis(gamma, ty.ndim, axis))
     if attrs.center:
         out = _op.add(out, expand_bias_to_axis(beta, ty.ndim, axis))
-    return out
+    return out if dtype == ty.dtype else _op.cast(out, ty.dtype)
 
 
 # op name -> Rewrite. A new inference-time simplification is one row here.

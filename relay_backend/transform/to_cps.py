@@ -7,7 +7,9 @@ a continuation argument and returns `answer`). A call of a non-operator `f(args)
 `f(args, fn (%x) { rest })`; an If or Match first binds the rest of the block to a continuation
 function that every branch calls; operator calls, tuples, projections, constants and references
 stay `let`-bound as they are. Global functions called inside get CPS copies named `<name>_cps`.
-`un_cps(func)` wraps a CPS function back: `fn (params) { func(params, fn (%x) { %x }) }`.
+`un_cps(func)` wraps a CPS function back: `fn (params) { func(params, fn (%x) { %x }) }`; the
+UnCPS pass does so for the functions nothing refers to and keeps the `_cps` copies their CPS
+code calls, so ToCPS then UnCPS on a module computes what the module did.
 
 The input is converted to A-normal form first (Relay requires the caller to do that), so blocks
 are let chains, rewritten here by a loop from the end of the chain: a 10,000-binding chain is
@@ -21,7 +23,8 @@ from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCrea
 from ..ir.module import IRModule
 from ..ir.types import FuncType, IncompleteType, RefType, TupleType, TypeCall, TypeVar
 from .infer_type import InferType
-from .pass_infra import function_pass, module_pass
+from .inline import call_graph
+from .pass_infra import module_pass
 from .to_a_normal_form import to_a_normal_form
 
 
@@ -206,8 +209,22 @@ def ToCPS():  # noqa: N802 - tvm.relay naming
 
 
 def UnCPS():  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 1): each CPS function wrapped back into direct style."""
-    return function_pass(lambda func, mod, ctx: un_cps(func), opt_level=1, name="UnCPS")
+    """Module pass (opt_level 1): each CPS function that no function of the module refers to
+    (main, and the functions ToCPS converted in place) is wrapped back into direct style. The
+    ones the CPS code refers to (the <name>_cps copies ToCPS added) stay in CPS, since their
+    callers pass them a continuation; Relay's UnCPS wraps those too and so breaks their calls.
+    """
+
+    def transform(mod, ctx):
+        graph = call_graph(mod)
+        referenced = {callee for _, callee in graph.edges}
+        out = mod.copy()
+        for gv, fn in mod.functions.items():
+            if gv not in referenced and isinstance(fn, Function) and not fn.is_primitive:
+                out[gv] = un_cps(fn)
+        return out
+
+    return module_pass(transform, opt_level=1, name="UnCPS")
 
 
 __all__ = ["ToCPS", "UnCPS", "to_cps", "un_cps", "cps_type"]

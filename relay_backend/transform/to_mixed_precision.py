@@ -5,13 +5,17 @@ Each operator call is categorised by its FTVMMixedPrecisionConversionType rule
 (op/mixed_precision.py): ALWAYS ops run in the mixed type, NEVER ops in float32, FOLLOW ops in
 the mixed type only when every float argument already is (variables and constants can always be
 cast). The float arguments are cast accordingly (each value cast once per dtype); ops with an
-accumulation attribute (out_dtype of conv2d/dense/batch_matmul/matmul, dtype of zeros/full)
+accumulation attribute (out_dtype of conv2d/dense/batch_matmul/matmul, dtype of zeros/ones/full;
+not cast's dtype, which is the program's own choice)
 get the accumulation dtype, and a cast to the output dtype follows when they differ. An op whose
 attributes do not fit the mixed type (a clip bound beyond float16's range) stays in float32.
-Calls of functions are left in float32, and let-bound values and If results are cast back to
-their original types (so variables keep theirs). Parameters keep their types; the
-result is in the mixed type unless PassContext config "relay.ToMixedPrecision.
-keep_orig_output_dtype" is True. missing_op_mode: 0 error, 1 warn, 2 silently treat ops without
+Functions keep their signatures: the arguments of a call of a function (global, closure or
+literal) are cast back to their original types, and the result of a nested function and of
+every global function but main is cast back to its original type (Relay rejects calls of
+globals and let-bound closures here). Let-bound values and If results are cast back to their
+original types too (so variables keep theirs). Parameters keep their types; main's result is in
+the mixed type unless PassContext config "relay.ToMixedPrecision.keep_orig_output_dtype" is
+True. missing_op_mode: 0 error, 1 warn, 2 silently treat ops without
 a rule as FOLLOW. Opt_level 0. The result differs from the input by float16 rounding only.
 """
 import dataclasses
@@ -25,14 +29,14 @@ from ..ir.functor import ExprMutator
 from ..ir.types import TensorType, TupleType
 from ..op.mixed_precision import (MIXED_PRECISION_ALWAYS, MIXED_PRECISION_FOLLOW,
                                   MIXED_PRECISION_NEVER)
+from ..op.creation import InitOpAttrs
 from ..op.registry import OpDef
 from ..op.tensor import cast
-from .pass_infra import function_pass
+from .pass_infra import function_pass_skips, module_pass
 from .rewrite import type_locally, typed_function
 from .to_a_normal_form import keep_type
 
 KEEP_OUTPUT_KEY = "relay.ToMixedPrecision.keep_orig_output_dtype"
-_ACCUMULATION_FIELDS = ("out_dtype", "dtype")
 
 
 def _is_float(dtype: str) -> bool:
@@ -89,9 +93,9 @@ class MixedPrecisionRewriter(ExprMutator):
 
     def visit_call(self, call):
         args = [self.visit(a) for a in call.args]
-        if not isinstance(call.op, OpDef):
-            return Call(self.visit(call.op), [self.cast_to(a, "float32") for a in args], call.attrs,
-                        call.type_args)
+        if not isinstance(call.op, OpDef):      # functions keep their signatures
+            new_args = [self._as_original(n, o) for n, o in zip(args, call.args)]
+            return keep_type(Call(self.visit(call.op), new_args, call.attrs, call.type_args), call)
         category, acc, out = self._descriptor(call)
         if category == MIXED_PRECISION_FOLLOW:
             category = MIXED_PRECISION_ALWAYS if all(self._mixed_compatible(a) for a in args) \
@@ -105,17 +109,24 @@ class MixedPrecisionRewriter(ExprMutator):
 
     @staticmethod
     def _accumulate(attrs, acc):
+        """attrs with the accumulation dtype: out_dtype (conv2d, dense, batch_matmul, matmul)
+        and the dtype of zeros/ones/full, as Relay; cast's dtype is the program's own choice."""
         if attrs is None or not dataclasses.is_dataclass(attrs):
             return attrs
+        fields = ("out_dtype", "dtype") if isinstance(attrs, InitOpAttrs) else ("out_dtype",)
         changes = {}
-        for name in _ACCUMULATION_FIELDS:
+        for name in fields:
             value = getattr(attrs, name, None)
             if isinstance(value, str) and (value == "" or _is_float(value)):
                 changes[name] = acc
         return dataclasses.replace(attrs, **changes) if changes else attrs
 
     def visit_function(self, fn):
-        return fn if fn.is_primitive else super().visit_function(fn)
+        """A nested function keeps its type: its result is cast back to its original types."""
+        if fn.is_primitive:
+            return fn
+        body = self._as_original(self.visit(fn.body), fn.body)
+        return keep_type(Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs), fn)
 
     def _as_original(self, new, old):
         """`new` cast back to `old`'s float types (let variables and If results keep theirs)."""
@@ -158,15 +169,21 @@ def _cast_like(rewriter, expr, t):
 
 
 def ToMixedPrecision(mixed_precision_type="float16", missing_op_mode=1):  # noqa: N802
-    """Function pass (opt_level 0)."""
+    """Pass (opt_level 0) over every function a function pass would visit; only the entry
+    function ("main") may change its result type, the others keep their signatures."""
     if missing_op_mode not in (0, 1, 2):
         raise RelayError("Missing op mode is either 0, 1, or 2")
 
-    def transform(func, mod, ctx):
+    def transform(mod, ctx):
         keep = bool(ctx.config.get(KEEP_OUTPUT_KEY, False))
-        return to_mixed_precision(func, mixed_precision_type, missing_op_mode, keep, mod)
+        out = mod.copy()
+        for gv, func in mod.functions.items():
+            if isinstance(func, Function) and not function_pass_skips(func):
+                out[gv] = to_mixed_precision(func, mixed_precision_type, missing_op_mode,
+                                             keep or gv.name_hint != "main", mod)
+        return out
 
-    return function_pass(transform, opt_level=0, name="ToMixedPrecision")
+    return module_pass(transform, opt_level=0, name="ToMixedPrecision")
 
 
 __all__ = ["ToMixedPrecision", "to_mixed_precision", "MixedPrecisionRewriter", "KEEP_OUTPUT_KEY"]

@@ -7,17 +7,24 @@
     out = vm.run(x)
 
 bytecode.py holds the instruction set; transform.LambdaLift turns closures into globals;
-function_compiler.py compiles one function to bytecode, with explicit allocations from
-memory_alloc.py and shape functions (shape_func.py) for outputs with `Any` dims;
+manifest_alloc.py makes every kernel call's memory explicit in the memory dialect of
+dialect.py (storage, tensors, shape functions (shape_func.py) for outputs whose dims are known
+only at run time: Any, size variables, data-dependent dyn.* ops; kernel invocations), which
+`VMCompiler.optimize` returns; kernels over size variables are compiled once with them as
+parameters; function_compiler.py compiles one function to bytecode (memory_alloc.py: the
+dialect's instructions); late_bound.py and outputs.py hold the Executable's late-bound constants
+and invoke_with_outputs;
 executor.py is what `create_executor("vm")` returns.
 """
 from .bytecode import Opcode
 from .compiler import VMCompiler, compile
 from .executable import Executable
 from ..transform.lambda_lift import LambdaLift, lambda_lift
+from .manifest_alloc import ManifestAlloc, manifest_alloc
 from .loop import Storage, VMClosure
 from .runtime import VirtualMachine
+from .profiler import VirtualMachineProfiler
 from .executor import VMExecutor
 
-__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VMExecutor", "VMClosure", "Opcode",
-           "LambdaLift", "lambda_lift", "Storage"]
+__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VirtualMachineProfiler", "VMExecutor",
+           "VMClosure", "Opcode", "LambdaLift", "lambda_lift", "Storage", "ManifestAlloc", "manifest_alloc"]

@@ -5,39 +5,60 @@
     out = vm.run(x)
 
 Pipeline (`optimize`): bind params into main, the shared optimisation pipeline
-(transform/pipeline.py, with RemoveUnusedFunctions first), then LambdaLift (closures become globals).
-`lower` compiles every global function to bytecode (function_compiler.py) with explicit memory
-(memory_alloc.py) and lowers each primitive function through the TECompiler (kernel names
+(transform/pipeline.py, with RemoveUnusedFunctions first), LambdaLift (closures become globals),
+ManifestAlloc (manifest_alloc.py: explicit storage, tensors, shape functions and kernel
+invocations, the memory dialect of dialect.py, typed as it is built). `lower` compiles every global
+function to bytecode (function_compiler.py, the dialect's instructions from memory_alloc.py)
+and lowers each primitive function through the TECompiler (kernel names
 `vm_mod_fused_...`, TVM's unmangled VM prefix); `codegen` builds all kernels into one runtime Module. Functions
 without control flow get `kill` instructions after each register's last use, so intermediate
 tensors are released while the function still runs.
 """
 import numpy as np
 
+from ..analysis.kernel_summary import mac_count, relay_ops
 from ..errors import CompileError
+from ..progress import build_progress
+from ..ir.dims import shape_vars
 from ..ir.module import IRModule
-from ..ir.types import TensorType, TupleType, is_any
+from ..ir.types import TensorType, TupleType, is_any, tuple_leaves
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
+from ..target import as_target
 from ..te_compiler import get as get_te_compiler
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
+from ..tir.dim_json import dim_to_json, unique_var_names
 from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
 from .function_compiler import VMFunctionCompiler
 from ..transform.lambda_lift import CLOSURE_ATTR, lambda_lift
+from .manifest_alloc import manifest_alloc
 from .shape_func import ShapeProgram
 
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
 
 
-def type_descriptor(ty):
-    """A JSON-able description of a parameter type, used to check inputs at run time."""
+def type_descriptor(ty, names: dict = None):
+    """A JSON-able description of a parameter type, used to check inputs at run time: dims are
+    ints, None for Any, or a symbolic dim in the runtime's JSON form (tir/dim_json.py) with the
+    size variables named by `names` ({id(var): name}, unique within one function, see
+    `param_descriptors`)."""
     if isinstance(ty, TensorType):
-        return {"shape": [None if is_any(d) else int(d) for d in ty.shape], "dtype": ty.dtype}
+        return {"shape": [None if is_any(d) else dim_to_json(d, names or {}) for d in ty.shape],
+                "dtype": ty.dtype}
     if isinstance(ty, TupleType):
-        return {"tuple": [type_descriptor(f) for f in ty.fields]}
+        return {"tuple": [type_descriptor(f, names) for f in ty.fields]}
     return None
+
+
+def param_descriptors(params) -> list:
+    """The type descriptors of one function's parameters; a size variable shared by two of them
+    gets one name, so the VM checks that their run-time sizes agree."""
+    types = [getattr(p, "_checked_type_", None) or p.type_annotation for p in params]
+    names = unique_var_names(v for ty in types for t in tuple_leaves(ty) if isinstance(t, TensorType)
+                             for v in shape_vars(t.shape))
+    return [type_descriptor(ty, names) for ty in types]
 
 
 class CompileContext:
@@ -55,6 +76,7 @@ class CompileContext:
         self.packed_names = []         # kernel / shape function name per packed index
         self.shape_funcs = {}          # packed index -> ShapeProgram
         self.cached_funcs = {}         # kernel name -> CachedFunc
+        self.kernel_sources = {}       # kernel name -> the primitive function it was lowered from
         self._packed_map = {}
         self._programs = {}
         self._shape_names = NameSupply()
@@ -99,6 +121,7 @@ class CompileContext:
             mine = renamed(cached, kernel_name(prim, MOD_NAME, self._kernel_names))
             self._kernels[id(cached)] = mine
         self.cached_funcs[mine.func_name] = mine
+        self.kernel_sources[mine.func_name] = prim
         return self.packed_index(mine.func_name)
 
     def shape_program(self, prim) -> ShapeProgram:
@@ -165,18 +188,25 @@ class VMCompiler:
         return dict(self._params)
 
     def optimize(self, mod: IRModule, target="llvm", params=None):
-        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize)."""
+        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize):
+        fused, lambda-lifted, and with every kernel call's memory explicit (ManifestAlloc), so
+        its text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
+        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is generated from."""
         if not isinstance(mod, IRModule):
             raise CompileError(f"vm.compile expects an IRModule, got {type(mod).__name__}; "
                                f"wrap an expression with IRModule.from_expr(expr)")
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True, target=target)(mod)
-        return lambda_lift(mod), self.get_params()
+        # AlterOpLayout alters for the target; device annotations must name its device
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True, target=as_target(target))(mod)
+        return manifest_alloc(lambda_lift(mod)), self.get_params()
 
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
         """Optimize, then compile every global function to bytecode and lower its kernels."""
+        target = as_target(target)
+        if target_host is not None:
+            target = target.with_host(target_host)
         mod, _ = self.optimize(mod, target)
         self.optimized_mod = mod
         ctx = self._context = CompileContext(mod, target)
@@ -185,10 +215,12 @@ class VMCompiler:
             fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
             params, code, nregs = fc.compile()
             code = insert_kills(code, keep=len(params))
-            types = [type_descriptor(getattr(p, "_checked_type_", None) or p.type_annotation) for p in params]
-            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
+            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], param_descriptors(params),
+                                        code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
+        self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}
+                                  for name, prim in ctx.kernel_sources.items()}
 
     def codegen(self) -> None:
         """Compile every kernel the bytecode calls into one runtime Module."""
@@ -209,8 +241,9 @@ def compile(mod, target="llvm", target_host=None, params=None) -> Executable:  #
     compiler = VMCompiler()
     if params:
         compiler.set_params(params)
-    compiler.lower(mod, target, target_host)
-    compiler.codegen()
+    with build_progress("vm.compile"):
+        compiler.lower(mod, target, target_host)
+        compiler.codegen()
     return compiler.get_exec()
 
 

@@ -1,6 +1,6 @@
 """Executable: the VM's compiled program (bytecode, constants, kernel names, kernels) and its file format.
 
-`exe.bytecode` is a readable listing; `exe.save()` returns (bytes, lib) where lib is the runtime
+`exe.bytecode` is a readable listing; `exe.save()` returns (bytearray, lib) where lib is the runtime
 Module of kernels (export it with `lib.export_library(path)`, load it with
 `relay_backend.runtime.load_module(path)`); `Executable.load_exec(bytes, lib)` rebuilds it.
 
@@ -10,7 +10,9 @@ Byte layout (little-endian, no pickle; loading never runs code from the file):
     u64 n, n bytes JSON         functions (name, params, param types, register_file_size,
                                 instructions as [opcode, fields...]), globals, primitive names,
                                 shape functions, package version
-    u64 m, m bytes              constants as a params blob (runtime.params, names "0", "1", ...)
+                                (and the index, name, shape and dtype of late-bound constants)
+    u64 m, m bytes              constants as a params blob (runtime.params, names "0", "1", ...;
+                                late-bound constants are not in it, see late_bound.py)
     32s sha256 of everything before
 
 Every field is validated on load (magic, version, lengths, checksum, each instruction's shape,
@@ -32,8 +34,12 @@ from ..config import VERSION
 from ..errors import SerializationError
 from ..runtime.limits import check_tensor_size
 from ..runtime.module import Module
+from ..runtime.packed_module import PackedModule
 from ..runtime.params import load_param_dict, save_param_dict
+from ..runtime.signature import dim_from_json
 from .bytecode import FIELDS, SUPPORTED_DTYPES, Opcode, format_instruction, make
+from .late_bound import (describe_constants, fill_late_bound, is_late_bound, late_bound_metadata,
+                         read_late_bound_metadata, restore_late_bound, take_late_bound)
 from .shape_func import ShapeProgram
 from .verify import verify_function
 
@@ -68,11 +74,20 @@ class Executable:
         self.global_map = dict(global_map)
         self.primitive_names = list(primitive_names)
         self.shape_funcs = dict(shape_funcs)        # packed index -> ShapeProgram
-        self.constants = list(constants)
+        # NDArray per constant; None for a late-bound constant not loaded yet (late_bound.py)
+        self.constant_pool = list(constants)
+        # per constant its late-bound name (or None); empty when no constant is late-bound
+        self.late_bound_constant_names = []
+        self.late_bound_types = {}                  # index -> (shape, dtype) of late-bound ones
         self.lib = lib
+        self._function_params = {}
+        self._runtime_module = None
         # True for executables read from bytes (load_exec): the VM then calls every kernel with
         # its signature check, so a hand-edited file cannot make a kernel touch foreign memory
         self.checked_calls = False
+        # kernel name -> {"ops": Relay op names, "macs": multiply-adds}, for profiles; known for
+        # executables compiled in this process (not stored by save())
+        self.kernel_info = {}
 
     # -- inspection
     @property
@@ -98,12 +113,95 @@ class Executable:
 
     @property
     def stats(self) -> str:
-        return (f"Relay VM executable statistics:\n  Constant pool (# constants: {len(self.constants)})\n"
+        return (f"Relay VM executable statistics:\n  Constant pool (# constants: {len(self.constant_pool)})\n"
                 f"  Globals (#{len(self.functions)}): {list(self.global_map)}\n"
                 f"  Primitive ops (#{len(self.primitive_names)}): {self.primitive_names}")
 
+    @property
+    def globals(self) -> list:
+        """The names of the VM functions, in function-index order."""
+        return sorted(self.global_map, key=self.global_map.get)
+
+    @property
+    def constants(self) -> str:
+        """One line per constant of the pool (TVM's readable description, for diffs in tests)."""
+        return describe_constants(self)
+
+    @property
+    def primitives(self) -> str:
+        """One line per packed function (kernel or shape function) the bytecode calls."""
+        return "".join(f"VM PackedFunc[{i}]: {name}\n" for i, name in enumerate(self.primitive_names))
+
+    @property
+    def virtual_devices(self) -> str:
+        """The devices the executable uses: where its kernels run (cpu, or cuda then the cpu host
+        that holds the VM's registers)."""
+        types = [2, 1] if getattr(self.lib, "type_key", None) == "cuda" else [1]
+        return "".join(f"VM VirtualDevice[{i}]: device type {t}, id 0 and mem_scope \n"
+                       for i, t in enumerate(types))
+
+    @property
+    def module(self) -> PackedModule:
+        """The executable as a runtime module (TVM's `exe.mod`): save, get_lib, get_bytecode, ...
+        and the late-bound constant calls by TVM name, with the kernel library imported."""
+        if self._runtime_module is None:
+            funcs = {"save": lambda: self.save()[0], "get_lib": self.get_lib,
+                     "get_bytecode": lambda: self.bytecode, "get_constants": lambda: self.constants,
+                     "get_virtual_devices": lambda: self.virtual_devices,
+                     "get_primitives": lambda: self.primitives, "get_stats": lambda: self.stats,
+                     "get_function_arity": self.get_function_arity,
+                     "get_function_param_name": self.get_function_param_name,
+                     "move_late_bound_consts": self.move_late_bound_consts,
+                     "get_late_bound_consts": self.get_late_bound_consts,
+                     "load_late_bound_consts": self.load_late_bound_consts,
+                     "load_late_bound_consts_from_map": self.load_late_bound_consts_from_map}
+            self._runtime_module = PackedModule("VMExecutable", funcs, [self.lib], owner=self)
+        return self._runtime_module
+
+    mod = module
+
     def get_lib(self):
         return self.lib
+
+    def get_function_params(self, func_name: str) -> list:
+        """The parameter names of VM function `func_name`."""
+        return list(self.function(func_name).params)
+
+    # -- late-bound constants (kept out of the code blob; see late_bound.py)
+    def get_late_bound_consts(self, byte_limit: int) -> dict:
+        """Move every constant of at least `byte_limit` bytes out of the executable: returns
+        {"const_<index>": NDArray}; they must be loaded back before a VirtualMachine is made."""
+        return take_late_bound(self, byte_limit)
+
+    def move_late_bound_consts(self, path, byte_limit: int) -> None:
+        """Move every constant of at least `byte_limit` bytes into the params file at `path`."""
+        data = save_param_dict(self.get_late_bound_consts(byte_limit))
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def load_late_bound_consts(self, path) -> None:
+        """Load the late-bound constants back from the file move_late_bound_consts wrote."""
+        if not self.late_bound_constant_names:
+            return
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            raise SerializationError(f"load_late_bound_consts: cannot read {path!r}: {err}") from None
+        self.load_late_bound_consts_from_map(load_param_dict(data))
+
+    def load_late_bound_consts_from_map(self, map) -> None:  # noqa: A002 - TVM's name
+        """Load the late-bound constants from {name: array} (every name needed, no extra)."""
+        fill_late_bound(self, map)
+
+    def check_constants_loaded(self) -> None:
+        """SerializationError when late-bound constants were not loaded yet."""
+        missing = [n for n, c in zip(self.late_bound_constant_names, self.constant_pool)
+                   if n is not None and c is None]
+        if missing:
+            raise SerializationError(f"the VM executable has {len(missing)} late-bound constant(s) not "
+                                     f"loaded ({missing[:5]}); call exe.load_late_bound_consts(path) or "
+                                     f"load_late_bound_consts_from_map(...) before making a VirtualMachine")
 
     def function(self, name: str) -> VMFunction:
         from ..errors import InputError
@@ -119,18 +217,23 @@ class Executable:
 
     # -- serialization
     def save(self):
-        """(bytes, lib): the bytecode, constants and metadata as bytes, and the kernel Module."""
+        """(bytearray, lib): the bytecode, constants and metadata as bytes, and the kernel Module.
+        Late-bound constants are left out (only their names, shapes and dtypes are kept)."""
         meta = {"format": "relay_backend.vm", "version": FORMAT_VERSION, "package_version": VERSION,
                 "functions": [f.to_json() for f in self.functions],
                 "globals": sorted(self.global_map, key=self.global_map.get),
                 "primitives": self.primitive_names,
                 "shape_funcs": {str(i): p.to_json() for i, p in self.shape_funcs.items()},
-                "num_constants": len(self.constants)}
+                "num_constants": len(self.constant_pool)}
+        late = late_bound_metadata(self)
+        if late:
+            meta["late_bound_constants"] = late
         meta_bytes = json.dumps(meta, separators=(",", ":")).encode()
-        consts = save_param_dict({str(i): c for i, c in enumerate(self.constants)})
+        consts = save_param_dict({str(i): c for i, c in enumerate(self.constant_pool)
+                                  if not is_late_bound(self, i)})
         body = (_HEADER.pack(MAGIC, FORMAT_VERSION) + _U64.pack(len(meta_bytes)) + meta_bytes
                 + _U64.pack(len(consts)) + consts)
-        return body + hashlib.sha256(body).digest(), self.lib
+        return bytearray(body + hashlib.sha256(body).digest()), self.lib
 
     @staticmethod
     def load_exec(bytecode, lib) -> "Executable":
@@ -147,7 +250,7 @@ class Executable:
             raise SerializationError(f"load_exec: lib must be the kernel Module (the second value save() "
                                      f"returns, or relay_backend.runtime.load_module(path) of its export), "
                                      f"got {type(lib).__name__}")
-        meta, constants = _read(bytes(bytecode))
+        meta, constants, late = _read(bytes(bytecode))
         functions, globals_, prims, shape_funcs = _decode(meta)
         if len(globals_) != len(functions) or [f.name for f in functions] != globals_:
             raise SerializationError("VM executable: the globals table does not match the functions")
@@ -158,8 +261,9 @@ class Executable:
         for func in functions:
             verify_function(func, functions)
         exe = Executable(functions, {n: i for i, n in enumerate(globals_)}, prims, shape_funcs, constants, lib)
+        restore_late_bound(exe, late)
         exe.checked_calls = True
-        missing = [n for n in exe.primitive_ops if lib is None or n not in lib]
+        missing = [n for n in exe.primitive_ops if lib is None or not lib.has_function(n, query_imports=True)]
         if missing:
             raise SerializationError(f"VM executable: cannot find function(s) {missing} in module {lib!r}; "
                                      f"pass the lib that save() returned (or load_module of its export)")
@@ -183,7 +287,8 @@ def _decode(meta: dict) -> tuple:
 
 
 def _read(data: bytes):
-    """(metadata dict, constants list) from the bytes, checking magic, version and checksum."""
+    """(metadata dict, constants list with None for late-bound ones, {index: (name, shape, dtype)}
+    of the late-bound ones) from the bytes, checking magic, version and checksum."""
     if len(data) < _HEADER.size + 2 * _U64.size + 32:
         raise SerializationError(f"VM executable: {len(data)} bytes is too short to be an executable (truncated?)")
     magic, version = _HEADER.unpack_from(data, 0)
@@ -215,13 +320,16 @@ def _read(data: bytes):
         raise SerializationError(f"VM executable: written by relay_backend {meta.get('package_version')}, "
                                  f"this is {VERSION}; recompile it")
     blob = load_param_dict(body[pos:pos + const_len])
+    late = read_late_bound_metadata(meta.get("late_bound_constants", []))
     n = meta.get("num_constants")
-    if type(n) is not int or n != len(blob):          # compare counts before building n names
-        raise SerializationError(f"VM executable: the constant pool holds {len(blob)} constants but "
-                                 f"num_constants is {str(n)[:40]}")
-    if sorted(blob) != sorted(str(i) for i in range(n)):
-        raise SerializationError("VM executable: the constant pool's names are not 0..num_constants-1")
-    return meta, [blob[str(i)] for i in range(n)]
+    if type(n) is not int or n != len(blob) + len(late):   # compare counts before building n names
+        late_note = f" and {len(late)} late-bound" if late else ""
+        raise SerializationError(f"VM executable: the constant pool holds {len(blob)} constants{late_note} "
+                                 f"but num_constants is {str(n)[:40]}")
+    if sorted(blob) != sorted(str(i) for i in range(n) if i not in late):
+        raise SerializationError("VM executable: the constant pool's names are not 0..num_constants-1 "
+                                 "less the late-bound ones")
+    return meta, [blob.get(str(i)) for i in range(n)], late
 
 
 _TERMINATORS = (Opcode.Ret, Opcode.Goto, Opcode.Fatal, Opcode.If)
@@ -244,11 +352,21 @@ def _validate_param_type(desc, where: str) -> None:
         return
     ok = (isinstance(desc, dict) and set(desc) == {"shape", "dtype"} and isinstance(desc["shape"], list)
           and isinstance(desc["dtype"], str) and desc["dtype"] in SUPPORTED_DTYPES
-          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) for d in desc["shape"]))
+          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) or _is_symbolic_dim(d, where)
+                  for d in desc["shape"]))
     if not ok:
         raise SerializationError(f"VM executable: {where} has a malformed type {str(desc)[:120]} (a tensor "
-                                 f"type needs a shape of ints / null and one of the dtypes "
+                                 f"type needs a shape of ints / null / symbolic dims and one of the dtypes "
                                  f"{sorted(SUPPORTED_DTYPES)})")
+
+
+def _is_symbolic_dim(dim, where: str) -> bool:
+    """Whether `dim` is a well-formed symbolic dim (a size variable's name or [op, a, b] over
+    them, runtime/signature.py's form); a malformed one is a SerializationError."""
+    if not isinstance(dim, (str, list)):
+        return False
+    dim_from_json(dim, f"VM executable: {where}")
+    return True
 
 
 def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int) -> None:

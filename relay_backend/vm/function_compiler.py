@@ -1,15 +1,20 @@
-"""VMFunctionCompiler: one lifted, fused global function -> bytecode (TVM's VMFunctionCompiler).
+"""VMFunctionCompiler: one lifted, fused, manifested global function -> bytecode (TVM's
+VMFunctionCompiler). Kernel calls arrive as the memory dialect ManifestAlloc writes.
 
 Registers: parameters take 0..n-1 (a `Closure=1` global's captured variables come first, then
 the inner function's parameters); every compiled sub-expression gets a fresh register once
 (graph-form sharing is memoized per scope: a branch or clause sees what was computed before it,
-and forgets what it computed itself). Constant ints the function needs (allocation sizes, the
-zero offset, `1` for If, tags for Match) are loaded once in a prologue; offsets are relative,
-so prepending the prologue moves no jump target.
+and forgets what it computed itself). A node used from several branches or clauses is compiled
+once, just before the If / Match whose scopes use it, in the innermost scope holding all its
+uses (ir/sharing.py; Relay's VM compiles after ToANormalForm, which places it there), so
+bytecode grows linearly with nesting however the branches share. Constant ints the function
+needs (allocation sizes, the zero offset, `1` for If, tags for Match) are loaded once in a
+prologue; offsets are relative, so prepending the prologue moves no jump target.
 
 Expression -> instructions:
   Constant load_const        Tuple alloc_data tag 0       TupleGetItem get_field
-  call of a primitive        memory_alloc.emit_kernel_call (allocations + invoke_packed)
+  call of a dialect op       memory_alloc.emit_dialect (alloc_storage, alloc_tensor, shape_of,
+                             invoke_packed of kernels / shape functions, reshape_tensor)
   call of a global           invoke (or alloc_closure for a Closure=1 global)
   call of a constructor      alloc_data tag      call of anything else   invoke_closure
   If                         if / goto with a merge register
@@ -21,28 +26,27 @@ from collections import ChainMap
 from ..errors import CompileError
 from ..ir.adt import Constructor, Match, PatternConstructor, PatternTuple, PatternVar, PatternWildcard
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead, RefWrite,
-                       Tuple, TupleGetItem, Var, bind_type)
+                       Tuple, TupleGetItem, Var)
 from ..ir.functor import dataflow_children, post_order
+from ..ir.sharing import OPERAND, plan_sharing, scoped_children
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
 from .bytecode import Opcode, make
 from ..transform.lambda_lift import CLOSURE_ATTR
-from .memory_alloc import emit_kernel_call
+from .dialect import DialectOp
+from .memory_alloc import TUPLE_RESULT_OPS, dialect_children, emit_dialect
 
 
 
-def _type_of(expr):
-    ty = getattr(expr, "_checked_type_", None)
-    if ty is None:
-        raise CompileError(f"the VM compiler needs the type of `{_excerpt(expr)}`; run InferType first")
-    return ty
-
-
-def wrap_op_call(call: Call) -> Function:
-    """A primitive function calling `call.op` once, for op calls that FuseOps left unfused."""
-    params = [Var(f"p{i}", _type_of(a)) for i, a in enumerate(call.args)]
-    body = bind_type(Call(call.op, params, call.attrs, call.type_args), _type_of(call))
-    return Function(params, body, _type_of(call), None, {"Primitive": 1})
+def _compiled_children(e) -> tuple:
+    """The sub-expressions the VM compiles (ir.sharing roles): not function bodies, which are
+    kernels (primitives) or separate globals after LambdaLift, nor a callee it calls directly;
+    of a memory-dialect call, the operands memory_alloc evaluates into registers."""
+    if isinstance(e, Call) and isinstance(e.op, DialectOp):
+        return tuple((a, OPERAND) for a in dialect_children(e))
+    if isinstance(e, Call) and isinstance(e.op, (Function, Op, GlobalVar, Constructor)):
+        return tuple((a, OPERAND) for a in e.args)
+    return scoped_children(e, enter_functions=False)
 
 
 class VMFunctionCompiler:
@@ -56,6 +60,8 @@ class VMFunctionCompiler:
         self.prologue = []
         self.num_registers = 0
         self._ints = {}
+        self._tuple_results = {}       # dialect call -> (its value register, its registers)
+        self._sharing = None
 
     # -- emitting
     def new_register(self) -> int:
@@ -73,6 +79,13 @@ class VMFunctionCompiler:
             reg = self._ints[value] = self.new_register()
             self.prologue.append(make(Opcode.LoadConsti, value, reg))
         return reg
+
+    def tuple_result(self, call, regs) -> int:
+        """Record the registers a shape_func / check_shapes call wrote or passed through, which
+        `%call.i` then names directly; returns the call's value register."""
+        value = regs[0] if regs else self.const_int(0)
+        self._tuple_results[call] = (value, list(regs))
+        return value
 
     def _patch(self, index: int, field: int, value: int) -> None:
         ins = list(self.instructions[index])
@@ -92,6 +105,7 @@ class VMFunctionCompiler:
         scope = ChainMap()
         for p in params:
             scope[p] = self.new_register()
+        self._sharing = plan_sharing(body, children=_compiled_children)
         result = self.compile_expr(body, scope)
         self.emit(Opcode.Ret, result)
         return params, self.prologue + self.instructions, self.num_registers
@@ -103,9 +117,11 @@ class VMFunctionCompiler:
             return scope[expr]
 
         def children(e):
-            if isinstance(e, (Let, If, Match, Function)):
-                return ()
-            if isinstance(e, Call) and isinstance(e.op, (Function, Op, GlobalVar, Constructor)):
+            if isinstance(e, (Let, If, Match, Function)):   # their scopes' shared nodes first
+                return [k for k in self._sharing.hoisted(e) if k not in scope]
+            if isinstance(e, Call) and isinstance(e.op, DialectOp):
+                kids = dialect_children(e)
+            elif isinstance(e, Call) and isinstance(e.op, (Function, Op, GlobalVar, Constructor)):
                 kids = e.args
             else:
                 kids = dataflow_children(e)
@@ -128,6 +144,11 @@ class VMFunctionCompiler:
             self.emit(Opcode.AllocADT, 0, [scope[f] for f in node.fields], dst)
             return dst
         if isinstance(node, TupleGetItem):
+            value = node.tuple_value
+            if isinstance(value, Call) and value.op in TUPLE_RESULT_OPS:
+                reg, regs = self._tuple_results[value]
+                if scope[value] == reg:
+                    return regs[node.index]
             dst = self.new_register()
             self.emit(Opcode.GetField, scope[node.tuple_value], node.index, dst)
             return dst
@@ -166,13 +187,15 @@ class VMFunctionCompiler:
 
     def _call(self, call: Call, scope) -> int:
         op = call.op
+        if isinstance(op, DialectOp):
+            return emit_dialect(self, call, scope)
         args = [scope[a] for a in call.args]
         if isinstance(op, Function):
-            if not op.is_primitive:
-                raise CompileError(f"call of a non-primitive function literal in @{self.name}; run LambdaLift")
-            return self._kernel(op, call, args)
+            raise CompileError(f"call of a function literal in @{self.name} (`{_excerpt(call)}`): the VM "
+                               f"compiles closures after LambdaLift and kernel calls after ManifestAlloc")
         if isinstance(op, OpDef):
-            return self._kernel(wrap_op_call(call), call, args)
+            raise CompileError(f"operator {op.name} is called directly in @{self.name}; ManifestAlloc "
+                               f"turns every kernel call into vm.invoke_tvm_op first")
         if isinstance(op, Op):
             raise CompileError(f"operator {op.name} in @{self.name} is not registered")
         dst = self.new_register()
@@ -187,12 +210,6 @@ class VMFunctionCompiler:
         else:
             self.emit(Opcode.InvokeClosure, scope[op], args, dst)
         return dst
-
-    def _kernel(self, prim: Function, call: Call, args) -> int:
-        arg_types = [getattr(a, "_checked_type_", None) or (p._checked_type_ or p.type_annotation)
-                     for a, p in zip(call.args, prim.params)]
-        out_type = getattr(call, "_checked_type_", None) or prim.ret_type or _type_of(prim.body)
-        return emit_kernel_call(self, prim, args, arg_types, out_type)
 
     # -- control flow
     def _if(self, node: If, scope) -> int:
@@ -247,4 +264,4 @@ class VMFunctionCompiler:
             self._pattern(sub, field, scope, fails)
 
 
-__all__ = ["VMFunctionCompiler", "wrap_op_call"]
+__all__ = ["VMFunctionCompiler"]

@@ -9,11 +9,11 @@ run time (a tuple field or a call's result used as a tensor or closure) are chec
 """
 import numpy as np
 
-from ..errors import ExecutionError, InputError
+from ..errors import AllocationError, ExecutionError, InputError
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import Device
-from ..runtime.limits import check_tensor_size
+from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
 from ..runtime.module import Function
 from ..runtime.ndarray import ALIGNMENT, NDArray
 from .bytecode import format_instruction
@@ -85,12 +85,10 @@ def decode(ins, constants, device):
         return (op, _nd.array(constants[ins[1]], device=device), ins[3])
     if op == LOAD_CONSTI:
         return (op, _nd.array(np.array([ins[1]], dtype="int64"), device=device), ins[2])
-    if op == ALLOC_STORAGE:
-        nbytes = int(np.prod(ins[5], dtype=np.int64)) * np.dtype(ins[3]).itemsize if ins[5] else None
-        return ins + (nbytes,)
+    if op == ALLOC_STORAGE:      # exact Python ints: an absurd shape must not wrap around int64
+        return ins + (tensor_bytes(ins[5], ins[3]) if ins[5] else None,)
     if op == ALLOC_TENSOR:
-        dt = np.dtype(ins[4])
-        return ins + (dt, int(np.prod(ins[3], dtype=np.int64)) * dt.itemsize)
+        return ins + (np.dtype(ins[4]), tensor_bytes(ins[3], ins[4]))
     return ins
 
 
@@ -135,9 +133,41 @@ def _closure_mismatch(functions, callee, call_args) -> str:
             f"{func.name} takes {len(func.params)}")
 
 
-def run_loop(vm, func_index: int, args):
-    """Run function `func_index` on the register values `args`; returns its result value."""
-    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.device
+def _allocation_error(vm, func_index, pc, regs, nbytes) -> AllocationError:
+    """The AllocationError for the storage alloc_storage at `pc` would allocate, naming the
+    tensor placed in it (its shape and the kernel that writes it) when the code shows them."""
+    func = vm.exe.functions[func_index]
+    storage_reg = func.instructions[pc][6]
+    what = f"the VM (@{func.name} at pc {pc}: {format_instruction(func.instructions[pc], vm.exe.primitive_names)})"
+    shape, dtype = None, None
+    for later in func.instructions[pc + 1:]:
+        if later[0] in (ALLOC_TENSOR, ALLOC_TENSOR_REG) and later[1] == storage_reg:
+            tensor_reg = later[5]
+            if later[0] == ALLOC_TENSOR:
+                shape, dtype = later[3], later[4]
+            elif isinstance(regs[later[3]], NDArray):
+                shape, dtype = tuple(int(d) for d in regs[later[3]].view_numpy().reshape(-1)), later[4]
+            writer = next((ins for ins in func.instructions[pc + 1:]
+                           if ins[0] == INVOKE_PACKED and tensor_reg in ins[4][len(ins[4]) - ins[3]:]), None)
+            if writer is not None:
+                what = f"{what}: the output of kernel {vm.exe.primitive_names[writer[1]]}"
+            break
+    try:
+        if shape is not None and tensor_bytes(shape, dtype) == nbytes:
+            check_tensor_size(shape, dtype, what)
+        check_tensor_size((nbytes,), "uint8", f"{what}: a storage of {nbytes:,} bytes")
+    except AllocationError as err:
+        return err
+    return AllocationError(f"{what}: cannot allocate {nbytes} bytes")
+
+
+def run_loop(vm, func_index: int, args, outside=None):
+    """Run function `func_index` on the register values `args`; returns its result value.
+
+    `outside` ({register: NDArray}, see outputs.py) gives the entry function's alloc_tensor
+    registers whose tensors the caller provides (invoke_with_outputs)."""
+    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.host
+    max_bytes = max_tensor_bytes()
     frames = []
     code = codes[func_index]
     regs = [None] * functions[func_index].register_file_size
@@ -168,11 +198,16 @@ def run_loop(vm, func_index: int, args):
         elif op == ALLOC_STORAGE:
             # decoded: (..., dst, nbytes or None) -- static sizes are computed once at load
             nbytes = ins[7] if ins[7] is not None else _scalar(regs[ins[1]])
+            if not 0 <= nbytes <= max_bytes:
+                raise _allocation_error(vm, func_index, pc, regs, nbytes)
             regs[ins[6]] = Storage(nbytes, device)
             pc += 1
         elif op == ALLOC_TENSOR:
             # decoded: (..., dst, numpy dtype, nbytes)
-            regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), ins[3], ins[6], ins[7])
+            if outside and not frames and ins[5] in outside:
+                regs[ins[5]] = outside[ins[5]]
+            else:
+                regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), ins[3], ins[6], ins[7])
             pc += 1
         elif op == KILL_REGISTER:
             regs[ins[1]] = None

@@ -1,143 +1,111 @@
-"""Explicit memory for kernel calls (TVM's ManifestAlloc, done while emitting bytecode).
+"""Bytecode for the memory dialect (dialect.py) that ManifestAlloc writes: one or two
+instructions per dialect call, as TVM's VMFunctionCompiler emits them.
 
-Every output of a kernel call is allocated before the call, then the kernel writes into it:
+  memory.alloc_storage   load_consti $size <bytes> (a constant size; else the shape function's
+                         register); alloc_storage $s $size 64 dtype dev0 [shape]
+  memory.alloc_tensor    alloc_tensor $t $s $zero [shape] dtype (a constant shape), else
+                         alloc_tensor_reg $t $s $zero $shape dtype
+  vm.shape_of            shape_of $sh $x
+  vm.shape_func          invoke_packed <shape function> (in: shapes or data, out: $shape.., $nbytes..)
+  vm.check_shapes        invoke_packed <shape check> (in: inputs, out: none)
+  vm.invoke_tvm_op       invoke_packed <kernel> (in: inputs, out: outputs); a tuple of outputs
+                         is gathered with alloc_data
+  vm.reshape_tensor      reshape_tensor $y $x $newshape
 
-  static output   load_consti $size <bytes>; alloc_storage $s $size 64 dtype dev0 [shape];
-                  alloc_tensor $t $s $zero [shape] dtype
-  dynamic output  shape_of $sh_i for each input; allocate int64 shape/size tensors statically;
-                  invoke_packed <shape function> (in: $sh.., out: $shape_j.., $nbytes_j..);
-                  alloc_storage $s $nbytes_j 64 dtype dev0; alloc_tensor_reg $t $s $zero $shape_j dtype
-  then            invoke_packed <kernel> (in: inputs, out: $t...)
-
-A static output whose inputs have `Any` dims is checked first: the kernel was compiled for that
-one output shape and reads its inputs by it, so inputs of the wrong run-time shape would make it
-read out of bounds. `invoke_packed <shape check> (in: inputs, out: none)` replays the type
-relations on the real input shapes and raises InputError (naming the op and the shapes) when
-they are rejected or give another output shape.
-
-A primitive marked `relay.reshape_only=1` needs no kernel: `reshape_tensor` makes a view with
-the new shape (a constant, or computed by the shape function). As in TVM, every static output
-gets its own storage; the memory of dead registers is released by the `kill` instructions the
-compiler appends (see compiler.insert_kills).
+Immediate arguments (sizes, offsets, alignments, constant shapes) are read from their
+constants rather than compiled; the int registers they need are loaded once in the function's
+prologue (VMFunctionCompiler.const_int). `vm.shape_func` and `vm.check_shapes` results are
+only used through `%r.i`, which names the i-th register they wrote or passed through, so no
+tuple is built for them.
 """
 import numpy as np
 
-from ..ir.types import TensorType, is_any
+from ..errors import CompileError
+from ..ir.expr import Constant
+from ..ir.excerpt import excerpt
 from .bytecode import Opcode
-from .shape_func import STATE_DATA, flatten_types
+from . import dialect as D
 
-ALIGNMENT = 64
 HOST_DEVICE = 0
+TUPLE_RESULT_OPS = (D.SHAPE_FUNC, D.CHECK_SHAPES)     # used through TupleGetItem only
 
 
-def _nbytes(ty: TensorType) -> int:
-    return int(np.prod([int(d) for d in ty.shape], dtype=np.int64)) * np.dtype(ty.dtype).itemsize
+def _const_value(expr, what: str):
+    if not isinstance(expr, Constant):
+        raise CompileError(f"{what} must be a constant, got `{excerpt(expr)}`")
+    return expr.data.view_numpy()
 
 
-def is_dynamic(ty) -> bool:
-    return any(any(is_any(d) for d in t.shape) for t in flatten_types(ty))
+def _ints(expr, what: str) -> list:
+    return [int(v) for v in np.asarray(_const_value(expr, what)).reshape(-1)]
 
 
-def alloc_static(fc, ty: TensorType) -> int:
-    """Registers for one static tensor: storage then tensor; returns the tensor register."""
-    shape = [int(d) for d in ty.shape]
-    size = fc.const_int(_nbytes(ty))
-    storage = fc.new_register()
-    fc.emit(Opcode.AllocStorage, size, ALIGNMENT, ty.dtype, HOST_DEVICE, shape, storage)
-    tensor = fc.new_register()
-    fc.emit(Opcode.AllocTensor, storage, fc.const_int(0), shape, ty.dtype, tensor)
-    return tensor
+def dialect_children(call) -> list:
+    """The arguments of a dialect call the compiler evaluates into registers first, in order."""
+    op, args = call.op, call.args
+    if op is D.ALLOC_STORAGE:
+        return [] if isinstance(args[0], Constant) else [args[0]]
+    if op is D.ALLOC_TENSOR:
+        return [args[0]] + ([] if isinstance(args[2], Constant) else [args[2]])
+    if op in (D.SHAPE_OF,):
+        return [args[0]]
+    if op in (D.SHAPE_FUNC, D.INVOKE_TVM_OP):
+        return list(args[1].fields) + list(args[2].fields)
+    if op is D.CHECK_SHAPES:
+        return list(args[1].fields)
+    if op is D.RESHAPE_TENSOR:
+        return [args[0], args[1]]
+    raise CompileError(f"the VM compiler has no rule for {op.name}")
 
 
-def flatten_inputs(fc, arg_regs, arg_types) -> list:
-    """One register per flattened tensor input (tuple arguments are taken apart with get_field)."""
-    out = []
-    for reg, ty in zip(arg_regs, arg_types):
-        out.extend(_flatten_reg(fc, reg, ty))
-    return out
-
-
-def _flatten_reg(fc, reg, ty) -> list:
-    if isinstance(ty, TensorType):
-        return [reg]
-    regs = []
-    for i, field in enumerate(ty.fields):
-        sub = fc.new_register()
-        fc.emit(Opcode.GetField, reg, i, sub)
-        regs.extend(_flatten_reg(fc, sub, field))
-    return regs
-
-
-def emit_shape_func(fc, prim, flat_inputs, out_types) -> tuple:
-    """Run the primitive's shape function; returns (shape registers, nbytes registers)."""
-    program = fc.ctx.shape_program(prim)
-    ins = []
-    for reg, state in zip(flat_inputs, program.input_states):
-        if state == STATE_DATA:
-            ins.append(reg)
-        else:
-            sh = fc.new_register()
-            fc.emit(Opcode.ShapeOf, reg, sh)
-            ins.append(sh)
-    shapes = [alloc_static(fc, TensorType((len(t.shape),), "int64")) for t in out_types]
-    sizes = [alloc_static(fc, TensorType((), "int64")) for _ in out_types]
-    outs = shapes + sizes
-    fc.emit(Opcode.InvokePacked, fc.ctx.packed_index(program.name, program), len(ins) + len(outs),
-            len(outs), ins + outs)
-    return shapes, sizes
-
-
-def emit_shape_check(fc, prim, flat_inputs, out_types) -> None:
-    """Check the run-time input shapes of a call with a static output (see the module doc)."""
-    program = fc.ctx.shape_check(prim, [tuple(int(d) for d in t.shape) for t in out_types])
-    fc.emit(Opcode.InvokePacked, fc.ctx.packed_index(program.name, program), len(flat_inputs), 0,
-            flat_inputs)
-
-
-def _regroup(fc, ty, regs):
-    """The register holding a value of type `ty` built from flat tensor registers."""
-    if isinstance(ty, TensorType):
-        return next(regs)
-    fields = [_regroup(fc, f, regs) for f in ty.fields]
-    dst = fc.new_register()
-    fc.emit(Opcode.AllocADT, 0, fields, dst)
-    return dst
-
-
-def emit_kernel_call(fc, prim, arg_regs, arg_types, out_type) -> int:
-    """Allocate the outputs of a call of primitive `prim`, invoke its kernel; returns the result register."""
-    flat_in = flatten_inputs(fc, arg_regs, arg_types)
-    out_types = flatten_types(out_type)
-    dynamic = is_dynamic(out_type)
-    if not dynamic and any(is_dynamic(t) for t in arg_types):
-        emit_shape_check(fc, prim, flat_in, out_types)
-    reshape_only = (int(prim.attrs.get("relay.reshape_only", 0)) == 1 and len(flat_in) == 1
-                    and isinstance(out_type, TensorType))
-    if reshape_only:
-        if dynamic:
-            shapes, _ = emit_shape_func(fc, prim, flat_in, out_types)
-            newshape = shapes[0]
-        else:
-            newshape = fc.new_register()
-            const = fc.ctx.add_constant(np.array([int(d) for d in out_type.shape], dtype="int64"))
-            fc.emit(Opcode.LoadConst, const, HOST_DEVICE, newshape)
+def emit_dialect(fc, call, scope) -> int:
+    """Emit the instructions of dialect `call`; returns the register holding its value."""
+    op, args = call.op, call.args
+    if op is D.ALLOC_STORAGE:
+        size = fc.const_int(_ints(args[0], "alloc_storage size")[0]) if isinstance(args[0], Constant) \
+            else scope[args[0]]
+        shape = _ints(args[1], "alloc_storage shape")
         dst = fc.new_register()
-        fc.emit(Opcode.ReshapeTensor, flat_in[0], newshape, dst)
+        fc.emit(Opcode.AllocStorage, size, _ints(args[2], "alignment")[0], call.attrs.dtype_hint,
+                HOST_DEVICE, shape, dst)
         return dst
-    if dynamic:
-        shapes, sizes = emit_shape_func(fc, prim, flat_in, out_types)
-        outs = []
-        for ty, shape_reg, size_reg in zip(out_types, shapes, sizes):
-            storage = fc.new_register()
-            fc.emit(Opcode.AllocStorage, size_reg, ALIGNMENT, ty.dtype, HOST_DEVICE, [], storage)
-            tensor = fc.new_register()
-            fc.emit(Opcode.AllocTensorReg, storage, fc.const_int(0), shape_reg, ty.dtype, tensor)
-            outs.append(tensor)
-    else:
-        outs = [alloc_static(fc, ty) for ty in out_types]
-    kernel = fc.ctx.kernel_index(prim)
-    fc.emit(Opcode.InvokePacked, kernel, len(flat_in) + len(outs), len(outs), flat_in + outs)
-    return _regroup(fc, out_type, iter(outs))
+    if op is D.ALLOC_TENSOR:
+        dst = fc.new_register()
+        offset = fc.const_int(_ints(args[1], "alloc_tensor offset")[0])
+        if isinstance(args[2], Constant):
+            fc.emit(Opcode.AllocTensor, scope[args[0]], offset, _ints(args[2], "shape"), call.attrs.dtype, dst)
+        else:
+            fc.emit(Opcode.AllocTensorReg, scope[args[0]], offset, scope[args[2]], call.attrs.dtype, dst)
+        return dst
+    if op is D.SHAPE_OF:
+        dst = fc.new_register()
+        fc.emit(Opcode.ShapeOf, scope[args[0]], dst)
+        return dst
+    if op is D.SHAPE_FUNC:
+        program = fc.ctx.shape_program(args[0])
+        ins, outs = [scope[a] for a in args[1].fields], [scope[a] for a in args[2].fields]
+        fc.emit(Opcode.InvokePacked, fc.ctx.packed_index(program.name, program), len(ins) + len(outs),
+                len(outs), ins + outs)
+        return fc.tuple_result(call, outs)
+    if op is D.CHECK_SHAPES:
+        ins = [scope[a] for a in args[1].fields]
+        program = fc.ctx.shape_check(args[0], call.attrs.shapes)
+        fc.emit(Opcode.InvokePacked, fc.ctx.packed_index(program.name, program), len(ins), 0, ins)
+        return fc.tuple_result(call, ins)
+    if op is D.INVOKE_TVM_OP:
+        ins, outs = [scope[a] for a in args[1].fields], [scope[a] for a in args[2].fields]
+        kernel = fc.ctx.kernel_index(args[0])
+        fc.emit(Opcode.InvokePacked, kernel, len(ins) + len(outs), len(outs), ins + outs)
+        if len(outs) == 1:
+            return outs[0]
+        dst = fc.new_register()
+        fc.emit(Opcode.AllocADT, 0, outs, dst)
+        return dst
+    if op is D.RESHAPE_TENSOR:
+        dst = fc.new_register()
+        fc.emit(Opcode.ReshapeTensor, scope[args[0]], scope[args[1]], dst)
+        return dst
+    raise CompileError(f"the VM compiler has no rule for {op.name}")
 
 
-__all__ = ["emit_kernel_call", "emit_shape_check", "alloc_static", "is_dynamic", "flatten_inputs", "ALIGNMENT"]
+__all__ = ["dialect_children", "emit_dialect", "TUPLE_RESULT_OPS", "HOST_DEVICE"]

@@ -3,6 +3,8 @@
     vm = VirtualMachine(exe, relay_backend.cpu())
     out = vm.run(x)                    # = vm.invoke("main", x)
     vm.set_input("main", x=x); vm.invoke_stateful("main"); vm.get_outputs()
+    vm.set_one_input("main", "x", x); vm.invoke("main")          # inputs one at a time
+    vm.invoke_with_outputs("main", {"x": x}, [out])               # kernels write into `out`
 
 One loop, no Python recursion: a call pushes a frame (function, pc, registers, caller's
 destination register) on a list, `ret` pops it, so deep Relay recursion needs no Python stack.
@@ -11,13 +13,12 @@ Kernels are called destination-passing style with inputs then outputs; shape fun
 (ShapeProgram) are called the same way. Inputs are checked against the function's parameter
 types before anything runs; a `fatal` instruction raises ExecutionError.
 
-Threads: `run` / `invoke` with arguments keep no state in the VirtualMachine (each call has its
-own registers), so one VirtualMachine may serve many threads at once. The inputs remembered by
-`set_input` and the result kept by `invoke_stateful` for `get_outputs` are per thread: a thread
-sees only its own.
+Threads: each call has its own registers, and everything a call remembers is per thread: the
+inputs given to `run` / `invoke` / `set_input` / `set_one_input` (as in TVM, invoke with
+arguments sets them), the outputs of `set_outputs`, and the result `invoke_stateful` keeps for
+`get_outputs`. So one VirtualMachine may serve many threads at once; a thread sees only its own.
 """
 import threading
-import time
 
 import numpy as np
 
@@ -27,21 +28,50 @@ from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import cpu
 from ..runtime.device import device as _make_device
-from ..runtime.module import BenchmarkResult
+from ..runtime.benchmark import BenchmarkResult
 from ..runtime.ndarray import NDArray
+from ..runtime.packed_module import PackedModule
+from ..runtime.signature import dim_str, eval_dim
+from ..runtime.thread_count import apply_to_this_thread
+from ..runtime.values import ConstructorValue
 from .executable import Executable
 from .loop import Storage, VMClosure, decode, fast_kernel, run_loop
+from .outputs import bind_outputs, check_outputs, copy_results
+
 
 def convert(arg, device):
-    """A Python argument as a VM value (tvm.runtime.vm._convert)."""
+    """A Python argument as a VM value (tvm.runtime.vm._convert). Containers (tuples, runtime
+    ADTs, the interpreter's ConstructorValues) become ADTs, rebuilt bottom-up without recursion
+    so a long list or a large nat is fine."""
+    built = {}
+    stack = [(arg, False)]
+    while stack:
+        value, fields_done = stack.pop()
+        fields = _container_fields(value)
+        if fields is None:
+            built[id(value)] = _convert_leaf(value, device)
+        elif not fields_done:
+            stack.append((value, True))
+            stack.extend((f, False) for f in fields if id(f) not in built)
+        else:
+            tag = 0 if isinstance(value, (tuple, list)) else value.tag
+            built[id(value)] = ADT(tag, [built[id(f)] for f in fields])
+    return built[id(arg)]
+
+
+def _container_fields(value):
+    if isinstance(value, (ADT, ConstructorValue)):
+        return value.fields
+    if isinstance(value, (tuple, list)):
+        return value
+    return None
+
+
+def _convert_leaf(arg, device):
     if isinstance(arg, NDArray):
         return arg if arg.device == device else _nd.array(arg, device=device)
     if isinstance(arg, (np.ndarray, np.generic)):
         return _nd.array(np.asarray(arg), device=device)
-    if isinstance(arg, ADT):
-        return ADT(arg.tag, [convert(f, device) for f in arg.fields])
-    if isinstance(arg, (tuple, list)):
-        return ADT(0, [convert(f, device) for f in arg])
     if isinstance(arg, VMClosure):
         return arg
     if isinstance(arg, bool):
@@ -51,28 +81,80 @@ def convert(arg, device):
     if isinstance(arg, float):
         return _nd.array(np.array(arg, dtype="float32"), device=device)
     raise InputError(f"cannot pass a {type(arg).__name__} to the VM: use a numpy array, an NDArray, "
-                     f"a Python scalar or a tuple of these")
+                     f"a Python scalar, or a tuple or ADT value of these")
 
 
-def _check(value, desc, where: str) -> None:
-    """InputError unless `value` fits the parameter type descriptor (see compiler.type_descriptor)."""
+def _check(value, desc, where: str, sizes: dict) -> None:
+    """InputError unless `value` fits the parameter type descriptor (see
+    compiler.type_descriptor). `sizes` ({name: int}) holds the size variables bound so far by
+    this call's inputs: a plain variable dim binds its name, and a name met again (in the same
+    or another input) must get the same size. Expression dims are checked by `_check_exprs`
+    once every input has bound its variables."""
     if desc is None:
         return
     if "tuple" in desc:
         if not isinstance(value, ADT) or len(value) != len(desc["tuple"]):
             raise InputError(f"{where}: expects a tuple of {len(desc['tuple'])} fields, got {_describe(value)}")
         for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
-            _check(v, d, f"{where}.{i}")
+            _check(v, d, f"{where}.{i}", sizes)
         return
-    want = "Tensor[(" + ", ".join("?" if d is None else str(d) for d in desc["shape"]) + f"), {desc['dtype']}]"
+    want = _want(desc)
     if not isinstance(value, NDArray):
         raise InputError(f"{where}: expects {want}, got {_describe(value)}")
     if value.dtype != desc["dtype"]:
         raise InputError(f"{where}: expects {want}, got dtype {value.dtype} (shape {value.shape}); "
                          f"convert it with .astype({desc['dtype']!r})")
     shape = desc["shape"]
-    if len(value.shape) != len(shape) or any(d is not None and d != s for d, s in zip(shape, value.shape)):
+    if len(value.shape) != len(shape):
         raise InputError(f"{where}: expects {want}, got shape {value.shape}")
+    for axis, (d, s) in enumerate(zip(shape, value.shape)):
+        if isinstance(d, str):
+            if sizes.setdefault(d, s) != s:
+                raise InputError(f"{where}: expects {want}, got shape {value.shape}: dimension {axis} is "
+                                 f"{s}, but {d} = {sizes[d]} (bound by an earlier dimension or input); "
+                                 f"inputs sharing a size variable must agree on it")
+        elif isinstance(d, int) and d != s:
+            raise InputError(f"{where}: expects {want}, got shape {value.shape}")
+
+
+def _check_inputs(func_name: str, names, values, param_types) -> None:
+    """Check `values` against their parameter type descriptors: each one's dims, then the size
+    variables they bind (one name, one size across all of them), then expression dims."""
+    sizes = {}
+    for name, value, desc in zip(names, values, param_types):
+        _check(value, desc, f"{func_name}: parameter '{name}'", sizes)
+    for name, value, desc in zip(names, values, param_types):
+        _check_exprs(value, desc, f"{func_name}: parameter '{name}'", sizes)
+
+
+def _check_exprs(value, desc, where: str, sizes: dict) -> None:
+    """InputError unless the expression dims of `desc` (like `n * 2`) equal `value`'s sizes
+    under the bound size variables (dims whose variables no input binds are left to the
+    kernels' checked calls)."""
+    if desc is None:
+        return
+    if "tuple" in desc:
+        for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
+            _check_exprs(v, d, f"{where}.{i}", sizes)
+        return
+    for axis, (d, s) in enumerate(zip(desc["shape"], value.shape)):
+        if isinstance(d, list):
+            expected = eval_dim(d, sizes)
+            if expected is not None and expected != s:
+                bound = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
+                raise InputError(f"{where}: expects {_want(desc)}, got shape {value.shape}: dimension {axis} "
+                                 f"is {s}, but {_dim_text(d)} = {expected} ({bound})")
+
+
+def _dim_text(dim) -> str:
+    """A descriptor dim as Relay prints it: `n * 2`, not the signature's `(n * 2)`."""
+    text = dim_str(dim)
+    return text[1:-1] if isinstance(dim, list) else text
+
+
+def _want(desc) -> str:
+    dims = ("?" if d is None else _dim_text(d) for d in desc["shape"])
+    return "Tensor[(" + ", ".join(dims) + f"), {desc['dtype']}]"
 
 
 def _describe(value) -> str:
@@ -83,77 +165,179 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
-class VirtualMachine:
-    """Runs `exe` on `device` (cpu)."""
+def _to_device(value, device):
+    """A VM result with its tensors copied to `device` (tuples and ADTs field by field)."""
+    if isinstance(value, NDArray):
+        return _nd.array(value, device=device)
+    if isinstance(value, ADT):
+        return ADT(value.tag, [_to_device(f, device) for f in value.fields])
+    return value
 
-    def __init__(self, exe: Executable, device=None, memory_cfg=None):
+
+class VirtualMachine:
+    """Runs `exe` (an Executable, or its runtime module `exe.mod`) on `device`: the CPU, or a
+    CUDA GPU for an executable compiled for cuda.
+
+    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable each
+    kernel call stages its arguments on the device (copy in, launch, copy the outputs back), and
+    the results are returned on `device`."""
+
+    NAIVE_ALLOCATOR = 1
+    POOLED_ALLOCATOR = 2
+
+    def __init__(self, exe, device=None, memory_cfg=None):
+        if isinstance(exe, PackedModule) and isinstance(exe.owner, Executable):
+            exe = exe.owner                    # TVM: VirtualMachine(exe.mod, dev)
         if not isinstance(exe, Executable):
             raise RelayError(f"VirtualMachine expects an Executable, got {type(exe).__name__}")
         if isinstance(device, (list, tuple)):
             device = device[0] if device else None
         self.device = cpu(0) if device is None else _make_device(device)
-        if self.device.device_type != 1:
-            raise RelayError(f"the VM runs kernels on cpu only, got {self.device}")
-        self.exe = exe
+        on_gpu = getattr(exe.lib, "type_key", None) == "cuda"
+        if self.device.device_type != (2 if on_gpu else 1):
+            raise RelayError(f"the executable's kernels run on {'cuda' if on_gpu else 'cpu'}, got "
+                             f"device {self.device}; compile for target 'cuda' to run on a GPU, "
+                             f"'llvm' for the CPU")
+        exe.check_constants_loaded()
+        self.host = cpu(0)
+        self.exe = self._exec = exe
         self._packed = []
         for i, name in enumerate(exe.primitive_names):
             if i in exe.shape_funcs:
                 self._packed.append(exe.shape_funcs[i])
-            elif exe.lib is None or name not in exe.lib:
+            elif exe.lib is None or not exe.lib.has_function(name, query_imports=True):
                 raise RelayError(f"Cannot find function in module: {name}")
-            elif getattr(exe, "checked_calls", False):
-                self._packed.append(exe.lib[name])       # loaded from bytes: never unchecked
             else:
-                self._packed.append(fast_kernel(exe.lib[name]))
-        self._code = [tuple(decode(ins, exe.constants, self.device) for ins in f.instructions)
+                self._packed.append(self._kernel(exe, exe.lib.get_function(name, query_imports=True)))
+        self._code = [tuple(decode(ins, exe.constant_pool, self.host) for ins in f.instructions)
                       for f in exe.functions]
-        self._state = threading.local()        # per thread: .inputs (set_input), .last (invoke_stateful)
+        # per thread: .inputs (set_input), .partial (set_one_input), .outputs (set_outputs),
+        # .last (invoke_stateful)
+        self._state = threading.local()
+        self._runtime_module = None
+
+    def _kernel(self, exe, function):
+        """How the loop calls `function`: a CUDA kernel staged through host memory, a checked call
+        for an executable loaded from bytes, else the fast unchecked path."""
+        if function.device_type != self.host.device_type:
+            return function.on_host(self.device)
+        if getattr(exe, "checked_calls", False):           # loaded from bytes: never unchecked
+            return function
+        return fast_kernel(function)
 
     # -- inputs
     def _prepare(self, func_name: str, args, kwargs) -> list:
+        """TVM's argument order: keyword names fill their parameters (names that are not
+        parameters are ignored), positional arguments fill the rest in order."""
         func = self.exe.function(func_name)
+        names = list(func.params)
         if kwargs:
-            names = list(func.params)
             check_unambiguous_keywords(names, kwargs, func_name)
-            unknown = sorted(set(kwargs) - set(names))
-            if unknown:
-                raise InputError(f"{func_name}: unknown input name(s) {unknown}; the parameters are {names}")
-            dup = [n for n in names[:len(args)] if n in kwargs]
-            if dup:
-                raise InputError(f"{func_name}: parameter(s) {dup} given both by position and by name")
-            args = list(args) + [kwargs[n] for n in names[len(args):] if n in kwargs]
-        if len(args) != len(func.params):
+            slots = [None] * len(names)
+            given = 0
+            for key, value in kwargs.items():
+                if key in names:
+                    slots[names.index(key)] = value
+                    given += 1
+            if len(args) + given != len(names):
+                extra = sorted(set(kwargs) - set(names))
+                note = f"; keyword(s) {extra} are not parameters (ignored)" if extra else ""
+                raise InputError(f"{func_name}: got {len(args)} positional and {given} named argument(s) "
+                                 f"for {len(names)} parameters ({', '.join(names)}){note}")
+            rest = iter(args)
+            args = [next(rest) if v is None else v for v in slots]
+        if len(args) != len(names):
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
-                             f"number of arguments ({len(func.params)}: {', '.join(func.params)})")
-        values = [convert(a, self.device) for a in args]
-        for name, value, desc in zip(func.params, values, func.param_types):
-            _check(value, desc, f"{func_name}: parameter '{name}'")
+                             f"number of arguments ({len(names)}: {', '.join(names)})")
+        values = [convert(a, self.host) for a in args]
+        _check_inputs(func_name, names, values, func.param_types)
         return values
 
+    def _thread(self, key: str) -> dict:
+        """This thread's {func_name: ...} table called `key` (inputs, partial, outputs)."""
+        table = getattr(self._state, key, None)
+        if table is None:
+            table = {}
+            setattr(self._state, key, table)
+        return table
+
     def _inputs(self) -> dict:
-        """This thread's inputs remembered by set_input: func_name -> values."""
-        if not hasattr(self._state, "inputs"):
-            self._state.inputs = {}
-        return self._state.inputs
+        return self._thread("inputs")
 
     def set_input(self, func_name: str = "main", *args, **kwargs) -> None:
         """Remember inputs for this thread's `invoke(func_name)` / `invoke_stateful(func_name)`."""
         self._inputs()[func_name] = self._prepare(func_name, args, kwargs)
+        self._thread("partial").pop(func_name, None)
+
+    def set_one_input(self, func_name: str, *args, **kwargs) -> None:
+        """Set one input of `func_name` by name or index: set_one_input("main", "x", value),
+        set_one_input("main", 0, value) or set_one_input("main", x=value). Calls add up; invoke
+        runs once every input has been given (by these calls or an earlier set_input)."""
+        if kwargs:
+            if args or len(kwargs) != 1:
+                raise InputError(f"set_one_input({func_name!r}, ...): give one input, by keyword or as "
+                                 f"(name or index, value)")
+            (tag, value), = kwargs.items()
+        elif len(args) == 2:
+            tag, value = args
+        else:
+            raise InputError(f"set_one_input({func_name!r}, ...): expected (name or index, value), got "
+                             f"{len(args)} positional argument(s)")
+        func = self.exe.function(func_name)
+        names = list(func.params)
+        if isinstance(tag, str):
+            if tag not in names:
+                raise InputError(f"set_one_input: {func_name} has no parameter {tag!r}; the parameters "
+                                 f"are {names}")
+            index = names.index(tag)
+        elif isinstance(tag, (int, np.integer)) and not isinstance(tag, bool) and 0 <= tag < len(names):
+            index = int(tag)
+        else:
+            raise InputError(f"set_one_input: {tag!r} is neither a parameter name nor an index below "
+                             f"{len(names)} of {func_name}")
+        converted = convert(value, self.host)
+        _check_inputs(func_name, [names[index]], [converted], [func.param_types[index]])
+        partial = self._thread("partial")
+        values = list(partial.get(func_name) or self._inputs().get(func_name, [None] * len(names)))
+        values[index] = converted
+        if all(v is not None for v in values):
+            # every input is known now: size variables shared between inputs must agree (a
+            # rejected value is not kept)
+            _check_inputs(func_name, names, values, func.param_types)
+            self._inputs()[func_name] = values
+        partial[func_name] = values
 
     def get_input_index(self, input_name: str, func_name: str = "main") -> int:
+        """The index of parameter `input_name` of `func_name`, or -1."""
         params = self.exe.function(func_name).params
         return params.index(input_name) if input_name in params else -1
 
+    def _stored_inputs(self, func_name: str) -> list:
+        partial = self._thread("partial").get(func_name)
+        if partial is not None and any(v is None for v in partial):
+            names = self.exe.function(func_name).params
+            missing = [n for n, v in zip(names, partial) if v is None]
+            raise InputError(f"{func_name}: input(s) {missing} were never set; set them with "
+                             f"set_one_input / set_input, or pass them to invoke")
+        if func_name in self._inputs():
+            return self._inputs()[func_name]
+        return self._prepare(func_name, (), {})
+
     # -- running
     def invoke(self, func_name: str, *args, **kwargs):
-        """Run a function on `args` (or the inputs given to set_input); returns NDArray / ADT / closure."""
+        """Run a function on `args` (or the inputs set before); returns NDArray / ADT / closure."""
         if args or kwargs:
-            values = self._prepare(func_name, args, kwargs)
-        elif func_name in self._inputs():
-            values = self._inputs()[func_name]
-        else:
-            values = self._prepare(func_name, (), {})
-        return self._run(self.exe.global_map[func_name], values)
+            self.set_input(func_name, *args, **kwargs)
+        values = self._stored_inputs(func_name)
+        outputs = self._thread("outputs").pop(func_name, None)
+        if outputs is None:
+            return self._run(self.exe.global_map[func_name], values)
+        func = self.exe.function(func_name)
+        outputs = check_outputs(func_name, outputs, values)
+        result = run_loop(self, self.exe.global_map[func_name], values,
+                          bind_outputs(func_name, func, outputs))
+        copy_results(func_name, result, outputs)
+        return self._on_device(result)
 
     def run(self, *args, **kwargs):
         return self.invoke("main", *args, **kwargs)
@@ -161,6 +345,29 @@ class VirtualMachine:
     def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
         """Run like `invoke`, keeping the result for this thread's get_outputs."""
         self._state.last = self.invoke(func_name, *args, **kwargs)
+
+    def set_outputs(self, func_name: str, *outputs) -> None:
+        """The tensors the next invoke of `func_name` (in this thread) writes its results into."""
+        self._thread("outputs")[func_name] = list(outputs)
+
+    def invoke_with_outputs(self, func_name: str, input_args, output_args) -> None:
+        """Run `func_name` writing its results into `output_args` (NDArrays, one per result, the
+        fields of a tuple result). `input_args` maps every parameter name to its value, or is
+        None/empty to use the inputs set before. Kernels write straight into the given tensors
+        (see vm/outputs.py); nothing is returned."""
+        if input_args:
+            if not hasattr(input_args, "items"):
+                raise InputError(f"invoke_with_outputs: input_args must map parameter names to values, "
+                                 f"got {type(input_args).__name__}")
+            names = self.exe.function(func_name).params
+            missing = [n for n in names if n not in input_args]
+            if missing:
+                raise InputError(f"invoke_with_outputs: input_args lacks parameter(s) {missing} of "
+                                 f"{func_name}")
+            self.set_input(func_name, **{n: input_args[n] for n in names})
+        self.set_outputs(func_name, *(output_args if isinstance(output_args, (list, tuple))
+                                      else [output_args]))
+        self.invoke(func_name)
 
     def get_outputs(self) -> list:
         """This thread's last invoke_stateful result as a list (the fields of a tuple result)."""
@@ -178,32 +385,58 @@ class VirtualMachine:
             raise InputError(f"get_output: index {index} out of range for {len(outs)} output(s)")
         return outs[index]
 
-    def benchmark(self, device=None, *args, func_name="main", repeat=5, number=5, min_repeat_ms=0,
-                  end_to_end=False, **kwargs) -> BenchmarkResult:
-        """Time `func_name` on the given (or set) inputs: repeat x number calls."""
+    def invoke_return_to_device(self, func_name: str, device_type=1, device_id=0, *args):
+        """TVM's end-to-end call: invoke on `args` and copy every tensor result to the host."""
+        result = self.invoke(func_name, *args)
+        for value in (result.fields if isinstance(result, ADT) else [result]):
+            if isinstance(value, NDArray):
+                value.numpy()
+        return result
+
+    @property
+    def module(self) -> PackedModule:
+        """This VM as a runtime module (TVM's `vm.module`): its functions by TVM name and
+        `time_evaluator`, with the kernel library imported."""
+        if self._runtime_module is None:
+            names = ("invoke", "invoke_stateful", "get_output", "get_num_outputs", "get_input_index",
+                     "set_input", "set_one_input", "set_outputs", "invoke_return_to_device")
+            self._runtime_module = PackedModule("VirtualMachine", {n: getattr(self, n) for n in names},
+                                                [self.exe.lib], owner=self)
+        return self._runtime_module
+
+    def benchmark(self, device=None, *args, func_name="main", repeat=5, number=5, min_repeat_ms=None,
+                  limit_zero_time_iterations=100, end_to_end=False, cooldown_interval_ms=0,
+                  repeats_to_cooldown=1, **kwargs) -> BenchmarkResult:
+        """Time `func_name` (TVM's VirtualMachine.benchmark) through `self.module.time_evaluator`:
+        inputs given here are set once before timing; end_to_end=True passes them on every call
+        and copies the results to the host ("invoke_return_to_device")."""
+        min_repeat_ms = 0 if min_repeat_ms is None else min_repeat_ms
+        if end_to_end:
+            packed = list(args)
+            for key, value in kwargs.items():
+                i = self.get_input_index(key, func_name)
+                if i < 0:
+                    raise InputError(f"{func_name}() got an unexpected keyword argument '{key}'")
+                packed += [None] * (i + 1 - len(packed))
+                packed[i] = value
+            return self.module.time_evaluator(
+                "invoke_return_to_device", device, repeat=repeat, number=number,
+                min_repeat_ms=min_repeat_ms, limit_zero_time_iterations=limit_zero_time_iterations)(
+                    func_name, getattr(device, "device_type", 1), getattr(device, "device_id", 0), *packed)
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
-        self.invoke(func_name)                       # warm-up
-        results = []
-        for _ in range(int(repeat)):
-            n = max(int(number), 1)
-            while True:
-                start = time.perf_counter()
-                for _ in range(n):
-                    out = self.invoke(func_name)
-                    if end_to_end:
-                        for o in (out.fields if isinstance(out, ADT) else [out]):
-                            if isinstance(o, NDArray):
-                                o.numpy()
-                elapsed = time.perf_counter() - start
-                if elapsed * 1e3 >= (min_repeat_ms or 0) or n >= 1 << 20:
-                    break
-                n *= 2
-            results.append(elapsed / n)
-        return BenchmarkResult(results)
+        return self.module.time_evaluator(
+            "invoke", device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
+            limit_zero_time_iterations=limit_zero_time_iterations,
+            cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)(func_name)
 
     def _run(self, func_index: int, args):
-        return run_loop(self, func_index, args)
+        apply_to_this_thread()
+        return self._on_device(run_loop(self, func_index, args))
+
+    def _on_device(self, result):
+        """A result of the loop (in host memory) on this VM's device."""
+        return result if self.device == self.host else _to_device(result, self.device)
 
 
 __all__ = ["VirtualMachine", "VMClosure", "Storage", "convert"]

@@ -214,7 +214,7 @@ def test_inputs_differing_only_by_case_get_distinct_macros(tmp_path):
 def test_cuda_target_is_rejected():
     x = relay.var("x", shape=(3,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(x)))
-    with pytest.raises(relay.RelayError, match=r"the AOT executor .*supports targets \['c', 'llvm'\], not 'cuda'"):
+    with pytest.raises(relay.RelayError, match=r"the AOT executor .*supports targets \[.c., .llvm.\], not .cuda."):
         relay.build(mod, target="cuda", executor="aot")
 
 

@@ -102,6 +102,31 @@ def test_export_and_load_in_subprocess(mod, tmp_path):
     assert proc.stdout.startswith("OK") and "expected 3 arguments" in proc.stdout
 
 
+def test_openmp_runtime_outlives_dropped_libraries(mod, tmp_path):
+    """A loaded library with parallel loops links libgomp; dropping it (dlclose) must not unload
+    libgomp while its worker threads live: that crashed the process (SIGSEGV) at exit."""
+    path = str(tmp_path / "kernels.so")
+    mod.export_library(path)
+    script = textwrap.dedent(f"""
+        import gc
+        import numpy as np
+        from relay_backend.runtime import load_module, nd
+        lib = load_module({path!r})
+        x = nd.array(np.ones((3, 4), "float32"))
+        z = nd.empty((3, 4), "float32")
+        lib["axpy"](x, x, z)
+        del lib
+        gc.collect()
+        print(any("libgomp" in line for line in open("/proc/self/maps")))
+    """)
+    env = dict(os.environ, PYTHONPATH=os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    if "gomp" in " ".join(open(path, "rb").read().decode("latin-1").split("\0")):
+        assert proc.stdout.strip() == "True"
+
+
 def test_loaded_module_reexports(mod, tmp_path):
     first = str(tmp_path / "a.so")
     mod.export_library(first)

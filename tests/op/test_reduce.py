@@ -119,7 +119,8 @@ def test_variance_and_std_vs_numpy():
         x, m = s.inputs
         want = np.var(x.astype("float64"), axis=np_axes(s.attrs, x.ndim), ddof=int(s.attrs.unbiased),
                       keepdims=s.attrs.keepdims)
-        np.testing.assert_allclose(vop.ref(x, m, s.attrs), want, rtol=2e-5, atol=1e-6)
+        rtol = 1e-3 if x.dtype == np.float16 else 2e-5      # the result is rounded to x's dtype
+        np.testing.assert_allclose(vop.ref(x, m, s.attrs), want, rtol=rtol, atol=1e-6)
 
 
 def test_constructors_build_calls_with_tvm_signatures():

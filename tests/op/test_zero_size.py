@@ -11,7 +11,7 @@ import pytest
 import relay_backend as relay
 from relay_backend import nd, op
 from relay_backend.backend import te_compiler
-from relay_backend.errors import AttrsError, TypeInferenceError
+from relay_backend.errors import AttrsError, RelayError, TypeInferenceError
 from relay_backend.op.indexing import SplitAttrs
 from relay_backend.op.reduce import ReduceAttrs
 
@@ -111,3 +111,41 @@ def test_split_errors_name_the_fix():
     v = relay.var("x", shape=(6,))
     with pytest.raises(TypeInferenceError, match="past the end of axis 0 of size 6"):
         relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([v], relay.split(v, (2, 7)).astuple())))
+
+
+ARG_EMPTY = [  # (shape, axis): the reduced part has no elements, so there is no index to return
+    ((3, 0), 1),
+    ((0, 4), 0),
+    ((2, 0, 3), (0, 1)),
+    ((3, 0), None),
+]
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm", "aot"])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("shape,axis", ARG_EMPTY)
+def test_arg_reduction_over_an_empty_axis_is_an_error_everywhere(kind, name, shape, axis):
+    """numpy raises on argmax of an empty sequence; compiled code would return the identity's
+    index (INT32_MAX). Every executor rejects the program when the size is known."""
+    v = relay.var("x", shape=shape)
+    mod = relay.IRModule.from_expr(relay.Function([v], getattr(relay, name)(v, axis=axis)))
+    with pytest.raises(TypeInferenceError, match=rf"{name}: .*size 0.*no index"):
+        relay.create_executor(kind, mod=mod).evaluate()(np.zeros(shape, "float32"))
+
+
+def test_arg_reduction_over_an_empty_dynamic_axis_fails_at_run_time():
+    v = relay.var("x", shape=(3, relay.Any()))
+    mod = relay.IRModule.from_expr(relay.Function([v], relay.argmax(v, axis=1)))
+    run = relay.create_executor("vm", mod=mod).evaluate()
+    np.testing.assert_array_equal(run(np.array([[0, 2], [3, 1], [5, 5]], "float32")).numpy(), [1, 0, 0])
+    with pytest.raises(RelayError, match=r"argmax: .*size 0.*no index"):
+        run(np.zeros((3, 0), "float32"))
+
+
+def test_arg_reduction_over_a_non_reduced_empty_axis_is_fine():
+    x = np.zeros((0, 4), "float32")
+    v = relay.var("x", shape=x.shape)
+    mod = relay.IRModule.from_expr(relay.Function([v], relay.argmax(v, axis=1)))
+    for kind in ("debug", "graph"):
+        out = relay.create_executor(kind, mod=mod).evaluate()(x).numpy()
+        assert out.shape == (0,) and out.dtype == np.int32

@@ -1,80 +1,92 @@
-"""runtime.benchmark: the shared timing loop of the graph, AOT (and VM) executors."""
+"""runtime.benchmark: TVM's time evaluator (warm-up, number x repeat, min_repeat_ms growth, zero
+time limit, cooldown, f_preproc by global name) and the executors' `benchmark` built on it."""
 import time
 
 import numpy as np
 import pytest
 
+import relay_backend as relay
 from relay_backend.errors import RelayError
-from relay_backend.runtime.benchmark import BenchmarkResult, benchmark, benchmark_module, time_per_call
+from relay_backend.runtime.benchmark import (GOLDEN_RATIO, BenchmarkResult, benchmark, time_evaluator,
+                                             time_per_call)
+from relay_backend.runtime.packed_module import PackedModule
 
 
 class _Counter:
     def __init__(self, sleep=0.0):
         self.calls = 0
         self.sleep = sleep
+        self.args = []
 
-    def __call__(self):
+    def __call__(self, *args):
         self.calls += 1
+        self.args.append(args)
         if self.sleep:
             time.sleep(self.sleep)
 
 
-def test_benchmark_calls_warmup_then_repeat_times_number():
+def test_evaluator_warms_up_then_runs_repeat_times_number():
     fn = _Counter()
-    result = benchmark(fn, repeat=3, number=4)
+    result = time_evaluator(fn, number=4, repeat=3)("a", 1)
     assert isinstance(result, BenchmarkResult)
-    assert fn.calls == 1 + 3 * 4
-    assert len(result.results) == 3
+    assert fn.calls == 1 + 3 * 4 and set(fn.args) == {("a", 1)}
+    assert len(result.results) == 3 and all(r >= 0 for r in result.results)
+
+
+def test_min_repeat_ms_grows_number_by_at_least_the_golden_ratio():
+    fn = _Counter(sleep=0.001)
+    result = time_evaluator(fn, number=1, repeat=1, min_repeat_ms=10)()
+    # first batch: 1 call (< 10 ms); then number grows to >= max(10 / t + 1, 1.618) until 10 ms
+    assert fn.calls >= 1 + 1 + int(GOLDEN_RATIO)
+    assert 0.0009 <= result.results[0] <= 0.01            # seconds per call, not per batch
+    assert time_per_call(_Counter(sleep=0.001), number=1, min_repeat_ms=5) >= 0.0009
+
+
+def test_zero_time_measurements_stop_after_the_limit():
     fn = _Counter()
-    benchmark(fn, repeat=2, number=0, warmup=False)      # number < 1 still runs one call
-    assert fn.calls == 2
+    clock = iter(range(10 ** 6))
+    ticks = []
+
+    def frozen_clock():                  # every measurement reads the same time: zero duration
+        ticks.append(next(clock))
+        return 0.0
+
+    real = time.perf_counter
+    time.perf_counter = frozen_clock
+    try:
+        result = time_evaluator(fn, number=1, repeat=1, min_repeat_ms=1000, limit_zero_time_iterations=3)()
+    finally:
+        time.perf_counter = real
+    assert result.results == [0.0] and fn.calls == 1 + 3      # warm-up + 3 zero-time tries
 
 
-def test_statistics_match_numpy():
+def test_statistics_match_numpy_and_arguments_are_checked():
     result = benchmark(_Counter(), repeat=7, number=2)
     r = np.array(result.results)
     assert result.mean == pytest.approx(r.mean()) and result.median == pytest.approx(np.median(r))
     assert result.std == pytest.approx(r.std()) and result.min == r.min() and result.max == r.max()
-    assert (r > 0).all()
+    fn = _Counter()
+    benchmark(fn, repeat=2, number=1, warmup=False)
+    assert fn.calls == 2
+    with pytest.raises(RelayError, match="number must be an int >= 1"):
+        time_evaluator(fn, number=0)
+    with pytest.raises(RelayError, match="expected a function"):
+        time_evaluator(3)
 
 
-def test_min_repeat_ms_grows_the_batch():
-    fn = _Counter(sleep=0.001)
-    seconds = time_per_call(fn, number=1, min_repeat_ms=20)
-    assert fn.calls >= 2, "a 1 ms call cannot fill 20 ms in one call"
-    assert 0.0009 <= seconds <= 0.02               # per call, not per batch (sleep >= 1 ms)
-
-
-class _FakeModule:
-    """Records what benchmark_module asks of an executor module."""
-
-    def __init__(self):
-        self.log = []
-
-    def set_input(self, **kwargs):
-        self.log.append(("set_input", tuple(sorted(kwargs))))
-
-    def run(self):
-        self.log.append(("run",))
-
-    def get_num_outputs(self):
-        return 2
-
-    def get_output(self, i):
-        self.log.append(("get_output", i))
-        return type("Out", (), {"numpy": lambda self: np.zeros(1)})()
-
-
-def test_benchmark_module_sets_inputs_once_or_every_call():
-    mod = _FakeModule()
-    benchmark_module(mod, repeat=2, number=1, x=1)
-    assert mod.log.count(("set_input", ("x",))) == 1 and mod.log.count(("run",)) == 3
-    mod = _FakeModule()
-    benchmark_module(mod, repeat=2, number=1, end_to_end=True, x=1)
-    assert mod.log.count(("set_input", ("x",))) == 3
-    assert mod.log.count(("get_output", 1)) == 3
-
-
-def test_benchmark_module_rejects_other_functions():
-    with pytest.raises(RelayError, match="only func_name='run'"):
-        benchmark_module(_FakeModule(), func_name="invoke")
+def test_module_time_evaluator_runs_f_preproc_by_global_name():
+    calls = []
+    relay.register_func("test.benchmark.preproc", lambda *a: calls.append(("pre", a)), override=True)
+    try:
+        mod = PackedModule("Test", {"f": lambda *a: calls.append(("f", a))})
+        result = mod.time_evaluator("f", relay.cpu(), number=2, repeat=2, f_preproc="test.benchmark.preproc",
+                                    cache_flush_bytes=1024)(7)
+    finally:
+        relay.remove_global_func("test.benchmark.preproc")
+    assert len(result.results) == 2
+    assert calls == [("f", (7,)), ("pre", (7,)), ("f", (7,)), ("f", (7,)),
+                     ("pre", (7,)), ("f", (7,)), ("f", (7,))]
+    with pytest.raises(RelayError, match="has no function 'g'"):
+        mod.time_evaluator("g", relay.cpu())
+    with pytest.raises(RelayError, match="Cannot find global function 'test.benchmark.none'"):
+        mod.time_evaluator("f", relay.cpu(), f_preproc="test.benchmark.none")

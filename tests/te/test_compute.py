@@ -116,3 +116,16 @@ def test_errors_name_the_problem():
     k = te.reduce_axis((0, 4), "k")
     with pytest.raises(CompileError, match="must be the whole body"):
         te.compute((1,), lambda i: te.sum(A[k], axis=k) + 1.0)
+
+
+@pytest.mark.parametrize("reducer,numpy_fn", [(te.sum, np.any), (te.max, np.any), (te.min, np.all)])
+def test_bool_reductions_are_logical(reducer, numpy_fn):
+    """numpy's bool arithmetic: a sum or max of bools is `or`, a min is `and`; the lowered
+    body holds no bool arithmetic (codegen rejects it)."""
+    A = te.placeholder((3, 4), "bool", name="A")
+    k = te.reduce_axis((0, 4), "k")
+    B = te.compute((3,), lambda i: reducer(A[i, k], axis=k), name="B")
+    a = np.array([[0, 0, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1]], dtype=bool)
+    (b,), func = run_lowered(te.create_schedule(B), [A, B], [a])
+    np.testing.assert_array_equal(b, numpy_fn(a, axis=1))
+    assert "+" not in func.script() and "max(" not in func.script() and "min(" not in func.script()

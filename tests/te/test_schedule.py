@@ -3,7 +3,7 @@ float32 within 1e-5) and shape the loop nest as asked (checked on the printed Pr
 import numpy as np
 import pytest
 
-from relay_backend import te
+from relay_backend import te, tir
 from relay_backend.errors import CompileError
 from .te_helpers import rand, run_lowered
 
@@ -259,6 +259,29 @@ def test_split_random_schedules_match_numpy():
     check()
 
 
+def test_reduction_axis_bound_to_a_thread_is_a_cross_thread_reduction():
+    """k split by 4, k.inner bound to threadIdx.x: each thread accumulates a partial sum in a
+    local buffer and a ThreadAllReduce combines them (serially: one thread, same sums)."""
+    A, B, C, a, b = _matmul()
+    s = te.create_schedule(C)
+    (k,) = C.op.reduce_axis
+    ko, ki = s[C].split(k, factor=4)
+    s[C].reorder(*C.op.axis, ki, ko)
+    s[C].bind(ki, te.thread_axis("threadIdx.x"))
+    func = te.lower(s, [A, B, C], "mm")
+    reduces = [n for n in tir.walk(func.body) if isinstance(n, tir.ThreadAllReduce)]
+    assert len(reduces) == 1 and reduces[0].thread_tag == "threadIdx.x"
+    assert "allreduce_sum" in func.script()
+    (c,), _ = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)
+    s2 = te.create_schedule(C)
+    ko, ki = s2[C].split(C.op.reduce_axis[0], factor=4)
+    s2[C].bind(ki, te.thread_axis("threadIdx.x"))
+    s2[C].reorder(C.op.axis[0], ko, ki, C.op.axis[1])
+    with pytest.raises(CompileError, match="data axes .* inside its reduction loops"):
+        te.lower(s2, [A, B, C], "mm")
+
+
 @pytest.mark.parametrize("how", ["parallel", "bind", "fused"])
 def test_parallel_or_bind_on_a_reduction_axis_is_rejected(how):
     A, B, C, a, b = _matmul()
@@ -269,10 +292,10 @@ def test_parallel_or_bind_on_a_reduction_axis_is_rejected(how):
         with pytest.raises(CompileError, match=r"parallel on stage C: axis 'k.outer' is a "
                                                r"reduction axis.*race"):
             s[C].parallel(ko)
-    elif how == "bind":
+    elif how == "bind":     # across blocks (no cross-block reduction); threadIdx is allowed
         with pytest.raises(CompileError, match=r"bind on stage C: axis 'k.outer' is a "
                                                r"reduction axis"):
-            s[C].bind(ko, te.thread_axis("threadIdx.x"))
+            s[C].bind(ko, te.thread_axis("blockIdx.x"))
     else:
         fused = s[C].fuse(ko, ki)
         with pytest.raises(CompileError, match=r"stage C: axis 'k.outer.k.inner.fused' is a "
@@ -281,3 +304,40 @@ def test_parallel_or_bind_on_a_reduction_axis_is_rejected(how):
     s[C].parallel(C.op.axis[0])                         # a data axis is fine
     (c,), _ = run_lowered(s, [A, B, C], [a, b])
     np.testing.assert_allclose(c, a @ b, **TOL)
+
+
+def test_cache_read_shared_covers_the_whole_block():
+    """A "shared" cache_read attached inside thread-bound loops covers what every thread of the
+    block reads (the threadIdx loops are relaxed), not one thread's slice."""
+    A, B, C, a, b = _matmul()
+    s = te.create_schedule(C)
+    i, j = C.op.axis
+    io, ii = s[C].split(i, factor=2)
+    s[C].bind(io, te.thread_axis("blockIdx.x"))
+    s[C].bind(ii, te.thread_axis("threadIdx.x"))
+    AA = s.cache_read(A, "shared", [C])
+    s[AA].compute_at(s[C], ii)
+    func = te.lower(s, [A, B, C], "mm")
+    allocs = [n for n in tir.walk(func.body) if isinstance(n, tir.Allocate) and n.scope == "shared"]
+    assert [tuple(int(d.value) for d in n.buffer.shape) for n in allocs] == [(2, int(A.shape[1]))]
+    (c,), _ = run_lowered(s, [A, B, C], [a, b])
+    np.testing.assert_allclose(c, a @ b, **TOL)
+    with pytest.raises(CompileError, match="reader .* is not a compute stage"):
+        s.cache_read(B, "shared", [A])
+
+
+def test_stages_attached_at_one_loop_may_read_each_other():
+    """sum reads max, both computed at out's row loop (softmax's structure): max's region covers
+    the sibling's reads too."""
+    x = te.placeholder((3, 5), "float32", name="x")
+    k1, k2 = te.reduce_axis((0, 5), "k1"), te.reduce_axis((0, 5), "k2")
+    mx = te.compute((3,), lambda i: te.max(x[i, k1], axis=k1), name="mx")
+    sm = te.compute((3,), lambda i: te.sum(x[i, k2] - mx[i], axis=k2), name="sm")
+    out = te.compute((3, 5), lambda i, j: x[i, j] - mx[i] + sm[i], name="out")
+    s = te.create_schedule(out)
+    s[mx].compute_at(s[out], out.op.axis[0])
+    s[sm].compute_at(s[out], out.op.axis[0])
+    xv = rand(3, 5)
+    (got,), _ = run_lowered(s, [x, out], [xv])
+    want = xv - xv.max(1, keepdims=True) + (xv - xv.max(1, keepdims=True)).sum(1, keepdims=True)
+    np.testing.assert_allclose(got, want, **TOL)

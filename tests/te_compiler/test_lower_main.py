@@ -117,3 +117,20 @@ def test_not_a_static_graph():
     d = relay.var("d", shape=(relay.Any(), 2))
     with pytest.raises(GraphCodegenError, match="static shapes"):
         lower_main(_typed_main([d], d))
+
+
+@pytest.mark.parametrize("kind", ["graph", "aot"])
+def test_tuple_result_nested_900_deep(kind):
+    """Flattening main's result type and regrouping the outputs walk the tuple type without
+    recursion (a RecursionError before)."""
+    depth = 900
+    x = relay.var("x", shape=(2,))
+    out = relay.add(x, relay.const(1.0))
+    for _ in range(depth):
+        out = relay.Tuple([out])
+    mod = relay.IRModule.from_expr(relay.Function([x], out))
+    value = relay.create_executor(kind, mod=mod).evaluate()(np.array([1, 2], "float32"))
+    for _ in range(depth):
+        assert len(value) == 1
+        value = value[0]
+    np.testing.assert_array_equal(value.numpy(), [2, 3])

@@ -92,9 +92,9 @@ def test_user_implementation_with_higher_plevel_is_chosen(compiler):
         assert best.name == "relu.mine" and calls
         cached = compiler.lower(_primitive(), "llvm")
         assert ("nn.relu", "relu.mine") in cached.implementations
-        # not registered for cuda's keys: the generic one is chosen there
+        # not registered for cuda's keys: the generic GPU schedule is chosen there
         best, _ = te_compiler.select_implementation(op, None, [x], relay.TensorType((4,)), "cuda")
-        assert best.name == "injective.generic"
+        assert best.name == "injective.gpu"
     finally:
         unregister_strategy("nn.relu", "x86", fstrategy)
 
@@ -202,27 +202,23 @@ def test_schedule_error_names_the_anchor_op(compiler):
         unregister_strategy("add", "x86", fstrategy)
 
 
-def test_disk_key_depends_on_implementation_code_and_host_cpu(monkeypatch):
-    from relay_backend.strategy.base import OpImplementation
-    from relay_backend.te_compiler import cache
+def test_disk_key_depends_on_the_lowered_code_and_host_cpu():
+    from dataclasses import replace
+    from relay_backend.codegen import llvm_cache, llvm_target
 
-    def compute_a(attrs, inputs, out_type):
-        return inputs
+    def key(func, spec):                                              # lowered afresh each time
+        (prim,) = te_compiler.TECompiler().lower(func, "llvm").funcs.values()
+        return llvm_cache.kernel_key(prim, spec, "llvm", True)
 
-    def compute_b(attrs, inputs, out_type):
-        return list(inputs)
-
-    fp = cache.implementations_fingerprint
-    same = fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 10))])
-    assert same == fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 10))])
-    assert same != fp([("nn.relu", OpImplementation(compute_b, schedule_default, "relu.x", 10))])
-    assert same != fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.y", 10))])
-    assert same != fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 11))])
-    key = cache.CCacheKey(_primitive(), "llvm")
-    here = key.disk_key("k", same)
-    assert here == key.disk_key("k", same) and here != key.disk_key("k", "other")
-    monkeypatch.setattr(cache, "host_cpu_fingerprint", lambda: ("x86_64/othercpu", "+sse2"))
-    assert key.disk_key("k", same) != here
+    spec = llvm_target.machine_spec("llvm")
+    here = key(_primitive(), spec)
+    assert here == key(_primitive(), spec)                            # rebuilt: the same key
+    x = relay.var("x", shape=(2, 3))                                  # another kernel
+    other = relay.Function([x], relay.nn.relu(x)).with_attr("Primitive", 1)
+    assert key(other, spec) != here
+    assert key(_primitive(), replace(spec, cpu="othercpu")) != here
+    assert key(_primitive(), replace(spec, features=spec.features + ",-avx2")) != here
+    assert key(_primitive(), replace(spec, opt_level=2)) != here
 
 
 def test_disk_cache_never_serves_a_kernel_built_with_another_implementation(tmp_path):
@@ -258,3 +254,22 @@ def test_disk_cache_never_serves_a_kernel_built_with_another_implementation(tmp_
     for r in runs:
         assert r.returncode == 0, r.stderr
     assert [r.stdout.split() for r in runs] == [["1", "0"], ["1", "0"], ["0", "1"], ["0", "1"]]
+
+
+def test_cache_key_and_cached_func_compare_as_tvm_objects(compiler):
+    """As TVM Objects: `==`, same_as and hash go by identity; the cache still matches keys
+    structurally, and lower() takes a CCacheKey (its target wins) as well as a Function."""
+    key1 = te_compiler.CCacheKey(_primitive(name="x"), "llvm")
+    key2 = te_compiler.CCacheKey(_primitive(name="renamed"), "llvm")
+    assert key1.same_as(key1) and key1 == key1 and not key1.same_as(key2) and key1 != key2
+    assert len({key1, key2, key1}) == 2 and hash(key1) == hash(key1)
+    cached = compiler.lower(key1)
+    assert compiler.lower(key2, target="c") is cached            # structurally equal: one entry
+    assert compiler.lower(_primitive(name="y"), "llvm") is cached
+    assert cached.same_as(cached) and cached == cached and {cached: 1}[cached] == 1
+    (stored_key, value), = compiler.items()
+    assert stored_key is key1 and value.cached_func is cached and value.use_count == 3
+    other = compiler.lower(te_compiler.CCacheKey(_primitive(), "c"))
+    assert other != cached and not other.same_as(cached) and other.target.kind.name == "c"
+    with pytest.raises(CompileError, match="a primitive relay Function or a CCacheKey"):
+        compiler.lower("not a function")

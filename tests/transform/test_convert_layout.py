@@ -7,6 +7,7 @@ import pytest
 import relay_backend as relay
 from relay_backend import transform
 from relay_backend.errors import RelayError
+from relay_backend.testing.executors import flatten
 
 from .normal_form_helpers import run_opt_pass
 
@@ -23,10 +24,12 @@ def typed(func):
 
 def same_values(before, after):
     args = [RNG.normal(size=[int(d) for d in p.type_annotation.shape]).astype("float32") for p in before.params]
-    want = relay.create_executor().evaluate(before)(*args).numpy()
+    want = flatten(relay.create_executor().evaluate(before)(*args))
     for kind in ("debug", "graph"):
-        got = relay.create_executor(kind, mod=relay.IRModule.from_expr(after)).evaluate()(*args).numpy()
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        got = flatten(relay.create_executor(kind, mod=relay.IRModule.from_expr(after)).evaluate()(*args))
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 def test_no_convert_when_already_in_the_layout():
@@ -116,3 +119,55 @@ def test_layout_transform_round_trip_and_errors():
             relay.Function([x], relay.layout_transform(x, "NCHW", "NCHW3c"))))
     with pytest.raises(RelayError, match="ConvertLayout expects"):
         transform.ConvertLayout(["NHWC"])
+
+
+def _nhwc_conv(x, w):
+    return relay.nn.conv2d(x, w, padding=(1, 1), data_layout="NHWC", kernel_layout="HWIO")
+
+
+def test_concatenate_of_converted_convs():
+    """TVM's test_conv_concat_convert_layout: both branches of the concatenate stay in NCHW,
+    the axis moves from 3 to 1, and one transform brings the result back."""
+    x = relay.var("x", shape=(1, 4, 4, 3))
+    w1, w2 = relay.var("w1", shape=(3, 3, 3, 3)), relay.var("w2", shape=(3, 3, 3, 3))
+    y = _nhwc_conv(x, w1)
+    before = relay.Function([x, w1, w2], relay.concatenate([y, _nhwc_conv(y, w2)], axis=3))
+    after = convert(before, {"nn.conv2d": ["NCHW", "default"]})
+
+    def conv(d, w):
+        return relay.nn.conv2d(d, relay.layout_transform(w, "HWIO", "OIHW"), padding=(1, 1))
+    ye = conv(relay.layout_transform(x, "NHWC", "NCHW"), w1)
+    expected = relay.Function([x, w1, w2], relay.layout_transform(
+        relay.concatenate([ye, conv(ye, w2)], axis=1), "NCHW", "NHWC"))
+    relay.assert_structural_equal(after, typed(expected))
+    same_values(before, after)
+
+
+def test_concatenate_with_an_unconverted_branch():
+    """A branch still in the original layout is transformed to the converted one."""
+    x = relay.var("x", shape=(1, 4, 4, 3))
+    w = relay.var("w", shape=(3, 3, 3, 3))
+    before = relay.Function([x, w], relay.concatenate([_nhwc_conv(x, w), relay.nn.relu(x)], axis=-1))
+    after = convert(before, {"nn.conv2d": ["NCHW", "default"]})
+    concat = after.body.args[0]
+    assert concat.op.name == "concatenate" and concat.attrs.axis == 1
+    assert concat.args[0].fields[1].op.name == "layout_transform"
+    same_values(before, after)
+
+
+def test_split_and_transpose_follow_the_layout():
+    """split's axis is remapped and its parts stay converted; a transpose absorbs the change,
+    so its output needs no transform back."""
+    x = relay.var("x", shape=(1, 4, 4, 3))
+    w = relay.var("w", shape=(3, 3, 3, 4))
+    parts = relay.split(_nhwc_conv(x, w), 2, axis=3)
+    summed = relay.add(parts[0], parts[1])
+    before = relay.Function([x, w], relay.Tuple([summed, relay.transpose(relay.nn.relu(summed), (0, 3, 1, 2))]))
+    after = convert(before, {"nn.conv2d": ["NCHW", "default"]})
+    calls = [n for n in relay.ir.functor.all_nodes_post_order(after) if isinstance(n, relay.Call)]
+    split = next(c for c in calls if c.op.name == "split")
+    transpose = next(c for c in calls if c.op.name == "transpose")
+    assert split.attrs.axis == 1 and tuple(transpose.attrs.axes) == (0, 1, 2, 3)
+    assert [c.op.name for c in calls].count("layout_transform") == 3    # x, w and summed back
+    assert transpose.args[0].op.name == "nn.relu"
+    same_values(before, after)

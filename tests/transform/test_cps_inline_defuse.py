@@ -39,14 +39,25 @@ def test_cps_round_trip_with_closures_and_branches():
         np.testing.assert_allclose(evaluate(direct, None, data), evaluate(func, None, data), rtol=1e-6)
 
 
-def test_cps_adds_cps_copies_of_called_globals():
+def _double_twice_module():
+    """main(x) = @double(@double(x)) with @double(a) = a + a."""
     mod = relay.IRModule()
     g = relay.GlobalVar("double")
     a = relay.var("a", shape=(), dtype=F32)
     mod[g] = relay.Function([a], relay.add(a, a))
     x = relay.var("x", shape=(), dtype=F32)
     mod["main"] = relay.Function([x], relay.Call(g, [relay.Call(g, [x])]))
-    mod = transform.InferType()(mod)
+    return mod
+
+
+def _cps_round_trip(mod):
+    with transform.PassContext(opt_level=3):
+        return transform.Sequential([transform.InferType(), transform.ToCPS(), transform.InferType(),
+                                     transform.UnCPS(), transform.InferType()])(mod)
+
+
+def test_cps_adds_cps_copies_of_called_globals():
+    mod = transform.InferType()(_double_twice_module())
     cps = to_cps(mod["main"], mod)
     assert "double_cps" in mod
     mod["main"] = un_cps(_typed(cps, mod)[0])
@@ -56,12 +67,22 @@ def test_cps_adds_cps_copies_of_called_globals():
 
 def test_cps_passes_on_a_module():
     x = relay.var("x", shape=(2,))
-    mod = relay.IRModule.from_expr(relay.Function([x], relay.exp(relay.negative(x))))
-    with transform.PassContext(opt_level=3):
-        out = transform.Sequential([transform.InferType(), transform.ToCPS(), transform.InferType(),
-                                    transform.UnCPS(), transform.InferType()])(mod)
+    out = _cps_round_trip(relay.IRModule.from_expr(relay.Function([x], relay.exp(relay.negative(x)))))
     data = np.array([0.5, 1.0], F32)
     np.testing.assert_allclose(evaluate(out["main"], out, data), np.exp(-data), rtol=1e-6)
+
+
+def test_cps_passes_on_a_module_with_called_globals():
+    """ToCPS then UnCPS on a whole module: main and @double are wrapped back into direct style,
+    while @double_cps, which the CPS code calls, stays in CPS (wrapping it too, as Relay's
+    UnCPS does, would leave main calling it with one argument too many)."""
+    mod = _double_twice_module()
+    out = _cps_round_trip(mod)
+    assert sorted(gv.name_hint for gv in out.functions) == ["double", "double_cps", "main"]
+    assert len(out["double_cps"].params) == 2 and len(out["double"].params) == 1
+    assert out["main"].checked_type == transform.InferType()(mod)["main"].checked_type
+    assert evaluate(out["main"], out, np.float32(1.5)) == pytest.approx(6.0)
+    assert evaluate(out["double"], out, np.float32(1.5)) == pytest.approx(3.0)
 
 
 def test_cps_rejects_primitive_functions():
@@ -179,12 +200,17 @@ def test_eta_expand_constructor():
 
 
 # --- LambdaLift -----------------------------------------------------------------------------------
-def test_lambda_lift_closure_becomes_global():
+def _closure_module():
+    """main(x) = let f = fn (y) { x + y }; f(x): a closure capturing x."""
     x = relay.var("x", shape=(2,))
     y = relay.var("y", shape=(2,))
     f = relay.Var("f")
     body = relay.Let(f, relay.Function([y], relay.add(x, y)), relay.Call(f, [x]))
-    mod = transform.InferType()(relay.IRModule.from_expr(relay.Function([x], body)))
+    return transform.InferType()(relay.IRModule.from_expr(relay.Function([x], body)))
+
+
+def test_lambda_lift_closure_becomes_global():
+    mod = _closure_module()
     lifted = transform.LambdaLift()(mod)
     assert transform.LambdaLift().info.opt_level == 1
     names = sorted(gv.name_hint for gv in lifted.functions)
@@ -193,3 +219,29 @@ def test_lambda_lift_closure_becomes_global():
                 and n is not lifted["main"]]
     data = np.array([1.0, 2.0], F32)
     np.testing.assert_allclose(evaluate(lifted["main"], lifted, data), 2 * data)
+
+
+def test_lambda_lift_is_idempotent_on_lifted_closures():
+    """A lifted closure's global holds the closure's function literal as its body; a second
+    LambdaLift (the VM compiler runs one after a user's pipeline) leaves it alone instead of
+    lifting it once more, and still lifts lambdas nested inside it."""
+    once = transform.LambdaLift()(_closure_module())
+    twice = transform.LambdaLift()(once)
+    assert sorted(gv.name_hint for gv in twice.functions) == sorted(gv.name_hint for gv in once.functions)
+    for gv in once.functions:
+        relay.assert_structural_equal(twice[gv.name_hint], once[gv])
+
+    # a lambda put inside the lifted closure's body afterwards is still lifted
+    closure_gv = next(gv for gv in once.functions if gv.name_hint != "main")
+    holder = once[closure_gv]
+    z = relay.var("z", shape=(2,))
+    g = relay.Var("g")
+    inner = holder.body
+    nested_body = relay.Let(g, relay.Function([z], relay.negative(z)), relay.Call(g, [inner.body]))
+    once[closure_gv] = relay.Function(holder.params, relay.Function(inner.params, nested_body),
+                                      None, holder.type_params, holder.attrs)
+    once = transform.InferType()(once)
+    again = transform.LambdaLift()(once)
+    assert len(again.functions) == 3
+    data = np.array([1.0, 2.0], F32)
+    np.testing.assert_allclose(evaluate(again["main"], again, data), -2 * data)

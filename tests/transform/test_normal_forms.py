@@ -92,7 +92,7 @@ def test_anf_keeps_let_variables_and_flattens_nested_lets():
     c = relay.const(1.0)
     inner = relay.Let(x, relay.add(c, c), x)
     anf = run_opt_pass(relay.multiply(inner, inner), [transform.ToANormalForm(), transform.InferType()])
-    v0, v1, v2 = relay.Var("v0"), relay.Var("v1"), relay.Var("v2")
+    v0, v2 = relay.Var("v0"), relay.Var("v2")
     expected = relay.Let(v0, c, relay.Let(x, relay.add(v0, v0), relay.Let(
         v2, relay.multiply(x, x), v2)))
     relay.assert_structural_equal(anf, run_opt_pass(expected, transform.InferType()))

@@ -10,6 +10,8 @@ import pytest
 import relay_backend as relay
 from relay_backend import transform
 from relay_backend.errors import RelayError
+from relay_backend.op.mixed_precision import MIXED_PRECISION_ALWAYS, register_mixed_precision_conversion
+from relay_backend.op.registry import get as get_op
 
 RNG = np.random.default_rng(0)
 
@@ -102,6 +104,48 @@ def test_clip_outside_float16_range_stays_float32():
     assert outside.body.checked_type.dtype == "float32"
 
 
+def test_registered_rule_with_float32_accumulation():
+    """A rule registered at a higher level may ask for float32 accumulation with a float16
+    output (Relay's [category, accumulation dtype, output dtype]): the op gets out_dtype float32
+    and a cast to float16 follows."""
+    dense_op = get_op("nn.dense")
+    default_rule = dense_op.get_attr("FTVMMixedPrecisionConversionType")
+    register_mixed_precision_conversion(
+        "nn.dense", lambda call, mixed: [MIXED_PRECISION_ALWAYS, "float32", mixed], level=11)
+    try:
+        x, w = relay.var("x", shape=(2, 8)), relay.var("w", shape=(4, 8))
+        before = relay.Function([x, w], relay.nn.dense(x, w))
+        after = amp(before)
+    finally:
+        dense_op.reset_attr("FTVMMixedPrecisionConversionType")
+        register_mixed_precision_conversion("nn.dense", default_rule)
+    expected = relay.Function([x, w], relay.cast(relay.nn.dense(
+        relay.cast(x, "float16"), relay.cast(w, "float16"), out_dtype="float32"), "float16"))
+    relay.assert_structural_equal(after, typed(expected))
+    close(before, after)
+    assert amp(before).body.op.name == "nn.dense"     # the default rule is back
+
+
+def test_casts_keep_their_target_type():
+    """cast's dtype is what the program asks for, not an accumulation type (Relay changes only
+    out_dtype and the dtype of zeros/ones/full): an int -> float32 cast stays float32, and so
+    does, on a second run, the float32 cast the first run put in front of a NEVER op."""
+    i = relay.var("i", shape=(2, 4), dtype="int32")
+    x, w = relay.var("x", shape=(2, 8)), relay.var("w", shape=(4, 8))
+    before = relay.Function([i, x, w], relay.exp(relay.add(relay.nn.dense(x, w), relay.cast(i, "float32"))))
+    once = amp(before)
+    cast_of_int = once.body.args[0].args[1]
+    assert cast_of_int.op.name == "cast" and cast_of_int.checked_type.dtype == "float32"
+    twice = transform.InferType()(transform.ToMixedPrecision("float16")(relay.IRModule.from_expr(once)))["main"]
+    assert twice.body.op.name == "exp" and twice.body.args[0].checked_type.dtype == "float32"
+    args = [RNG.integers(-3, 3, size=(2, 4)).astype("int32"), RNG.uniform(-1, 1, size=(2, 8)).astype("float32"),
+            RNG.uniform(-1, 1, size=(4, 8)).astype("float32")]
+    want = relay.create_executor().evaluate(before)(*args).numpy()
+    for after in (once, twice):
+        got = relay.create_executor().evaluate(after)(*args).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+
+
 def test_missing_op_modes():
     x = relay.var("x", shape=(1, 4, 3, 3))
     before = relay.Function([x], relay.nn.lrn(x))     # lrn has no rule: FOLLOW
@@ -113,3 +157,34 @@ def test_missing_op_modes():
         amp(before, missing_op_mode=0)
     with pytest.raises(RelayError, match="Missing op mode"):
         transform.ToMixedPrecision("float16", 3)
+
+
+def _module_with_functions(dtype):
+    """main calls a global function @layer (dense + relu) and a let-bound closure (sigmoid)."""
+    mod = relay.IRModule()
+    layer = relay.GlobalVar("layer")
+    a, b = relay.var("a", shape=(2, 8), dtype=dtype), relay.var("b", shape=(4, 8), dtype=dtype)
+    mod[layer] = relay.Function([a, b], relay.nn.relu(relay.nn.dense(a, b)))
+    x, w = relay.var("x", shape=(2, 8), dtype=dtype), relay.var("w", shape=(4, 8), dtype=dtype)
+    c = relay.var("c", shape=(2, 4), dtype=dtype)
+    f = relay.Var("f")
+    mod["main"] = relay.Function([x, w], relay.Let(f, relay.Function([c], relay.sigmoid(c)),
+                                                   relay.Call(f, [relay.Call(layer, [x, w])])))
+    return transform.InferType()(mod)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_functions_keep_their_signatures(dtype):
+    """Every function but the entry keeps its type (its body runs in the mixed type and casts
+    back), so the calls between functions still type-check, whatever the program's float type."""
+    before = _module_with_functions(dtype)
+    after = transform.InferType()(transform.ToMixedPrecision("float16")(before))
+    assert after["layer"].checked_type == before["layer"].checked_type
+    dense = after["layer"].body.args[0].args[0]
+    assert dense.op.name == "nn.dense" and dense.checked_type.dtype == "float16"
+    closure = after["main"].body.value
+    assert closure.checked_type == before["main"].body.value.checked_type
+    args = [RNG.uniform(-1, 1, size=(2, 8)).astype(dtype), RNG.uniform(-1, 1, size=(4, 8)).astype(dtype)]
+    want = relay.create_executor("debug", mod=before).evaluate()(*args).numpy()
+    got = relay.create_executor("debug", mod=after).evaluate()(*args).numpy()
+    np.testing.assert_allclose(got.astype("float64"), want, atol=0.02, rtol=1e-2)

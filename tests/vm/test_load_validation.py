@@ -142,7 +142,7 @@ def test_unedited_programs_pass_the_verifier_and_run(exes):
 def test_a_run_time_storage_size_over_the_limit_raises_allocation_error(exes, size, error):
     code, lib = exes["dyn"]
     exe = Executable.load_exec(edit_vm(code, _set(LOAD_CONSTI, 1, size, nth=2)), lib)   # `load_consti $6 8`
-    with pytest.raises(error, match=r"VM alloc_storage"):
+    with pytest.raises(error, match=r"alloc_storage"):
         rvm.VirtualMachine(exe, relay.cpu()).run(np.zeros((2, 3), "float32"))
 
 

@@ -9,7 +9,13 @@ have no gradient.
 """
 from . import elemwise, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
 
-NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any")
+# boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
+NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
+                      "annotation.checkpoint", "annotation.stop_fusion", "annotation.compiler_begin",
+                      "annotation.compiler_end", "on_device",
+                      # dyn ops: their shapes are run-time values (Relay registers no gradient)
+                      "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
+                      "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
 
 
 def differentiable_ops() -> list:

@@ -17,3 +17,8 @@ __all__ = ["relu", "leaky_relu", "prelu", "conv2d", "contrib_conv2d_nchwc", "con
            "dense", "contrib_dense_pack", "matmul", "batch_matmul", "batch_flatten", "bias_add", "dropout", "dropout_raw", "pad", "batch_norm", "layer_norm", "lrn", "max_pool2d",
            "avg_pool2d", "global_max_pool2d", "global_avg_pool2d", "adaptive_avg_pool2d", "softmax",
            "log_softmax", "fast_softmax"]
+
+import sys as _sys  # noqa: E402
+from ..keywords import check_namespace as _check_namespace  # noqa: E402
+
+_check_namespace(_sys.modules[__name__], __all__)   # a misspelled keyword names the valid ones

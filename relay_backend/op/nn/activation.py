@@ -14,6 +14,7 @@ from ..relations import identity_rel
 from ..tensor import real_attr
 from . import _common as C
 from . import _te as T
+from .misc import channel_params_fill
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +86,7 @@ def _prelu_compute(attrs, inputs, out_type):
 
 
 PRELU = defop("nn.prelu", inputs=("data", "alpha"), attrs=PReluAttrs, rel=_prelu_rel,
+              fill_inputs=channel_params_fill(1),
               pattern=OpPattern.BROADCAST, ref=_prelu_ref, level=3, compute=_prelu_compute,
               samples=lambda rng: [Sample([S.rand(rng, (1, 3, 2, 2)), S.rand(rng, (3,), low=0, high=1)], PReluAttrs()),
                                    Sample([S.rand(rng, (2, 4), "float64"), S.rand(rng, (4,), "float64")],

@@ -14,7 +14,9 @@ import numpy as np
 from ... import te
 from ...errors import OpNotImplemented
 from ...ir.attrs import Attrs
-from ...ir.types import TensorType, is_any
+from ...ir.dims import dim_to_str, is_static
+from ...ir.shape_math import dims_differ, mul
+from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -89,13 +91,13 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
     n, c, h, w = _pick(data.shape, attrs.data_layout, "NCHW")
     o, i, kh, kw = _pick(weight.shape, attrs.kernel_layout, "OIHW")
     g = attrs.groups
-    if not is_any(c) and c % g:
+    if is_static(c) and c % g:
         raise C.rel_error(OP, f"groups={g} does not divide the {c} input channels", **types)
-    if not is_any(o) and o % g:
+    if is_static(o) and o % g:
         raise C.rel_error(OP, f"groups={g} does not divide the {o} output channels of the weight", **types)
-    if not (is_any(c) or is_any(i)) and i * g != c:
-        raise C.rel_error(OP, f"data has {c} input channels but weight expects {i * g} "
-                              f"({i} per group x groups={g})", **types)
+    if dims_differ(mul(i, g), c):
+        raise C.rel_error(OP, f"data has {dim_to_str(c)} input channels but weight expects "
+                              f"{dim_to_str(mul(i, g))} ({dim_to_str(i)} per group x groups={g})", **types)
     if attrs.channels is not None and not C.dim_matches(o, attrs.channels):
         raise C.rel_error(OP, f"channels={attrs.channels} but weight has {o} output channels", **types)
     if attrs.kernel_size is not None and not (C.dim_matches(kh, attrs.kernel_size[0])
@@ -103,9 +105,6 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
         raise C.rel_error(OP, f"kernel_size={attrs.kernel_size} but weight has kernel ({kh}, {kw})", **types)
     out_hw = []
     for axis, (size, k) in enumerate(((h, kh), (w, kw))):
-        if is_any(k):
-            out_hw.append(k)
-            continue
         out = C.window_out_dim(size, k, attrs.strides[axis], attrs.dilation[axis],
                                attrs.padding[axis], attrs.padding[axis + 2])
         if out is None:
@@ -115,6 +114,18 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
         out_hw.append(out)
     return TensorType(_place((n, o) + tuple(out_hw), "NCHW", _out_layout(attrs)),
                       C.result_dtype(attrs.out_dtype, data.dtype))
+
+
+def _conv2d_fill_inputs(arg_types, attrs) -> dict:
+    """The weight's type when it is not annotated, from channels and kernel_size (TVM's
+    Conv2DRel): (channels, C / groups, KH, KW) of the data's dtype. Grouped convolutions need
+    the weight annotated, as in TVM."""
+    data, weight = arg_types
+    if weight is not None or not isinstance(data, TensorType) or data.ndim != 4:
+        return {}
+    if attrs.channels is None or attrs.kernel_size is None or attrs.groups != 1:
+        return {}
+    return {1: TensorType((attrs.channels, data.shape[1]) + tuple(attrs.kernel_size), data.dtype)}
 
 
 def _conv2d_ref(data, weight, attrs):
@@ -160,6 +171,9 @@ def _conv2d_samples(rng):
                "depthwise, channel multiplier 2"),
         Sample([S.rand(rng, (1, 3, 4, 4), "float64"), S.rand(rng, (2, 3, 1, 1), "float64")], A()),
         Sample([S.rand(rng, (1, 2, 5, 5), "float16"), S.rand(rng, (2, 2, 3, 3), "float16")], A(padding=1)),
+        Sample([S.rand(rng, (1, S.FLOAT16_REDUCTION_TERMS // 8, 4, 4), "float16", 0, 1),
+                S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS // 8, 3, 3), "float16", 0, 1)], A(),
+               "float16, 9/8 x FLOAT16_REDUCTION_TERMS terms per output"),
         Sample([S.rand(rng, (1, 3, 5, 5), "int8", -100, 100), S.rand(rng, (4, 3, 3, 3), "int8", -100, 100)],
                A(out_dtype="int32"), "int8 inputs accumulate in int32"),
         Sample([S.rand(rng, (1, 6, 5, 3)), S.rand(rng, (3, 3, 3, 4))],
@@ -204,7 +218,7 @@ def _conv2d_compute(attrs, inputs, out_type):
 
 CONV2D = defop(OP, inputs=("data", "weight"), attrs=Conv2DAttrs, rel=_conv2d_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_conv2d_ref, samples=_conv2d_samples, level=2,
-               compute=_conv2d_compute,
+               compute=_conv2d_compute, fill_inputs=_conv2d_fill_inputs,
                doc="out[n, o, y, x] = sum_{c, p, q} pad(data)[n, g(o)*C/G + c, y*sh + p*dh, x*sw + q*dw]"
                    " * weight[o, c, p, q]")
 

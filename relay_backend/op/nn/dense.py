@@ -7,8 +7,10 @@ import dataclasses
 import numpy as np
 
 from ... import te
-from ...ir.attrs import Attrs
-from ...ir.types import Any, TensorType, is_any
+from ...ir.attrs import Attrs, always_printed
+from ...ir.dims import dim_to_str
+from ...ir.shape_math import broadcast_dims
+from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -36,7 +38,7 @@ def _contract(shape, k_ext, load_a, load_b, out_type, name, tag):
 # --- nn.dense ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class DenseAttrs(Attrs):
-    units: int = None
+    units: int = always_printed(None)
     out_dtype: str = ""
 
     def __post_init__(self):
@@ -55,12 +57,30 @@ def _dense_rel(arg_types, attrs) -> TensorType:
         raise C.rel_error(op, "data must have rank >= 1", **types)
     C.expect_rank(op, weight, 2, "weight", **types)
     if not C.dim_matches(data.shape[-1], weight.shape[1]):
-        raise C.rel_error(op, f"input has {data.shape[-1]} features but weight expects {weight.shape[1]}",
-                          **types)
+        raise C.rel_error(op, f"input has {dim_to_str(data.shape[-1])} features but weight expects "
+                              f"{dim_to_str(weight.shape[1])}", **types)
     units = weight.shape[0]
-    if attrs.units is not None and not C.dim_matches(units, attrs.units):
-        raise C.rel_error(op, f"units={attrs.units} but weight has {units} rows", **types)
+    if attrs.units is not None:
+        if not C.dim_matches(units, attrs.units):
+            raise C.rel_error(op, f"units={attrs.units} but weight has {dim_to_str(units)} rows", **types)
+        units = attrs.units
     return TensorType(data.shape[:-1] + (units,), C.result_dtype(attrs.out_dtype, data.dtype))
+
+
+def _weight_from_units(transpose_b: bool):
+    def fill_inputs(arg_types, attrs) -> dict:
+        """An unannotated weight's type from `units` and the data's reduction dim, as TVM's
+        MatmulRel assigns it: (units, K) when transposed (dense), else (K, units)."""
+        data, weight = arg_types
+        if weight is not None or attrs.units is None or not isinstance(data, TensorType) or data.ndim < 1:
+            return {}
+        transpose_a = getattr(attrs, "transpose_a", False)
+        if transpose_a and data.ndim < 2:
+            return {}
+        reduce = data.shape[-2] if transpose_a else data.shape[-1]
+        shape = (attrs.units, reduce) if transpose_b else (reduce, attrs.units)
+        return {1: TensorType(shape, data.dtype)}
+    return fill_inputs
 
 
 def _dense_ref(data, weight, attrs):
@@ -72,6 +92,8 @@ def _dense_samples(rng):
             Sample([S.rand(rng, (3, 2, 5)), S.rand(rng, (4, 5))], DenseAttrs(units=4)),
             Sample([S.rand(rng, (1, 6), "float64"), S.rand(rng, (3, 6), "float64")], DenseAttrs()),
             Sample([S.rand(rng, (2, 16), "float16"), S.rand(rng, (4, 16), "float16")], DenseAttrs()),
+            Sample([S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1),
+                    S.rand(rng, (3, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1)], DenseAttrs(), "float16, long dot"),
             Sample([S.rand(rng, (3, 10), "int8", -100, 100), S.rand(rng, (5, 10), "int8", -100, 100)],
                    DenseAttrs(out_dtype="int32"), "int8 inputs accumulate in int32")]
 
@@ -86,7 +108,7 @@ def _dense_compute(attrs, inputs, out_type):
 
 DENSE = defop("nn.dense", inputs=("data", "weight"), attrs=DenseAttrs, rel=_dense_rel,
               pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_dense_ref, samples=_dense_samples, level=1,
-              compute=_dense_compute,
+              compute=_dense_compute, fill_inputs=_weight_from_units(True),
               doc="out[..., u] = sum_k data[..., k] * weight[u, k]")
 
 
@@ -98,7 +120,7 @@ def dense(data, weight, units=None, out_dtype=""):
 # --- nn.matmul -----------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class MatmulAttrs(Attrs):
-    units: int = None
+    units: int = always_printed(None)
     out_dtype: str = ""
     transpose_a: bool = False
     transpose_b: bool = False
@@ -126,10 +148,14 @@ def _matmul_rel(arg_types, attrs) -> TensorType:
         reduce_a, out_prefix = a.shape[-1], a.shape[:-1]
     reduce_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else (b.shape[0], b.shape[1])
     if not C.dim_matches(reduce_a, reduce_b):
-        raise C.rel_error(op, f"reduction dims differ: tensor_a has {reduce_a}, tensor_b has {reduce_b} "
-                              f"(transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b})", **types)
-    if attrs.units is not None and not C.dim_matches(n, attrs.units):
-        raise C.rel_error(op, f"units={attrs.units} but tensor_b gives {n} output columns", **types)
+        raise C.rel_error(op, f"reduction dims differ: tensor_a has {dim_to_str(reduce_a)}, tensor_b has "
+                              f"{dim_to_str(reduce_b)} (transpose_a={attrs.transpose_a}, "
+                              f"transpose_b={attrs.transpose_b})", **types)
+    if attrs.units is not None:
+        if not C.dim_matches(n, attrs.units):
+            raise C.rel_error(op, f"units={attrs.units} but tensor_b gives {dim_to_str(n)} output columns",
+                              **types)
+        n = attrs.units
     return TensorType(out_prefix + (n,), C.result_dtype(attrs.out_dtype, a.dtype))
 
 
@@ -146,7 +172,9 @@ def _matmul_samples(rng):
             Sample([S.rand(rng, (5, 3)), S.rand(rng, (5, 4))], MatmulAttrs(transpose_a=True)),
             Sample([S.rand(rng, (2, 5, 3), "float64"), S.rand(rng, (4, 5), "float64")],
                    MatmulAttrs(transpose_a=True, transpose_b=True)),
-            Sample([S.rand(rng, (2, 3, 6)), S.rand(rng, (6, 2))], MatmulAttrs(units=2))]
+            Sample([S.rand(rng, (2, 3, 6)), S.rand(rng, (6, 2))], MatmulAttrs(units=2)),
+            Sample([S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1),
+                    S.rand(rng, (S.FLOAT16_REDUCTION_TERMS, 3), "float16", 0, 1)], MatmulAttrs(), "float16, long dot")]
 
 
 def _matmul_compute(attrs, inputs, out_type):
@@ -166,7 +194,7 @@ def _matmul_compute(attrs, inputs, out_type):
 
 MATMUL = defop("nn.matmul", inputs=("tensor_a", "tensor_b"), attrs=MatmulAttrs, rel=_matmul_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_matmul_ref, samples=_matmul_samples, level=1,
-               compute=_matmul_compute,
+               compute=_matmul_compute, fill_inputs=_weight_from_units(False),
                doc="out = op_a(a) @ op_b(b), op_x transposing when transpose_x")
 
 
@@ -191,17 +219,13 @@ class BatchMatmulAttrs(Attrs):
 
 
 def _batch_dim(op, ba, bb, types):
-    """Batch dims broadcast when one is 1; Any meets n gives n (or Any when n is 1)."""
-    if is_any(ba) and is_any(bb):
-        return Any()
-    if is_any(ba) or is_any(bb):
-        known = bb if is_any(ba) else ba
-        return Any() if known == 1 else known
-    if ba == bb or bb == 1:
-        return ba
-    if ba == 1:
-        return bb
-    raise C.rel_error(op, f"batch dimensions {ba} and {bb} differ and neither is 1", **types)
+    """Batch dims broadcast as in BroadcastRel (a batch of 1 meets any batch; Any meets n gives
+    n; symbolic batches must be provably equal)."""
+    batch = broadcast_dims(ba, bb)
+    if batch is None:
+        raise C.rel_error(op, f"batch dimensions {dim_to_str(ba)} and {dim_to_str(bb)} differ and neither "
+                              f"is 1", **types)
+    return batch
 
 
 def _batch_matmul_rel(arg_types, attrs) -> TensorType:
@@ -216,8 +240,9 @@ def _batch_matmul_rel(arg_types, attrs) -> TensorType:
     m, ka = (a.shape[2], a.shape[1]) if attrs.transpose_a else (a.shape[1], a.shape[2])
     n, kb = (b.shape[1], b.shape[2]) if attrs.transpose_b else (b.shape[2], b.shape[1])
     if not C.dim_matches(ka, kb):
-        raise C.rel_error(op, f"reduction dims differ: tensor_a has {ka}, tensor_b has {kb} "
-                              f"(transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b})", **types)
+        raise C.rel_error(op, f"reduction dims differ: tensor_a has {dim_to_str(ka)}, tensor_b has "
+                              f"{dim_to_str(kb)} (transpose_a={attrs.transpose_a}, "
+                              f"transpose_b={attrs.transpose_b})", **types)
     batch = _batch_dim(op, a.shape[0], b.shape[0], types)
     return TensorType((batch, m, n), C.result_dtype(attrs.out_dtype, a.dtype))
 
@@ -237,7 +262,10 @@ def _batch_matmul_samples(rng):
             Sample([S.rand(rng, (2, 5, 3), "float64"), S.rand(rng, (1, 4, 5), "float64")],
                    BatchMatmulAttrs(transpose_a=True, transpose_b=True)),
             Sample([S.rand(rng, (2, 4, 8), "int8", -50, 50), S.rand(rng, (2, 3, 8), "int8", -50, 50)],
-                   BatchMatmulAttrs(out_dtype="int32"))]
+                   BatchMatmulAttrs(out_dtype="int32")),
+            Sample([S.rand(rng, (2, 2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1),
+                    S.rand(rng, (2, 3, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1)], BatchMatmulAttrs(),
+                   "float16, long dot")]
 
 
 def _batch_matmul_compute(attrs, inputs, out_type):

@@ -7,9 +7,11 @@ import numpy as np
 
 from ... import te, tir
 from ...errors import AttrsError
-from ...ir.attrs import Attrs, check_choice
-from ...ir.expr import Expr, TupleWrapper, const
-from ...ir.types import Any, TensorType, TupleType, is_any
+from ...ir.attrs import Attrs, always_printed, check_choice
+from ...ir.expr import Constant, Expr, TupleWrapper, const
+from ...ir.dims import is_static
+from ...ir.shape_math import add, prod
+from ...ir.types import TensorType, TupleType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -38,6 +40,19 @@ def _bias_add_rel(arg_types, attrs) -> TensorType:
     return data
 
 
+def channel_params_fill(*indices):
+    """fill_inputs for per-channel parameters (bias, gamma, beta, moving stats, alpha) at
+    `indices`: each unannotated one is a (C,) vector of the data's dtype, C = data.shape[axis],
+    as TVM's BiasAddRel / BatchNormRel / LayerNormRel / PReluRel assign them."""
+    def fill_inputs(arg_types, attrs) -> dict:
+        data = arg_types[0]
+        if not isinstance(data, TensorType) or not -data.ndim <= attrs.axis < data.ndim:
+            return {}
+        vec = TensorType((data.shape[attrs.axis],), data.dtype)
+        return {i: vec for i in indices if arg_types[i] is None}
+    return fill_inputs
+
+
 def _bias_add_ref(x, bias, attrs):
     shape = [1] * x.ndim
     shape[attrs.axis % x.ndim] = bias.shape[0]
@@ -53,6 +68,7 @@ def _bias_add_compute(attrs, inputs, out_type):
 
 BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel=_bias_add_rel,
                  pattern=OpPattern.BROADCAST, ref=_bias_add_ref, level=1, compute=_bias_add_compute,
+                 fill_inputs=channel_params_fill(1),
                  samples=lambda rng: [
                      Sample([S.rand(rng, (2, 3, 2, 2)), S.rand(rng, (3,))], BiasAddAttrs()),
                      Sample([S.rand(rng, (4, 5), "float64"), S.rand(rng, (5,), "float64")], BiasAddAttrs(-1)),
@@ -69,14 +85,12 @@ def bias_add(data, bias, axis=1):
 
 # --- nn.batch_flatten ----------------------------------------------------------------------------
 def _batch_flatten_rel(arg_types, attrs=None) -> TensorType:
-    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any."""
+    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any (a static 0 gives 0)."""
     op = "nn.batch_flatten"
     data = C.tensor_arg(op, arg_types[0], "data")
     if data.ndim < 1:
         raise C.rel_error(op, "data must have rank >= 1 (a batch axis)", data=data)
-    rest = data.shape[1:]
-    flat = Any() if any(is_any(d) for d in rest) else int(np.prod(rest, dtype=np.int64))
-    return TensorType((data.shape[0], flat), data.dtype)
+    return TensorType((data.shape[0], prod(data.shape[1:])), data.dtype)
 
 
 def _batch_flatten_compute(attrs, inputs, out_type):
@@ -97,6 +111,7 @@ def _batch_flatten_compute(attrs, inputs, out_type):
 
 
 BATCH_FLATTEN = defop("nn.batch_flatten", inputs=("data",), rel=_batch_flatten_rel, pattern=OpPattern.INJECTIVE,
+                      is_reshape=True,
                       compute=_batch_flatten_compute,
                       ref=lambda x, a: x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64))),
                       level=1,
@@ -115,7 +130,7 @@ def batch_flatten(data):
 # --- nn.pad --------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class PadAttrs(Attrs):
-    pad_width: tuple = ()
+    pad_width: tuple = always_printed(())
     pad_mode: str = "constant"
 
     def __post_init__(self):
@@ -143,8 +158,8 @@ def _pad_rel(arg_types, attrs) -> TensorType:
                               f"{data.ndim}; give one pair per axis", **types)
     out = []
     for axis, (d, (before, after)) in enumerate(zip(data.shape, attrs.pad_width)):
-        if is_any(d):
-            out.append(Any())
+        if not is_static(d):       # Any stays Any, a symbolic size gets the padding added
+            out.append(add(d, before + after))
             continue
         if attrs.pad_mode == "reflect" and max(before, after) >= max(d, 1):
             raise C.rel_error(op, f"reflect padding of ({before}, {after}) on axis {axis} needs the axis to be "
@@ -181,21 +196,26 @@ def _pad_source_index(i, before: int, size, mode: str):
     return tir.if_then_else(j >= size, 2 * (size - 1) - j, j)
 
 
-def _pad_compute(attrs, inputs, out_type):
-    """constant: pad_value (cast to data's dtype) outside the data; edge/reflect: index maps."""
-    x, value = inputs
+def pad_stage(x, value, widths, mode: str, out_shape):
+    """The te stage of a pad: constant: pad_value (cast to data's dtype) outside the data;
+    edge/reflect: index maps. `widths` are (before, after) pairs of ints or index expressions
+    (dyn.nn.pad reads them from a tensor), `out_shape` the output's te dims."""
     shape = T.dims(x)
-    out_shape = [d + b + a for d, (b, a) in zip(shape, attrs.pad_width)]
-    if attrs.pad_mode == "constant":
+    if mode == "constant":
         def f(*i):
-            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, attrs.pad_width)])
-            source = tuple(k - b for k, (b, _) in zip(i, attrs.pad_width))
+            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, widths)])
+            source = tuple(k - b for k, (b, _) in zip(i, widths))
             return te.if_then_else(inside, x[source], value[()].astype(x.dtype))
     else:
         def f(*i):
-            return x[tuple(_pad_source_index(k, b, d, attrs.pad_mode)
-                           for k, d, (b, _) in zip(i, shape, attrs.pad_width))]
-    return [te.compute(out_shape, f, name="pad", tag=PAD.tag)]
+            return x[tuple(_pad_source_index(k, b, d, mode) for k, d, (b, _) in zip(i, shape, widths))]
+    return te.compute(out_shape, f, name="pad", tag=PAD.tag)
+
+
+def _pad_compute(attrs, inputs, out_type):
+    x, value = inputs
+    out_shape = [d + b + a for d, (b, a) in zip(T.dims(x), attrs.pad_width)]
+    return [pad_stage(x, value, attrs.pad_width, attrs.pad_mode, out_shape)]
 
 
 PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel, pattern=OpPattern.INJECTIVE,
@@ -204,9 +224,16 @@ PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
-    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr."""
+    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr.
+    A pad_width given as a non-constant Relay expression (a (rank, 2) integer tensor) builds
+    dyn.nn.pad, as TVM does."""
     if not isinstance(pad_value, Expr):
         pad_value = const(pad_value)
+    if isinstance(pad_width, Constant):
+        pad_width = pad_width.data.numpy().tolist()
+    if isinstance(pad_width, Expr):
+        from ..dyn import nn as dyn_nn     # dyn ops build on this module's ops
+        return dyn_nn.pad(data, pad_width, pad_value, pad_mode)
     return PAD(data, pad_value, attrs=PadAttrs(pad_width, pad_mode))
 
 

@@ -16,6 +16,7 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from .misc import channel_params_fill
 
 
 def _along(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
@@ -115,7 +116,7 @@ def _batch_norm_compute(attrs, inputs, out_type):
 
 BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNormAttrs, rel=_batch_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_batch_norm_ref, samples=_batch_norm_samples, level=1,
-                   compute=_batch_norm_compute,
+                   compute=_batch_norm_compute, fill_inputs=channel_params_fill(1, 2, 3, 4),
                    doc="out = (data - mean) / sqrt(var + eps) * gamma + beta; also returns mean, var")
 
 
@@ -162,7 +163,11 @@ def _layer_norm_samples(rng):
     return [Sample(inputs((2, 3, 8), -1), A()),
             Sample(inputs((4, 6), 1, "float64"), A(axis=1, epsilon=1e-6)),
             Sample(inputs((2, 5, 3), 1), A(axis=1, center=False, scale=False)),
-            Sample(inputs((3, 16), -1, "float16"), A())]
+            Sample(inputs((3, 16), -1, "float16"), A()),
+            Sample([S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", 0, 1000),
+                    S.rand(rng, (S.FLOAT16_REDUCTION_TERMS,), "float16", 0.5, 1.5),
+                    S.rand(rng, (S.FLOAT16_REDUCTION_TERMS,), "float16")], A(),
+                   "float16, long axis whose sum and variance overflow float16")]
 
 
 def _layer_norm_compute(attrs, inputs, out_type):
@@ -188,7 +193,7 @@ def _layer_norm_compute(attrs, inputs, out_type):
 
 LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=LayerNormAttrs, rel=_layer_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_layer_norm_ref, samples=_layer_norm_samples, level=1,
-                   compute=_layer_norm_compute,
+                   compute=_layer_norm_compute, fill_inputs=channel_params_fill(1, 2),
                    doc="out = (data - mean_axis) / sqrt(var_axis + eps) * gamma + beta")
 
 
@@ -234,10 +239,13 @@ def _lrn_ref(x, attrs):
 
 
 def _lrn_samples(rng):
+    n = S.FLOAT16_REDUCTION_TERMS
     return [Sample([S.rand(rng, (1, 7, 3, 3))], LRNAttrs()),
             Sample([S.rand(rng, (2, 4, 5), "float64")], LRNAttrs(size=3, axis=1, bias=1.0, alpha=0.5, beta=0.5)),
             Sample([S.rand(rng, (2, 3, 6))], LRNAttrs(size=4, axis=-1, bias=1.5, alpha=0.2, beta=0.75),
-                   "even size: window [i-2, i+2)")]
+                   "even size: window [i-2, i+2)"),
+            Sample([S.rand(rng, (1, n, 1, 1), "float16", 0.5, 0.7)], LRNAttrs(size=n, bias=1.0, alpha=2.0, beta=1.0),
+                   "float16, long window (alpha/size * window sum is 0.4 to 0.7)")]
 
 
 def _lrn_compute(attrs, inputs, out_type):

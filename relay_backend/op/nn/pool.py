@@ -13,6 +13,7 @@ The te computes read cells outside the input as the fill value (-inf / 0) and co
 avg divisor in closed form from the same rule.
 """
 import dataclasses
+import math
 
 import numpy as np
 
@@ -26,6 +27,10 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from .layout_view import check_layouts, in_layout
+
+# a window of LONG_SIDE^2 >= S.FLOAT16_REDUCTION_TERMS values near 100 (their float16 sum overflows):
+# the float16 accumulation guard sample
+LONG_SIDE = math.isqrt(S.FLOAT16_REDUCTION_TERMS - 1) + 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,6 +174,8 @@ def _pool_samples(attrs_cls):
                                                             ceil_mode=True, **extra)),
             Sample([S.rand(rng, (1, 2, 8, 8), "float16")], A(pool_size=2, strides=1, dilation=2, **extra)),
             Sample([S.rand(rng, (1, 2, 5, 5))], A(pool_size=3, strides=1, padding=1, **extra)),
+            Sample([S.rand(rng, (1, 2, LONG_SIDE, LONG_SIDE), "float16", 100, 101)], A(pool_size=LONG_SIDE),
+                   "float16, one long window"),
             Sample([S.rand(rng, (1, 6, 5, 3))], A(pool_size=(3, 2), strides=2, padding=(1, 0), layout="NHWC",
                                                   **extra), "NHWC"),
             Sample([S.rand(rng, (1, 2, 7, 6, 4))], A(pool_size=3, strides=2, padding=1, ceil_mode=True,
@@ -292,6 +299,8 @@ def _global_samples(rng):
     return [Sample([S.rand(rng, (1, 3, 4, 5))], GlobalPool2DAttrs()),
             Sample([S.rand(rng, (2, 2, 7, 7), "float64")], GlobalPool2DAttrs()),
             Sample([S.rand(rng, (1, 4, 3, 3), "float16")], GlobalPool2DAttrs()),
+            Sample([S.rand(rng, (1, 2, LONG_SIDE, LONG_SIDE), "float16", 100, 101)], GlobalPool2DAttrs(),
+                   "float16, long window"),
             Sample([S.rand(rng, (2, 3, 4, 5))], GlobalPool2DAttrs(layout="NHWC"), "NHWC"),
             Sample([S.rand(rng, (1, 2, 3, 4, 3))], GlobalPool2DAttrs(layout="NCHW3c"), "channel-blocked NCHW3c")]
 
@@ -378,6 +387,8 @@ def _adaptive_samples(rng):
             Sample([S.rand(rng, (1, 2, 5, 9), "float64")], A(output_size=1)),
             Sample([S.rand(rng, (1, 1, 3, 4))], A(output_size=(6, None)), "upsampling bins; None keeps W"),
             Sample([S.rand(rng, (1, 2, 4, 4), "float16")], A()),
+            Sample([S.rand(rng, (1, 1, 2 * LONG_SIDE, 2 * LONG_SIDE), "float16", 100, 101)], A(output_size=(2, 2)),
+                   "float16, long bins"),
             Sample([S.rand(rng, (1, 5, 7, 2))], A(output_size=(2, 3), layout="NHWC"), "NHWC"),
             Sample([S.rand(rng, (1, 2, 5, 5, 8))], A(output_size=(2, 3), layout="NCHW8c"), "channel-blocked NCHW8c")]
 

@@ -54,7 +54,16 @@ def _samples(rng):
             Sample([S.rand(rng, (2, 3, 4))], A(axis=1)),
             Sample([S.rand(rng, (3, 5), "float64", -30, 30)], A(axis=0), "large logits"),
             Sample([S.rand(rng, (4, 8), "float16")], A(axis=-1)),
-            Sample([S.rand(rng, (7,))], A(axis=0))]
+            Sample([S.rand(rng, (7,))], A(axis=0)),
+            Sample([_dominant_first(S.rand(rng, (2, S.FLOAT16_REDUCTION_TERMS), "float16", -5, -3))], A(),
+                   "float16, long axis: many small terms next to one large one")]
+
+
+def _dominant_first(x):
+    """Logits whose first entry holds about half of the softmax mass: the other terms are each
+    below half a float16 ulp of the running sum, so adding up in float16 would drop them."""
+    x[..., 0] = 4
+    return x
 
 
 def _shifted_stages(x, axis, tag, name):
