@@ -11,13 +11,15 @@ The output block ob is the largest divisor of the output channels (per group) up
 `channel_block_limit` (default: one SIMD register of float32, 8 with AVX2, 16 with AVX-512), the
 input block ib the largest divisor of the input channels up to the same limit, so consecutive
 convolutions with equal channel counts agree on their block and need no transform between
-them. Only static float32 calls are altered. The layout transforms are placed by the new ops'
-FInferCorrectLayout rules (op/layout_rules.py); FoldConstant then packs constant weights once.
+them. Only float32 calls of static shapes are altered (symbolic ones keep their layout). The
+layout transforms are placed by the new ops' FInferCorrectLayout rules (op/layout_rules.py);
+FoldConstant then packs constant weights once.
 The limits are plain module-level parameters so a tuner can later make them knobs.
 """
 import dataclasses
 
-from ..ir.types import is_any
+from ..ir.dims import is_static_shape
+from ..ir.types import TensorType
 from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs
 from ..op.nn.dense_pack import DENSE_PACK, DensePackAttrs
 from .base import register_alter_layout
@@ -37,8 +39,10 @@ def channel_block(channels: int, limit: int) -> int:
 
 
 def _static_float(call) -> bool:
+    """Every argument and the result are float32 tensors of static shape (a size variable or
+    Any keeps the call as it is: the blocked kernels are chosen for static shapes)."""
     types = [a.checked_type for a in call.args] + [call.checked_type]
-    return all(getattr(t, "dtype", None) in DTYPES and not any(is_any(d) for d in t.shape) for t in types)
+    return all(isinstance(t, TensorType) and t.dtype in DTYPES and is_static_shape(t.shape) for t in types)
 
 
 def conv2d_nchwc_attrs(call, limit: int = None):

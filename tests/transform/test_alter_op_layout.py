@@ -213,3 +213,31 @@ def test_zoo_network_altered_matches_onnxruntime(name, image, kind):
     assert "nn.contrib_conv2d_NCHWc" in opt.astext() and "nn.conv2d(" not in opt.astext()
     err = np.abs(out - ref).max()
     assert err <= 1e-4 * np.abs(ref).max(), f"{name} on {kind}: max error {err} vs max|ref| {np.abs(ref).max()}"
+
+
+def test_symbolic_shapes_stay_and_run_on_the_vm():
+    """Calls with a size variable in their shapes keep their layout (the blocked kernels are
+    chosen for static shapes); the static calls around them are still altered, and the VM at
+    opt_level 3 computes the numpy-checked interpreter's values for two batch sizes."""
+    n = relay.te.size_var("n")
+    x = relay.var("x", shape=(n, 8, 6, 6))
+    xs = relay.var("xs", shape=(1, 8, 6, 6))
+    w = relay.const(RNG.normal(size=(8, 8, 3, 3)).astype("float32"))
+    wd = relay.const(RNG.normal(size=(16, 8)).astype("float32"))
+    sym = relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1)))
+    rows = relay.nn.dense(relay.reshape(relay.nn.global_avg_pool2d(sym), (-1, 8)), wd)
+    static = relay.nn.conv2d(xs, w, padding=(1, 1))
+    before = relay.Function([x, xs], relay.Tuple([rows, static]))
+    after = alter(before)
+    names = ops(after)
+    assert names.count("nn.conv2d") == 1 and "nn.dense" in names, names
+    assert names.count("nn.contrib_conv2d_NCHWc") == 1, names
+    mod = relay.IRModule.from_expr(before)
+    with transform.PassContext(opt_level=3):
+        run = relay.create_executor("vm", mod=mod).evaluate()
+    for batch in (1, 3):
+        args = [RNG.normal(size=(batch, 8, 6, 6)).astype("float32"), RNG.normal(size=(1, 8, 6, 6)).astype("float32")]
+        want = relay.create_executor().evaluate(before)(*args)
+        got = run(*args)
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-4, atol=1e-4)

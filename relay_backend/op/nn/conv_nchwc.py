@@ -24,7 +24,9 @@ import numpy as np
 
 from ... import te
 from ...errors import AttrsError
-from ...ir.types import TensorType, is_any
+from ...ir.dims import dim_to_str, is_static
+from ...ir.shape_math import dims_differ, mul
+from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -83,21 +85,22 @@ def _windows_out(op, h, w, kh, kw, attrs, types) -> list:
 
 
 def _blocked_args(op, arg_types, attrs):
+    """(data, kernel, types, ib, ob) after the checks both blocked convolutions share. Dims may
+    be symbolic: what is not provably wrong now is checked on the concrete shapes at run time."""
     data = C.tensor_arg(op, arg_types[0], "data")
     kernel = C.tensor_arg(op, arg_types[1], "kernel")
     types = dict(data=data, kernel=kernel)
     C.same_dtype(op, **types)
     C.expect_rank(op, data, 5, f"data ({attrs.data_layout})", **types)
     C.expect_rank(op, kernel, 6, f"kernel ({attrs.kernel_layout})", **types)
-    if any(is_any(d) for d in data.shape + kernel.shape):
-        raise C.rel_error(op, "needs static shapes (AlterOpLayout only creates it for them)", **types)
     ib, ob = blocks(attrs)
     ki, ko = (int(v) for v in _KERNEL.match(attrs.kernel_layout).groups())
-    if data.shape[4] != ib:
-        raise C.rel_error(op, f"data's channel block is {data.shape[4]}, data_layout says {ib}", **types)
-    if (kernel.shape[4], kernel.shape[5]) != (ki, ko):
-        raise C.rel_error(op, f"kernel's blocks are ({kernel.shape[4]}, {kernel.shape[5]}), kernel_layout "
-                              f"{attrs.kernel_layout!r} says ({ki}, {ko})", **types)
+    if dims_differ(data.shape[4], ib):
+        raise C.rel_error(op, f"data's channel block is {dim_to_str(data.shape[4])}, data_layout says {ib}",
+                          **types)
+    if dims_differ(kernel.shape[4], ki) or dims_differ(kernel.shape[5], ko):
+        raise C.rel_error(op, f"kernel's blocks are ({dim_to_str(kernel.shape[4])}, {dim_to_str(kernel.shape[5])}), "
+                              f"kernel_layout {attrs.kernel_layout!r} says ({ki}, {ko})", **types)
     return data, kernel, types, ib, ob
 
 
@@ -105,17 +108,19 @@ def _conv_rel(arg_types, attrs) -> TensorType:
     data, kernel, types, ib, ob = _blocked_args(CONV_OP, arg_types, attrs)
     n, cc, h, w, _ = data.shape
     oc, icc, kh, kw = kernel.shape[:4]
-    c, o, i, g = cc * ib, oc * ob, icc * ib, attrs.groups
-    if kernel.shape[4] != ib:
-        raise C.rel_error(CONV_OP, f"kernel's input block {kernel.shape[4]} differs from data's {ib}", **types)
-    if i * g != c:
-        raise C.rel_error(CONV_OP, f"data has {c} input channels but kernel expects {i * g} "
-                                   f"({i} per group x groups={g})", **types)
-    if o % g or (o // g) % ob or i % ib:
-        raise C.rel_error(CONV_OP, f"groups={g}: the channel blocks ({ib}, {ob}) must divide the "
-                                   f"channels per group ({i} in, {o // g if o % g == 0 else o / g} out)", **types)
-    if attrs.channels is not None and attrs.channels != o:
-        raise C.rel_error(CONV_OP, f"channels={attrs.channels} but kernel has {o} output channels", **types)
+    c, o, i, g = mul(cc, ib), mul(oc, ob), mul(icc, ib), attrs.groups
+    if dims_differ(kernel.shape[4], ib):
+        raise C.rel_error(CONV_OP, f"kernel's input block {dim_to_str(kernel.shape[4])} differs from data's {ib}",
+                          **types)
+    if dims_differ(mul(i, g), c):
+        raise C.rel_error(CONV_OP, f"data has {dim_to_str(c)} input channels but kernel expects "
+                                   f"{dim_to_str(mul(i, g))} ({dim_to_str(i)} per group x groups={g})", **types)
+    if is_static(oc) and int(oc) % g:     # output blocks never straddle a group
+        raise C.rel_error(CONV_OP, f"groups={g}: the output channel block {ob} must divide the "
+                                   f"{int(o) / g:g} output channels per group", **types)
+    if attrs.channels is not None and not C.dim_matches(o, attrs.channels):
+        raise C.rel_error(CONV_OP, f"channels={attrs.channels} but kernel has {dim_to_str(o)} output channels",
+                          **types)
     oh, ow = _windows_out(CONV_OP, h, w, kh, kw, attrs, types)
     return TensorType((n, oc, oh, ow, ob), C.result_dtype(attrs.out_dtype, data.dtype))
 
@@ -124,11 +129,11 @@ def _depthwise_rel(arg_types, attrs) -> TensorType:
     data, kernel, types, ib, ob = _blocked_args(DEPTHWISE_OP, arg_types, attrs)
     n, cc, h, w, _ = data.shape
     oc, icc, kh, kw, ki, _ = kernel.shape
-    c, o = cc * ib, oc * ob
-    if attrs.groups != c or icc != 1 or ki != 1:
+    c, o = mul(cc, ib), mul(oc, ob)
+    if dims_differ(c, attrs.groups) or dims_differ(icc, 1) or dims_differ(ki, 1):
         raise C.rel_error(DEPTHWISE_OP, f"a depthwise kernel is (O/ob, 1, KH, KW, 1, ob) with groups = the "
-                                        f"{c} input channels (groups={attrs.groups})", **types)
-    if o % c:
+                                        f"{dim_to_str(c)} input channels (groups={attrs.groups})", **types)
+    if is_static(o) and is_static(c) and int(o) % int(c):
         raise C.rel_error(DEPTHWISE_OP, f"{o} output channels are not a multiple of the {c} input channels",
                           **types)
     oh, ow = _windows_out(DEPTHWISE_OP, h, w, kh, kw, attrs, types)
@@ -170,8 +175,10 @@ def _blocked_reduction(attrs, inputs, out_type, op, name, extra_axes, body_of):
     data, kernel = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
-    kh, kw = T.dims(kernel)[2:4]
-    (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
+    n, _, h, w, _ = T.dims(data)
+    oc, _, kh, kw, _, ob = T.dims(kernel)
+    (sh, sw), (dh, dw), pads = attrs.strides, attrs.dilation, attrs.padding
+    oh, ow = T.window_out(h, kh, sh, dh, pads[0], pads[2]), T.window_out(w, kw, sw, dw, pads[1], pads[3])
     padded = T.pad_axes_stage(data, (2, 3), attrs.padding, 0, name="pad_data")
     extra = [te.reduce_axis((0, ext), axis_name) for axis_name, ext in extra_axes]
     ry, rx = te.reduce_axis((0, kh), "ry"), te.reduce_axis((0, kw), "rx")
@@ -181,7 +188,7 @@ def _blocked_reduction(attrs, inputs, out_type, op, name, extra_axes, body_of):
         _, _, y, x, _ = index
         value = body_of(padded, kernel, index, y * sh + ry.var * dh, x * sw + rx.var * dw, ry, rx, extra, acc)
         return te.sum(value, axis=axes)
-    out = te.compute(tuple(int(d) for d in out_type.shape), body, name=name, tag=op.tag)
+    out = te.compute((n, oc, oh, ow, ob), body, name=name, tag=op.tag)
     return [T.cast_to(out, dtype, op.tag + ",cast", name + "_cast")]
 
 
@@ -202,7 +209,7 @@ def _conv_compute(attrs, inputs, out_type):
 def _depthwise_compute(attrs, inputs, out_type):
     """One reduction over the window (p, q): output channel c reads input channel c // multiplier."""
     _, cc, _, _, ib = T.dims(inputs[0])
-    _, oc, _, _, ob = (int(d) for d in out_type.shape)
+    oc, _, _, _, _, ob = T.dims(inputs[1])
     multiplier = oc * ob // (cc * ib)
 
     def tap(padded, kernel, index, y_in, x_in, ry, rx, extra, acc):
@@ -214,9 +221,9 @@ def _depthwise_compute(attrs, inputs, out_type):
 
 # --- samples: odd channel counts (blocks that are not the SIMD width), 1x1, strided, dilated, grouped
 def _conv_samples(rng):
-    def case(n, c, h, w, o, k, ib, ob, note, groups=1, dtype="float32", **kw):
-        x = pack_nchw(S.rand(rng, (n, c, h, w), dtype), ib)
-        kern = pack_oihw(S.rand(rng, (o, c // groups, k[0], k[1]), dtype), ib, ob)
+    def case(n, c, h, w, o, k, ib, ob, note, groups=1, dtype="float32", low=-2.0, **kw):
+        x = pack_nchw(S.rand(rng, (n, c, h, w), dtype, low), ib)
+        kern = pack_oihw(S.rand(rng, (o, c // groups, k[0], k[1]), dtype, low), ib, ob)
         attrs = Conv2DNCHWcAttrs(data_layout=f"NCHW{ib}c", kernel_layout=f"OIHW{ib}i{ob}o",
                                  out_layout=f"NCHW{ob}c", groups=groups, **kw)
         return Sample([x, kern], attrs, note)
@@ -228,13 +235,15 @@ def _conv_samples(rng):
         case(1, 8, 5, 5, 12, (3, 3), 2, 3, "grouped (4 groups, blocks inside groups)", groups=4, padding=1),
         case(1, 3, 5, 5, 7, (2, 3), 1, 7, "3 input channels, prime output block", padding=(0, 1)),
         case(1, 4, 4, 4, 4, (3, 3), 4, 2, "float64", dtype="float64", padding=1),
+        case(1, S.FLOAT16_REDUCTION_TERMS // 8, 4, 4, 2, (3, 3), 8, 2, "float16, 9/8 x FLOAT16_REDUCTION_TERMS "
+             "terms per output", dtype="float16", low=0.0),
     ]
 
 
 def _depthwise_samples(rng):
-    def case(c, h, w, multiplier, k, ib, ob, note, dtype="float32", **kw):
-        x = pack_nchw(S.rand(rng, (1, c, h, w), dtype), ib)
-        kern = pack_oihw(S.rand(rng, (c * multiplier, 1, k, k), dtype), 1, ob)
+    def case(c, h, w, multiplier, k, ib, ob, note, dtype="float32", low=-2.0, **kw):
+        x = pack_nchw(S.rand(rng, (1, c, h, w), dtype, low), ib)
+        kern = pack_oihw(S.rand(rng, (c * multiplier, 1, k, k), dtype, low), 1, ob)
         attrs = Conv2DNCHWcAttrs(data_layout=f"NCHW{ib}c", kernel_layout=f"OIHW1i{ob}o",
                                  out_layout=f"NCHW{ob}c", groups=c, **kw)
         return Sample([x, kern], attrs, note)
@@ -243,6 +252,8 @@ def _depthwise_samples(rng):
         case(6, 7, 7, 1, 3, 3, 2, "odd blocks (in 3, out 2), strided", strides=(2, 2), padding=1),
         case(3, 6, 6, 2, 3, 3, 3, "channel multiplier 2", padding=1),
         case(4, 9, 9, 1, 3, 4, 4, "dilated, float64", dtype="float64", dilation=(2, 2), padding=2),
+        case(2, S.LONG_WINDOW_SIDE, S.LONG_WINDOW_SIDE, 1, S.LONG_WINDOW_SIDE, 2, 2,
+             "float16, one window of >= FLOAT16_REDUCTION_TERMS taps", dtype="float16", low=0.0),
     ]
 
 

@@ -15,6 +15,8 @@ import numpy as np
 from ... import te
 from ...errors import AttrsError
 from ...ir.attrs import Attrs
+from ...ir.dims import dim_to_str
+from ...ir.shape_math import mul
 from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
@@ -54,13 +56,14 @@ def _rel(arg_types, attrs) -> TensorType:
         raise C.rel_error(OP, "data must have rank >= 1", **types)
     C.expect_rank(OP, weight, 3, f"weight ({attrs.weight_layout})", **types)
     if not C.dim_matches(weight.shape[2], attrs.block):
-        raise C.rel_error(OP, f"weight's block is {weight.shape[2]}, weight_layout says {attrs.block}", **types)
-    if not C.dim_matches(data.shape[-1], weight.shape[1]):
-        raise C.rel_error(OP, f"input has {data.shape[-1]} features but weight expects {weight.shape[1]}",
+        raise C.rel_error(OP, f"weight's block is {dim_to_str(weight.shape[2])}, weight_layout says {attrs.block}",
                           **types)
-    units = weight.shape[0] * attrs.block
+    if not C.dim_matches(data.shape[-1], weight.shape[1]):
+        raise C.rel_error(OP, f"input has {dim_to_str(data.shape[-1])} features but weight expects "
+                              f"{dim_to_str(weight.shape[1])}", **types)
+    units = mul(weight.shape[0], attrs.block)
     if attrs.units is not None and not C.dim_matches(units, attrs.units):
-        raise C.rel_error(OP, f"units={attrs.units} but the packed weight has {units} rows", **types)
+        raise C.rel_error(OP, f"units={attrs.units} but the packed weight has {dim_to_str(units)} rows", **types)
     return TensorType(data.shape[:-1] + (units,), C.result_dtype(attrs.out_dtype, data.dtype))
 
 
@@ -96,14 +99,15 @@ def _compute(attrs, inputs, out_type):
 
 
 def _samples(rng):
-    def case(rows, k, n, block, note, dtype="float32", **kw):
-        return Sample([S.rand(rng, rows + (k,), dtype), pack_weight(S.rand(rng, (n, k), dtype), block)],
+    def case(rows, k, n, block, note, dtype="float32", low=-2.0, **kw):
+        return Sample([S.rand(rng, rows + (k,), dtype, low), pack_weight(S.rand(rng, (n, k), dtype, low), block)],
                       DensePackAttrs(weight_layout=f"NC{block}n", **kw), note)
     return [case((4,), 16, 16, 8, "4 rows, 2 blocks of 8"),
             case((3,), 7, 15, 5, "odd sizes: 3 rows, K=7, blocks of 5"),
             case((2, 3), 6, 8, 4, "3-D data", units=8),
             case((1,), 12, 6, 3, "one row, float64", dtype="float64"),
-            case((5,), 9, 4, 4, "one block")]
+            case((5,), 9, 4, 4, "one block"),
+            case((2,), S.FLOAT16_REDUCTION_TERMS, 4, 2, "float16, long dot", dtype="float16", low=0.0)]
 
 
 DENSE_PACK = defop(OP, inputs=("data", "weight"), attrs=DensePackAttrs, rel=_rel,

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from ... import te
+from ...ir.shape_math import dims_differ, floordiv, mul
 from ...ir.types import TensorType
 from . import _common as C
 from . import _te as T
@@ -54,14 +55,16 @@ def _from_nchw(layout: str) -> list:
 
 
 def _blocked_rel(rel, arg_types, attrs, block):
+    """The NCHW relation on the unpacked view of (N, C/b, H, W, b) data, its result packed again
+    (symbolic dims allowed; a block dim that is not provably `block` is checked at run time)."""
     data = arg_types[0]
-    if data.ndim != 5 or data.shape[4] != block:
+    if data.ndim != 5 or dims_differ(data.shape[4], block):
         raise C.rel_error("pool", f"data in layout {attrs.layout} must have rank 5 with a last dimension of "
                                   f"{block}", data=data)
     n, cc, h, w, _ = data.shape
-    out = rel([TensorType((n, cc * block, h, w), data.dtype)], attrs)
+    out = rel([TensorType((n, mul(cc, block), h, w), data.dtype)], attrs)
     on, oc, oh, ow = out.shape
-    return TensorType((on, oc // block, oh, ow, block), out.dtype)
+    return TensorType((on, floordiv(oc, block), oh, ow, block), out.dtype)
 
 
 def in_layout(rel=None, ref=None, compute=None):

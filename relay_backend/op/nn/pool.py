@@ -13,7 +13,6 @@ The te computes read cells outside the input as the fill value (-inf / 0) and co
 avg divisor in closed form from the same rule.
 """
 import dataclasses
-import math
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from .layout_view import check_layouts, in_layout
 
 # a window of LONG_SIDE^2 >= S.FLOAT16_REDUCTION_TERMS values near 100 (their float16 sum overflows):
 # the float16 accumulation guard sample
-LONG_SIDE = math.isqrt(S.FLOAT16_REDUCTION_TERMS - 1) + 1
+LONG_SIDE = S.LONG_WINDOW_SIDE
 
 
 @dataclasses.dataclass(frozen=True)
