@@ -43,6 +43,13 @@ def same_values(before, after, kinds=("debug", "graph")):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
+def check_altered(before, expected):
+    """AlterOpLayout turns `before` into `expected` and computes the same values."""
+    after = alter(before)
+    relay.assert_structural_equal(after, typed(expected))
+    same_values(before, after)
+
+
 def nchwc(x, w, ib, ob, **kw):
     return relay.nn.contrib_conv2d_nchwc(x, w, data_layout=f"NCHW{ib}c", kernel_layout=f"OIHW{ib}i{ob}o",
                                          out_layout=f"NCHW{ob}c", **kw)
@@ -59,9 +66,7 @@ def test_conv2d_becomes_nchwc():
     y = nchwc(lt(x, "NCHW", "NCHW8c"), lt(w, "OIHW", "OIHW8i8o"), 8, 8, padding=(1, 1), channels=24,
               kernel_size=(3, 3))
     expected = relay.Function([x, w], lt(y, "NCHW8c", "NCHW"))
-    after = alter(before)
-    relay.assert_structural_equal(after, typed(expected))
-    same_values(before, after)
+    check_altered(before, expected)
 
 
 def test_odd_channels_use_the_largest_dividing_block():
@@ -71,9 +76,7 @@ def test_odd_channels_use_the_largest_dividing_block():
     before = relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(x, w, strides=(2, 2))))
     y = nchwc(lt(x, "NCHW", "NCHW3c"), lt(w, "OIHW", "OIHW3i5o"), 3, 5, strides=(2, 2))
     expected = relay.Function([x, w], lt(relay.nn.relu(y), "NCHW5c", "NCHW"))
-    after = alter(before)
-    relay.assert_structural_equal(after, typed(expected))
-    same_values(before, after)
+    check_altered(before, expected)
 
 
 def test_transforms_cancel_between_blocked_convs():
@@ -133,9 +136,7 @@ def test_depthwise_becomes_depthwise_nchwc():
                                                 padding=(1, 1), groups=16, data_layout="NCHW8c",
                                                 kernel_layout="OIHW1i8o", out_layout="NCHW8c")
     expected = relay.Function([x, w], lt(y, "NCHW8c", "NCHW"))
-    after = alter(before)
-    relay.assert_structural_equal(after, typed(expected))
-    same_values(before, after)
+    check_altered(before, expected)
 
 
 def test_grouped_conv_with_full_blocks_is_blocked_and_narrow_groups_stay():
@@ -159,9 +160,7 @@ def test_dense_becomes_dense_pack_and_one_row_stays():
     expected_packed = relay.nn.contrib_dense_pack(x, lt(w, "NC", "NC5n"), "NC5n")
     expected = relay.Function([x, x1, w], relay.add(relay.sum(expected_packed, axis=0, keepdims=True),
                                                     relay.nn.dense(x1, w)))
-    after = alter(before)
-    relay.assert_structural_equal(after, typed(expected))
-    same_values(before, after)
+    check_altered(before, expected)
 
 
 @pytest.mark.parametrize("target", [None, "c"])
