@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-# argv: builder name, kwargs (JSON). Prints {"wall", "cpu", "llvm"}.
+# argv: builder name, kwargs (JSON), opt_level ("" for PassContext's default). Prints {"wall", "cpu", "llvm"}.
 _CHILD = """
 import json, resource, sys, time
 import relay_backend as relay
@@ -32,7 +32,9 @@ def cpu(who):
     return usage.ru_utime + usage.ru_stime
 before = cpu(resource.RUSAGE_SELF)
 start = time.perf_counter()
-relay.build(mod, target="llvm", params=params)
+opt = relay.transform.PassContext(opt_level=int(sys.argv[3])) if sys.argv[3] else relay.transform.PassContext.current()
+with opt:
+    relay.build(mod, target="llvm", params=params)
 wall = time.perf_counter() - start
 spent = cpu(resource.RUSAGE_SELF) - before
 llvm_pool.shutdown_pool()             # the workers' CPU time counts once they are reaped
@@ -41,21 +43,25 @@ print(json.dumps({"wall": wall, "cpu": spent + cpu(resource.RUSAGE_CHILDREN),
 """
 
 
-def build_in_new_process(builder_name: str, kwargs: dict, **env) -> dict:
-    """{"wall", "cpu", "llvm"} of `relay.build` of onnx_models.<builder_name>(**kwargs) in a new
-    process with the RB_* settings `env` added to this one's environment."""
+def build_in_new_process(builder_name: str, kwargs: dict, opt_level: int = None, **env) -> dict:
+    """{"wall", "cpu", "llvm"} of `relay.build` of onnx_models.<builder_name>(**kwargs) (at
+    `opt_level`, default PassContext's) in a new process with the RB_* settings `env` added to
+    this one's environment."""
     full_env = {**os.environ, "RB_PROGRESS": "0", **env}
-    proc = subprocess.run([sys.executable, "-c", _CHILD, builder_name, json.dumps(kwargs)],
+    level = "" if opt_level is None else str(opt_level)
+    proc = subprocess.run([sys.executable, "-c", _CHILD, builder_name, json.dumps(kwargs), level],
                           env=full_env, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(f"building {builder_name} in a new process failed: {proc.stderr[-800:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def second_process_build_s(builder, kwargs, cache_dir) -> float:
-    """build() wall time in a new process whose disk cache (`cache_dir`) holds what a cold
-    build compiled; a RuntimeError if that process runs any LLVM compile."""
-    result = build_in_new_process(builder.__name__, kwargs, RB_CACHE_DIR=cache_dir, RB_NO_DISK_CACHE="")
+def second_process_build_s(builder, kwargs, cache_dir, opt_level: int = None) -> float:
+    """build() wall time (at `opt_level`, that of the cold build) in a new process whose disk
+    cache (`cache_dir`) holds what a cold build compiled; a RuntimeError if that process runs
+    any LLVM compile."""
+    result = build_in_new_process(builder.__name__, kwargs, opt_level, RB_CACHE_DIR=cache_dir,
+                                  RB_NO_DISK_CACHE="")
     if result["llvm"]:
         raise RuntimeError(f"the second process ran {result['llvm']} LLVM compiles; the disk "
                            f"cache should have served every kernel")

@@ -40,7 +40,7 @@ def optimize(mod, target="llvm", params=None):
         (the optimised IRModule, {}) - the params are part of the module now.
     """
     mod = _as_module(mod, params)
-    return default_pipeline()(mod), {}
+    return default_pipeline(target=target)(mod), {}
 
 
 def _as_module(mod, params) -> IRModule:
@@ -113,7 +113,7 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
     if workspace_memory_pools is not None or constant_memory_pools is not None:
         raise RelayError("build: memory pools are not supported; the graph and AOT executors plan "
                          "one workspace each (omit workspace_memory_pools / constant_memory_pools)")
-    opt_mod = default_pipeline(device_type=target.device_type)(_as_module(mod, params))
+    opt_mod = default_pipeline(target=target)(_as_module(mod, params))
     if executor.name == "aot":  # one C program over a static workspace (aot/)
         from .aot.factory import aot_build
         factory = aot_build(opt_mod, target, mod_name)

@@ -26,7 +26,8 @@ class AotExecutor(CompiledExecutor):
     executor_name = "AOT"
 
     def _build(self, mod):
-        return aot_build(default_pipeline(device_type=self.device.device_type)(mod), self.target)
+        return aot_build(default_pipeline(target=self.target, device_type=self.device.device_type)(mod),
+                         self.target)
 
 
 __all__ = ["AotExecutor"]

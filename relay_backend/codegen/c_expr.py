@@ -206,7 +206,8 @@ class ExprPrinter:
                 continue
             texts = [memo[id(k)][0] for k in kids]
             depth = 1 + max((memo[id(k)][1] for k in kids), default=-1)
-            self._bind(key, self._lower(node, texts), depth, bool(kids) and hoist, node.dtype, uses, memo)
+            text = self._multiply_add(node, kids, uses, memo) or self._lower(node, texts)
+            self._bind(key, text, depth, bool(kids) and hoist, node.dtype, uses, memo)
 
     def _bind(self, key, text, depth, may_hoist, dtype, uses, memo):
         """memo[key] = (text, depth), or a const temporary holding the text when the node is
@@ -283,6 +284,24 @@ class ExprPrinter:
         memo.leave()
         self.owner.indent -= 1
         return self.owner.lines, text, depth
+
+    @staticmethod
+    def _multiply_add(node, kids, uses, memo):
+        """`a*b + c`, `a*b - c`, `c - a*b` on float32/64 as one RB_FMAF / RB_FMA (the LLVM
+        backend's `contract`), when the product is used only there and was not put into a
+        temporary; None otherwise."""
+        if not isinstance(node, (tir.Add, tir.Sub)) or node.dtype not in ("float32", "float64"):
+            return None
+        fma = "RB_FMAF" if node.dtype == "float32" else "RB_FMA"
+        for k, kid in enumerate(kids):
+            if isinstance(kid, tir.Mul) and kid.dtype == node.dtype and uses.get(id(kid), 0) == 1 \
+                    and memo[id(kid)][1] > 0:
+                a, b = memo[id(kid.a)][0], memo[id(kid.b)][0]
+                c = memo[id(kids[1 - k])][0]
+                if isinstance(node, tir.Add):
+                    return f"{fma}({a}, {b}, {c})"
+                return f"{fma}({a}, {b}, -{c})" if k == 0 else f"{fma}(-{a}, {b}, {c})"
+        return None
 
     # ------------------------------------------------------------------ nodes
     def _lower(self, node, t):

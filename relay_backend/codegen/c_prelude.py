@@ -3,9 +3,9 @@ macros and small static inline helpers (float16 conversions, floor division, NaN
 min/max, a stable sigmoid, OpenMP thread queries that degrade to one thread), then the
 vectorizable float32 transcendentals of c_math.py.
 
-`HELPERS` (float16, min/max, floor division, the math helpers) is plain C whose functions are
-declared `RB_INLINE`, so the CUDA backend (cuda_prelude.py) shares it with `__device__`
-functions; `PRELUDE` defines RB_INLINE as `static inline` for C.
+`HELPERS` (FMA contraction, float16, min/max, floor division, the math helpers) is plain C
+whose functions are declared `RB_INLINE`, so the CUDA backend (cuda_prelude.py) shares it with
+`__device__` functions; `PRELUDE` defines RB_INLINE as `static inline` for C.
 
 Everything here is C99 plus guarded GNU extensions, so the file compiles with any C99
 compiler, with or without OpenMP. No heap use anywhere: AOT programs must not allocate.
@@ -13,6 +13,18 @@ compiler, with or without OpenMP. No heap use anywhere: AOT programs must not al
 from .c_math import math_helpers
 
 HELPERS = r"""
+/* ---- a*b+c in one rounding where the CPU has FMA (-march=native) or on a GPU, as the LLVM
+   backend contracts its kernels' multiply-adds (and nvcc its device code); written out only
+   where the printer fuses (c_expr.py, shared by the CUDA emitter), so the polynomial math of
+   the transcendentals keeps one rounding per operation, as in LLVM */
+#if defined(__FMA__) || defined(__CUDA_ARCH__)
+#define RB_FMAF(a, b, c) fmaf((a), (b), (c))
+#define RB_FMA(a, b, c) fma((a), (b), (c))
+#else
+#define RB_FMAF(a, b, c) ((a) * (b) + (c))
+#define RB_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* ---- float16: stored as IEEE binary16 bits (uint16_t), computed in float; every float16
    operation result is rounded back to half precision (round to nearest even, like numpy). */
 #if defined(__FLT16_MAX__) && !defined(RB_NO_FLOAT16)
@@ -138,11 +150,20 @@ PRELUDE = r"""
 #define RB_PARALLEL_FOR
 #endif
 /* vectorized loops: buffers are restrict-qualified, so -O3 vectorizes them; clang is also
-   asked explicitly. No pragma that *asserts* independence is used (it could be wrong). */
+   asked explicitly. Independence is asserted (RB_SIMD) only where the loop is proven free of
+   cross-iteration dependences. */
 #if defined(__clang__)
 #define RB_VECTORIZE _Pragma("clang loop vectorize(enable)")
 #else
 #define RB_VECTORIZE
+#endif
+/* vectorized loops whose iterations are independent (tir/loop_deps.py proves it: each writes
+   its own elements): `omp simd` makes GCC vectorize them before unrolling the loops around
+   them, so a register tile's accumulators stay in vector registers */
+#ifdef _OPENMP
+#define RB_SIMD _Pragma("omp simd")
+#else
+#define RB_SIMD RB_VECTORIZE
 #endif
 
 static inline int32_t rb_thread_id(void) {

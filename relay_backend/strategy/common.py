@@ -52,6 +52,13 @@ def prod(values) -> int:
     return total
 
 
+def nonempty(attrs, inputs, out_type) -> bool:
+    """Every static input dimension > 0 (a strategy condition): the tiled schedules split by the
+    extents, so zero-size tensors fall back to the generic implementation (symbolic dims are
+    split with a guard)."""
+    return all(d > 0 for t in inputs for d in dims_of(t) if isinstance(d, int))
+
+
 def ops_of(s):
     return [st.op for st in s.stages]
 
@@ -83,3 +90,13 @@ def last_reduction(s):
         if isinstance(st.op, te.ComputeOp) and st.op.is_reduction:
             found = st.op
     return found
+
+
+def find_reduction(s, tag: str):
+    """The reduction stage's op of schedule `s` tagged `tag` (a cast stage after it may carry
+    tag + ",cast"), or None."""
+    for stage in s.stages:
+        op = stage.op
+        if isinstance(op, te.ComputeOp) and op.tag == tag and op.is_reduction:
+            return op
+    return None

@@ -2,7 +2,9 @@
 pooling, registered with plevels above the generic 10. Removing this file changes speed only.
 
 Importing registers them (strategy/__init__.py imports this module): x86_dense.py (nn.dense
-packed + batch-1, nn.batch_matmul), x86_conv.py (nn.conv2d NCHW), x86_pool.py (pools); the
-shared tile/epilogue helpers are in x86_common.py.
+packed + batch-1, nn.batch_matmul), x86_conv.py (nn.conv2d NCHW), x86_conv_nchwc.py (the
+channel-blocked convolutions), x86_dense_pack.py (dense on a pre-packed weight), x86_pool.py
+(pools), x86_alter_layout.py (AlterOpLayout's x86 rewrites); the shared tile/epilogue helpers
+are in x86_common.py.
 """
-from . import x86_conv, x86_dense, x86_pool  # noqa: F401  (importing registers them)
+from . import x86_alter_layout, x86_conv, x86_conv_nchwc, x86_dense, x86_dense_pack, x86_pool  # noqa: F401,E501

@@ -15,8 +15,9 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 import functools
 
 from .. import te
-from .common import (all_static, dims_of, divisor_at_most, find_tagged, inline_except,  # noqa: F401
-                     last_reduction, ops_of, prod, same_dims, static_product, static_shape)
+from .common import (all_static, dims_of, divisor_at_most, find_reduction, find_tagged,  # noqa: F401
+                     inline_except, last_reduction, nonempty, ops_of, prod, same_dims, static_product,
+                     static_shape)
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
 VECTOR_BYTES_FALLBACK = 16
@@ -34,6 +35,30 @@ def vector_bytes() -> int:
     except Exception:  # noqa: BLE001  (no LLVM target: a conservative width still works)
         pass
     return VECTOR_BYTES_FALLBACK
+
+
+def vector_registers() -> int:
+    """SIMD registers of this CPU: 32 with AVX-512, else 16."""
+    return 32 if vector_bytes() >= 64 else 16
+
+
+def register_tile(rows: int, col_blocks: int, block: int, registers: int = None) -> tuple:
+    """(col_tile, row_tile) of a register-blocked product out[rows, col_blocks * block]: per
+    reduction step, col_tile weight vectors are loaded and each of row_tile inputs is
+    broadcast against them, accumulating row_tile x col_tile blocks in registers. Picks the
+    tile with the most FMAs per load that fits the registers (accumulators + weight vectors
+    + one broadcast) and divides both extents (a guarded tile costs more than a smaller one)."""
+    vecs = max(1, -(-block // lanes("float32")))
+    registers = registers or vector_registers()
+    best = (None, 1, 1)
+    for ct in (d for d in range(1, col_blocks + 1) if col_blocks % d == 0):
+        for rt in (d for d in range(1, rows + 1) if rows % d == 0):
+            if ct * vecs * (rt + 1) + 1 > registers:
+                continue
+            score = (ct * rt / (rt + ct * vecs), ct * rt)
+            if best[0] is None or score > best[0]:
+                best = (score, ct, rt)
+    return best[1], best[2]
 
 
 def lanes(dtype: str) -> int:
@@ -78,7 +103,8 @@ def parallel_if_large(stage, axis, work) -> None:
 # --- row schedule: NCHW window reductions -----------------------------------------------------
 def schedule_rows(attrs, outs, target):
     """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction (pools,
-    grouped/depthwise conv2d) plus its fused epilogue."""
+    grouped/depthwise conv2d) plus its fused epilogue; for channel-blocked NCHW{b}c data the
+    block is the vector."""
     s = te.create_schedule(outs)
     red = last_reduction(s)
     if red is None:              # nothing to reduce (not expected): plain spatial schedule
@@ -89,24 +115,27 @@ def schedule_rows(attrs, outs, target):
     work = prod(shape) * prod(int(iv.dom.extent.value) for iv in red.reduce_axis)
     inline_except(s)
     out_ops = [t.op for t in outs]
-    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) == 4:
+    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) in (4, 5):
         if out_ops[0] is red:
             R = s.cache_write(red.output(0), "local").op
             O = red
         else:
             O, R = out_ops[0], red
         so = s[O]
-        n, c, y, x = O.axis
+        n, c, y, *inner = O.axis
         row = so.fuse(n, c, y)
         parallel_if_large(so, row, work)
         if shape[-1] > 1:
-            so.vectorize(x)
+            so.vectorize(inner[-1])
         sr = s[R]
         sr.compute_at(so, row)
-        rn, rc, ry, rx = R.axis
-        sr.reorder(*R.reduce_axis, rn, rc, ry, rx)
+        rn, rc, ry, *rinner = R.axis
+        if len(shape) == 4:         # NCHW: the width is the vector, the window outside it
+            sr.reorder(*R.reduce_axis, rn, rc, ry, *rinner)
+        else:                       # NCHW{b}c: per pixel, the window outside the channel block
+            sr.reorder(rn, rc, ry, rinner[0], *R.reduce_axis, rinner[1])
         if shape[-1] > 1:
-            sr.vectorize(rx)
+            sr.vectorize(rinner[-1])
         return s
     # several outputs (or an unexpected shape): reduction rows at the root, the rest generic
     sr = s[red]

@@ -23,7 +23,8 @@ from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
 from .x86_common import (all_static, dims_of, divisor_at_most, finish_others, find_tagged, inline_except,
-                         lanes, parallel_if_large, place_anchor, prod, static_product, static_shape)
+                         lanes, nonempty, parallel_if_large, place_anchor, prod, static_product,
+                         static_shape)
 
 DENSE_TAG = "dense_pack.x86"
 DENSE1_TAG = "dense_batch1.x86"
@@ -266,21 +267,15 @@ batch_matmul_schedule = _packed_schedule(BMM_TAG)
 
 
 # --- registration ----------------------------------------------------------------------------
-def _nonempty(attrs, inputs, out_type):
-    """Every static dimension > 0: the packed/tiled schedules split by the extents, so zero-size
-    tensors fall back to the generic implementation (symbolic rows are split with a guard)."""
-    return all(d > 0 for t in inputs for d in dims_of(t) if isinstance(d, int))
-
-
 def _one_row(attrs, inputs, out_type):
-    return _nonempty(attrs, inputs, out_type) and prod(static_shape(inputs[0])[:-1]) == 1
+    return nonempty(attrs, inputs, out_type) and prod(static_shape(inputs[0])[:-1]) == 1
 
 
 def _few_rows(attrs, inputs, out_type):
     """2..DOT_MAX_ROWS rows and whole 4 x 4 tiles (other tile shapes measured slower than
     dense_pack: LLVM re-vectorizes small unrolled bodies badly)."""
     rows, cols = prod(static_shape(inputs[0])[:-1]), static_shape(inputs[1])[0]
-    return (_nonempty(attrs, inputs, out_type) and 2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
+    return (nonempty(attrs, inputs, out_type) and 2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
             and cols >= 4 * DOT_TILE)
 
 
@@ -291,7 +286,7 @@ def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
         return
     # rows (a batch) may be symbolic: one packed kernel serves every batch size
     strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15,
-                                condition=_nonempty)
+                                condition=nonempty)
     if not all_static(data):
         return
     strategy.add_implementation(dense_dot_compute, dense_dot_schedule, DOT_TAG, 17,

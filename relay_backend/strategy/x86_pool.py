@@ -7,9 +7,11 @@ the op's own compute (so the semantics are the generic ones by construction) wit
         for ow in vectorized: out[n, c, oh, ow] = epilogue(acc[ow])   # avg: / count, fused ops
 
 The window reduction is computed at the row loop of the final output, with the reduction
-axes outside the output width so the width is the vectorized innermost loop. Global pools
+axes outside the output width so the width is the vectorized innermost loop (channel-blocked
+NCHW{b}c pools: per output pixel, the window outside the vectorized channel block). Global pools
 reduce a whole plane per (n, c) and are parallel over (n, c).
 """
+from ..op.nn.layout_view import block_of
 from ..op.registry import get as get_op
 from .base import register_strategy
 from .x86_common import all_static, schedule_rows
@@ -23,8 +25,8 @@ pool_schedule = schedule_rows
 def _make_strategy(op_name):
     def fstrategy(strategy, attrs, inputs, out_type, target):
         op = get_op(op_name)
-        if op.compute is None or not all_static(*inputs) or attrs.layout != "NCHW":
-            return      # the row schedule is written for NCHW; other layouts use the generic one
+        if op.compute is None or not all_static(*inputs) or not (attrs.layout == "NCHW" or block_of(attrs.layout)):
+            return      # the row schedule is written for NCHW and NCHW{b}c; NHWC uses the generic one
         strategy.add_implementation(op.compute, pool_schedule, op_name.split(".")[-1] + ".x86", 15)
     fstrategy.__name__ = f"{op_name.replace('.', '_')}_strategy_x86"
     return fstrategy

@@ -35,6 +35,7 @@ from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldSc
 from .first_order_gradient import FirstOrderGradient
 from .gradient import gradient
 from .convert_layout import ConvertLayout
+from .alter_op_layout import AlterOpLayout
 from .to_mixed_precision import ToMixedPrecision
 from .pipeline import default_pipeline, pipeline_passes, print_pipeline
 from .annotate_spans import AnnotateSpans

@@ -231,9 +231,8 @@ class VMCompiler:
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        # device annotations must name the device the target's kernels run on
-        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True,
-                                         device_type=as_target(target).device_type)(mod)
+        # AlterOpLayout alters for the target; device annotations must name its device
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True, target=as_target(target))(mod)
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
     @shared_parameters(COMPILE_PARAMETERS)

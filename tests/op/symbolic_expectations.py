@@ -111,6 +111,17 @@ case("take:flat", "Tensor[(m), float32]")(lambda: relay.take(_v("x", (N, 7)), _v
 # --- nn ----------------------------------------------------------------------------------------
 case("nn.dense", "Tensor[(n, 16), float32]")(lambda: relay.nn.dense(_v("x", (N, 8)), _v("w", (16, 8))))
 case("nn.dense:units", "Tensor[(n, 10), float32]")(lambda: relay.nn.dense(_v("x", (N, M)), relay.var("w"), units=10))
+# AlterOpLayout's x86 ops: a packed weight (units/8, K, 8); channel-blocked data and kernels
+case("nn.contrib_dense_pack", "Tensor[(n, 16), float32]")(
+    lambda: relay.nn.contrib_dense_pack(_v("x", (N, M)), _v("w", (2, M, 8)), "NC8n"))
+case("nn.contrib_conv2d_NCHWc", "Tensor[(n, 3, (h + 1) // 2, w - 2, 8), float32]")(
+    lambda: relay.nn.contrib_conv2d_nchwc(_v("x", (N, M, H, W, 4)), _v("k", (3, M, 3, 3, 4, 8)), strides=(2, 1),
+                                          padding=(1, 0), data_layout="NCHW4c", kernel_layout="OIHW4i8o",
+                                          out_layout="NCHW8c"))
+case("nn.contrib_depthwise_conv2d_NCHWc", "Tensor[(n, 2, h, w, 4), float32]")(
+    lambda: relay.nn.contrib_depthwise_conv2d_nchwc(_v("x", (N, 2, H, W, 4)), _v("k", (2, 1, 3, 3, 1, 4)), padding=1,
+                                                    groups=8, data_layout="NCHW4c", kernel_layout="OIHW1i4o",
+                                                    out_layout="NCHW4c"))
 case("nn.matmul", "Tensor[(n, m), float32]")(lambda: relay.nn.matmul(_v("a", (4, N)), _v("b", (4, M)), transpose_a=True))
 case("nn.batch_matmul", "Tensor[(n, h, w), float32]")(
     lambda: relay.nn.batch_matmul(_v("a", (N, H, 8)), _v("b", (1, W, 8))))

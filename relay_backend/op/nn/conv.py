@@ -49,6 +49,9 @@ class Conv2DAttrs(Attrs):
         if self.kernel_size is not None:
             set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
         set_("out_dtype", C.out_dtype(self.out_dtype))
+        self._check_layouts()
+
+    def _check_layouts(self):
         _check_order("data_layout", self.data_layout, "NCHW")
         _check_order("kernel_layout", self.kernel_layout, "OIHW")
         if self.out_layout:
