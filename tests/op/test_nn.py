@@ -18,6 +18,8 @@ from relay_backend.ir.types import Any, TensorType, TupleType
 from relay_backend.op import get, list_ops
 from relay_backend.op import nn
 
+from .nn_ext_independent import NN_EXT_INDEPENDENT
+
 def attrs_of(name):
     return get(name).attrs_type
 
@@ -210,6 +212,7 @@ INDEPENDENT = {
     "nn.pad": ind_pad,
     "nn.dropout": lambda x, a: (x, np.ones(x.shape)),
 }
+INDEPENDENT.update(NN_EXT_INDEPENDENT)   # the issue-20 nn ops (tests/op/nn_ext_independent.py)
 
 NN_OPS = [op for op in list_ops() if op.name.startswith("nn.")]
 CASES = [(op, i, s) for op in NN_OPS for i, s in enumerate(op.samples(np.random.default_rng(7)))]

@@ -16,6 +16,9 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       # dyn ops: their shapes are run-time values (Relay registers no gradient)
                       "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
                       "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
+# the issue-20 nn ops Relay registers no gradient for
+NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose",
+                       "nn.conv3d_transpose")
 
 
 def differentiable_ops() -> list:
