@@ -17,3 +17,19 @@ case("nn.conv2d_transpose", "Tensor[(n, 6, h * 2, w + 2), float32]")(
     lambda: relay.nn.conv2d_transpose(_v("x", (N, 2, H, W)), _v("k", (2, 3, 2, 3)), strides=(2, 1), groups=2))
 case("nn.conv3d_transpose", "Tensor[(n, 5, m + 1, h + 1, w + 1), float32]")(
     lambda: relay.nn.conv3d_transpose(_v("x", (N, 3, M, H, W)), relay.var("k"), channels=5, kernel_size=2))
+case("nn.max_pool1d", "Tensor[(n, 3, w // 2), float32]")(lambda: relay.nn.max_pool1d(_v("x", (N, 3, W)), 2, 2))
+case("nn.avg_pool1d", "Tensor[(n, m, w), float32]")(
+    lambda: relay.nn.avg_pool1d(_v("x", (N, M, W)), 3, 1, padding=1))
+case("nn.max_pool3d", "Tensor[(n, 2, m // 2, h // 2, w // 2), float32]")(
+    lambda: relay.nn.max_pool3d(_v("x", (N, 2, M, H, W)), 2, 2))
+case("nn.avg_pool3d", "Tensor[(n, 2, m - 1, h - 1, w - 1), float32]")(
+    lambda: relay.nn.avg_pool3d(_v("x", (N, 2, M, H, W)), 2))
+case("nn.adaptive_max_pool1d", "Tensor[(n, m, 4), float32]")(
+    lambda: relay.nn.adaptive_max_pool1d(_v("x", (N, M, W)), 4))
+case("nn.adaptive_avg_pool1d", "Tensor[(n, m, w), float32]")(lambda: relay.nn.adaptive_avg_pool1d(_v("x", (N, M, W))))
+case("nn.adaptive_max_pool2d", "Tensor[(n, m, 3, w), float32]")(
+    lambda: relay.nn.adaptive_max_pool2d(_v("x", (N, M, H, W)), (3, None)))
+case("nn.adaptive_max_pool3d", "Tensor[(n, 1, 1, 1, m), float32]")(
+    lambda: relay.nn.global_max_pool3d(_v("x", (N, H, W, 2, M)), layout="NDHWC"))
+case("nn.adaptive_avg_pool3d", "Tensor[(n, m, 2, 2, 2), float32]")(
+    lambda: relay.nn.adaptive_avg_pool3d(_v("x", (N, M, H, W, 4)), 2))

@@ -18,7 +18,9 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
 # the issue-20 nn ops Relay registers no gradient for
 NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose",
-                       "nn.conv3d_transpose")
+                       "nn.conv3d_transpose", "nn.max_pool1d", "nn.avg_pool1d", "nn.max_pool3d", "nn.avg_pool3d",
+                       "nn.adaptive_max_pool1d", "nn.adaptive_avg_pool1d", "nn.adaptive_max_pool2d",
+                       "nn.adaptive_max_pool3d", "nn.adaptive_avg_pool3d")
 
 
 def differentiable_ops() -> list:
