@@ -127,6 +127,119 @@ def ind_adaptive(kind):
     return run
 
 
+def ind_depth_to_space(x, a):
+    x = _channel_first(x, a.layout, "NCHW")
+    n, c, h, w = x.shape
+    b = a.block_size
+    out = np.zeros((n, c // (b * b), h * b, w * b), x.dtype)
+    for ch, y, z in itertools.product(range(c // (b * b)), range(h * b), range(w * b)):
+        i, j = y % b, z % b
+        src = (i * b + j) * (c // (b * b)) + ch if a.mode == "DCR" else ch * b * b + i * b + j
+        out[:, ch, y, z] = x[:, src, y // b, z // b]
+    return _back(out, "NCHW", a.layout)
+
+
+def ind_space_to_depth(x, a):
+    x = _channel_first(x, a.layout, "NCHW")
+    n, c, h, w = x.shape
+    b = a.block_size
+    out = np.zeros((n, c * b * b, h // b, w // b), x.dtype)
+    for i, j, ch in itertools.product(range(b), range(b), range(c)):
+        out[:, (i * b + j) * c + ch] = x[:, ch, i:(h // b) * b:b, j:(w // b) * b:b]
+    return _back(out, "NCHW", a.layout)
+
+
+def ind_space_to_batch(x, a):
+    m = len(a.block_shape)
+    padded = np.pad(x, [(0, 0)] + list(a.paddings) + [(0, 0)] * (x.ndim - 1 - m), constant_values=a.pad_value)
+    n = x.shape[0]
+    offsets = list(itertools.product(*[range(b) for b in a.block_shape]))
+    parts = []
+    for off in offsets:          # TensorFlow: output batch = block offset (row-major) * N + n
+        index = (slice(None),) + tuple(slice(o, None, b) for o, b in zip(off, a.block_shape))
+        parts.append(padded[index])
+    return np.concatenate(parts, axis=0).reshape((n * len(offsets),) + parts[0].shape[1:])
+
+
+def ind_batch_to_space(x, a):
+    m = len(a.block_shape)
+    offsets = list(itertools.product(*[range(b) for b in a.block_shape]))
+    n = x.shape[0] // len(offsets)
+    full = np.zeros((n,) + tuple(s * b for s, b in zip(x.shape[1:1 + m], a.block_shape)) + x.shape[1 + m:], x.dtype)
+    for k, off in enumerate(offsets):
+        index = (slice(None),) + tuple(slice(o, None, b) for o, b in zip(off, a.block_shape))
+        full[index] = x[k * n:(k + 1) * n]
+    return full[(slice(None),) + tuple(slice(c0, full.shape[1 + i] - c1) for i, (c0, c1) in enumerate(a.crops))]
+
+
+def ind_mirror_pad(x, a):
+    edge = 1 if a.mode == "REFLECT" else 0
+    index = []
+    for d, (before, after) in zip(x.shape, a.pad_width):
+        left = [-p - 1 + edge for p in range(-before, 0)]       # position p < 0 mirrors to -p - 1 (+ 1)
+        right = [2 * d - 1 - p - edge for p in range(d, d + after)]
+        index.append(np.array(left + list(range(d)) + right, dtype=int))
+    return x[np.ix_(*index)]
+
+
+def ind_dilate(x, a):
+    out = np.full([(d - 1) * s + 1 if d else 0 for d, s in zip(x.shape, a.strides)], a.dilation_value)
+    for i in itertools.product(*[range(d) for d in x.shape]):
+        out[tuple(k * s for k, s in zip(i, a.strides))] = x[i]
+    return out
+
+
+def _cubic(t, alpha=-0.5):
+    """Keys' kernel at distance t."""
+    t = abs(t)
+    if t <= 1:
+        return (alpha + 2) * t ** 3 - (alpha + 3) * t ** 2 + 1
+    if t < 2:
+        return alpha * t ** 3 - 5 * alpha * t ** 2 + 8 * alpha * t - 4 * alpha
+    return 0.0
+
+
+def _source(o, size, out, mode):
+    if mode == "align_corners":
+        return o * (size - 1) / (out - 1) if out > 1 else 0.0
+    if mode == "half_pixel":
+        return (o + 0.5) * size / out - 0.5
+    return o * size / out
+
+
+def _taps(o, size, out, method, mode):
+    """[(input index, weight)] along one axis for output index o."""
+    x = _source(o, size, out, mode)
+    clamp = lambda i: min(max(i, 0), size - 1)  # noqa: E731
+    if method == "nearest":
+        return [(clamp(int(np.rint(x)) if mode == "align_corners" else math.floor(x + 1e-5)), 1.0)]
+    base = math.floor(x)
+    if method == "linear":
+        return [(clamp(base), 1 - (x - base)), (clamp(base + 1), x - base)]
+    return [(clamp(base + k), _cubic(x - base - k)) for k in (-1, 0, 1, 2)]
+
+
+def ind_upsampling(x, a):
+    nd = len(a.layout) - 2
+    letters = "NC" + SPATIAL[nd]
+    method = {"nearest_neighbor": "nearest", "bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}[a.method]
+    mode = ("align_corners" if a.align_corners else "asymmetric") if nd == 2 else a.coordinate_transformation_mode
+    scales = [a.scale_h, a.scale_w] if nd == 2 else [a.scale_d, a.scale_h, a.scale_w]
+    data = _channel_first(x, a.layout, letters)
+    size = data.shape[2:]
+    out = [int(round(s * k)) for s, k in zip(size, scales)]
+    res = np.zeros(data.shape[:2] + tuple(out))
+    for pos in itertools.product(*[range(o) for o in out]):
+        per_axis = [_taps(p, s, o, method, mode) for p, s, o in zip(pos, size, out)]
+        for combo in itertools.product(*per_axis):
+            weight = np.prod([w for _, w in combo])
+            res[(slice(None), slice(None)) + pos] += weight * _f64(data[(slice(None), slice(None)) +
+                                                                          tuple(i for i, _ in combo)])
+    if np.dtype(x.dtype).kind in "iu":
+        res = np.trunc(res)
+    return _back(res, letters, a.layout)
+
+
 NN_EXT_INDEPENDENT = {
     "nn.conv1d": ind_conv_nd,
     "nn.conv3d": ind_conv_nd,
@@ -142,4 +255,12 @@ NN_EXT_INDEPENDENT = {
     "nn.adaptive_max_pool2d": ind_adaptive("max"),
     "nn.adaptive_max_pool3d": ind_adaptive("max"),
     "nn.adaptive_avg_pool3d": ind_adaptive("avg"),
+    "nn.depth_to_space": ind_depth_to_space,
+    "nn.space_to_depth": ind_space_to_depth,
+    "nn.space_to_batch_nd": ind_space_to_batch,
+    "nn.batch_to_space_nd": ind_batch_to_space,
+    "nn.mirror_pad": ind_mirror_pad,
+    "nn.dilate": ind_dilate,
+    "nn.upsampling": ind_upsampling,
+    "nn.upsampling3d": ind_upsampling,
 }

@@ -33,3 +33,23 @@ case("nn.adaptive_max_pool3d", "Tensor[(n, 1, 1, 1, m), float32]")(
     lambda: relay.nn.global_max_pool3d(_v("x", (N, H, W, 2, M)), layout="NDHWC"))
 case("nn.adaptive_avg_pool3d", "Tensor[(n, m, 2, 2, 2), float32]")(
     lambda: relay.nn.adaptive_avg_pool3d(_v("x", (N, M, H, W, 4)), 2))
+case("nn.depth_to_space", "Tensor[(n, 2, h * 2, w * 2), float32]")(
+    lambda: relay.nn.depth_to_space(_v("x", (N, 8, H, W)), 2))
+case("nn.space_to_depth", "Tensor[(n, h // 3, w // 3, 18), float32]")(
+    lambda: relay.nn.space_to_depth(_v("x", (N, H, W, 2)), 3, layout="NHWC"))
+case("nn.space_to_batch_nd", "Tensor[(8, (h + 1) // 2, (w + 1) // 2 + 1, m), float32]")(
+    lambda: relay.nn.space_to_batch_nd(_v("x", (2, H, W, M)), (2, 2), ((1, 0), (2, 1))))
+case("nn.batch_to_space_nd", "Tensor[(2, h * 2 - 1, w * 2, m), float32]")(
+    lambda: relay.nn.batch_to_space_nd(_v("x", (8, H, W, M)), (2, 2), ((1, 0), (0, 0))))
+case("nn.mirror_pad", "Tensor[(n + 3, m), float32]")(
+    lambda: relay.nn.mirror_pad(_v("x", (N, M)), ((1, 2), (0, 0)), "REFLECT"))
+case("nn.dilate", "Tensor[(n, m * 2 - 1), float32]")(lambda: relay.nn.dilate(_v("x", (N, M)), (1, 2)))
+# an integer scale keeps the size variable; a fractional one is known only at run time
+case("nn.upsampling", "Tensor[(n, m, h * 2, ?), float32]")(
+    lambda: relay.nn.upsampling(_v("x", (N, M, H, W)), 2, 1.5))
+case("nn.upsampling3d", "Tensor[(n, 2, 2, h * 3, w), float32]")(
+    lambda: relay.nn.upsampling3d(_v("x", (N, 2, 1, H, W)), 2, 3, 1))
+case("dyn.nn.upsampling", "Tensor[(n, m, ?, ?), float32]")(
+    lambda: relay.nn.upsampling(_v("x", (N, M, H, W)), _v("s", (), "float64"), 2.0))
+case("dyn.nn.upsampling3d", "Tensor[(n, ?, ?, ?, m), float32]")(
+    lambda: relay.nn.upsampling3d(_v("x", (N, 2, H, W, M)), _v("s", (), "float32"), 1, 2, layout="NDHWC"))

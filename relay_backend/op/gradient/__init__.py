@@ -20,7 +20,9 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
 NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose",
                        "nn.conv3d_transpose", "nn.max_pool1d", "nn.avg_pool1d", "nn.max_pool3d", "nn.avg_pool3d",
                        "nn.adaptive_max_pool1d", "nn.adaptive_avg_pool1d", "nn.adaptive_max_pool2d",
-                       "nn.adaptive_max_pool3d", "nn.adaptive_avg_pool3d")
+                       "nn.adaptive_max_pool3d", "nn.adaptive_avg_pool3d", "nn.depth_to_space", "nn.space_to_depth",
+                       "nn.space_to_batch_nd", "nn.batch_to_space_nd", "nn.mirror_pad", "nn.dilate",
+                       "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d")
 
 
 def differentiable_ops() -> list:
