@@ -240,6 +240,49 @@ def ind_upsampling(x, a):
     return _back(res, letters, a.layout)
 
 
+def ind_group_norm(x, g, b, a):
+    """Loops over (batch, group): mean and variance of every cell of the group's channels."""
+    ax = a.axis % x.ndim
+    data = np.moveaxis(_f64(x), ax, 1)
+    n, c = data.shape[:2]
+    groups = getattr(a, "num_groups", c)
+    out = np.empty_like(data)
+    size = c // groups
+    for i in range(n):
+        for k in range(groups):
+            cells = data[i, k * size:(k + 1) * size]
+            out[i, k * size:(k + 1) * size] = (cells - cells.mean()) / math.sqrt(cells.var() + a.epsilon)
+    for ch in range(c):
+        if a.scale:
+            out[:, ch] *= float(g[ch])
+        if a.center:
+            out[:, ch] += float(b[ch])
+    return np.moveaxis(out, 1, ax)
+
+
+def ind_l2_normalize(x, a):
+    axes = tuple(range(x.ndim)) if a.axis is None else tuple(k % x.ndim for k in a.axis)
+    norm = np.sqrt(np.maximum(np.sum(_f64(x) ** 2, axis=axes, keepdims=True), a.eps))
+    return _f64(x) / norm
+
+
+def ind_nll_loss(p, t, w, a):
+    p, w = _f64(p), _f64(w)
+    if p.ndim == 1:
+        p, t = p[None], np.asarray(t)[None]
+    losses, weights = np.zeros(t.shape), np.zeros(t.shape)
+    for i in itertools.product(*[range(d) for d in t.shape]):
+        c = int(t[i])
+        if c != a.ignore_index:
+            losses[i] = -p[(i[0], c) + i[1:]] * w[c]
+            weights[i] = w[c]
+    if a.reduction == "none":
+        return losses.reshape(np.shape(t)) if np.ndim(t) else losses[0]
+    if a.reduction == "sum":
+        return losses.sum()
+    return losses.sum() / weights.sum()
+
+
 NN_EXT_INDEPENDENT = {
     "nn.conv1d": ind_conv_nd,
     "nn.conv3d": ind_conv_nd,
@@ -263,4 +306,10 @@ NN_EXT_INDEPENDENT = {
     "nn.dilate": ind_dilate,
     "nn.upsampling": ind_upsampling,
     "nn.upsampling3d": ind_upsampling,
+    "nn.instance_norm": ind_group_norm,
+    "nn.group_norm": ind_group_norm,
+    "nn.l2_normalize": ind_l2_normalize,
+    "nn.cross_entropy": lambda p, t, a: -np.sum(np.log(_f64(p)) * _f64(t)) / p.shape[0],
+    "nn.cross_entropy_with_logits": lambda p, t, a: -np.sum(_f64(p) * _f64(t)) / p.shape[0],
+    "nn.nll_loss": ind_nll_loss,
 }

@@ -53,3 +53,13 @@ case("dyn.nn.upsampling", "Tensor[(n, m, ?, ?), float32]")(
     lambda: relay.nn.upsampling(_v("x", (N, M, H, W)), _v("s", (), "float64"), 2.0))
 case("dyn.nn.upsampling3d", "Tensor[(n, ?, ?, ?, m), float32]")(
     lambda: relay.nn.upsampling3d(_v("x", (N, 2, H, W, M)), _v("s", (), "float32"), 1, 2, layout="NDHWC"))
+case("nn.instance_norm", "Tensor[(n, m, h), float32]")(
+    lambda: relay.nn.instance_norm(_v("x", (N, M, H)), relay.var("g"), relay.var("b")))
+case("nn.group_norm", "Tensor[(n, 6, h, w), float32]")(
+    lambda: relay.nn.group_norm(_v("x", (N, 6, H, W)), relay.var("g"), relay.var("b"), num_groups=3))
+case("nn.l2_normalize", "Tensor[(n, m), float32]")(lambda: relay.nn.l2_normalize(_v("x", (N, M)), 1e-6, [1]))
+case("nn.cross_entropy", "float32")(lambda: relay.nn.cross_entropy(_v("p", (N, M)), _v("t", (N, M))))
+case("nn.cross_entropy_with_logits", "float32")(
+    lambda: relay.nn.cross_entropy_with_logits(_v("p", (N, M)), _v("t", (N, M))))
+case("nn.nll_loss", "Tensor[(n, h), float32]")(
+    lambda: relay.nn.nll_loss(_v("p", (N, M, H)), _v("t", (N, H), "int32"), _v("w", (M,)), reduction="none"))

@@ -119,3 +119,15 @@ def test_errors_name_the_problem():
         relay.nn.upsampling(relay.var("x"), 0.0)
     with pytest.raises(AttrsError, match="output_size"):
         relay.nn.adaptive_max_pool3d(relay.var("x"), (2, 2))
+
+
+def test_nll_loss_target_out_of_range():
+    """debug names the bad target; compiled kernels clamp the class index (never read outside)."""
+    p = relay.var("p", shape=(2, 3))
+    t = relay.var("t", shape=(2,), dtype="int32")
+    w = relay.var("w", shape=(3,))
+    body = relay.nn.nll_loss(p, t, w, reduction="none")
+    args = (np.ones((2, 3), "float32"), np.array([1, 7], "int32"), np.ones(3, "float32"))
+    with pytest.raises(InputError, match="target 7 is outside the 3 classes"):
+        _run("debug", [p, t, w], body, *args)
+    np.testing.assert_array_equal(_run("graph", [p, t, w], body, *args), [-1.0, -1.0])

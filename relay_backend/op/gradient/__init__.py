@@ -7,7 +7,7 @@ is a tuple gets a tuple-valued gradient. Files by operator family: elemwise, red
 nn, pool; helpers holds what they share. Operators on bool tensors only (logical_*, all, any)
 have no gradient.
 """
-from . import elemwise, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
+from . import elemwise, loss, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
 
 # boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
 NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
@@ -22,7 +22,8 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.adaptive_max_pool1d", "nn.adaptive_avg_pool1d", "nn.adaptive_max_pool2d",
                        "nn.adaptive_max_pool3d", "nn.adaptive_avg_pool3d", "nn.depth_to_space", "nn.space_to_depth",
                        "nn.space_to_batch_nd", "nn.batch_to_space_nd", "nn.mirror_pad", "nn.dilate",
-                       "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d")
+                       "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d",
+                       "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss")
 
 
 def differentiable_ops() -> list:

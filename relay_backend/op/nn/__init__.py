@@ -1,7 +1,8 @@
 """relay.nn: neural-network operators, one family per file (dense, conv, pool, norm, softmax,
 activation, misc). Importing the package registers the ops; constructors follow tvm.relay.nn."""
 from ..tensor import relu  # noqa: F401  (op "nn.relu" is a row of tensor.py's unary table)
-from . import activation, conv, conv_nd, conv_transpose, dense, misc, norm, pad_ext, pool, pool_nd, rearrange, softmax, upsampling  # noqa: F401
+from . import activation, conv, dense, misc, norm, pool, softmax  # noqa: F401
+from . import conv_nd, conv_transpose, loss, norm_ext, pad_ext, pool_nd, rearrange, upsampling  # noqa: F401
 from .activation import leaky_relu, prelu  # noqa: F401
 from .conv import conv2d  # noqa: F401
 from .dense import batch_matmul, dense, matmul  # noqa: F401
@@ -17,6 +18,8 @@ from .pool_nd import (POOL_ND_NAMES, adaptive_avg_pool1d, adaptive_avg_pool3d, a
                       global_avg_pool3d, global_max_pool1d, global_max_pool3d, max_pool1d, max_pool3d)
 from .pad_ext import dilate, mirror_pad  # noqa: F401
 from .upsampling import upsampling, upsampling3d  # noqa: F401
+from .norm_ext import group_norm, instance_norm, l2_normalize  # noqa: F401
+from .loss import cross_entropy, cross_entropy_with_logits, nll_loss  # noqa: F401
 from .rearrange import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth  # noqa: F401
 
 __all__ = ["relu", "leaky_relu", "prelu", "conv2d", "dense", "matmul", "batch_matmul", "batch_flatten",
@@ -26,7 +29,8 @@ __all__ = ["relu", "leaky_relu", "prelu", "conv2d", "dense", "matmul", "batch_ma
 __all__ += ["conv1d", "conv3d", "conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
 __all__ += POOL_ND_NAMES
 __all__ += ["depth_to_space", "space_to_depth", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "dilate",
-            "upsampling", "upsampling3d"]
+            "upsampling", "upsampling3d", "instance_norm", "group_norm", "l2_normalize", "cross_entropy",
+            "cross_entropy_with_logits", "nll_loss"]
 
 import sys as _sys  # noqa: E402
 from ..keywords import check_namespace as _check_namespace  # noqa: E402
