@@ -283,6 +283,53 @@ def ind_nll_loss(p, t, w, a):
     return losses.sum() / weights.sum()
 
 
+def ind_pool2d_grad(kind):
+    """Loops over the forward windows: max sends the gradient to the window's first maximum
+    (row-major), avg divides it by the counted cells and adds it to each input cell."""
+    def run(g, x, a):
+        g = _f64(_channel_first(g, a.layout, "NCHW"))
+        x = _f64(_channel_first(x, a.layout, "NCHW"))
+        n, c, h, w = x.shape
+        top, left, bottom, right = a.padding
+        dx = np.zeros_like(x)
+        for b, ch, oy, ox in itertools.product(range(n), range(c), range(g.shape[2]), range(g.shape[3])):
+            cells, counted = [], 0
+            for p, q in itertools.product(range(a.pool_size[0]), range(a.pool_size[1])):
+                y, z = oy * a.strides[0] + p * a.dilation[0] - top, ox * a.strides[1] + q * a.dilation[1] - left
+                if 0 <= y < h and 0 <= z < w:
+                    cells.append((y, z))
+                if -top <= y < h + bottom and -left <= z < w + right:
+                    counted += 1
+            if kind == "max":
+                values = [x[b, ch, y, z] for y, z in cells]
+                y, z = cells[values.index(max(values))]
+                dx[b, ch, y, z] += g[b, ch, oy, ox]
+            else:
+                count = counted if a.count_include_pad else len(cells)
+                for y, z in cells:
+                    dx[b, ch, y, z] += g[b, ch, oy, ox] / max(count, 1)
+        return _back(dx, "NCHW", a.layout)
+    return run
+
+
+def ind_conv2d_backward_weight(g, x, a):
+    g = _f64(_channel_first(g, a.grad_layout, "NCHW"))
+    x = _f64(_channel_first(x, a.data_layout, "NCHW"))
+    n, c, h, w = x.shape
+    o = g.shape[1]
+    kh, kw = a.kernel_size
+    per_in, per_out = c // a.groups, o // a.groups
+    dw = np.zeros((o, per_in, kh, kw))
+    for oc, ic, p, q in itertools.product(range(o), range(per_in), range(kh), range(kw)):
+        channel = (oc // per_out) * per_in + ic
+        for b, y, z in itertools.product(range(n), range(g.shape[2]), range(g.shape[3])):
+            row = y * a.strides[0] + p * a.dilation[0] - a.padding[0]
+            col = z * a.strides[1] + q * a.dilation[1] - a.padding[1]
+            if 0 <= row < h and 0 <= col < w:
+                dw[oc, ic, p, q] += g[b, oc, y, z] * x[b, channel, row, col]
+    return _back(dw, "OIHW", a.kernel_layout)
+
+
 NN_EXT_INDEPENDENT = {
     "nn.conv1d": ind_conv_nd,
     "nn.conv3d": ind_conv_nd,
@@ -312,4 +359,7 @@ NN_EXT_INDEPENDENT = {
     "nn.cross_entropy": lambda p, t, a: -np.sum(np.log(_f64(p)) * _f64(t)) / p.shape[0],
     "nn.cross_entropy_with_logits": lambda p, t, a: -np.sum(_f64(p) * _f64(t)) / p.shape[0],
     "nn.nll_loss": ind_nll_loss,
+    "nn.max_pool2d_grad": ind_pool2d_grad("max"),
+    "nn.avg_pool2d_grad": ind_pool2d_grad("avg"),
+    "nn.conv2d_backward_weight": ind_conv2d_backward_weight,
 }

@@ -63,3 +63,9 @@ case("nn.cross_entropy_with_logits", "float32")(
     lambda: relay.nn.cross_entropy_with_logits(_v("p", (N, M)), _v("t", (N, M))))
 case("nn.nll_loss", "Tensor[(n, h), float32]")(
     lambda: relay.nn.nll_loss(_v("p", (N, M, H)), _v("t", (N, H), "int32"), _v("w", (M,)), reduction="none"))
+case("nn.max_pool2d_grad", "Tensor[(n, m, h, w), float32]")(
+    lambda: relay.nn.max_pool2d_grad(_v("g", (N, M, H, W)), _v("x", (N, M, H, W)), (3, 3), padding=(1, 1)))
+case("nn.avg_pool2d_grad", "Tensor[(n, 3, 4, 4), float32]")(
+    lambda: relay.nn.avg_pool2d_grad(_v("g", (N, 3, 2, 2)), _v("x", (N, 3, 4, 4)), (2, 2), (2, 2)))
+case("nn.conv2d_backward_weight", "Tensor[(8, 3, 3, 3), float32]")(
+    lambda: relay.nn.conv2d_backward_weight(_v("g", (N, 8, H, W)), _v("x", (N, 3, H, W)), padding=1, kernel_size=3))

@@ -23,7 +23,8 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.adaptive_max_pool3d", "nn.adaptive_avg_pool3d", "nn.depth_to_space", "nn.space_to_depth",
                        "nn.space_to_batch_nd", "nn.batch_to_space_nd", "nn.mirror_pad", "nn.dilate",
                        "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d",
-                       "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss")
+                       "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss", "nn.max_pool2d_grad",
+                       "nn.avg_pool2d_grad", "nn.conv2d_backward_weight")
 
 
 def differentiable_ops() -> list:

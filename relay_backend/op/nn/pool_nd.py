@@ -23,6 +23,7 @@ from . import _common as C
 from . import _te as T
 from . import _window as Wn
 from .pool import LONG_SIDE, AdaptivePool2DAttrs
+from .pool import _counted as counted_taps   # taps of a window inside [lo, hi), shared with the 2-D pools
 
 LONG_3D = round(S.FLOAT16_REDUCTION_TERMS ** (1 / 3)) + 1     # LONG_3D ** 3 >= FLOAT16_REDUCTION_TERMS
 
@@ -152,13 +153,6 @@ def _pool_ref(kind):
     return ref
 
 
-def _counted(start, kernel: int, dilation: int, lo, hi):
-    """How many of the taps start + p*dilation (p in [0, kernel)) fall in [lo, hi)."""
-    first = T.imax(T.ceil_div(lo - start, dilation), 0)
-    last = T.imin(T.ceil_div(hi - start, dilation), kernel)
-    return T.imax(last - first, 0)
-
-
 def _pool_compute(kind, tag_of):
     def compute(attrs, inputs, out_type):
         """max (cells outside the input count as the lowest value), or the window sum (float16
@@ -199,7 +193,7 @@ def _pool_compute(kind, tag_of):
             for a, p in enumerate(pos):
                 before, after = attrs.padding[a], attrs.padding[a + nd]
                 lo, hi = (-before, size[a] + after) if attrs.count_include_pad else (0, size[a])
-                count = count * _counted(p * attrs.strides[a] - before, attrs.pool_size[a], attrs.dilation[a], lo, hi)
+                count = count * counted_taps(p * attrs.strides[a] - before, attrs.pool_size[a], attrs.dilation[a], lo, hi)
             count = tir.max(count, 1).astype(acc)
             mean = total[index] / count if is_float else tir.truncdiv(total[index], count)
             return mean.astype(dtype)
