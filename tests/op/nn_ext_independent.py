@@ -6,6 +6,7 @@ import itertools
 import math
 
 import numpy as np
+import scipy.sparse
 
 
 def _f64(x):
@@ -330,6 +331,24 @@ def ind_conv2d_backward_weight(g, x, a):
     return _back(dw, "OIHW", a.kernel_layout)
 
 
+def _scipy_matrix(data, indices, indptr, cols):
+    if data.ndim == 3:
+        rows = (len(indptr) - 1) * data.shape[1]
+        return scipy.sparse.bsr_matrix((_f64(data), indices, indptr), shape=(rows, cols))
+    return scipy.sparse.csr_matrix((_f64(data), indices, indptr), shape=(len(indptr) - 1, cols))
+
+
+def ind_sparse_dense(d, data, indices, indptr, a):
+    s = _scipy_matrix(data, indices, indptr, d.shape[1])
+    return (s @ _f64(d).T) if a.sparse_lhs else (s @ _f64(d).T).T
+
+
+def ind_sparse_transpose(data, indices, indptr, a=None):
+    n = len(indptr) - 1
+    t = _scipy_matrix(data, indices, indptr, n).T.tocsr()
+    return t.data, t.indices, t.indptr
+
+
 NN_EXT_INDEPENDENT = {
     "nn.conv1d": ind_conv_nd,
     "nn.conv3d": ind_conv_nd,
@@ -362,4 +381,8 @@ NN_EXT_INDEPENDENT = {
     "nn.max_pool2d_grad": ind_pool2d_grad("max"),
     "nn.avg_pool2d_grad": ind_pool2d_grad("avg"),
     "nn.conv2d_backward_weight": ind_conv2d_backward_weight,
+    "nn.sparse_dense": ind_sparse_dense,
+    "nn.sparse_transpose": ind_sparse_transpose,
+    "nn.sparse_add": lambda d, data, indices, indptr, a: _f64(d) + _scipy_matrix(data, indices, indptr,
+                                                                                  d.shape[1]).toarray(),
 }

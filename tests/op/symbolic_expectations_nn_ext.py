@@ -69,3 +69,9 @@ case("nn.avg_pool2d_grad", "Tensor[(n, 3, 4, 4), float32]")(
     lambda: relay.nn.avg_pool2d_grad(_v("g", (N, 3, 2, 2)), _v("x", (N, 3, 4, 4)), (2, 2), (2, 2)))
 case("nn.conv2d_backward_weight", "Tensor[(8, 3, 3, 3), float32]")(
     lambda: relay.nn.conv2d_backward_weight(_v("g", (N, 8, H, W)), _v("x", (N, 3, H, W)), padding=1, kernel_size=3))
+case("nn.sparse_dense", "Tensor[(n, 4), float32]")(
+    lambda: relay.nn.sparse_dense(_v("x", (N, 6)), (_v("d", (M,)), _v("i", (M,), "int32"), _v("p", (5,), "int32"))))
+case("nn.sparse_transpose", "(Tensor[(m), float32], Tensor[(m), int32], Tensor[(5), int32])")(
+    lambda: relay.nn.sparse_transpose((_v("d", (M,)), _v("i", (M,), "int32"), _v("p", (5,), "int32"))).astuple())
+case("nn.sparse_add", "Tensor[(4, n), float32]")(
+    lambda: relay.nn.sparse_add(_v("x", (4, N)), (_v("d", (M,)), _v("i", (M,), "int32"), _v("p", (5,), "int32"))))

@@ -131,3 +131,16 @@ def test_nll_loss_target_out_of_range():
     with pytest.raises(InputError, match="target 7 is outside the 3 classes"):
         _run("debug", [p, t, w], body, *args)
     np.testing.assert_array_equal(_run("graph", [p, t, w], body, *args), [-1.0, -1.0])
+
+
+def test_sparse_index_values_are_checked_on_debug():
+    d = relay.var("d", shape=(2, 3))
+    data, indices, indptr = (relay.var("a", shape=(2,)), relay.var("i", shape=(2,), dtype="int32"),
+                             relay.var("p", shape=(3,), dtype="int32"))
+    body = relay.nn.sparse_dense(d, (data, indices, indptr))
+    args = (np.ones((2, 3), "float32"), np.ones(2, "float32"), np.array([0, 5], "int32"), np.array([0, 1, 2], "int32"))
+    with pytest.raises(InputError, match="column index .* outside the 3 columns"):
+        _run("debug", [d, data, indices, indptr], body, *args)
+    bad_ptr = (args[0], args[1], np.array([0, 2], "int32"), np.array([0, 3, 2], "int32"))
+    with pytest.raises(InputError, match="indptr"):
+        _run("debug", [d, data, indices, indptr], body, *bad_ptr)

@@ -24,7 +24,8 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.space_to_batch_nd", "nn.batch_to_space_nd", "nn.mirror_pad", "nn.dilate",
                        "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d",
                        "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss", "nn.max_pool2d_grad",
-                       "nn.avg_pool2d_grad", "nn.conv2d_backward_weight")
+                       "nn.avg_pool2d_grad", "nn.conv2d_backward_weight", "nn.sparse_dense", "nn.sparse_transpose",
+                       "nn.sparse_add")
 
 
 def differentiable_ops() -> list:
