@@ -349,6 +349,64 @@ def ind_sparse_transpose(data, indices, indptr, a=None):
     return t.data, t.indices, t.indptr
 
 
+def ind_fifo_buffer(data, buffer, a):
+    ax = a.axis % buffer.ndim
+    kept = np.moveaxis(buffer, ax, 0)[data.shape[ax]:]       # the oldest entries fall out
+    return np.moveaxis(np.concatenate([kept, np.moveaxis(data, ax, 0)], axis=0), 0, ax)
+
+
+def ind_correlation(x1, x2, a):
+    top, left, bottom, right = a.padding
+    p1 = np.pad(_f64(x1), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    p2 = np.pad(_f64(x2), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    n, c, hp, wp = p1.shape
+    k, md = a.kernel_size, a.max_displacement
+    radius = md // a.stride2
+    border = md + (k - 1) // 2
+    oh, ow = math.ceil((hp - 2 * border) / a.stride1), math.ceil((wp - 2 * border) / a.stride1)
+    size = 2 * radius + 1
+    out = np.zeros((n, size * size, oh, ow))
+    for q, i, j in itertools.product(range(size * size), range(oh), range(ow)):
+        y1, x1_ = i * a.stride1 + md, j * a.stride1 + md
+        y2, x2_ = y1 + (q // size - radius) * a.stride2, x1_ + (q % size - radius) * a.stride2
+        u, v = p1[:, :, y1:y1 + k, x1_:x1_ + k], p2[:, :, y2:y2 + k, x2_:x2_ + k]
+        out[:, q, i, j] = (u * v if a.is_multiply else np.abs(u - v)).sum(axis=(1, 2, 3)) / (k * k * c)
+    return out
+
+
+def _bilinear_at(img, h, w):
+    """img (H, W) at (h, w): zero outside, neighbours outside the image count as zero."""
+    height, width = img.shape
+    if h < 0 or w < 0 or h >= height or w >= width:
+        return 0.0
+    y0, x0 = math.floor(h), math.floor(w)
+    total = 0.0
+    for yy, wy in ((y0, 1 - (h - y0)), (y0 + 1, h - y0)):
+        for xx, wx in ((x0, 1 - (w - x0)), (x0 + 1, w - x0)):
+            if 0 <= yy < height and 0 <= xx < width:
+                total += wy * wx * img[yy, xx]
+    return total
+
+
+def ind_deformable_conv2d(x, off, wt, a):
+    x = _f64(_channel_first(x, a.data_layout, "NCHW"))
+    off = _f64(_channel_first(off, a.data_layout, "NCHW"))
+    wt = _f64(_channel_first(wt, a.kernel_layout, "OIHW"))
+    n, c = x.shape[:2]
+    o, i, kh, kw = wt.shape
+    oh, ow = off.shape[2:]
+    out = np.zeros((n, o, oh, ow))
+    per_dgroup, per_group = c // a.deformable_groups, o // a.groups
+    for b, oc, y, z in itertools.product(range(n), range(o), range(oh), range(ow)):
+        for ic, p, q in itertools.product(range(i), range(kh), range(kw)):
+            ch = (oc // per_group) * i + ic
+            base = (ch // per_dgroup) * kh * kw * 2 + (p * kw + q) * 2
+            h = y * a.strides[0] - a.padding[0] + p * a.dilation[0] + off[b, base, y, z]
+            w = z * a.strides[1] - a.padding[1] + q * a.dilation[1] + off[b, base + 1, y, z]
+            out[b, oc, y, z] += _bilinear_at(x[b, ch], h, w) * wt[oc, ic, p, q]
+    return _back(out, "NCHW", a.out_layout or a.data_layout)
+
+
 NN_EXT_INDEPENDENT = {
     "nn.conv1d": ind_conv_nd,
     "nn.conv3d": ind_conv_nd,
@@ -381,6 +439,9 @@ NN_EXT_INDEPENDENT = {
     "nn.max_pool2d_grad": ind_pool2d_grad("max"),
     "nn.avg_pool2d_grad": ind_pool2d_grad("avg"),
     "nn.conv2d_backward_weight": ind_conv2d_backward_weight,
+    "nn.fifo_buffer": ind_fifo_buffer,
+    "nn.correlation": ind_correlation,
+    "nn.deformable_conv2d": ind_deformable_conv2d,
     "nn.sparse_dense": ind_sparse_dense,
     "nn.sparse_transpose": ind_sparse_transpose,
     "nn.sparse_add": lambda d, data, indices, indptr, a: _f64(d) + _scipy_matrix(data, indices, indptr,

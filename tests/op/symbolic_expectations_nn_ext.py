@@ -75,3 +75,10 @@ case("nn.sparse_transpose", "(Tensor[(m), float32], Tensor[(m), int32], Tensor[(
     lambda: relay.nn.sparse_transpose((_v("d", (M,)), _v("i", (M,), "int32"), _v("p", (5,), "int32"))).astuple())
 case("nn.sparse_add", "Tensor[(4, n), float32]")(
     lambda: relay.nn.sparse_add(_v("x", (4, N)), (_v("d", (M,)), _v("i", (M,), "int32"), _v("p", (5,), "int32"))))
+case("nn.fifo_buffer", "Tensor[(n, 8), float32]")(lambda: relay.nn.fifo_buffer(_v("x", (N, 2)), _v("b", (N, 8)), 1))
+# ceil((h + 2 - 2 * 2) / 1): the border of max_displacement 2 on each side, padding 1
+case("nn.correlation", "Tensor[(n, 25, h - 2, w - 2), float32]")(
+    lambda: relay.nn.correlation(_v("a", (N, M, H, W)), _v("b", (N, M, H, W)), 1, 2, 1, 1, 1, True, "NCHW"))
+case("nn.deformable_conv2d", "Tensor[(n, 4, h, w), float32]")(
+    lambda: relay.nn.deformable_conv2d(_v("x", (N, 3, H, W)), _v("o", (N, 18, H, W)), _v("k", (4, 3, 3, 3)),
+                                       padding=1))

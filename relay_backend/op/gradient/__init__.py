@@ -25,7 +25,7 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d",
                        "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss", "nn.max_pool2d_grad",
                        "nn.avg_pool2d_grad", "nn.conv2d_backward_weight", "nn.sparse_dense", "nn.sparse_transpose",
-                       "nn.sparse_add")
+                       "nn.sparse_add", "nn.fifo_buffer", "nn.correlation", "nn.deformable_conv2d")
 
 
 def differentiable_ops() -> list:

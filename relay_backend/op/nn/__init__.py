@@ -2,7 +2,8 @@
 activation, misc). Importing the package registers the ops; constructors follow tvm.relay.nn."""
 from ..tensor import relu  # noqa: F401  (op "nn.relu" is a row of tensor.py's unary table)
 from . import activation, conv, dense, misc, norm, pool, softmax  # noqa: F401
-from . import conv_nd, conv_transpose, grad_ops, loss, norm_ext, pad_ext, pool_nd, rearrange, sparse, upsampling  # noqa: F401
+from . import (conv_nd, conv_transpose, correlation, deformable_conv, fifo_buffer, grad_ops, loss,  # noqa: F401
+               norm_ext, pad_ext, pool_nd, rearrange, sparse, upsampling)
 from .activation import leaky_relu, prelu  # noqa: F401
 from .conv import conv2d  # noqa: F401
 from .dense import batch_matmul, dense, matmul  # noqa: F401
@@ -22,6 +23,9 @@ from .norm_ext import group_norm, instance_norm, l2_normalize  # noqa: F401
 from .loss import cross_entropy, cross_entropy_with_logits, nll_loss  # noqa: F401
 from .grad_ops import avg_pool2d_grad, conv2d_backward_weight, max_pool2d_grad  # noqa: F401
 from .sparse import sparse_add, sparse_dense, sparse_transpose  # noqa: F401
+from .fifo_buffer import fifo_buffer  # noqa: F401
+from .correlation import correlation  # noqa: F401
+from .deformable_conv import deformable_conv2d  # noqa: F401
 from .rearrange import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth  # noqa: F401
 
 __all__ = ["relu", "leaky_relu", "prelu", "conv2d", "dense", "matmul", "batch_matmul", "batch_flatten",
@@ -33,7 +37,7 @@ __all__ += POOL_ND_NAMES
 __all__ += ["depth_to_space", "space_to_depth", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "dilate",
             "upsampling", "upsampling3d", "instance_norm", "group_norm", "l2_normalize", "cross_entropy",
             "cross_entropy_with_logits", "nll_loss", "max_pool2d_grad", "avg_pool2d_grad", "conv2d_backward_weight",
-            "sparse_dense", "sparse_transpose", "sparse_add"]
+            "sparse_dense", "sparse_transpose", "sparse_add", "fifo_buffer", "correlation", "deformable_conv2d"]
 
 import sys as _sys  # noqa: E402
 from ..keywords import check_namespace as _check_namespace  # noqa: E402
