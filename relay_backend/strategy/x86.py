@@ -6,3 +6,4 @@ packed + batch-1, nn.batch_matmul), x86_conv.py (nn.conv2d NCHW), x86_pool.py (p
 shared tile/epilogue helpers are in x86_common.py.
 """
 from . import x86_conv, x86_dense, x86_pool  # noqa: F401  (importing registers them)
+from . import x86_conv_nd, x86_conv_transpose  # noqa: F401,E402  (conv1d/3d, the transposed convolutions)
