@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from ...errors import InputError, TypeInferenceError
-from ...ir.attrs import Attrs, check_choice
+from ...ir.attrs import Attrs
 from ...ir.types import Any, TensorType, type_to_str
 from .. import samples as S
 from ..nn import _window as Wn

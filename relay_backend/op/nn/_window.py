@@ -54,16 +54,6 @@ def padding_nd(value, ndim: int, name: str = "padding") -> tuple:
     return tuple(vals)
 
 
-def ints_nd(value, ndim: int, name: str, minimum: int = 0) -> tuple:
-    """An int (broadcast) or ndim ints, each >= minimum."""
-    if isinstance(value, (list, tuple)) and len(value) == 1:
-        value = value[0]
-    out = as_int_tuple(value, ndim, name)
-    if any(v < minimum for v in out):
-        raise AttrsError(f"attribute {name}={out} must be >= {minimum} in every position")
-    return out
-
-
 # --- numpy (references) --------------------------------------------------------------------------
 def to_channel_first(x: np.ndarray, layout: str, letters: str) -> np.ndarray:
     """x (in `layout`) transposed to the order of `letters` (e.g. NCDHW)."""
@@ -115,5 +105,5 @@ def pad_stage(data, axes, before, after, value=0.0, name: str = "pad"):
     return te.compute(tuple(out), f, name=name, tag=T.PAD_TAG)
 
 
-__all__ = ["spatial", "pick", "place", "check_order", "padding_nd", "ints_nd", "to_channel_first",
+__all__ = ["spatial", "pick", "place", "check_order", "padding_nd", "to_channel_first",
            "from_channel_first", "pad_spatial", "windows", "pad_stage"]

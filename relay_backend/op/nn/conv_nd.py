@@ -41,19 +41,26 @@ class _ConvNDAttrs(Attrs):
     OP: ClassVar[str] = ""
 
     def __post_init__(self):
-        nd, set_ = self.NDIM, lambda k, v: object.__setattr__(self, k, v)
-        set_("strides", Wn.ints_nd(self.strides, nd, "strides", minimum=1))
-        set_("padding", Wn.padding_nd(self.padding, nd))
-        set_("dilation", Wn.ints_nd(self.dilation, nd, "dilation", minimum=1))
-        set_("groups", C.ints(self.groups, 1, "groups", minimum=1)[0])
-        set_("channels", C.optional_int(self.channels, "channels"))
-        if self.kernel_size is not None:
-            set_("kernel_size", Wn.ints_nd(self.kernel_size, nd, "kernel_size", minimum=1))
-        set_("out_dtype", C.out_dtype(self.out_dtype))
-        Wn.check_order(self.OP, "data_layout", self.data_layout, data_letters(nd))
-        Wn.check_order(self.OP, "kernel_layout", self.kernel_layout, kernel_letters(nd))
-        if self.out_layout:
-            Wn.check_order(self.OP, "out_layout", self.out_layout, data_letters(nd))
+        normalize_conv_attrs(self, "OI")
+
+
+def normalize_conv_attrs(attrs, kernel_first: str) -> None:
+    """Normalize the fields an ndim-D convolution's attrs share (strides, padding, dilation,
+    groups, channels, kernel_size, out_dtype) and check its layouts; the kernel layout orders
+    `kernel_first` ("OI", or "IO" for the transposed convolutions) and the spatial letters."""
+    nd, set_ = attrs.NDIM, lambda k, v: object.__setattr__(attrs, k, v)
+    set_("strides", C.ints(attrs.strides, nd, "strides", minimum=1))
+    set_("padding", Wn.padding_nd(attrs.padding, nd))
+    set_("dilation", C.ints(attrs.dilation, nd, "dilation", minimum=1))
+    set_("groups", C.ints(attrs.groups, 1, "groups", minimum=1)[0])
+    set_("channels", C.optional_int(attrs.channels, "channels"))
+    if attrs.kernel_size is not None:
+        set_("kernel_size", C.ints(attrs.kernel_size, nd, "kernel_size", minimum=1))
+    set_("out_dtype", C.out_dtype(attrs.out_dtype))
+    Wn.check_order(attrs.OP, "data_layout", attrs.data_layout, data_letters(nd))
+    Wn.check_order(attrs.OP, "kernel_layout", attrs.kernel_layout, kernel_letters(nd, kernel_first))
+    if attrs.out_layout:
+        Wn.check_order(attrs.OP, "out_layout", attrs.out_layout, data_letters(nd))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,7 +256,8 @@ CONV1D = defop("nn.conv1d", inputs=("data", "weight"), attrs=Conv1DAttrs, rel=_c
 CONV3D = defop("nn.conv3d", inputs=("data", "weight"), attrs=Conv3DAttrs, rel=_conv_nd_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_conv_nd_ref, samples=_conv3d_samples, level=2,
                compute=_conv_nd_compute, fill_inputs=_conv_nd_fill_inputs,
-               doc="out[n, o, z, y, x] = sum_{c, taps} pad(data)[n, g(o)*C/G + c, z*sd + r*dd, ...] * weight[o, c, taps]")
+               doc="out[n, o, z, y, x] = sum_{c, taps} pad(data)[n, g(o)*C/G + c, z*sd + r*dd, ...]"
+                   " * weight[o, c, taps]")
 
 
 def conv1d(data, weight, strides=1, padding=0, dilation=1, groups=1, channels=None, kernel_size=None,

@@ -29,7 +29,7 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
-from .conv_nd import data_letters, kernel_letters, out_layout
+from .conv_nd import data_letters, kernel_letters, normalize_conv_attrs, out_layout
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,20 +39,8 @@ class _ConvTransposeAttrs(Attrs):
     OP: ClassVar[str] = ""
 
     def __post_init__(self):
-        nd, set_ = self.NDIM, lambda k, v: object.__setattr__(self, k, v)
-        set_("strides", Wn.ints_nd(self.strides, nd, "strides", minimum=1))
-        set_("padding", Wn.padding_nd(self.padding, nd))
-        set_("dilation", Wn.ints_nd(self.dilation, nd, "dilation", minimum=1))
-        set_("output_padding", Wn.ints_nd(self.output_padding, nd, "output_padding"))
-        set_("groups", C.ints(self.groups, 1, "groups", minimum=1)[0])
-        set_("channels", C.optional_int(self.channels, "channels"))
-        if self.kernel_size is not None:
-            set_("kernel_size", Wn.ints_nd(self.kernel_size, nd, "kernel_size", minimum=1))
-        set_("out_dtype", C.out_dtype(self.out_dtype))
-        Wn.check_order(self.OP, "data_layout", self.data_layout, data_letters(nd))
-        Wn.check_order(self.OP, "kernel_layout", self.kernel_layout, kernel_letters(nd, "IO"))
-        if self.out_layout:
-            Wn.check_order(self.OP, "out_layout", self.out_layout, data_letters(nd))
+        normalize_conv_attrs(self, "IO")
+        object.__setattr__(self, "output_padding", C.ints(self.output_padding, self.NDIM, "output_padding"))
 
 
 @dataclasses.dataclass(frozen=True)

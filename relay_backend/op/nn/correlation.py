@@ -123,7 +123,8 @@ def _samples(rng):
     return [Sample([S.rand(rng, (1, 2, 6, 6)), S.rand(rng, (1, 2, 6, 6))], A(1, 2, 1, 1, (2, 2), True)),
             Sample([S.rand(rng, (2, 3, 7, 8), "float64"), S.rand(rng, (2, 3, 7, 8), "float64")],
                    A(3, 2, 2, 2, (2, 1, 2, 3), False), "kernel 3, strides 2, absolute differences"),
-            Sample([S.rand(rng, (1, n16 // 8, 4, 4), "float16", 0, 1), S.rand(rng, (1, n16 // 8, 4, 4), "float16", 0, 1)],
+            Sample([S.rand(rng, (1, n16 // 8, 4, 4), "float16", 0, 1),
+                    S.rand(rng, (1, n16 // 8, 4, 4), "float16", 0, 1)],
                    A(3, 1, 1, 1, (1, 1), True), "float16, a long reduction")]
 
 

@@ -318,7 +318,8 @@ def _bw_samples(rng):
                    "strided, dilated, grouped"),
             Sample([S.rand(rng, (1, 3, 2, 2), "float64"), S.rand(rng, (1, 4, 3, 3), "float64")],
                    A(kernel_size=(2, 2), grad_layout="NHWC", data_layout="NHWC", kernel_layout="HWIO"), "NHWC / HWIO"),
-            Sample([S.rand(rng, (n16 // 16, 1, 4, 4), "float16", 0, 1), S.rand(rng, (n16 // 16, 1, 4, 4), "float16", 0, 1)],
+            Sample([S.rand(rng, (n16 // 16, 1, 4, 4), "float16", 0, 1),
+                    S.rand(rng, (n16 // 16, 1, 4, 4), "float16", 0, 1)],
                    A(padding=1, kernel_size=3), "float16, a long reduction")]
 
 

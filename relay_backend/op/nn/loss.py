@@ -93,7 +93,8 @@ def cross_entropy(predictions, targets):
 
 
 def cross_entropy_with_logits(predictions, targets):
-    """relay.nn.cross_entropy_with_logits: -sum(predictions * targets) / batch size (predictions are log-probabilities)."""
+    """relay.nn.cross_entropy_with_logits: -sum(predictions * targets) / batch size (predictions
+    are log-probabilities)."""
     return CROSS_ENTROPY_WITH_LOGITS(predictions, targets)
 
 
@@ -194,7 +195,8 @@ def _nll_samples(rng):
         return t
     n16 = S.FLOAT16_REDUCTION_TERMS
     return [Sample([S.rand(rng, (4, 3)), targets((4,), 3), S.rand(rng, (3,), low=0.5, high=1.5)], A()),
-            Sample([S.rand(rng, (2, 4, 3, 2), "float64"), targets((2, 3, 2), 4, ignore=1), S.rand(rng, (4,), "float64")],
+            Sample([S.rand(rng, (2, 4, 3, 2), "float64"), targets((2, 3, 2), 4, ignore=1),
+                    S.rand(rng, (4,), "float64")],
                    A("none", 1), "spatial loss, ignore_index"),
             Sample([S.rand(rng, (3, 5)), targets((3,), 5, ignore=-1), S.rand(rng, (5,))], A("sum", -1)),
             Sample([S.rand(rng, (5,)), np.array(2, "int64"), S.rand(rng, (5,), low=0.5, high=1.5)], A(),

@@ -14,7 +14,6 @@ import dataclasses
 import numpy as np
 
 from ... import te
-from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.dims import is_static
 from ...ir.types import TensorType
@@ -24,20 +23,12 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from .misc import channel_params_fill
+from .norm import BatchNormAttrs
 
 
 @dataclasses.dataclass(frozen=True)
-class InstanceNormAttrs(Attrs):
-    axis: int = 1
-    epsilon: float = 1e-5
-    center: bool = True
-    scale: bool = True
-
-    def __post_init__(self):
-        object.__setattr__(self, "axis", int(self.axis))
-        object.__setattr__(self, "epsilon", float(self.epsilon))
-        if self.epsilon < 0:
-            raise AttrsError(f"attribute epsilon={self.epsilon} must be non-negative")
+class InstanceNormAttrs(BatchNormAttrs):
+    """axis, epsilon, center, scale: batch_norm's fields and defaults, as TVM's InstanceNormAttrs."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,7 +41,7 @@ class GroupNormAttrs(Attrs):
 
     def __post_init__(self):
         object.__setattr__(self, "num_groups", C.ints(self.num_groups, 1, "num_groups", minimum=1)[0])
-        InstanceNormAttrs.__post_init__(self)
+        BatchNormAttrs.__post_init__(self)
 
 
 def _groups(attrs, channels):

@@ -46,9 +46,9 @@ class _PoolNDAttrs(Attrs):
 
     def __post_init__(self):
         nd, set_ = self.NDIM, lambda k, v: object.__setattr__(self, k, v)
-        set_("pool_size", Wn.ints_nd(self.pool_size, nd, "pool_size", minimum=1))
-        set_("strides", Wn.ints_nd(self.strides, nd, "strides", minimum=1))
-        set_("dilation", Wn.ints_nd(self.dilation, nd, "dilation", minimum=1))
+        set_("pool_size", C.ints(self.pool_size, nd, "pool_size", minimum=1))
+        set_("strides", C.ints(self.strides, nd, "strides", minimum=1))
+        set_("dilation", C.ints(self.dilation, nd, "dilation", minimum=1))
         set_("padding", Wn.padding_nd(self.padding, nd))
         set_("ceil_mode", bool(self.ceil_mode))
         if hasattr(self, "count_include_pad"):
@@ -193,7 +193,8 @@ def _pool_compute(kind, tag_of):
             for a, p in enumerate(pos):
                 before, after = attrs.padding[a], attrs.padding[a + nd]
                 lo, hi = (-before, size[a] + after) if attrs.count_include_pad else (0, size[a])
-                count = count * counted_taps(p * attrs.strides[a] - before, attrs.pool_size[a], attrs.dilation[a], lo, hi)
+                count = count * counted_taps(p * attrs.strides[a] - before, attrs.pool_size[a], attrs.dilation[a],
+                                             lo, hi)
             count = tir.max(count, 1).astype(acc)
             mean = total[index] / count if is_float else tir.truncdiv(total[index], count)
             return mean.astype(dtype)
@@ -284,25 +285,28 @@ def _output_size(value, nd: int):
 
 
 @dataclasses.dataclass(frozen=True)
-class AdaptivePool1DAttrs(Attrs):
+class _AdaptivePoolNDAttrs(Attrs):
+    NDIM: ClassVar[int] = 0
+
+    def __post_init__(self):
+        object.__setattr__(self, "output_size", _output_size(self.output_size, self.NDIM))
+        _check_layouts(self, self.NDIM)
+
+
+@dataclasses.dataclass(frozen=True)
+class AdaptivePool1DAttrs(_AdaptivePoolNDAttrs):
+    NDIM: ClassVar[int] = 1
     output_size: tuple = None
     layout: str = "NCW"
     out_layout: str = ""
 
-    def __post_init__(self):
-        object.__setattr__(self, "output_size", _output_size(self.output_size, 1))
-        _check_layouts(self, 1)
-
 
 @dataclasses.dataclass(frozen=True)
-class AdaptivePool3DAttrs(Attrs):
+class AdaptivePool3DAttrs(_AdaptivePoolNDAttrs):
+    NDIM: ClassVar[int] = 3
     output_size: tuple = None
     layout: str = "NCDHW"
     out_layout: str = ""
-
-    def __post_init__(self):
-        object.__setattr__(self, "output_size", _output_size(self.output_size, 3))
-        _check_layouts(self, 3)
 
 
 def _nd(attrs) -> int:

@@ -41,6 +41,16 @@ def _sparse_args(op, sparse, **types):
     return False, 1, 1
 
 
+def _dense_and_sparse(op, arg_types):
+    """(dense (M, K) type, (data, indices, indptr) types, all four by name) of a dense x sparse op."""
+    dense, data, indices, indptr = (C.tensor_arg(op, t, n) for t, n in
+                                    zip(arg_types, ("dense_mat", "sparse_data", "sparse_indices", "sparse_indptr")))
+    types = dict(dense_mat=dense, sparse_data=data, sparse_indices=indices, sparse_indptr=indptr)
+    C.same_dtype(op, dense_mat=dense, sparse_data=data)
+    C.expect_rank(op, dense, 2, "dense_mat", **types)
+    return dense, (data, indices, indptr), types
+
+
 def check_csr(op, data, indices, indptr, rows, cols, block=(1, 1)):
     """Reference-side checks of the index values (clear errors instead of wrong answers)."""
     ptr = np.asarray(indptr, np.int64)
@@ -87,11 +97,7 @@ class SparseDenseAttrs(Attrs):
 def _sparse_dense_rel(arg_types, attrs) -> TensorType:
     """dense (M, K), sparse (N, K) -> (M, N); with sparse_lhs (N, N')... -> (rows of sparse, M)."""
     op = "nn.sparse_dense"
-    dense, data, indices, indptr = (C.tensor_arg(op, t, n) for t, n in
-                                    zip(arg_types, ("dense_mat", "sparse_data", "sparse_indices", "sparse_indptr")))
-    types = dict(dense_mat=dense, sparse_data=data, sparse_indices=indices, sparse_indptr=indptr)
-    C.same_dtype(op, dense_mat=dense, sparse_data=data)
-    C.expect_rank(op, dense, 2, "dense_mat", **types)
+    dense, (data, indices, indptr), types = _dense_and_sparse(op, arg_types)
     _, bs_r, _ = _sparse_args(op, (data, indices, indptr), **types)
     rows = mul(sub(indptr.shape[0], 1), bs_r)
     shape = (rows, dense.shape[0]) if attrs.sparse_lhs else (dense.shape[0], rows)
@@ -250,11 +256,7 @@ def sparse_transpose(x):
 def _sparse_add_rel(arg_types, attrs=None) -> TensorType:
     """dense (M, N) + CSR (M, N) -> dense's type."""
     op = "nn.sparse_add"
-    dense, data, indices, indptr = (C.tensor_arg(op, t, n) for t, n in
-                                    zip(arg_types, ("dense_mat", "sparse_data", "sparse_indices", "sparse_indptr")))
-    types = dict(dense_mat=dense, sparse_data=data, sparse_indices=indices, sparse_indptr=indptr)
-    C.same_dtype(op, dense_mat=dense, sparse_data=data)
-    C.expect_rank(op, dense, 2, "dense_mat", **types)
+    dense, (data, indices, indptr), types = _dense_and_sparse(op, arg_types)
     if _sparse_args(op, (data, indices, indptr), **types)[0]:
         raise C.rel_error(op, "expects a CSR matrix (1-D data)", **types)
     if not C.dim_matches(sub(indptr.shape[0], 1), dense.shape[0]):
