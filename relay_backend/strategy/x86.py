@@ -8,3 +8,4 @@ channel-blocked convolutions), x86_dense_pack.py (dense on a pre-packed weight),
 are in x86_common.py.
 """
 from . import x86_alter_layout, x86_conv, x86_conv_nchwc, x86_dense, x86_dense_pack, x86_pool  # noqa: F401,E501
+from . import x86_conv_nd, x86_conv_transpose  # noqa: F401,E402  (conv1d/3d, the transposed convolutions)

@@ -20,6 +20,7 @@ from relay_backend.op import nn
 
 from .blocked_refs import (blocked_to_nchw, direct_conv_nchwc, direct_dense_pack, direct_depthwise_nchwc,
                            nchw_to_blocked)
+from .nn_ext_independent import NN_EXT_INDEPENDENT
 
 def attrs_of(name):
     return get(name).attrs_type
@@ -220,6 +221,7 @@ INDEPENDENT = {
     "nn.pad": ind_pad,
     "nn.dropout": lambda x, a: (x, np.ones(x.shape)),
 }
+INDEPENDENT.update(NN_EXT_INDEPENDENT)   # the issue-20 nn ops (tests/op/nn_ext_independent.py)
 
 NN_OPS = [op for op in list_ops() if op.name.startswith("nn.")]
 CASES = [(op, i, s) for op in NN_OPS for i, s in enumerate(op.samples(np.random.default_rng(7)))]

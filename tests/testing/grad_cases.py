@@ -214,6 +214,10 @@ CASES += [Case("nn.adaptive_avg_pool2d", lambda x: relay.nn.adaptive_avg_pool2d(
           Case("nn.adaptive_avg_pool2d", lambda x: relay.nn.adaptive_avg_pool2d(x, (3, None)), [I((1, 2, 2, 2))],
                note="upsampling bins")]
 
+from .grad_cases_nn_ext import NN_EXT_CASES  # noqa: E402  (the issue-20 nn ops)
+
+CASES += NN_EXT_CASES
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
              "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with

@@ -4,7 +4,7 @@ ones, arange and nn.pad. The static constructors (`relay.reshape(x, newshape)`, 
 shape argument is a non-constant Relay expression; `transform.DynamicToStatic()` turns calls
 whose shape arguments are constants back into the static ops. common.py says how one is built.
 """
-from . import common, creation, nn, transform  # noqa: F401  (importing registers the ops)
+from . import common, creation, nn, nn_upsampling, transform  # noqa: F401  (importing registers the ops)
 from .transform import (broadcast_to, expand_dims, full, ones, reshape, squeeze, strided_slice,  # noqa: F401
                         tile, zeros)
 from .creation import arange  # noqa: F401

@@ -7,7 +7,7 @@ is a tuple gets a tuple-valued gradient. Files by operator family: elemwise, red
 nn, pool; helpers holds what they share. Operators on bool tensors only (logical_*, all, any)
 have no gradient.
 """
-from . import elemwise, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
+from . import elemwise, loss, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
 
 # boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
 NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
@@ -16,6 +16,16 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       # dyn ops: their shapes are run-time values (Relay registers no gradient)
                       "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
                       "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
+# the issue-20 nn ops Relay registers no gradient for
+NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv2d_transpose",
+                       "nn.conv3d_transpose", "nn.max_pool1d", "nn.avg_pool1d", "nn.max_pool3d", "nn.avg_pool3d",
+                       "nn.adaptive_max_pool1d", "nn.adaptive_avg_pool1d", "nn.adaptive_max_pool2d",
+                       "nn.adaptive_max_pool3d", "nn.adaptive_avg_pool3d", "nn.depth_to_space", "nn.space_to_depth",
+                       "nn.space_to_batch_nd", "nn.batch_to_space_nd", "nn.mirror_pad", "nn.dilate",
+                       "nn.upsampling", "nn.upsampling3d", "dyn.nn.upsampling", "dyn.nn.upsampling3d",
+                       "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss", "nn.max_pool2d_grad",
+                       "nn.avg_pool2d_grad", "nn.conv2d_backward_weight", "nn.sparse_dense", "nn.sparse_transpose",
+                       "nn.sparse_add", "nn.fifo_buffer", "nn.correlation", "nn.deformable_conv2d")
 
 
 def differentiable_ops() -> list:
