@@ -53,6 +53,20 @@ for _name in ["equal", "not_equal", "less", "less_equal", "greater", "greater_eq
 for _name in ["logical_and", "logical_or"]:
     case(_name, "Tensor[(n, 4), bool]")(
         lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1), "bool"), _v("y", (4,), "bool")))
+# the rarer elementwise ops (op/elemwise_math.py)
+for _name in ["acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh", "cosh", "log2", "log10", "trunc"]:
+    case(_name, "Tensor[(n, 3), float32]")(lambda _name=_name: relay.op.get(_name)(_v("x", (N, 3))))
+for _name in ["isnan", "isinf", "isfinite"]:
+    case(_name, "Tensor[(n, m), bool]")(lambda _name=_name: relay.op.get(_name)(_v("x", (N, M))))
+case("bitwise_not", "Tensor[(n, 3), int32]")(lambda: relay.bitwise_not(_v("x", (N, 3), "int32")))
+for _name in ["mod", "trunc_divide", "trunc_mod"]:
+    case(_name, "Tensor[(n, m, 3), float32]")(
+        lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1, 3)), _v("y", (N, M, 1))))
+for _name in ["left_shift", "right_shift", "bitwise_and", "bitwise_or", "bitwise_xor"]:
+    case(_name, "Tensor[(n, m), int8]")(
+        lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1), "int8"), _v("y", (1, M), "int8")))
+case("logical_xor", "Tensor[(n, 4), bool]")(
+    lambda: relay.logical_xor(_v("x", (N, 1), "bool"), _v("y", (4,), "bool")))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))
 case("where", "Tensor[(n, m), float32]")(
     lambda: relay.where(_v("c", (N, 1), "bool"), _v("x", (M,)), _v("y", (N, M))))

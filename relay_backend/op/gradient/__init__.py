@@ -8,6 +8,8 @@ nn, pool; helpers holds what they share. Operators on bool tensors only (logical
 have no gradient.
 """
 from . import elemwise, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
+from . import elemwise_math  # noqa: F401
+from .elemwise_math import NOT_DIFFERENTIABLE_MATH
 
 # boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
 NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
@@ -15,7 +17,8 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       "annotation.compiler_end", "on_device",
                       # dyn ops: their shapes are run-time values (Relay registers no gradient)
                       "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
-                      "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
+                      "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros"
+                      ) + NOT_DIFFERENTIABLE_MATH
 
 
 def differentiable_ops() -> list:
