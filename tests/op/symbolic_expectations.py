@@ -67,6 +67,13 @@ for _name in ["left_shift", "right_shift", "bitwise_and", "bitwise_or", "bitwise
         lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1), "int8"), _v("y", (1, M), "int8")))
 case("logical_xor", "Tensor[(n, 4), bool]")(
     lambda: relay.logical_xor(_v("x", (N, 1), "bool"), _v("y", (4,), "bool")))
+case("reinterpret", "Tensor[(n, 3), int32]")(lambda: relay.reinterpret(_v("x", (N, 3)), "int32"))
+case("cast_like", "Tensor[(n, m), float16]")(lambda: relay.cast_like(_v("x", (N, M)), _v("y", (H,), "float16")))
+case("fixed_point_multiply", "Tensor[(n, 3), int32]")(
+    lambda: relay.fixed_point_multiply(_v("x", (N, 3), "int32"), 1 << 30, -2))
+case("fixed_point_multiply_per_axis", "Tensor[(n, m), int32]")(
+    lambda: relay.op.fixed_point_multiply_per_axis(_v("x", (N, M), "int32"), *[_v(k, (M,), "int32") for k in "abc"],
+                                                   True, True, [1]))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))
 case("where", "Tensor[(n, m), float32]")(
     lambda: relay.where(_v("c", (N, 1), "bool"), _v("x", (M,)), _v("y", (N, M))))

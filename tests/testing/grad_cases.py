@@ -121,6 +121,9 @@ for _name in ("mod", "trunc_mod"):
     CASES += [Case(_name, getattr(U, _name), [I((2, 3), 2.1, 2.9), I((2, 3), 1.0, 1.0 + 1e-3)]),
               Case(_name, getattr(U, _name), [I((3,), -2.8, -2.2), I((1,), 2.0, 2.0)], note="negative dividend")]
 CASES += _binary("trunc_divide", U.trunc_divide, 0.5, 2.0, kind="distinct")
+CASES += [Case("cast_like", lambda x, y: relay.cast_like(x, y), [I((2, 3), dtype="float32"), I((4,), check=False)],
+               eps=1e-2),
+          Case("cast_like", lambda x, y: relay.cast_like(x, y), [I((4,)), I((), check=False)])]
 
 # reductions
 for _name in ("sum", "mean"):

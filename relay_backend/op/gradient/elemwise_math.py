@@ -2,12 +2,14 @@
 the inverse trigonometric and hyperbolic functions, tan / sinh / cosh, log2 / log10 as Relay's
 _tensor_grad.py defines them; trunc, trunc_divide and the classifiers (isnan, isinf, isfinite)
 are piecewise constant (zero gradients, like floor and the comparisons here); mod / trunc_mod
-follow floor_mod with the truncated quotient. Bit operations, shifts and logical_xor work on
-integers or bools and have none (NOT_DIFFERENTIABLE_MATH).
+follow floor_mod with the truncated quotient. cast_like passes the gradient back cast to the
+data's dtype. Bit operations, shifts, logical_xor, reinterpret and the fixed-point multiplies
+work on integer bits and have none (NOT_DIFFERENTIABLE_MATH).
 """
 import math
 
 from .. import tensor as T
+from ..dtype_ops import cast_like
 from ..registry import register_gradient
 from .elemwise import _binary, _dtype, _one_input, zero_grads
 from .helpers import scalar
@@ -43,8 +45,18 @@ for _name, _fn in MATH_BINARY.items():
 for _name in ("trunc", "trunc_divide", "isnan", "isinf", "isfinite"):
     register_gradient(_name, zero_grads)
 
-# integer / bool ops: no gradient (Relay registers none either)
+
+
+@register_gradient("cast_like")
+def cast_like_grad(orig, grad):
+    """The gradient cast back to the data's dtype; none reaches dtype_like (only its dtype is read)."""
+    data, like = orig.args
+    return [cast_like(grad, data), T.zeros_like(like)]
+
+
+# integer / bool ops and bit reinterpretation: no gradient (Relay registers none either)
 NOT_DIFFERENTIABLE_MATH = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift",
-                           "right_shift", "logical_xor")
+                           "right_shift", "logical_xor", "reinterpret", "fixed_point_multiply",
+                           "fixed_point_multiply_per_axis")
 
 __all__ = ["MATH_UNARY", "MATH_BINARY", "NOT_DIFFERENTIABLE_MATH"]
