@@ -28,7 +28,7 @@ from ..tir.simplify import simplify
 from ..tir.verify import verify
 from .bound import infer_region
 from .schedule import Fuse, Schedule, Split
-from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 
 def lower(sch, args, name="main", simple_mode=False):
@@ -97,14 +97,14 @@ class _Lowering:
         self._check_attachments()
         root_temps = []
         for st in stages:
-            if isinstance(st.op, ComputeOp) and st.attach_type == "root":
+            if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root":
                 for t in st.op.outputs:
                     if id(t) not in self.buffers:
                         buf = Buffer(self._unique(t.name), t.shape, t.dtype, scope="global")
                         self.buffers[id(t)] = buf
                         root_temps.append(buf)
-        body = S.seq(*[self._build(st, None) for st in stages
-                       if isinstance(st.op, ComputeOp) and st.attach_type == "root"])
+        body = S.seq(*[self._build_extern(st.op) if isinstance(st.op, ExternOp) else self._build(st, None)
+                       for st in stages if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root"])
         for buf in reversed(root_temps):
             body = S.Allocate(buf, body, "global")
         func = PrimFunc(self.params, body, self.name,
@@ -211,6 +211,17 @@ class _Lowering:
                 return E.BufferLoad(self.buffers[id(t)], idx)
             return None
         return rewrite(expr, fn)
+
+    def _build_extern(self, op):
+        """An extern stage: its statement, built over the buffers of its inputs and outputs."""
+        ins = []
+        for t in op.inputs:
+            st = self.sch.stage_map.get(t.op)
+            if id(t) not in self.buffers or (st is not None and st.attach_type != "root"):
+                raise CompileError(f"lower {self.name}: extern {op.name} reads {t.name}, which is not "
+                                   "materialized; keep the producers of an extern stage at the root")
+            ins.append(self.buffers[id(t)])
+        return op.fbuild(ins, [self.buffers[id(t)] for t in op.outputs])
 
     def _store_index(self, t, op, root_val):
         idx = [root_val[iv.var] for iv in op.axis]

@@ -57,6 +57,8 @@ def cast_like_grad(orig, grad):
 # integer / bool ops and bit reinterpretation: no gradient (Relay registers none either)
 NOT_DIFFERENTIABLE_MATH = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "left_shift",
                            "right_shift", "logical_xor", "reinterpret", "fixed_point_multiply",
-                           "fixed_point_multiply_per_axis")
+                           "fixed_point_multiply_per_axis",
+                           # sorts and scans (op/algorithm/): Relay registers no gradient for them
+                           "argsort", "sort", "topk", "cumsum", "cumprod")
 
 __all__ = ["MATH_UNARY", "MATH_BINARY", "NOT_DIFFERENTIABLE_MATH"]

@@ -1,0 +1,147 @@
+"""argsort, sort, topk, cumsum and cumprod: each op's numpy reference (and the debug
+interpreter) against an INDEPENDENT formulation in plain Python — `sorted` (stable, with
+reverse=True keeping ties in input order) over each row with NaN keyed as the largest value,
+running totals accumulated element by element — plus TVM's conventions the samples may miss:
+ties, NaN, k < 1, empty and one-element axes, and relation errors. The conformance test runs
+the compiled kernels (merge sort / scan extern stages) against the references."""
+import math
+
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend.errors import AttrsError, TypeInferenceError
+
+OPS = ("argsort", "sort", "topk", "cumsum", "cumprod")
+
+
+def _rows(x, axis):
+    """(row index tuples, python values) along `axis`, one per row."""
+    moved = np.moveaxis(x, axis, -1)
+    for index in np.ndindex(*moved.shape[:-1]):
+        yield index, moved[index].tolist()
+
+
+def _sorted_positions(values, ascending):
+    def key(k):
+        v = values[k]
+        nan = isinstance(v, float) and math.isnan(v)
+        return (nan, 0.0 if nan else v)
+    return sorted(range(len(values)), key=key, reverse=not ascending)
+
+
+def _along(x, axis, per_row, out_len, dtype):
+    moved_shape = np.moveaxis(x, axis, -1).shape[:-1] + (out_len,)
+    out = np.empty(moved_shape, dtype)
+    for index, values in _rows(x, axis):
+        out[index] = per_row(values)
+    return np.moveaxis(out, -1, axis)
+
+
+def _argsort(x, attrs):
+    n = x.shape[attrs.axis]
+    return _along(x, attrs.axis, lambda v: _sorted_positions(v, attrs.is_ascend), n, attrs.dtype)
+
+
+def _sort(x, attrs):
+    n = x.shape[attrs.axis]
+    return _along(x, attrs.axis, lambda v: [v[k] for k in _sorted_positions(v, attrs.is_ascend)], n, x.dtype)
+
+
+def _topk(x, attrs):
+    n = x.shape[attrs.axis]
+    k = n if attrs.k < 1 else attrs.k
+    idx = _along(x, attrs.axis, lambda v: _sorted_positions(v, attrs.is_ascend)[:k], k, attrs.dtype)
+    vals = _along(x, attrs.axis, lambda v: [v[p] for p in _sorted_positions(v, attrs.is_ascend)[:k]], k, x.dtype)
+    return {"both": [vals, idx], "values": vals, "indices": idx}[attrs.ret_type]
+
+
+def _scan(combine, identity):
+    def run(x, attrs):
+        dtype = attrs.dtype or str(x.dtype)
+        data = x.reshape(-1) if attrs.axis is None else x
+        axis = 0 if attrs.axis is None else attrs.axis
+
+        def row(values):
+            out, acc = [], identity
+            for v in values:
+                acc = combine(acc, np.array(v).astype(dtype).item())
+                acc = np.array(acc).astype(dtype).item()      # wrap / round to dtype each step
+                out.append(acc)
+            return [identity] + out[:-1] if attrs.exclusive else out
+        return _along(data, axis, row, data.shape[axis], dtype)
+    return run
+
+
+INDEPENDENT = {"argsort": _argsort, "sort": _sort, "topk": _topk,
+               "cumsum": _scan(lambda a, b: a + b, 0), "cumprod": _scan(lambda a, b: a * b, 1)}
+
+
+def _cases():
+    for name in OPS:
+        op = relay.op.get(name)
+        for i, sample in enumerate(op.samples(np.random.default_rng(0))):
+            yield pytest.param(op, sample, id=f"{name}-{i}")
+
+
+def _flat(v):
+    return [np.asarray(x) for x in v] if isinstance(v, (list, tuple)) else [np.asarray(v)]
+
+
+def _assert_same(actual, expected, what):
+    for a, e in zip(_flat(actual), _flat(expected)):
+        assert a.shape == e.shape and a.dtype == e.dtype, f"{what}: {a.shape} {a.dtype} vs {e.shape} {e.dtype}"
+        if e.dtype.kind == "f":
+            np.testing.assert_allclose(a, e, rtol=1e-3 if e.dtype == np.float16 else 1e-6, err_msg=what)
+        else:
+            np.testing.assert_array_equal(a, e, err_msg=what)
+
+
+@pytest.mark.parametrize("op,sample", list(_cases()))
+def test_reference_and_interpreter_match_independent(op, sample):
+    expected = INDEPENDENT[op.name](*sample.inputs, sample.attrs)
+    _assert_same(op.ref(*sample.inputs, sample.attrs), expected, f"{op.name} reference")
+    x = relay.var("x", shape=sample.inputs[0].shape, dtype=str(sample.inputs[0].dtype))
+    mod = relay.IRModule.from_expr(relay.Function([x], op(x, attrs=sample.attrs)))
+    out = relay.create_executor("debug", mod=mod).evaluate()(*sample.inputs)
+    _assert_same([o.numpy() for o in out] if isinstance(expected, list) else out.numpy(), expected,
+                 f"{op.name} on debug")
+
+
+@pytest.mark.parametrize("kind", ["graph", "vm"])
+def test_ties_and_nan_compiled(kind):
+    """Stable both ways (ties keep input order) and NaN largest, on a row long enough for
+    several merge passes, against the independent formulation."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 4, size=(2, 37)).astype("float32")
+    x[0, ::5] = np.nan
+    data = relay.var("x", shape=x.shape, dtype="float32")
+    for attrs_kw in (dict(is_ascend=True), dict(is_ascend=False)):
+        mod = relay.IRModule.from_expr(relay.Function([data], relay.argsort(data, **attrs_kw)))
+        out = relay.create_executor(kind, mod=mod).evaluate()(x).numpy()
+        want = _argsort(x, relay.op.get("argsort").attrs_type(**attrs_kw))
+        np.testing.assert_array_equal(out, want)
+    mod = relay.IRModule.from_expr(relay.Function([data], relay.topk(data, k=5, is_ascend=False)))
+    vals, idx = relay.create_executor(kind, mod=mod).evaluate()(x)
+    want_vals, want_idx = _topk(x, relay.op.get("topk").attrs_type(k=5))
+    np.testing.assert_array_equal(idx.numpy(), want_idx)
+    np.testing.assert_array_equal(vals.numpy(), want_vals)
+
+
+def _infer(expr):
+    return relay.transform.InferType()(relay.IRModule.from_expr(expr))["main"].body.checked_type
+
+
+def test_errors():
+    x = relay.var("x", shape=(2, 5), dtype="float32")
+    with pytest.raises(TypeInferenceError, match="k=6 is larger"):
+        _infer(relay.topk(x, k=6))
+    with pytest.raises(TypeInferenceError, match="out of range"):
+        _infer(relay.argsort(x, axis=2))
+    with pytest.raises(TypeInferenceError, match="rank >= 1"):
+        _infer(relay.sort(relay.var("s", shape=(), dtype="float32")))
+    with pytest.raises(AttrsError, match="ret_type"):
+        relay.topk(x, k=1, ret_type="value")
+    with pytest.raises(TypeInferenceError, match="give dtype"):
+        _infer(relay.cumsum(relay.var("b", shape=(3,), dtype="bool")))
+    assert _infer(relay.cumsum(x)) == relay.TensorType((10,), "float32")
