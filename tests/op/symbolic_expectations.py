@@ -77,8 +77,10 @@ case("fixed_point_multiply_per_axis", "Tensor[(n, m), int32]")(
 # sorts and scans (op/algorithm/)
 case("argsort", "Tensor[(n, 3), int64]")(lambda: relay.argsort(_v("x", (N, 3)), axis=0, dtype="int64"))
 case("sort", "Tensor[(n, m), float32]")(lambda: relay.sort(_v("x", (N, M))))
-case("topk", "(Tensor[(n, 2), float32], Tensor[(n, 2), int32])")(lambda: relay.topk(_v("x", (N, 5)), k=2))
+case("topk", "(Tensor[(n, 2), float32], Tensor[(n, 2), int32])")(lambda: relay.topk(_v("x", (N, 5)), k=2).astuple())
 case("topk:all", "Tensor[(n, m), int32]")(lambda: relay.topk(_v("x", (N, M)), k=0, ret_type="indices"))
+case("dyn.topk", "Tensor[(n, ?), float32]")(
+    lambda: relay.topk(_v("x", (N, 5)), _v("k", (), "int32"), ret_type="values"))
 case("cumsum", "Tensor[(n * 3), float32]")(lambda: relay.cumsum(_v("x", (N, 3))))
 case("cumprod", "Tensor[(n, m), int64]")(lambda: relay.cumprod(_v("x", (N, M), "int32"), axis=1, dtype="int64"))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))

@@ -121,7 +121,7 @@ def test_ties_and_nan_compiled(kind):
         out = relay.create_executor(kind, mod=mod).evaluate()(x).numpy()
         want = _argsort(x, relay.op.get("argsort").attrs_type(**attrs_kw))
         np.testing.assert_array_equal(out, want)
-    mod = relay.IRModule.from_expr(relay.Function([data], relay.topk(data, k=5, is_ascend=False)))
+    mod = relay.IRModule.from_expr(relay.Function([data], relay.topk(data, k=5, is_ascend=False).astuple()))
     vals, idx = relay.create_executor(kind, mod=mod).evaluate()(x)
     want_vals, want_idx = _topk(x, relay.op.get("topk").attrs_type(k=5))
     np.testing.assert_array_equal(idx.numpy(), want_idx)
@@ -135,7 +135,7 @@ def _infer(expr):
 def test_errors():
     x = relay.var("x", shape=(2, 5), dtype="float32")
     with pytest.raises(TypeInferenceError, match="k=6 is larger"):
-        _infer(relay.topk(x, k=6))
+        _infer(relay.topk(x, k=6).astuple())
     with pytest.raises(TypeInferenceError, match="out of range"):
         _infer(relay.argsort(x, axis=2))
     with pytest.raises(TypeInferenceError, match="rank >= 1"):
@@ -145,3 +145,32 @@ def test_errors():
     with pytest.raises(TypeInferenceError, match="give dtype"):
         _infer(relay.cumsum(relay.var("b", shape=(3,), dtype="bool")))
     assert _infer(relay.cumsum(x)) == relay.TensorType((10,), "float32")
+
+
+# --- dyn.topk ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_dyn_topk_reads_k_at_run_time(kind):
+    """One program, several k: sizes from the shape function on the VM; k < 1 keeps the whole
+    axis; a k beyond the axis is an InputError naming the op."""
+    from relay_backend.errors import InputError
+    x, k = relay.var("x", shape=(3, 6)), relay.var("k", shape=(), dtype="int32")
+    call = relay.topk(x, k, axis=1, ret_type="both").astuple()
+    assert call.op.name == "dyn.topk"
+    run = relay.create_executor(kind, mod=relay.IRModule.from_expr(relay.Function([x, k], call))).evaluate()
+    data = np.random.default_rng(4).integers(0, 4, size=(3, 6)).astype("float32")
+    for k_value in (1, 4, 0, 6):
+        vals, idx = run(data, np.int32(k_value))
+        want_vals, want_idx = _topk(data, relay.op.get("topk").attrs_type(k=k_value, axis=1))
+        np.testing.assert_array_equal(idx.numpy(), want_idx)
+        np.testing.assert_array_equal(vals.numpy(), want_vals)
+    with pytest.raises(InputError, match="dyn.topk"):
+        run(data, np.int32(7))
+
+
+def test_dynamic_to_static_makes_a_constant_k_static():
+    x = relay.var("x", shape=(3, 6))
+    dyn = relay.op.dyn.topk(x, relay.const(np.array(2, "int64")), ret_type="indices")
+    mod = relay.transform.DynamicToStatic()(relay.IRModule.from_expr(relay.Function([x], dyn)))
+    want = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], relay.topk(x, 2, ret_type="indices"))))
+    relay.assert_structural_equal(mod["main"], want["main"])
+    assert relay.topk(x, relay.const(3)).astuple().op.name == "topk"     # a constant k is static at once

@@ -14,6 +14,7 @@ from ... import te, tir
 from ...tir import stmt as Stmt
 from ...errors import AttrsError, TypeInferenceError
 from ...ir.attrs import Attrs, always_printed
+from ...ir.expr import Constant, Expr, TupleWrapper
 from ...ir.types import TensorType, TupleType
 from .. import samples as S
 from ..pattern import OpPattern
@@ -262,14 +263,19 @@ def sort(data, axis=-1, is_ascend=1):
 def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     """relay.topk: the k largest (smallest with is_ascend) elements along `axis`: a tuple
     (values, indices) for ret_type "both", else the one asked for. A Relay expression k
-    gives dyn.topk, whose output size is known at run time."""
-    from ...ir.expr import Constant, Expr
+    gives dyn.topk, whose output size is known at run time. "both" gives a TupleWrapper
+    (index it, unpack it, or .astuple() it), as in tvm.relay."""
     if isinstance(k, Constant):
         k = int(k.data.numpy())
     if isinstance(k, Expr):
-        from ..dyn.algorithm import dyn_topk
+        from ..dyn.algorithm import dyn_topk      # op/dyn builds on this module
         return dyn_topk(data, k, axis, ret_type, is_ascend, dtype)
-    return TOPK(data, attrs=TopKAttrs(k, axis, ret_type, is_ascend, dtype))
+    return both_wrapped(TOPK(data, attrs=TopKAttrs(k, axis, ret_type, is_ascend, dtype)), ret_type)
+
+
+def both_wrapped(call, ret_type):
+    """ret_type "both" gives a TupleWrapper (values, indices), as tvm.relay's topk."""
+    return TupleWrapper(call, 2) if ret_type == "both" else call
 
 
 __all__ = ["argsort", "sort", "topk", "ArgsortAttrs", "SortAttrs", "TopKAttrs"]
