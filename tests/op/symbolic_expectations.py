@@ -81,6 +81,10 @@ case("topk", "(Tensor[(n, 2), float32], Tensor[(n, 2), int32])")(lambda: relay.t
 case("topk:all", "Tensor[(n, m), int32]")(lambda: relay.topk(_v("x", (N, M)), k=0, ret_type="indices"))
 case("dyn.topk", "Tensor[(n, ?), float32]")(
     lambda: relay.topk(_v("x", (N, 5)), _v("k", (), "int32"), ret_type="values"))
+case("einsum", "Tensor[(n, m), float32]")(lambda: relay.einsum([_v("x", (N, 3)), _v("y", (3, M))], "ij,jk->ik"))
+case("dft", "(Tensor[(n, 8), float32], Tensor[(n, 8), float32])")(
+    lambda: relay.dft(_v("x", (N, 8)), _v("y", (N, 8))).astuple())
+case("stft", "Tensor[(n, 5, 4, 2), float32]")(lambda: relay.stft(_v("x", (N, 20)), 8, 4))
 case("cumsum", "Tensor[(n * 3), float32]")(lambda: relay.cumsum(_v("x", (N, 3))))
 case("cumprod", "Tensor[(n, m), int64]")(lambda: relay.cumprod(_v("x", (N, M), "int32"), axis=1, dtype="int64"))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))

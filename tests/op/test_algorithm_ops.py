@@ -174,3 +174,79 @@ def test_dynamic_to_static_makes_a_constant_k_static():
     want = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x], relay.topk(x, 2, ret_type="indices"))))
     relay.assert_structural_equal(mod["main"], want["main"])
     assert relay.topk(x, relay.const(3)).astuple().op.name == "topk"     # a constant k is static at once
+
+
+# --- einsum, dft, stft: independent element-by-element sums -----------------------------------------
+def _einsum(data, attrs):
+    """Python loops over every assignment of the labels (numpy only for the index grid)."""
+    from relay_backend.op.algorithm.contraction import plan
+    labels, out, sizes = plan(attrs.equation, [x.shape for x in data])
+    names = list(sizes)
+    result = np.zeros([sizes[n] for n in out], "float64" if data[0].dtype.kind == "f" else "int64")
+    for values in np.ndindex(*[sizes[n] for n in names]):
+        where = dict(zip(names, values))
+        term = 1
+        for x, lab in zip(data, labels):
+            term = term * x[tuple(0 if x.shape[k] == 1 and sizes[n] != 1 else where[n]
+                                  for k, n in enumerate(lab))].item()
+        result[tuple(where[n] for n in out)] += term
+    return result.astype(data[0].dtype)
+
+
+def _dft(re, im, attrs):
+    import cmath
+    n = re.shape[-1]
+    out_re, out_im = np.zeros(re.shape), np.zeros(re.shape)
+    sign = 1 if attrs.inverse else -1
+    for index in np.ndindex(*re.shape[:-1]):
+        for f in range(n):
+            total = sum(complex(re[index + (k,)], im[index + (k,)]) * cmath.exp(sign * 2j * cmath.pi * f * k / n)
+                        for k in range(n))
+            total = total / n if attrs.inverse else total
+            out_re[index + (f,)], out_im[index + (f,)] = total.real, total.imag
+    return [out_re.astype(re.dtype), out_im.astype(re.dtype)]
+
+
+def _stft(data, window, attrs):
+    import cmath
+    signal = data.reshape(-1, data.shape[-1])
+    bins = attrs.n_fft // 2 + 1 if attrs.onesided else attrs.n_fft
+    frames = (data.shape[-1] - attrs.n_fft) // attrs.hop_length + 1
+    out = np.zeros((signal.shape[0], bins, frames, 2))
+    for b in range(signal.shape[0]):
+        for r in range(bins):
+            for f in range(frames):
+                total = sum(float(window[w]) * float(signal[b, f * attrs.hop_length + w])
+                            * cmath.exp(-2j * cmath.pi * r * w / attrs.win_length) for w in range(attrs.win_length))
+                total /= math.sqrt(attrs.n_fft) if attrs.normalized else 1
+                out[b, r, f] = total.real, total.imag
+    return out.reshape(data.shape[:-1] + out.shape[1:]).astype(data.dtype)
+
+
+@pytest.mark.parametrize("name", ["einsum", "dft", "stft"])
+def test_fourier_and_einsum_references_match_independent(name):
+    op = relay.op.get(name)
+    for sample in op.samples(np.random.default_rng(0)):
+        if max(np.size(x) for x in _flat(sample.inputs[0] if name == "einsum" else sample.inputs)) > 100:
+            continue          # the long float16 accumulation samples: the conformance test covers them
+        fn = {"einsum": _einsum, "dft": _dft, "stft": _stft}[name]
+        expected = fn(*sample.inputs, sample.attrs)
+        got = op.ref(*sample.inputs, sample.attrs)
+        for a, e in zip(_flat(got), _flat(expected)):
+            assert a.shape == e.shape and a.dtype == e.dtype
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-5, err_msg=f"{name} {sample.attrs}")
+
+
+def test_einsum_and_fourier_errors():
+    x, y = relay.var("x", shape=(2, 3)), relay.var("y", shape=(4, 5))
+    with pytest.raises(TypeInferenceError, match="size 4 in operand 1 but 3"):
+        _infer(relay.einsum([x, y], "ij,jk->ik"))
+    with pytest.raises(TypeInferenceError, match="2 operand terms for 1"):
+        _infer(relay.einsum([x], "ij,jk"))
+    with pytest.raises(TypeInferenceError, match="must be distinct labels"):
+        _infer(relay.einsum([x], "ij->iz"))
+    with pytest.raises(TypeInferenceError, match="shorter than n_fft"):
+        _infer(relay.stft(relay.var("s", shape=(5,)), 8, 2))
+    with pytest.raises(TypeInferenceError, match="one type"):
+        _infer(relay.dft(x, y).astuple())
+    assert _infer(relay.stft(relay.var("s", shape=(2, 20)), 8, 4)) == relay.TensorType((2, 5, 4, 2), "float32")
