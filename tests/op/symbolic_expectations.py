@@ -85,6 +85,16 @@ case("einsum", "Tensor[(n, m), float32]")(lambda: relay.einsum([_v("x", (N, 3)),
 case("dft", "(Tensor[(n, 8), float32], Tensor[(n, 8), float32])")(
     lambda: relay.dft(_v("x", (N, 8)), _v("y", (N, 8))).astuple())
 case("stft", "Tensor[(n, 5, 4, 2), float32]")(lambda: relay.stft(_v("x", (N, 20)), 8, 4))
+_KEY = "Tensor[(10), uint64]"
+case("random.threefry_generate", f"({_KEY}, Tensor[(2, 3), uint64])")(
+    lambda: relay.random.threefry_generate(_v("k", (10,), "uint64"), (2, 3)).astuple())
+case("random.threefry_split", f"({_KEY}, {_KEY})")(lambda: relay.random.threefry_split(_v("k", (10,), "uint64")).astuple())
+case("random.uniform", f"({_KEY}, Tensor[(4), float32])")(
+    lambda: relay.random.uniform(_v("k", (10,), "uint64"), (4,)).astuple())
+case("random.normal", f"({_KEY}, Tensor[(4), float64])")(
+    lambda: relay.random.normal(_v("k", (10,), "uint64"), (4,), "float64").astuple())
+case("random.multinomial", f"({_KEY}, Tensor[(n, 3), int32])")(
+    lambda: relay.random.multinomial(_v("k", (10,), "uint64"), _v("p", (N, 5)), 3).astuple())
 case("cumsum", "Tensor[(n * 3), float32]")(lambda: relay.cumsum(_v("x", (N, 3))))
 case("cumprod", "Tensor[(n, m), int64]")(lambda: relay.cumprod(_v("x", (N, M), "int32"), axis=1, dtype="int64"))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))

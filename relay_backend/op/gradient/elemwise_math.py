@@ -59,6 +59,8 @@ NOT_DIFFERENTIABLE_MATH = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_
                            "right_shift", "logical_xor", "reinterpret", "fixed_point_multiply",
                            "fixed_point_multiply_per_axis",
                            # sorts and scans (op/algorithm/): Relay registers no gradient for them
-                           "argsort", "sort", "topk", "dyn.topk", "cumsum", "cumprod", "einsum", "dft", "stft")
+                           "argsort", "sort", "topk", "dyn.topk", "cumsum", "cumprod", "einsum", "dft", "stft",
+                           "random.threefry_generate", "random.threefry_split", "random.uniform",
+                           "random.normal", "random.multinomial")
 
 __all__ = ["MATH_UNARY", "MATH_BINARY", "NOT_DIFFERENTIABLE_MATH"]
