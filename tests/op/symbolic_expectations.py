@@ -95,6 +95,7 @@ case("random.normal", f"({_KEY}, Tensor[(4), float64])")(
     lambda: relay.random.normal(_v("k", (10,), "uint64"), (4,), "float64").astuple())
 case("random.multinomial", f"({_KEY}, Tensor[(n, 3), int32])")(
     lambda: relay.random.multinomial(_v("k", (10,), "uint64"), _v("p", (N, 5)), 3).astuple())
+case("debug", "Tensor[(n, 3), float32]")(lambda: relay.op.debug(_v("x", (N, 3))))
 case("cumsum", "Tensor[(n * 3), float32]")(lambda: relay.cumsum(_v("x", (N, 3))))
 case("cumprod", "Tensor[(n, m), int64]")(lambda: relay.cumprod(_v("x", (N, M), "int32"), axis=1, dtype="int64"))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))

@@ -61,6 +61,6 @@ NOT_DIFFERENTIABLE_MATH = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_
                            # sorts and scans (op/algorithm/): Relay registers no gradient for them
                            "argsort", "sort", "topk", "dyn.topk", "cumsum", "cumprod", "einsum", "dft", "stft",
                            "random.threefry_generate", "random.threefry_split", "random.uniform",
-                           "random.normal", "random.multinomial")
+                           "random.normal", "random.multinomial", "debug")
 
 __all__ = ["MATH_UNARY", "MATH_BINARY", "NOT_DIFFERENTIABLE_MATH"]
