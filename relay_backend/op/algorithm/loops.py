@@ -6,10 +6,10 @@ A tensor of shape (outer..., n, inner...) sorted or scanned along its axis is `o
 rows of n elements at stride `inner`; row (o, i) starts at o * n * inner + i.
 
 The merge sort runs ceil(log2(n)) passes (a fixed 31-iteration loop whose passes past the row
-length do nothing) of n steps each, merging runs of width w into runs of 2w, then copies the
-merged indices back: O(n log n) per row, stable (a right-run element goes first only when it
-is strictly before the left one), with its two index rows allocated once per kernel. Keys are
-read through the indices, so the data is never moved. `before(a, b)` orders NaN after every
+length do nothing), each merging every pair of runs of width w into one of 2w (n steps in all,
+two cursors carried from step to step), then copies the merged indices back: O(n log n) per row, stable (a right-run element goes first only when it
+is strictly before the left one), with its rows allocated once per kernel. The keys travel
+with their indices, so merges read memory sequentially. `before(a, b)` orders NaN after every
 number ascending and before every number descending (NaN counts as the largest value).
 """
 from ... import te, tir
@@ -54,9 +54,11 @@ def before(a, b, descending: bool):
     return first
 
 
-def stable_argsort(key, n, order: Buffer, scratch: Buffer, state: Buffer, descending: bool):
-    """Statements leaving in order[0:n] the stable sorting permutation of the row whose k-th
-    key is `key(k)`; `scratch` holds n more int32, `state` two int32 (the merge cursors)."""
+def stable_argsort(key, n, bufs, descending: bool):
+    """Statements leaving in bufs.order[0:n] the stable sorting permutation of the row whose
+    k-th key is `key(k)`. The keys move with their indices (bufs.keys), so every merge reads
+    memory in order; bufs (with_sort_buffers) holds the scratch rows and the two cursors."""
+    order, keys, scratch, key_scratch, state = bufs
     zero, one = tir.const(0, "int32"), tir.const(1, "int32")
     last = tir.max(n - one, zero)
 
@@ -64,34 +66,44 @@ def stable_argsort(key, n, order: Buffer, scratch: Buffer, state: Buffer, descen
         width = te.shift_left(one, p)
         span = width * tir.const(2, "int32")
 
-        def step(k):
-            start = tir.floordiv(k, span) * span
+        def merge_block(b):
+            start = b * span
             mid = tir.min(start + width, n)
             end = tir.min(start + span, n)
-            i, j, right_first = tir.Var("i", "int32"), tir.Var("j", "int32"), tir.Var("right_first", "bool")
-            left, right = order[tir.min(i, last)], order[tir.min(j, last)]
-            take_right = (j < end) & ((i >= mid) | before(key(right), key(left), descending))
-            merge = S.seq(S.BufferStore(scratch, te.if_then_else(right_first, right, left), [k]),
-                          S.BufferStore(state, i + te.if_then_else(right_first, zero, one), [0]),
-                          S.BufferStore(state, j + te.if_then_else(right_first, one, zero), [1]))
-            return S.seq(
-                S.IfThenElse(k == start, S.seq(S.BufferStore(state, start, [0]), S.BufferStore(state, mid, [1]))),
-                S.LetStmt(i, state[0], S.LetStmt(j, state[1], S.LetStmt(right_first, take_right, merge))))
-        copy_back = loop(n, lambda k: S.BufferStore(order, scratch[k], [k]), "c")
-        return S.IfThenElse(width < n, S.seq(loop(n, step), copy_back))
 
-    init = loop(n, lambda k: S.BufferStore(order, k, [k]), "k0")
+            def step(t):
+                k = start + t
+                i, j, right_first = tir.Var("i", "int32"), tir.Var("j", "int32"), tir.Var("right_first", "bool")
+                left, right = keys[tir.min(i, last)], keys[tir.min(j, last)]
+                take_right = (j < end) & ((i >= mid) | before(right, left, descending))
+                merge = S.seq(
+                    S.BufferStore(scratch, te.if_then_else(right_first, order[tir.min(j, last)],
+                                                           order[tir.min(i, last)]), [k]),
+                    S.BufferStore(key_scratch, te.if_then_else(right_first, right, left), [k]),
+                    S.BufferStore(state, i + te.if_then_else(right_first, zero, one), [0]),
+                    S.BufferStore(state, j + te.if_then_else(right_first, one, zero), [1]))
+                return S.LetStmt(i, state[0], S.LetStmt(j, state[1], S.LetStmt(right_first, take_right, merge)))
+            cursors = S.seq(S.BufferStore(state, start, [0]), S.BufferStore(state, mid, [1]))
+            return S.seq(cursors, loop(end - start, step, "t"))
+        blocks = tir.floordiv(n + span - one, span)
+        copy_back = loop(n, lambda k: S.seq(S.BufferStore(order, scratch[k], [k]),
+                                            S.BufferStore(keys, key_scratch[k], [k])), "c")
+        return S.IfThenElse(width < n, S.seq(loop(blocks, merge_block, "b"), copy_back))
+
+    init = loop(n, lambda k: S.seq(S.BufferStore(order, k, [k]), S.BufferStore(keys, key(k), [k])), "k0")
     return S.seq(init, loop(MAX_PASSES, merge_pass, "p"))
 
 
-def with_sort_buffers(n, body_fn):
-    """Allocate the two index rows and the cursors of stable_argsort around body_fn(order,
-    scratch, state)."""
-    order = Buffer("sort_order", (n,), "int32")
-    scratch = Buffer("sort_scratch", (n,), "int32")
-    state = Buffer("sort_state", (2,), "int32", scope="local")
-    body = body_fn(order, scratch, state)
-    return S.Allocate(order, S.Allocate(scratch, S.Allocate(state, body, "local"), "global"), "global")
+def with_sort_buffers(n, dtype, body_fn):
+    """Allocate the rows stable_argsort works in (indices and keys, twice) and its cursors
+    around body_fn(bufs)."""
+    bufs = (Buffer("sort_order", (n,), "int32"), Buffer("sort_keys", (n,), dtype),
+            Buffer("sort_scratch", (n,), "int32"), Buffer("sort_key_scratch", (n,), dtype),
+            Buffer("sort_state", (2,), "int32", scope="local"))
+    body = body_fn(bufs)
+    for buf in reversed(bufs):
+        body = S.Allocate(buf, body, buf.scope)
+    return body
 
 
 __all__ = ["flat", "loop", "row_geometry", "for_each_row", "before", "stable_argsort", "with_sort_buffers"]

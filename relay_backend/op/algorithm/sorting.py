@@ -150,7 +150,9 @@ def sort_kernel(data, axis, descending, outputs, name):
         src = L.flat(ins[0])
         outer, n, inner = L.row_geometry(ins[0].shape, axis)
 
-        def sort_rows(order, scratch, state):
+        def sort_rows(bufs):
+            order = bufs[0]
+
             def per_row(base):
                 writes = []
                 for buf, (_, dtype, kind) in zip(outs, outputs):
@@ -162,9 +164,9 @@ def sort_kernel(data, axis, descending, outputs, name):
                         return Stmt.BufferStore(dst, value, [out_base + k * inner])
                     writes.append(L.loop(count, write, "w"))
                 key = lambda k: src[base + k * inner]   # noqa: E731
-                return Stmt.seq(L.stable_argsort(key, n, order, scratch, state, descending), *writes)
+                return Stmt.seq(L.stable_argsort(key, n, bufs, descending), *writes)
             return L.for_each_row(outer, n, inner, per_row)
-        return L.with_sort_buffers(n, sort_rows)
+        return L.with_sort_buffers(n, ins[0].dtype, sort_rows)
     shapes = [list(shape) for shape, _, _ in outputs]
     outs = te.extern(shapes, [data], build, name=name, dtype=[dt for _, dt, _ in outputs], tag=name)
     return outs[0] if len(outs) == 1 else outs
