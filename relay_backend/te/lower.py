@@ -103,7 +103,7 @@ class _Lowering:
                         buf = Buffer(self._unique(t.name), t.shape, t.dtype, scope="global")
                         self.buffers[id(t)] = buf
                         root_temps.append(buf)
-        body = S.seq(*[self._build_extern(st.op) if isinstance(st.op, ExternOp) else self._build(st, None)
+        body = S.seq(*[self._build_extern(st.op, root_temps) if isinstance(st.op, ExternOp) else self._build(st, None)
                        for st in stages if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root"])
         for buf in reversed(root_temps):
             body = S.Allocate(buf, body, "global")
@@ -212,8 +212,11 @@ class _Lowering:
             return None
         return rewrite(expr, fn)
 
-    def _build_extern(self, op):
-        """An extern stage: its statement, built over the buffers of its inputs and outputs."""
+    def _build_extern(self, op, root_temps):
+        """An extern stage: its statement, built over the buffers of its inputs and outputs.
+        Its leading global allocations move to the function's top (a GPU launcher allocates
+        them), and the rest runs as one single-thread launch: bound loops of extent 1, which
+        CPU backends run as plain loops."""
         ins = []
         for t in op.inputs:
             st = self.sch.stage_map.get(t.op)
@@ -221,7 +224,12 @@ class _Lowering:
                 raise CompileError(f"lower {self.name}: extern {op.name} reads {t.name}, which is not "
                                    "materialized; keep the producers of an extern stage at the root")
             ins.append(self.buffers[id(t)])
-        return op.fbuild(ins, [self.buffers[id(t)] for t in op.outputs])
+        stmt = op.fbuild(ins, [self.buffers[id(t)] for t in op.outputs])
+        while isinstance(stmt, S.Allocate) and stmt.scope == "global":
+            root_temps.append(stmt.buffer)
+            stmt = stmt.body
+        thread = S.For(E.Var(f"{op.name}_tx", "int32"), 0, 1, "serial", stmt, thread_binding="threadIdx.x")
+        return S.For(E.Var(f"{op.name}_bx", "int32"), 0, 1, "serial", thread, thread_binding="blockIdx.x")
 
     def _store_index(self, t, op, root_val):
         idx = [root_val[iv.var] for iv in op.axis]
