@@ -28,7 +28,7 @@ from .ir import ExprFunctor, ExprMutator, ExprVisitor
 from .ir.structural import assert_structural_equal, structural_equal, structural_hash
 from . import op
 from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
-from .op import nn, annotation, dyn
+from .op import nn, annotation, dyn, random
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude

@@ -104,6 +104,7 @@ _MATH = {
     "cos": "cosf", "tan": "tanf", "asin": "asinf", "acos": "acosf", "atan": "atanf",
     "sinh": "sinhf", "cosh": "coshf", "pow": "powf", "atan2": "atan2f", "fmod": "fmodf",
 }
+_BIT_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right")
 _POLY = ("exp", "log", "tanh", "erf")     # float32: inline polynomials of c_math.py
 _CMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">="}
 _ARITH = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.Div: "/"}
@@ -401,6 +402,10 @@ class ExprPrinter:
         if op == "omp_get_num_threads":
             return "rb_num_threads()"
         arg_dt = node.args[0].dtype if node.args else dt
+        if op == "reinterpret":
+            return self._reinterpret(t[0], arg_dt, dt)
+        if op in _BIT_OPS:
+            return self._bit_call(op, t, dt)
         if not is_float(arg_dt):
             return self._int_call(node, t, arg_dt)
         if op in ("isnan", "isinf"):
@@ -420,6 +425,36 @@ class ExprPrinter:
         if dt != arg_dt:
             return self._convert(text, arg_dt, dt)
         return f"rb_hround({text})" if dt == "float16" else text
+
+    @staticmethod
+    def _bit_call(op, t, dt):
+        """Bit operations in the unsigned type of the dtype's width (a signed left shift of a
+        negative value is undefined in C); right shifts of signed values stay arithmetic."""
+        if op == "shift_right":
+            return f"(({value_type(dt)})({t[0]} >> {t[1]}))"
+        if dt == "bool":
+            text = {"bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})",
+                    "bitwise_xor": "({0} ^ {1})", "bitwise_not": "(!{0})"}[op].format(*t, "")
+            return text
+        utype = "u" + value_type(dt) if not dt.startswith("uint") else value_type(dt)
+        operands = [f"(({utype}){x})" for x in t]
+        text = {"bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+                "bitwise_not": "~{0}", "shift_left": "{0} << {1}"}[op].format(*operands, "")
+        return f"(({value_type(dt)})({utype})({text}))"
+
+    @staticmethod
+    def _reinterpret(text, src, dst):
+        """The bits of a `src` value read as `dst` (same width): floats through the prelude's
+        unions, float16 through its bit conversions, integers by a wrapping cast."""
+        if src == "float16":
+            text = f"rb_f2h({text})"
+        elif src in ("float32", "float64"):
+            text = f"rb_bits_of_f{src[-2:]}({text})"
+        if dst == "float16":
+            return f"rb_h2f((uint16_t)({text}))"
+        if dst in ("float32", "float64"):
+            return f"rb_f{dst[-2:]}_of_bits((uint{dst[-2:]}_t)({text}))"
+        return f"(({value_type(dst)})({text}))"
 
     def _int_call(self, node, t, arg_dt):
         op = node.op_name

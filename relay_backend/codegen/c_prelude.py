@@ -115,6 +115,13 @@ RB_INLINE float rb_floormodf(float a, float b) { return a - floorf(a / b) * b; }
 RB_INLINE double rb_floordiv_d(double a, double b) { return floor(a / b); }
 RB_INLINE double rb_floormod_d(double a, double b) { return a - floor(a / b) * b; }
 
+/* ---- reinterpret: a float's bits as the integer of its width and back (type punning through
+   a union, defined in C99) */
+RB_INLINE uint32_t rb_bits_of_f32(float x) { union { float f; uint32_t u; } v; v.f = x; return v.u; }
+RB_INLINE float rb_f32_of_bits(uint32_t x) { union { float f; uint32_t u; } v; v.u = x; return v.f; }
+RB_INLINE uint64_t rb_bits_of_f64(double x) { union { double f; uint64_t u; } v; v.f = x; return v.u; }
+RB_INLINE double rb_f64_of_bits(uint64_t x) { union { double f; uint64_t u; } v; v.u = x; return v.f; }
+
 /* ---- math helpers not in <math.h> */
 RB_INLINE double rb_sigmoid_d(double x) {
   double e = exp(-fabs(x));

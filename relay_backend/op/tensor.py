@@ -23,6 +23,7 @@ from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed
 from ..ir.types import TensorType
 from ..runtime.dtypes import SUPPORTED_DTYPES
+from . import elemwise_math as M
 from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
 from .constructor_docs import constructor_doc
@@ -203,6 +204,26 @@ UNARY_OPS = [
     ("fast_exp", _quiet(lambda x, a: np.exp(x)), te.exp, S.unary(), 1, _FLOAT),
     ("fast_tanh", lambda x, a: np.tanh(x), te.tanh, S.unary(low=-4, high=4), 1, _FLOAT),
     ("fast_erf", _erf_ref, te.erf, S.unary(low=-3, high=3), 1, _FLOAT),
+    # inverse trigonometric / hyperbolic functions, other logs, trunc (elemwise_math.py's rules)
+    ("acos", M.float_ref(np.arccos), te.acos, S.unary(low=-0.95, high=0.95), 3, _FLOAT),
+    ("acosh", M.float_ref(np.arccosh), M.te_acosh, S.unary(low=1.0, high=6.0), 3, _FLOAT),
+    ("asin", M.float_ref(np.arcsin), te.asin, S.unary(low=-0.95, high=0.95), 3, _FLOAT),
+    ("asinh", M.float_ref(np.arcsinh), M.te_asinh, S.unary(low=-6.0, high=6.0), 3, _FLOAT),
+    ("atan", M.float_ref(np.arctan), te.atan, S.unary(low=-6.0, high=6.0), 3, _FLOAT),
+    ("atanh", M.float_ref(np.arctanh), M.te_atanh, S.unary(low=-0.95, high=0.95), 3, _FLOAT),
+    ("tan", M.float_ref(np.tan), te.tan, S.unary(low=-1.4, high=1.4), 3, _FLOAT),
+    ("sinh", M.float_ref(np.sinh), te.sinh, S.unary(low=-4.0, high=4.0), 3, _FLOAT),
+    ("cosh", M.float_ref(np.cosh), te.cosh, S.unary(low=-4.0, high=4.0), 3, _FLOAT),
+    ("log2", M.float_ref(np.log2), te.log2, S.unary(**_POS), 3, _FLOAT),
+    ("log10", M.float_ref(np.log10), te.log10, S.unary(**_POS), 3, _FLOAT),
+    ("trunc", _rounding_ref(np.trunc), _rounding(te.trunc), S.unary(_ROUNDING_DTYPES, low=-5, high=5), 3, _ANY),
+    # bool results on every dtype (TVM's IdentityCompRel); samples hold NaN and +-inf
+    ("isnan", M.classify_ref(np.isnan), M.te_classify("isnan"), M.special_samples, 3, M.classify_rel_of),
+    ("isinf", M.classify_ref(np.isinf), M.te_classify("isinf"), M.special_samples, 3, M.classify_rel_of),
+    ("isfinite", M.classify_ref(np.isfinite), M.te_classify("isfinite"), M.special_samples, 3,
+     M.classify_rel_of),
+    ("bitwise_not", lambda x, a: np.invert(x), te.bitwise_not, S.unary(M.BIT_DTYPES, low=-100, high=100), 4,
+     lambda name: M.integer_rel(name, binary=False, allow_bool=True)),
 ]
 
 
@@ -239,6 +260,30 @@ def _floor_mod_ref(a, b, attrs):
         return np.mod(a, b).astype(a.dtype)
 
 
+def _trunc_divide_ref(a, b, attrs):
+    """Quotient rounded toward zero: relay divide for ints, trunc(a / b) for floats."""
+    if np.dtype(a.dtype).kind in "iu":
+        return _divide_ref(a, b, attrs)
+    with np.errstate(**_QUIET):
+        return np.trunc(np.divide(a, b)).astype(a.dtype)
+
+
+def _trunc_mod_ref(a, b, attrs):
+    """Remainder with the dividend's sign (C's %, fmod); x % 0 is 0 for ints, NaN for floats."""
+    with np.errstate(**_QUIET):
+        return np.fmod(a, b).astype(a.dtype)
+
+
+def _te_trunc_divide(a, b):
+    return te.trunc(a / b) if _is_float(a.dtype) else _te_divide(a, b)
+
+
+def _te_trunc_mod(a, b):
+    if _is_float(a.dtype):
+        return te.fmod(a, b)
+    return _guarded_int_div(a, b, tir.truncmod, lambda x: tir.const(0, x.dtype))
+
+
 _ALL_NUM_BOOL = _with(S.binary(_ALL_NUM), lambda rng: S.binary(_bool_only)(rng)[:2])
 _INT_DIVISORS = S.binary(("int64", "int8", "uint8"), low=-9, high=9, rhs_low=-2, rhs_high=3)  # 0 and -1 divisors
 
@@ -269,6 +314,18 @@ BINARY_OPS = [
     ("greater", lambda a, b, t: np.greater(a, b), lambda a, b: a > b, S.binary(("float32", "int32")), True, 4),
     ("greater_equal", lambda a, b, t: np.greater_equal(a, b), lambda a, b: a >= b,
      S.binary(("float32", "int32")), True, 4),
+    # TVM's mod is trunc_mod: the remainder takes the dividend's sign
+    ("mod", _trunc_mod_ref, _te_trunc_mod,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
+    ("trunc_divide", _trunc_divide_ref, _te_trunc_divide,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
+    ("trunc_mod", _trunc_mod_ref, _te_trunc_mod,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
+    ("left_shift", M.shift_ref(np.left_shift), M.te_shift("left"), M.shift_samples, False, 4),
+    ("right_shift", M.shift_ref(np.right_shift), M.te_shift("right"), M.shift_samples, False, 4),
+    ("bitwise_and", lambda a, b, t: np.bitwise_and(a, b), te.bitwise_and, M.bit_samples, False, 4),
+    ("bitwise_or", lambda a, b, t: np.bitwise_or(a, b), te.bitwise_or, M.bit_samples, False, 4),
+    ("bitwise_xor", lambda a, b, t: np.bitwise_xor(a, b), te.bitwise_xor, M.bit_samples, False, 4),
 ]
 
 
@@ -287,12 +344,18 @@ def _rule(fn):
 # the arithmetic binary ops that reject bool, with the logical op that does what was meant
 _BOOL_HINTS = {"add": "use logical_or for bool tensors", "multiply": "use logical_and for bool tensors",
                "subtract": "for bool tensors not_equal is xor"}
-_NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod")
+_NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod", "mod",
+                   "trunc_divide", "trunc_mod")
+# bit operations: integer tensors, and bool ones where the op is also a logical op
+_BIT_BINARY = {"left_shift": False, "right_shift": False, "bitwise_and": True, "bitwise_or": True,
+               "bitwise_xor": True}
 
 
 def _binary_rel(name, is_comparison):
     if is_comparison:
         return broadcast_comp_rel
+    if name in _BIT_BINARY:
+        return M.integer_rel(name, binary=True, allow_bool=_BIT_BINARY[name])
     if name in _NO_BOOL_BINARY:
         return no_bool_rel(name, base=broadcast_rel, hint=_BOOL_HINTS.get(name, ""))
     return broadcast_rel
@@ -311,7 +374,8 @@ LOGICAL_NOT = defop("logical_not", inputs=("data",), rel=_logical_not_rel, patte
                     ref=lambda x, a: np.logical_not(x), samples=S.unary(_bool_only), level=4,
                     compute=broadcast_compute("logical_not", _rule(lambda x: ~x)))
 for _name, _fn, _te_rule in (("logical_and", np.logical_and, lambda a, b: a & b),
-                             ("logical_or", np.logical_or, lambda a, b: a | b)):
+                             ("logical_or", np.logical_or, lambda a, b: a | b),
+                             ("logical_xor", np.logical_xor, lambda a, b: a != b)):
     defop(_name, inputs=("lhs", "rhs"), rel=_logical_rel, pattern=OpPattern.BROADCAST,
           ref=(lambda fn: lambda a, b, t: fn(a, b))(_fn), samples=S.binary(_bool_only), level=4,
           compute=broadcast_compute(_name, _rule(_te_rule)))
@@ -507,6 +571,14 @@ add, subtract, multiply, divide, power, maximum, minimum = (_binary_ctor(n) for 
 floor_divide, floor_mod, equal, not_equal, less, less_equal, greater, greater_equal = (_binary_ctor(n) for n in (
     "floor_divide", "floor_mod", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
 logical_and, logical_or = _binary_ctor("logical_and"), _binary_ctor("logical_or")
+acos, acosh, asin, asinh, atan, atanh, tan, sinh, cosh = (_unary_ctor(n) for n in (
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh", "cosh"))
+log2, log10, trunc, isnan, isinf, isfinite, bitwise_not = (_unary_ctor(n) for n in (
+    "log2", "log10", "trunc", "isnan", "isinf", "isfinite", "bitwise_not"))
+mod, trunc_divide, trunc_mod, left_shift, right_shift = (_binary_ctor(n) for n in (
+    "mod", "trunc_divide", "trunc_mod", "left_shift", "right_shift"))
+bitwise_and, bitwise_or, bitwise_xor, logical_xor = (_binary_ctor(n) for n in (
+    "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor"))
 
 
 def clip(a, a_min, a_max):
@@ -572,7 +644,10 @@ __all__ = ["negative", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "abs", 
            "sign", "sin", "cos", "erf", "copy", "zeros_like", "ones_like", "logical_not", "add", "subtract",
            "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "equal",
            "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-           "clip", "cast", "where", "fast_exp", "fast_tanh", "fast_erf"]
+           "clip", "cast", "where", "fast_exp", "fast_tanh", "fast_erf",
+           "acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh", "cosh", "log2", "log10", "trunc",
+           "isnan", "isinf", "isfinite", "bitwise_not", "mod", "trunc_divide", "trunc_mod", "left_shift",
+           "right_shift", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor"]
 
 _expr._OPERATOR_HOOKS.update(add=add, subtract=subtract, multiply=multiply, divide=divide,
                              negative=negative, less=less, greater=greater, less_equal=less_equal,

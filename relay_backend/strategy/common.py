@@ -75,7 +75,8 @@ def find_tagged(s, tag: str):
 def inline_except(s, keep=()) -> None:
     """compute_inline every intermediate injective single-output stage not in `keep`."""
     outputs = {id(op) for op in s.outputs}
-    keep = {id(op) for op in keep}
+    keep = {id(op) for op in keep} | {id(t.op) for st in s.stages if isinstance(st.op, te.ExternOp)
+                                     for t in st.op.inputs}   # an extern stage reads buffers
     for stage in s.stages:
         op = stage.op
         if (isinstance(op, te.ComputeOp) and id(op) not in outputs and id(op) not in keep

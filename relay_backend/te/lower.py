@@ -28,7 +28,7 @@ from ..tir.simplify import simplify
 from ..tir.verify import verify
 from .bound import infer_region
 from .schedule import Fuse, Schedule, Split
-from .tensor import ComputeOp, PlaceholderOp, Tensor
+from .tensor import ComputeOp, ExternOp, PlaceholderOp, Tensor
 
 
 def lower(sch, args, name="main", simple_mode=False):
@@ -97,14 +97,14 @@ class _Lowering:
         self._check_attachments()
         root_temps = []
         for st in stages:
-            if isinstance(st.op, ComputeOp) and st.attach_type == "root":
+            if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root":
                 for t in st.op.outputs:
                     if id(t) not in self.buffers:
                         buf = Buffer(self._unique(t.name), t.shape, t.dtype, scope="global")
                         self.buffers[id(t)] = buf
                         root_temps.append(buf)
-        body = S.seq(*[self._build(st, None) for st in stages
-                       if isinstance(st.op, ComputeOp) and st.attach_type == "root"])
+        body = S.seq(*[self._build_extern(st.op, root_temps) if isinstance(st.op, ExternOp) else self._build(st, None)
+                       for st in stages if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root"])
         for buf in reversed(root_temps):
             body = S.Allocate(buf, body, "global")
         func = PrimFunc(self.params, body, self.name,
@@ -211,6 +211,25 @@ class _Lowering:
                 return E.BufferLoad(self.buffers[id(t)], idx)
             return None
         return rewrite(expr, fn)
+
+    def _build_extern(self, op, root_temps):
+        """An extern stage: its statement, built over the buffers of its inputs and outputs.
+        Its leading global allocations move to the function's top (a GPU launcher allocates
+        them), and the rest runs as one single-thread launch: bound loops of extent 1, which
+        CPU backends run as plain loops."""
+        ins = []
+        for t in op.inputs:
+            st = self.sch.stage_map.get(t.op)
+            if id(t) not in self.buffers or (st is not None and st.attach_type != "root"):
+                raise CompileError(f"lower {self.name}: extern {op.name} reads {t.name}, which is not "
+                                   "materialized; keep the producers of an extern stage at the root")
+            ins.append(self.buffers[id(t)])
+        stmt = op.fbuild(ins, [self.buffers[id(t)] for t in op.outputs])
+        while isinstance(stmt, S.Allocate) and stmt.scope == "global":
+            root_temps.append(stmt.buffer)
+            stmt = stmt.body
+        thread = S.For(E.Var(f"{op.name}_tx", "int32"), 0, 1, "serial", stmt, thread_binding="threadIdx.x")
+        return S.For(E.Var(f"{op.name}_bx", "int32"), 0, 1, "serial", thread, thread_binding="blockIdx.x")
 
     def _store_index(self, t, op, root_val):
         idx = [root_val[iv.var] for iv in op.axis]

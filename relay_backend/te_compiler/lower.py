@@ -154,7 +154,7 @@ def _distinct_outputs(outs, inputs) -> list:
     seen, result = set(), []
     input_ops = {id(t.op) for t in inputs}
     for t in outs:
-        if id(t.op) in input_ops or id(t) in seen or not isinstance(t.op, te.ComputeOp):
+        if id(t.op) in input_ops or id(t) in seen or not isinstance(t.op, (te.ComputeOp, te.ExternOp)):
             src = t
             t = te.compute(src.shape, lambda *idx, src=src: src[idx], name="copy", tag="elemwise")
         seen.add(id(t))

@@ -356,13 +356,13 @@ class Cast(PrimExpr):
         self.value = value
 
 
-# Math intrinsics a Call may name, with their arity. Backends map each to an implementation.
+# Intrinsics a Call may name, with arity (bit ops: int/bool operands; shift amounts in [0, bits)).
 INTRINSICS = {
-    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "tanh": 1, "sqrt": 1,
-    "rsqrt": 1, "erf": 1, "sigmoid": 1, "fabs": 1, "floor": 1, "ceil": 1, "round": 1,
-    "trunc": 1, "sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1,
-    "cosh": 1, "isnan": 1, "isinf": 1, "pow": 2, "atan2": 2, "fmod": 2,
-}
+    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "tanh": 1, "sqrt": 1, "rsqrt": 1, "erf": 1,
+    "sigmoid": 1, "fabs": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1, "sin": 1, "cos": 1, "tan": 1,
+    "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "isnan": 1, "isinf": 1, "pow": 2, "atan2": 2,
+    "fmod": 2, "reinterpret": 1, "bitwise_and": 2, "bitwise_or": 2, "bitwise_xor": 2, "bitwise_not": 1,
+    "shift_left": 2, "shift_right": 2}
 
 
 class Call(PrimExpr):

@@ -53,6 +53,51 @@ for _name in ["equal", "not_equal", "less", "less_equal", "greater", "greater_eq
 for _name in ["logical_and", "logical_or"]:
     case(_name, "Tensor[(n, 4), bool]")(
         lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1), "bool"), _v("y", (4,), "bool")))
+# the rarer elementwise ops (op/elemwise_math.py)
+for _name in ["acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh", "cosh", "log2", "log10", "trunc"]:
+    case(_name, "Tensor[(n, 3), float32]")(lambda _name=_name: relay.op.get(_name)(_v("x", (N, 3))))
+for _name in ["isnan", "isinf", "isfinite"]:
+    case(_name, "Tensor[(n, m), bool]")(lambda _name=_name: relay.op.get(_name)(_v("x", (N, M))))
+case("bitwise_not", "Tensor[(n, 3), int32]")(lambda: relay.bitwise_not(_v("x", (N, 3), "int32")))
+for _name in ["mod", "trunc_divide", "trunc_mod"]:
+    case(_name, "Tensor[(n, m, 3), float32]")(
+        lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1, 3)), _v("y", (N, M, 1))))
+for _name in ["left_shift", "right_shift", "bitwise_and", "bitwise_or", "bitwise_xor"]:
+    case(_name, "Tensor[(n, m), int8]")(
+        lambda _name=_name: relay.op.get(_name)(_v("x", (N, 1), "int8"), _v("y", (1, M), "int8")))
+case("logical_xor", "Tensor[(n, 4), bool]")(
+    lambda: relay.logical_xor(_v("x", (N, 1), "bool"), _v("y", (4,), "bool")))
+case("reinterpret", "Tensor[(n, 3), int32]")(lambda: relay.reinterpret(_v("x", (N, 3)), "int32"))
+case("cast_like", "Tensor[(n, m), float16]")(lambda: relay.cast_like(_v("x", (N, M)), _v("y", (H,), "float16")))
+case("fixed_point_multiply", "Tensor[(n, 3), int32]")(
+    lambda: relay.fixed_point_multiply(_v("x", (N, 3), "int32"), 1 << 30, -2))
+case("fixed_point_multiply_per_axis", "Tensor[(n, m), int32]")(
+    lambda: relay.op.fixed_point_multiply_per_axis(_v("x", (N, M), "int32"), *[_v(k, (M,), "int32") for k in "abc"],
+                                                   True, True, [1]))
+# sorts and scans (op/algorithm/)
+case("argsort", "Tensor[(n, 3), int64]")(lambda: relay.argsort(_v("x", (N, 3)), axis=0, dtype="int64"))
+case("sort", "Tensor[(n, m), float32]")(lambda: relay.sort(_v("x", (N, M))))
+case("topk", "(Tensor[(n, 2), float32], Tensor[(n, 2), int32])")(lambda: relay.topk(_v("x", (N, 5)), k=2).astuple())
+case("topk:all", "Tensor[(n, m), int32]")(lambda: relay.topk(_v("x", (N, M)), k=0, ret_type="indices"))
+case("dyn.topk", "Tensor[(n, ?), float32]")(
+    lambda: relay.topk(_v("x", (N, 5)), _v("k", (), "int32"), ret_type="values"))
+case("einsum", "Tensor[(n, m), float32]")(lambda: relay.einsum([_v("x", (N, 3)), _v("y", (3, M))], "ij,jk->ik"))
+case("dft", "(Tensor[(n, 8), float32], Tensor[(n, 8), float32])")(
+    lambda: relay.dft(_v("x", (N, 8)), _v("y", (N, 8))).astuple())
+case("stft", "Tensor[(n, 5, 4, 2), float32]")(lambda: relay.stft(_v("x", (N, 20)), 8, 4))
+_KEY = "Tensor[(10), uint64]"
+case("random.threefry_generate", f"({_KEY}, Tensor[(2, 3), uint64])")(
+    lambda: relay.random.threefry_generate(_v("k", (10,), "uint64"), (2, 3)).astuple())
+case("random.threefry_split", f"({_KEY}, {_KEY})")(lambda: relay.random.threefry_split(_v("k", (10,), "uint64")).astuple())
+case("random.uniform", f"({_KEY}, Tensor[(4), float32])")(
+    lambda: relay.random.uniform(_v("k", (10,), "uint64"), (4,)).astuple())
+case("random.normal", f"({_KEY}, Tensor[(4), float64])")(
+    lambda: relay.random.normal(_v("k", (10,), "uint64"), (4,), "float64").astuple())
+case("random.multinomial", f"({_KEY}, Tensor[(n, 3), int32])")(
+    lambda: relay.random.multinomial(_v("k", (10,), "uint64"), _v("p", (N, 5)), 3).astuple())
+case("debug", "Tensor[(n, 3), float32]")(lambda: relay.op.debug(_v("x", (N, 3))))
+case("cumsum", "Tensor[(n * 3), float32]")(lambda: relay.cumsum(_v("x", (N, 3))))
+case("cumprod", "Tensor[(n, m), int64]")(lambda: relay.cumprod(_v("x", (N, M), "int32"), axis=1, dtype="int64"))
 case("add:any", "Tensor[(n, 3), float32]")(lambda: relay.add(_v("x", (relay.Any(), 3)), _v("y", (N, 1))))
 case("where", "Tensor[(n, m), float32]")(
     lambda: relay.where(_v("c", (N, 1), "bool"), _v("x", (M,)), _v("y", (N, M))))

@@ -29,6 +29,10 @@ REJECTS_SYMBOLIC = {
     ("squeeze", 3): "axis=None needs static dims",
     **{("broadcast_to", i): "a size variable meeting a static target dim other than 1 is not provably "
                             "equal to it (TVM's BroadcastRel)" for i in (0, 1, 3)},
+    **{(name, i): "a generator state is Tensor[(10), uint64]: a size variable is not provably 10 (TVM's "
+                  "ThreefryKeyType)" for name, count in (("random.threefry_generate", 5), ("random.threefry_split", 5),
+                                                         ("random.uniform", 3), ("random.normal", 2),
+                                                         ("random.multinomial", 4)) for i in range(count)},
 }
 
 

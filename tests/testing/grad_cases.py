@@ -109,6 +109,22 @@ CASES += [Case("where", lambda c, x, y: relay.where(c, x, y),
 CASES += [Case("full", lambda v: relay.full(v, (2, 3), F64), [I(())]),
           Case("full", lambda v: relay.full(v, (4,), F64), [I(())])]
 
+# the rarer elementwise ops (op/elemwise_math.py)
+CASES += _unary("log2", U.log2, 0.5, 2.0) + _unary("log10", U.log10, 0.5, 2.0) + _unary("tan", U.tan, -1.2, 1.2)
+CASES += _unary("sinh", U.sinh, -2, 2) + _unary("cosh", U.cosh, -2, 2) + _unary("asinh", U.asinh, -3, 3)
+CASES += _unary("asin", U.asin, -0.9, 0.9) + _unary("acos", U.acos, -0.9, 0.9) + _unary("atan", U.atan, -3, 3)
+CASES += _unary("acosh", U.acosh, 1.2, 4.0) + _unary("atanh", U.atanh, -0.9, 0.9)
+CASES += _unary("trunc", U.trunc, -3, 3, kind="away_from_int")
+for _name in ("isnan", "isinf", "isfinite"):
+    CASES += _unary(_name, getattr(U, _name), -3, 3)
+for _name in ("mod", "trunc_mod"):
+    CASES += [Case(_name, getattr(U, _name), [I((2, 3), 2.1, 2.9), I((2, 3), 1.0, 1.0 + 1e-3)]),
+              Case(_name, getattr(U, _name), [I((3,), -2.8, -2.2), I((1,), 2.0, 2.0)], note="negative dividend")]
+CASES += _binary("trunc_divide", U.trunc_divide, 0.5, 2.0, kind="distinct")
+CASES += [Case("cast_like", lambda x, y: relay.cast_like(x, y), [I((2, 3), dtype="float32"), I((4,), check=False)],
+               eps=1e-2),
+          Case("cast_like", lambda x, y: relay.cast_like(x, y), [I((4,)), I((), check=False)])]
+
 # reductions
 for _name in ("sum", "mean"):
     _fn = getattr(U, _name)

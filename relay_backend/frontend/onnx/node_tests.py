@@ -11,7 +11,8 @@ import re
 import numpy as np
 
 # tests whose expected outputs need looser tolerances (as onnx.backend.test.case's own overrides)
-LOOSE = {"test_gelu": (1e-3, 1e-5), "test_layer_normalization": (1e-3, 1e-5), "test_erf": (1e-3, 1e-6)}
+LOOSE = {"test_gelu": (1e-3, 1e-5), "test_layer_normalization": (1e-3, 1e-5), "test_erf": (1e-3, 1e-6),
+         "test_dft": (1e-3, 1e-5)}   # the expected zeros hold float32 rounding noise (~2e-7)
 
 
 def node_test_root() -> str:

@@ -8,6 +8,8 @@ nn, pool; helpers holds what they share. Operators on bool tensors only (logical
 have no gradient.
 """
 from . import elemwise, loss, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
+from . import elemwise_math  # noqa: F401
+from .elemwise_math import NOT_DIFFERENTIABLE_MATH
 
 # boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
 NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
@@ -26,6 +28,7 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.instance_norm", "nn.group_norm", "nn.l2_normalize", "nn.nll_loss", "nn.max_pool2d_grad",
                        "nn.avg_pool2d_grad", "nn.conv2d_backward_weight", "nn.sparse_dense", "nn.sparse_transpose",
                        "nn.sparse_add", "nn.fifo_buffer", "nn.correlation", "nn.deformable_conv2d")
+NOT_DIFFERENTIABLE += NOT_DIFFERENTIABLE_MATH
 
 
 def differentiable_ops() -> list:

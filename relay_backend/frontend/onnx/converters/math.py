@@ -75,18 +75,6 @@ def power(ctx, inputs):
     return _op.power(a, _op.cast(b, ta))
 
 
-@converter("Mod")
-def mod(ctx, inputs):
-    a, b = inputs
-    if not ctx.attrs.get("fmod", 0):
-        return _op.floor_mod(a, b)
-    if ctx.dtype(a).startswith(("int", "uint")):
-        return _op.subtract(a, _op.multiply(b, _op.divide(a, b)))  # int divide truncates
-    q = _op.divide(a, b)
-    trunc = _op.multiply(_op.sign(q), _op.floor(_op.abs(q)))
-    return _op.subtract(a, _op.multiply(b, trunc))
-
-
 @converter("Sum", "Mean", "Max", "Min", min_version=6)
 def variadic(ctx, inputs):
     fn = {"Sum": _op.add, "Mean": _op.add, "Max": _op.maximum, "Min": _op.minimum}[ctx.op]
