@@ -175,3 +175,15 @@ case("annotation.compiler_begin", "Tensor[(n, 3), float32]")(
 case("annotation.compiler_end", "Tensor[(n, 3), float32]")(
     lambda: relay.annotation.compiler_end(_v("x", (N, 3)), "ccompiler"))
 case("on_device", "Tensor[(n, 3), float32]")(lambda: relay.annotation.on_device(_v("x", (N, 3)), relay.cpu()))
+
+# --- gather and scatter (issue 20) -------------------------------------------------------------------
+case("gather", "Tensor[(n, h), float32]")(lambda: relay.gather(_v("x", (N, M)), 1, _v("i", (N, H), "int32")))
+case("gather_nd", "Tensor[(h, m), float32]")(lambda: relay.gather_nd(_v("x", (N, M)), _v("i", (1, H), "int32")))
+case("gather_nd:batch", "Tensor[(n, h), float32]")(
+    lambda: relay.gather_nd(_v("x", (N, M, 3)), _v("i", (2, N, H), "int64"), batch_dims=1))
+case("adv_index", "Tensor[(h, n, m), float32]")(
+    lambda: relay.adv_index([_v("x", (N, 3, M)), _v("i", (H, 1), "int32"), _v("j", (N,), "int32")]))
+case("scatter_elements", "Tensor[(n, m), float32]")(
+    lambda: relay.scatter_elements(_v("x", (N, M)), _v("i", (H, M), "int32"), _v("u", (H, M)), 0, "add"))
+case("scatter_nd", "Tensor[(n, m), float32]")(
+    lambda: relay.scatter_nd(_v("x", (N, M)), _v("i", (1, H), "int32"), _v("u", (H, M)), "update"))

@@ -29,6 +29,9 @@ REJECTS_SYMBOLIC = {
     ("squeeze", 3): "axis=None needs static dims",
     **{("broadcast_to", i): "a size variable meeting a static target dim other than 1 is not provably "
                             "equal to it (TVM's BroadcastRel)" for i in (0, 1, 3)},
+    **{(name, i): "the index tuple length (indices' first dim) must be static (TVM's GatherNDRel/ScatterNDRel)"
+       for name, i in (("gather_nd", 0), ("gather_nd", 1), ("gather_nd", 3), ("scatter_nd", 1),
+                       ("scatter_nd", 4), ("scatter_nd", 5))},
 }
 
 

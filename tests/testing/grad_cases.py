@@ -214,6 +214,13 @@ CASES += [Case("nn.adaptive_avg_pool2d", lambda x: relay.nn.adaptive_avg_pool2d(
           Case("nn.adaptive_avg_pool2d", lambda x: relay.nn.adaptive_avg_pool2d(x, (3, None)), [I((1, 2, 2, 2))],
                note="upsampling bins")]
 
+CASES += [Case("gather_nd", lambda x, i: relay.gather_nd(x, i),
+               [I((3, 4)), I((1, 5), -3, 3, dtype="int32", kind="indices", check=False)],
+               note="row slices, repeated and negative rows"),
+          Case("gather_nd", lambda x, i: relay.gather_nd(x, i, batch_dims=1),
+               [I((2, 3, 2)), I((1, 2, 4), 0, 3, dtype="int64", kind="indices", check=False)],
+               note="batch_dims")]
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
              "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with

@@ -7,7 +7,7 @@ is a tuple gets a tuple-valued gradient. Files by operator family: elemwise, red
 nn, pool; helpers holds what they share. Operators on bool tensors only (logical_*, all, any)
 have no gradient.
 """
-from . import elemwise, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
+from . import elemwise, indexing, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
 
 # boolean ops, and ops that only mark a program for the compiler (no gradient in Relay either)
 NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", "dyn.arange",
@@ -15,7 +15,9 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       "annotation.compiler_end", "on_device",
                       # dyn ops: their shapes are run-time values (Relay registers no gradient)
                       "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
-                      "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
+                      "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros",
+                      # indexing ops Relay registers no gradient for (issue 20)
+                      "gather", "adv_index", "scatter_elements", "scatter_nd")
 
 
 def differentiable_ops() -> list:

@@ -1,0 +1,45 @@
+"""Gradients of the issue-20 indexing operators TVM v0.18 registers one for: gather_nd (its
+gradient scatters the output gradient back with scatter_nd's "add", as Relay's). The other
+gather/scatter ops have no gradient in Relay and are listed in NOT_DIFFERENTIABLE.
+"""
+from .. import tensor as T
+from ..creation import arange
+from ..gathering import GatherNDAttrs
+from ..indexing import take
+from ..registry import register_gradient
+from ..scattering import scatter_nd
+from ..transform import broadcast_to, reshape, stack
+from .helpers import scalar, shape_of, ttype
+
+
+def _read_positions(indices, m: int, b: int, data_shape, idx_shape):
+    """The index tuples gather_nd read, as an (b + m, Y...) tensor: the batch coordinates, then
+    each index made valid by the read rule (from the end, clamped), so scatter_nd writes the
+    gradient exactly where the forward op read."""
+    dtype = ttype(indices).dtype
+    if dtype.startswith("float"):
+        indices, dtype = T.cast(indices, "int32"), "int32"
+    y_shape = idx_shape[1:]
+    rows = []
+    for k in range(b):
+        coord = arange(0, data_shape[k], 1, dtype=dtype)
+        coord = reshape(coord, (data_shape[k],) + (1,) * (len(y_shape) - k - 1))
+        rows.append(broadcast_to(coord, y_shape))
+    for c in range(m):
+        n = data_shape[b + c]
+        idx = take(indices, scalar(c, "int32"), axis=0)
+        idx = T.where(T.less(idx, scalar(0, dtype)), T.add(idx, scalar(n, dtype)), idx)
+        rows.append(T.clip(idx, 0, max(n - 1, 0)))
+    return stack(rows, axis=0)
+
+
+@register_gradient("gather_nd")
+def gather_nd_grad(orig, grad):
+    """[scatter_nd(zeros_like(data), read positions, grad, "add"), zeros_like(indices)]."""
+    data, indices = orig.args
+    attrs = orig.attrs if orig.attrs is not None else GatherNDAttrs()
+    data_shape, idx_shape = shape_of(data), shape_of(indices)
+    m, b = int(idx_shape[0]), attrs.batch_dims
+    positions = _read_positions(indices, m, b, data_shape, idx_shape)
+    return [scatter_nd(T.zeros_like(data), positions, grad, mode="add"), T.zeros_like(indices)]
+

@@ -1,0 +1,229 @@
+"""The issue-20 indexing ops (gather, scatter, one_hot, the *_like ops, ...) against INDEPENDENT
+references: plain Python loops over output (or update) positions written from TVM's documented
+semantics, separately from each op's numpy `ref`. Every sample of every op of these modules is
+checked, and an op there without a row fails test_table_covers_every_op. Edge cases (constant
+indices out of range, duplicates, empty tensors, negative axes) follow.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend.errors import InputError, TypeInferenceError
+from relay_backend.op import list_ops
+
+MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering"}
+OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
+
+
+# --- the read rule and the write rule, from the docs (negatives from the end, then clamp / drop) -----
+def _read(i, n):
+    i = int(i)
+    i = i + n if i < 0 else i
+    return min(max(i, 0), n - 1)
+
+
+def _write(i, n):
+    i = int(i)
+    i = i + n if i < 0 else i
+    return i if 0 <= i < n else None
+
+
+def _step(reduction, cur, upd):
+    if reduction == "update":
+        return upd
+    if reduction == "add":
+        return cur + upd
+    if reduction == "mul":
+        return cur * upd
+    if reduction == "min":
+        return min(cur, upd)
+    if reduction == "max":
+        return max(cur, upd)
+    total = cur + upd                      # mean: halve; ints truncate toward zero
+    return total / 2 if isinstance(total, (float, np.floating)) else int(total / 2)
+
+
+def _gather(x, idx, attrs):
+    axis = attrs.axis % x.ndim
+    out = np.empty(idx.shape, x.dtype)
+    for p in itertools.product(*map(range, idx.shape)):
+        q = list(p)
+        q[axis] = _read(idx[p], x.shape[axis])
+        out[p] = x[tuple(q)]
+    return out
+
+
+def _gather_nd(x, idx, attrs):
+    m, b = idx.shape[0], attrs.batch_dims
+    out = np.empty(idx.shape[1:] + x.shape[m + b:], x.dtype)
+    for y in itertools.product(*map(range, idx.shape[1:])):
+        lead = list(y[:b]) + [_read(int(idx[(c,) + y]), x.shape[b + c]) for c in range(m)]
+        for rest in itertools.product(*map(range, x.shape[m + b:])):
+            out[y + rest] = x[tuple(lead) + rest]
+    return out
+
+
+def _adv_index(inputs, attrs):
+    x, *indices = inputs
+    bshape = np.broadcast_shapes(*[i.shape for i in indices]) if indices else ()
+    out = np.empty(tuple(bshape) + x.shape[len(indices):], x.dtype)
+    for b in itertools.product(*map(range, bshape)):
+        lead = [_read(np.broadcast_to(i, bshape)[b], x.shape[k]) for k, i in enumerate(indices)]
+        for rest in itertools.product(*map(range, x.shape[len(indices):])):
+            out[b + rest] = x[tuple(lead) + rest]
+    return out
+
+
+def _scatter_elements(x, idx, upd, attrs):
+    out = [[v] for v in x.reshape(-1).tolist()]            # Python numbers, then cast at the end
+    axis = attrs.axis % x.ndim
+    for q in itertools.product(*map(range, idx.shape)):     # row-major: the order TVM applies them
+        t = _write(idx[q], x.shape[axis])
+        if t is None:
+            continue
+        p = list(q)
+        p[axis] = t
+        flat = int(np.ravel_multi_index(p, x.shape))
+        out[flat][0] = _cast_like(_step(attrs.reduction, out[flat][0], upd[q].item()), x.dtype)
+    return np.array([v[0] for v in out], x.dtype).reshape(x.shape)
+
+
+def _cast_like(value, dtype):
+    return np.array(value).astype(dtype).item()
+
+
+def _scatter_nd(x, idx, upd, attrs):
+    m = idx.shape[0]
+    out = x.copy()
+    for y in itertools.product(*map(range, idx.shape[1:])):
+        lead = [_write(idx[(c,) + y], x.shape[c]) for c in range(m)]
+        if any(t is None for t in lead):
+            continue
+        for rest in itertools.product(*map(range, x.shape[m:])):
+            p = tuple(lead) + rest
+            out[p] = _step(attrs.mode, out[p], upd[y + rest])
+    return out
+
+
+INDEPENDENT = {"gather": _gather, "gather_nd": _gather_nd, "adv_index": _adv_index,
+               "scatter_elements": _scatter_elements, "scatter_nd": _scatter_nd}
+
+
+def test_table_covers_every_op():
+    assert sorted(INDEPENDENT) == sorted(op.name for op in OPS)
+
+
+def _cases():
+    for op in OPS:
+        for k, sample in enumerate(op.samples(np.random.default_rng(0))):
+            yield pytest.param(op, sample, id=f"{op.name}-{k}")
+
+
+@pytest.mark.parametrize("op,sample", list(_cases()))
+def test_reference_matches_independent(op, sample):
+    want = INDEPENDENT[op.name](*sample.inputs, sample.attrs)
+    got = op.ref(*sample.inputs, sample.attrs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if got.dtype == np.float16:     # the loop adds through Python floats (rounded per step)
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+# --- edge cases ----------------------------------------------------------------------------------------
+def _run(expr, *args, kind="vm"):
+    params = relay.analysis.free_vars(expr)
+    mod = relay.IRModule.from_expr(relay.Function(params, expr))
+    return relay.create_executor(kind, mod=mod).evaluate()(*args).numpy()
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: relay.gather(x, 1, relay.const(np.array([[0, 3], [1, 0]], "int32"))),
+    lambda x: relay.gather(x, -1, relay.const(np.array([[0, -4], [1, 0]], "int32"))),
+    lambda x: relay.gather_nd(x, relay.const(np.array([[2], [0]], "int32"))),
+    lambda x: relay.adv_index([x, relay.const(np.array([0, 2], "int64"))]),
+    lambda x: relay.scatter_elements(x, relay.const(np.array([[5, 0]], "int32")), relay.const(np.ones((1, 2), "float32")), 1),
+    lambda x: relay.scatter_nd(x, relay.const(np.array([[1], [-4]], "int32")), relay.const(np.ones(1, "float32"))),
+], ids=["gather", "gather-negative", "gather_nd", "adv_index", "scatter_elements", "scatter_nd"])
+def test_constant_indices_out_of_range_are_an_input_error(build):
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    with pytest.raises(InputError, match="out of range") as err:
+        build(x)
+    assert "valid indices" in str(err.value)
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
+def test_run_time_indices_follow_the_documented_rules(kind):
+    x = np.arange(12, dtype="float32").reshape(3, 4)
+    i = relay.var("i", shape=(3, 2), dtype="int32")
+    data = relay.var("x", shape=(3, 4), dtype="float32")
+    idx = np.array([[-1, 9], [0, -9], [3, 2]], "int32")
+    got = _run(relay.gather(data, 1, i), x, idx, kind=kind)
+    np.testing.assert_array_equal(got, [[3, 3], [4, 4], [11, 10]])       # -1 -> 3, 9 -> 3, -9 -> 0
+    upd = relay.var("u", shape=(3, 2), dtype="float32")
+    got = _run(relay.scatter_elements(data, i, upd, axis=1, reduction="add"), x, idx,
+               np.full((3, 2), 100, "float32"), kind=kind)
+    want = x.copy()
+    want[0, 3] += 100
+    want[1, 0] += 100
+    want[2, 3] += 100
+    want[2, 2] += 100                      # 9 and -9 are dropped
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
+@pytest.mark.parametrize("reduction,want", [("update", [0, 30, 0]), ("add", [1, 61, 1]),
+                                            ("mul", [1, 6000, 1]), ("mean", [1, 21.375, 1]),
+                                            ("min", [1, 1, 1]), ("max", [1, 30, 1])])
+def test_duplicate_scatter_indices_fold_in_index_order(kind, reduction, want):
+    """Three updates 10, 20, 30 at position 1 (value 1): update keeps the last, mean averages step
+    by step (((1 + 10) / 2 + 20) / 2 + 30) / 2 = 21.375, as TVM's in-place loop."""
+    data = relay.var("x", shape=(3,), dtype="float32")
+    upd = relay.var("u", shape=(3,), dtype="float32")
+    expr = relay.scatter_elements(data, relay.const(np.array([1, 1, 1], "int32")), upd, 0, reduction)
+    x = np.ones(3, "float32") if reduction != "update" else np.zeros(3, "float32")
+    got = _run(expr, x, np.array([10, 20, 30], "float32"), kind=kind)
+    np.testing.assert_allclose(got, np.asarray(want, "float32"))
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_scatter_nd_duplicates_add_up(kind):
+    data = relay.var("x", shape=(2, 2), dtype="int32")
+    upd = relay.var("u", shape=(4,), dtype="int32")
+    expr = relay.scatter_nd(data, relay.const(np.array([[0, 0, 1, 0], [1, 1, 0, 1]], "int64")), upd, "add")
+    got = _run(expr, np.zeros((2, 2), "int32"), np.array([1, 2, 4, 8], "int32"), kind=kind)
+    np.testing.assert_array_equal(got, [[0, 11], [4, 0]])
+
+
+def test_relation_errors_name_the_problem():
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    cases = [
+        (lambda: relay.gather(x, 2, relay.var("i", shape=(2, 3), dtype="int32")), "axis 2 is out of range"),
+        (lambda: relay.gather(x, 0, relay.var("i", shape=(2,), dtype="int32")), "rank of data"),
+        (lambda: relay.gather(x, 0, relay.var("i", shape=(2, 3), dtype="float32")), "integer"),
+        (lambda: relay.gather(x, 0, relay.var("i", shape=(2, 4), dtype="int32")), "only the axis dim"),
+        (lambda: relay.gather_nd(x, relay.var("i", shape=(3, 1), dtype="int32")), "rank >= 3"),
+        (lambda: relay.scatter_elements(x, relay.var("i", shape=(1, 3), dtype="int32"),
+                                        relay.var("u", shape=(1, 2), dtype="float32")), "differ in dim 1"),
+        (lambda: relay.scatter_elements(x, relay.var("i", shape=(1, 3), dtype="int32"),
+                                        relay.var("u", shape=(1, 3), dtype="float64")), "dtype"),
+        (lambda: relay.scatter_nd(x, relay.var("i", shape=(1, 2), dtype="int32"),
+                                  relay.var("u", shape=(2, 4), dtype="float32")), "updates dim 1"),
+        (lambda: relay.adv_index([x, relay.var("i", shape=(2,), dtype="int32"),
+                                  relay.var("j", shape=(3,), dtype="int32")]), "broadcast"),
+    ]
+    for build, fragment in cases:
+        with pytest.raises(TypeInferenceError, match=fragment):
+            relay.transform.InferTypeLocal(build())
+
+
+def test_reading_an_empty_axis_is_a_type_error_and_empty_results_run():
+    empty = relay.var("x", shape=(2, 0), dtype="float32")
+    with pytest.raises(TypeInferenceError, match="size 0"):
+        relay.transform.InferTypeLocal(relay.gather(empty, 1, relay.var("i", shape=(2, 1), dtype="int32")))
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    i = relay.var("i", shape=(2, 0), dtype="int32")
+    got = _run(relay.gather(x, 1, i), np.ones((2, 3), "float32"), np.zeros((2, 0), "int32"), kind="graph")
+    assert got.shape == (2, 0)
