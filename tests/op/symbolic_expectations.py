@@ -187,3 +187,8 @@ case("scatter_elements", "Tensor[(n, m), float32]")(
     lambda: relay.scatter_elements(_v("x", (N, M)), _v("i", (H, M), "int32"), _v("u", (H, M)), 0, "add"))
 case("scatter_nd", "Tensor[(n, m), float32]")(
     lambda: relay.scatter_nd(_v("x", (N, M)), _v("i", (1, H), "int32"), _v("u", (H, M)), "update"))
+case("one_hot", "Tensor[(n, 5, m), int32]")(
+    lambda: relay.one_hot(_v("i", (N, M), "int32"), relay.const(1), relay.const(0), 5, 1, "int32"))
+case("dyn.one_hot", "Tensor[(n, ?), float32]")(
+    lambda: relay.one_hot(_v("i", (N,), "int64"), relay.const(1.0), relay.const(0.0), _v("d", (), "int32"), -1,
+                          "float32"))

@@ -13,7 +13,8 @@ import relay_backend as relay
 from relay_backend.errors import InputError, TypeInferenceError
 from relay_backend.op import list_ops
 
-MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering"}
+MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
+           "relay_backend.op.dyn.indexing"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -107,8 +108,26 @@ def _scatter_nd(x, idx, upd, attrs):
     return out
 
 
+def _one_hot(indices, on, off, attrs, depth=None):
+    depth = attrs.depth if depth is None else int(depth)
+    rank = indices.ndim + 1
+    axis = attrs.axis % rank
+    shape = list(indices.shape)
+    shape.insert(axis, depth)
+    out = np.empty(shape, attrs.dtype)
+    for p in itertools.product(*map(range, shape)):
+        k = p[axis]
+        out[p] = on if int(indices[p[:axis] + p[axis + 1:]]) == k else off
+    return out
+
+
+def _dyn_one_hot(indices, on, off, depth, attrs):
+    return _one_hot(indices, on, off, attrs, depth)
+
+
 INDEPENDENT = {"gather": _gather, "gather_nd": _gather_nd, "adv_index": _adv_index,
-               "scatter_elements": _scatter_elements, "scatter_nd": _scatter_nd}
+               "scatter_elements": _scatter_elements, "scatter_nd": _scatter_nd,
+               "one_hot": _one_hot, "dyn.one_hot": _dyn_one_hot}
 
 
 def test_table_covers_every_op():
@@ -227,3 +246,45 @@ def test_reading_an_empty_axis_is_a_type_error_and_empty_results_run():
     i = relay.var("i", shape=(2, 0), dtype="int32")
     got = _run(relay.gather(x, 1, i), np.ones((2, 3), "float32"), np.zeros((2, 0), "int32"), kind="graph")
     assert got.shape == (2, 0)
+
+
+# --- one_hot and dyn.one_hot ---------------------------------------------------------------------------
+def test_one_hot_depth_expression_builds_the_dyn_op_and_dynamic_to_static_undoes_it():
+    i = relay.var("i", shape=(3,), dtype="int32")
+    on, off = relay.const(1.0), relay.const(0.0)
+    depth = relay.var("d", shape=(), dtype="int32")
+    assert relay.one_hot(i, on, off, depth, -1, "float32").op.name == "dyn.one_hot"
+    assert relay.one_hot(i, on, off, relay.const(4), -1, "float32").op.name == "one_hot"
+    dyn = relay.op.get("dyn.one_hot")(i, on, off, relay.const(np.array(4, "int64")),
+                                     attrs=relay.op.get("one_hot").attrs_type(0, 0, "float32"))
+    mod = relay.transform.DynamicToStatic()(relay.IRModule.from_expr(relay.Function([i], dyn)))
+    call = mod["main"].body
+    assert call.op.name == "one_hot" and call.attrs.depth == 4 and call.attrs.axis == 0
+    assert str(mod["main"].ret_type) == "Tensor[(4, 3), float32]"
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_dyn_one_hot_runs_with_the_depth_read_at_run_time(kind):
+    i = relay.var("i", shape=(3,), dtype="int64")
+    depth = relay.var("d", shape=(), dtype="int32")
+    expr = relay.one_hot(i, relay.const(2.0), relay.const(-1.0), depth, 0, "float32")
+    got = _run(expr, np.array([0, 2, 5], "int64"), np.array(3, "int32"), kind=kind)
+    want = np.full((3, 3), -1.0, "float32")
+    want[0, 0] = want[2, 1] = 2.0
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(InputError, match="depth must be > 0"):
+        _run(expr, np.array([0, 2, 5], "int64"), np.array(0, "int32"), kind=kind)
+
+
+def test_one_hot_relation_errors():
+    i = relay.var("i", shape=(2,), dtype="int32")
+    with pytest.raises(TypeInferenceError, match="integer"):
+        relay.transform.InferTypeLocal(relay.one_hot(relay.var("f", shape=(2,)), relay.const(1.0),
+                                                     relay.const(0.0), 3, -1, "float32"))
+    with pytest.raises(TypeInferenceError, match="scalar"):
+        relay.transform.InferTypeLocal(relay.one_hot(i, relay.const(np.ones(2, "float32")), relay.const(0.0), 3,
+                                                     -1, "float32"))
+    with pytest.raises(TypeInferenceError, match="axis 2 is out of range"):
+        relay.transform.InferTypeLocal(relay.one_hot(i, relay.const(1.0), relay.const(0.0), 3, 2, "float32"))
+    with pytest.raises(TypeInferenceError, match="depth must be > 0"):
+        relay.transform.InferTypeLocal(relay.one_hot(i, relay.const(1.0), relay.const(0.0), 0, -1, "float32"))

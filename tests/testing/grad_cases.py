@@ -221,6 +221,12 @@ CASES += [Case("gather_nd", lambda x, i: relay.gather_nd(x, i),
                [I((2, 3, 2)), I((1, 2, 4), 0, 3, dtype="int64", kind="indices", check=False)],
                note="batch_dims")]
 
+CASES += [Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 4, -1, "float64"),
+               [I((3,), 0, 4, dtype="int32", kind="indices", check=False), I(()), I(())]),
+          Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 3, 0, "float64"),
+               [I((2, 2), -1, 4, dtype="int64", kind="indices", check=False), I(()), I(())],
+               note="axis 0, indices out of range")]
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
              "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with

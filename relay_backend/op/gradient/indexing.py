@@ -1,10 +1,14 @@
 """Gradients of the issue-20 indexing operators TVM v0.18 registers one for: gather_nd (its
-gradient scatters the output gradient back with scatter_nd's "add", as Relay's). The other
-gather/scatter ops have no gradient in Relay and are listed in NOT_DIFFERENTIABLE.
+gradient scatters the output gradient back with scatter_nd's "add", as Relay's) and one_hot (the
+output gradient summed where the value was on_value, and where it was off_value). The other
+gather/scatter ops and the dyn forms have no gradient in Relay and are listed in
+NOT_DIFFERENTIABLE.
 """
 from .. import tensor as T
 from ..creation import arange
 from ..gathering import GatherNDAttrs
+from ..one_hot_encoding import one_hot
+from ..reduce import sum as _sum
 from ..indexing import take
 from ..registry import register_gradient
 from ..scattering import scatter_nd
@@ -43,3 +47,16 @@ def gather_nd_grad(orig, grad):
     positions = _read_positions(indices, m, b, data_shape, idx_shape)
     return [scatter_nd(T.zeros_like(data), positions, grad, mode="add"), T.zeros_like(indices)]
 
+
+
+@register_gradient("one_hot")
+def one_hot_grad(orig, grad):
+    """[0, sum of grad where on, sum of grad where off]: the positions come from the indices
+    (a bool one_hot), so they are right even when on_value equals off_value."""
+    indices, on_value, off_value = orig.args
+    attrs = orig.attrs
+    on_mask = one_hot(indices, scalar(True, "bool"), scalar(False, "bool"), attrs.depth, attrs.axis, "bool")
+    zeros = T.zeros_like(grad)
+    grad_on = _sum(T.where(on_mask, grad, zeros))
+    grad_off = _sum(T.where(on_mask, zeros, grad))
+    return [T.zeros_like(indices), T.cast(grad_on, ttype(on_value).dtype), T.cast(grad_off, ttype(off_value).dtype)]

@@ -1,5 +1,5 @@
-"""Gather/scatter family ONNX ops (issue 20): GatherElements, GatherND, Scatter, ScatterElements,
-ScatterND.
+"""Indexing ONNX ops (issue 20): GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
+OneHot.
 
 ONNX puts an index tuple on the *last* axis of GatherND/ScatterND indices; Relay's gather_nd and
 scatter_nd take it on the first, so those indices are transposed. Indices are used as given
@@ -7,7 +7,10 @@ otherwise: negative ones count from the end in both; an out-of-range run-time in
 ONNX calls an error, follows Relay's rule (reads clamped, writes dropped: op/index_rules.py),
 and a constant one is an error when the model is imported.
 """
+import numpy as np
+
 from .... import op as _op
+from ..common import const
 from ._registry import converter
 
 # ONNX reduction attribute -> Relay's name for it
@@ -59,3 +62,29 @@ def scatter_elements(ctx, inputs):
 def scatter_nd(ctx, inputs):
     data, indices, updates = inputs
     return _op.scatter_nd(data, _tuple_axis_first(ctx, indices), updates, mode=_reduction(ctx))
+
+
+@converter("OneHot", min_version=9)
+def one_hot(ctx, inputs):
+    """ONNX counts a negative index from the end of the depth axis; Relay's one_hot leaves it
+    all off, so negatives are made positive first (float indices and depth truncate, as ONNX
+    casts them). A depth known only at run time builds dyn.one_hot (debug and VM executors)."""
+    indices, depth, values = inputs
+    if not ctx.dtype(indices).startswith("int"):
+        indices = _op.cast(indices, "int64")
+    itype = ctx.dtype(indices)
+    depth_value = ctx.maybe_value(depth)
+    if depth_value is not None:
+        depth_value = np.asarray(depth_value).reshape(-1)
+        if depth_value.size != 1 or int(depth_value[0]) <= 0:
+            raise ctx.invalid(f"depth must be one value > 0, got {depth_value.tolist()}")
+        depth = int(depth_value[0])
+        depth_expr = const(np.array(depth, itype))
+    else:
+        if ctx.shape(depth) not in ((), (1,)):
+            raise ctx.invalid(f"depth must be a scalar or hold one value, got shape {ctx.shape(depth)}")
+        depth = _op.cast(_op.reshape(depth, ()), "int64")
+        depth_expr = _op.cast(depth, itype)
+    indices = _op.where(_op.less(indices, const(np.array(0, itype))), _op.add(indices, depth_expr), indices)
+    off, on = (_op.take(values, const(np.array(k, "int32"))) for k in (0, 1))
+    return _op.one_hot(indices, on, off, depth, int(ctx.attrs.get("axis", -1)), ctx.dtype(values))
