@@ -18,7 +18,7 @@ from .. import tir
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed
 from ..ir.dims import dim_to_str, is_static
-from ..ir.shape_math import broadcast_dims, dims_differ
+from ..ir.shape_math import broadcast_shapes, dims_differ
 from ..ir.types import TensorType, TupleType
 from . import index_math as IM
 from . import samples as S
@@ -211,15 +211,9 @@ def _adv_layout(arg_types):
     shape = ()
     for t in indices:
         expect_int(op, t, "every index tensor", *fields)
-        n = max(len(shape), t.ndim)
-        lhs, rhs = (1,) * (n - len(shape)) + tuple(shape), (1,) * (n - t.ndim) + tuple(t.shape)
-        out = []
-        for a, c in zip(lhs, rhs):
-            d = broadcast_dims(a, c)
-            if d is None:
-                raise fail(op, "the index tensors do not broadcast together", *fields)
-            out.append(d)
-        shape = tuple(out)
+        shape, _ = broadcast_shapes(shape, t.shape)
+        if shape is None:
+            raise fail(op, "the index tensors do not broadcast together", *fields)
     for k in range(len(indices)):
         _check_axis_readable(op, data.shape[k], TensorType(shape, "int32"), f"axis {k}", *fields)
     return data, indices, shape

@@ -192,3 +192,11 @@ case("one_hot", "Tensor[(n, 5, m), int32]")(
 case("dyn.one_hot", "Tensor[(n, ?), float32]")(
     lambda: relay.one_hot(_v("i", (N,), "int64"), relay.const(1.0), relay.const(0.0), _v("d", (), "int32"), -1,
                           "float32"))
+case("reshape_like", "Tensor[(n, m, 6), float32]")(
+    lambda: relay.reshape_like(_v("x", (N, 6, M)), _v("y", (M, 6)), lhs_begin=1))
+case("broadcast_to_like", "Tensor[(n, m), float32]")(lambda: relay.broadcast_to_like(_v("x", (M,)), _v("y", (N, M))))
+case("collapse_sum_like", "Tensor[(m, 1), float32]")(
+    lambda: relay.collapse_sum_like(_v("x", (N, M, H)), _v("y", (M, 1))))
+case("collapse_sum_to", "Tensor[(1, 4), float32]")(lambda: relay.collapse_sum_to(_v("x", (N, M, 4)), (1, 4)))
+case("full_like", "Tensor[(n, m), int32]")(lambda: relay.full_like(_v("x", (N, M), "int32"), relay.const(3)))
+case("slice_like", "Tensor[(h, m), float32]")(lambda: relay.slice_like(_v("x", (N, M)), _v("y", (H, 2)), axes=(0,)))

@@ -14,7 +14,7 @@ from relay_backend.errors import InputError, TypeInferenceError
 from relay_backend.op import list_ops
 
 MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
-           "relay_backend.op.dyn.indexing"}
+           "relay_backend.op.dyn.indexing", "relay_backend.op.like"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -125,7 +125,57 @@ def _dyn_one_hot(indices, on, off, depth, attrs):
     return _one_hot(indices, on, off, attrs, depth)
 
 
-INDEPENDENT = {"gather": _gather, "gather_nd": _gather_nd, "adv_index": _adv_index,
+def _reshape_like(x, like, attrs):
+    nd, nl = x.ndim, like.ndim
+    lb, rb = attrs.lhs_begin % max(nd, 1), attrs.rhs_begin % max(nl, 1)
+    le = nd if attrs.lhs_end is None else attrs.lhs_end % nd if attrs.lhs_end < 0 else attrs.lhs_end
+    re_ = nl if attrs.rhs_end is None else attrs.rhs_end % nl if attrs.rhs_end < 0 else attrs.rhs_end
+    shape = x.shape[:lb] + like.shape[rb:re_] + x.shape[le:]
+    flat = list(x.flat)                                   # row-major order is kept
+    out = np.empty(shape, x.dtype)
+    for k, p in enumerate(itertools.product(*map(range, shape))):
+        out[p] = flat[k]
+    return out
+
+
+def _broadcast_to_like(x, like, attrs):
+    out = np.empty(like.shape, x.dtype)
+    lead = like.ndim - x.ndim
+    for p in itertools.product(*map(range, like.shape)):
+        out[p] = x[tuple(0 if d == 1 else i for i, d in zip(p[lead:], x.shape))]
+    return out
+
+
+def _collapse_to(x, shape):
+    acc = np.float32 if x.dtype == np.float16 else x.dtype
+    out = np.zeros(shape, acc)
+    lead = x.ndim - len(shape)
+    for p in itertools.product(*map(range, x.shape)):
+        q = tuple(0 if d == 1 else i for i, d in zip(p[lead:], shape))
+        out[q] += x[p]
+    return out.astype(x.dtype)
+
+
+def _full_like(x, fill, attrs):
+    out = np.empty(x.shape, x.dtype)
+    out[...] = np.array(fill).astype(x.dtype)
+    return out
+
+
+def _slice_like(x, like, attrs):
+    axes = range(min(x.ndim, like.ndim)) if attrs.axes is None else [a % x.ndim for a in attrs.axes]
+    ends = [like.shape[a] if a in axes else x.shape[a] for a in range(x.ndim)]
+    out = np.empty(ends, x.dtype)
+    for p in itertools.product(*map(range, ends)):
+        out[p] = x[p]
+    return out
+
+
+INDEPENDENT = {"reshape_like": _reshape_like, "broadcast_to_like": _broadcast_to_like,
+               "collapse_sum_like": lambda x, like, attrs: _collapse_to(x, like.shape),
+               "collapse_sum_to": lambda x, shape, attrs: _collapse_to(x, tuple(shape.tolist())),
+               "full_like": _full_like, "slice_like": _slice_like,
+               "gather": _gather, "gather_nd": _gather_nd, "adv_index": _adv_index,
                "scatter_elements": _scatter_elements, "scatter_nd": _scatter_nd,
                "one_hot": _one_hot, "dyn.one_hot": _dyn_one_hot}
 
@@ -145,8 +195,10 @@ def test_reference_matches_independent(op, sample):
     want = INDEPENDENT[op.name](*sample.inputs, sample.attrs)
     got = op.ref(*sample.inputs, sample.attrs)
     assert got.shape == want.shape and got.dtype == want.dtype
-    if got.dtype == np.float16:     # the loop adds through Python floats (rounded per step)
+    if got.dtype == np.float16:     # sums rounded in another order
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+    elif got.dtype.kind == "f" and op.pattern == relay.op.OpPattern.COMM_REDUCE:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
@@ -288,3 +340,31 @@ def test_one_hot_relation_errors():
         relay.transform.InferTypeLocal(relay.one_hot(i, relay.const(1.0), relay.const(0.0), 3, 2, "float32"))
     with pytest.raises(TypeInferenceError, match="depth must be > 0"):
         relay.transform.InferTypeLocal(relay.one_hot(i, relay.const(1.0), relay.const(0.0), 0, -1, "float32"))
+
+
+# --- the *_like ops ------------------------------------------------------------------------------------
+def test_like_op_relation_errors():
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    cases = [
+        (relay.reshape_like(x, relay.var("y", shape=(4, 2))), "6 elements"),
+        (relay.broadcast_to_like(x, relay.var("y", shape=(3, 3))), "does not broadcast"),
+        (relay.collapse_sum_like(x, relay.var("y", shape=(2, 3, 1))), "cannot be collapsed"),
+        (relay.collapse_sum_to(x, (4,)), "cannot be collapsed"),
+        (relay.full_like(x, relay.const(np.ones(2, "float32"))), "scalar"),
+        (relay.slice_like(x, relay.var("y", shape=(3, 1))), "exceeds data's"),
+        (relay.slice_like(x, relay.var("y", shape=(1,)), axes=(1,)), "out of range"),
+    ]
+    for expr, fragment in cases:
+        with pytest.raises(TypeInferenceError, match=fragment):
+            relay.transform.InferTypeLocal(expr)
+
+
+@pytest.mark.parametrize("kind", ["graph", "vm"])
+def test_collapse_sum_like_undoes_broadcast_to_like(kind):
+    """collapse_sum_like(broadcast_to_like(x, y), x) multiplies x by the copies made."""
+    x = relay.var("x", shape=(3, 1), dtype="float32")
+    y = relay.var("y", shape=(2, 3, 4), dtype="float32")
+    expr = relay.collapse_sum_like(relay.broadcast_to_like(x, y), x)
+    xv = np.arange(3, dtype="float32").reshape(3, 1)
+    got = _run(expr, xv, np.zeros((2, 3, 4), "float32"), kind=kind)
+    np.testing.assert_allclose(got, xv * 8)

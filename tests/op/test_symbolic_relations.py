@@ -32,6 +32,7 @@ REJECTS_SYMBOLIC = {
     **{(name, i): "the index tuple length (indices' first dim) must be static (TVM's GatherNDRel/ScatterNDRel)"
        for name, i in (("gather_nd", 0), ("gather_nd", 1), ("gather_nd", 3), ("scatter_nd", 1),
                        ("scatter_nd", 4), ("scatter_nd", 5))},
+    **{("collapse_sum_to", i): "the shape tensor's length must be static (TVM's CollapseSumToRel)" for i in (0, 1)},
 }
 
 

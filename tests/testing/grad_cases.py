@@ -227,6 +227,14 @@ CASES += [Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 4, -1, "f
                [I((2, 2), -1, 4, dtype="int64", kind="indices", check=False), I(()), I(())],
                note="axis 0, indices out of range")]
 
+CASES += [Case("reshape_like", lambda x, y: relay.reshape_like(x, y), [I((2, 6)), I((3, 4), check=False)]),
+          Case("reshape_like", lambda x, y: relay.reshape_like(x, y, lhs_begin=1, rhs_end=2),
+               [I((2, 3, 2)), I((6, 1, 5), check=False)], note="spans")]
+CASES += [Case("collapse_sum_like", relay.collapse_sum_like, [I((2, 3, 4)), I((3, 1), check=False)]),
+          Case("collapse_sum_like", relay.collapse_sum_like, [I((4, 2)), I((2,), check=False)])]
+CASES += [Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, (3, 1)), [I((2, 3, 4))]),
+          Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, ()), [I((2, 2))], note="to a scalar")]
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
              "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with

@@ -17,7 +17,8 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
                       "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros",
                       # indexing ops Relay registers no gradient for (issue 20)
-                      "gather", "adv_index", "scatter_elements", "scatter_nd", "dyn.one_hot")
+                      "gather", "adv_index", "scatter_elements", "scatter_nd", "dyn.one_hot",
+                      "broadcast_to_like", "full_like", "slice_like")
 
 
 def differentiable_ops() -> list:

@@ -1,8 +1,9 @@
 """Gradients of the issue-20 indexing operators TVM v0.18 registers one for: gather_nd (its
 gradient scatters the output gradient back with scatter_nd's "add", as Relay's) and one_hot (the
-output gradient summed where the value was on_value, and where it was off_value). The other
-gather/scatter ops and the dyn forms have no gradient in Relay and are listed in
-NOT_DIFFERENTIABLE.
+output gradient summed where the value was on_value, and where it was off_value), reshape_like
+(reshaped back) and collapse_sum_like/_to (broadcast back). The other gather/scatter ops, the
+dyn forms, broadcast_to_like, full_like and slice_like have no gradient in Relay and are listed
+in NOT_DIFFERENTIABLE.
 """
 from .. import tensor as T
 from ..creation import arange
@@ -10,6 +11,7 @@ from ..gathering import GatherNDAttrs
 from ..one_hot_encoding import one_hot
 from ..reduce import sum as _sum
 from ..indexing import take
+from ..like import broadcast_to_like, reshape_like
 from ..registry import register_gradient
 from ..scattering import scatter_nd
 from ..transform import broadcast_to, reshape, stack
@@ -60,3 +62,20 @@ def one_hot_grad(orig, grad):
     grad_on = _sum(T.where(on_mask, grad, zeros))
     grad_off = _sum(T.where(on_mask, zeros, grad))
     return [T.zeros_like(indices), T.cast(grad_on, ttype(on_value).dtype), T.cast(grad_off, ttype(off_value).dtype)]
+
+
+@register_gradient("reshape_like")
+def reshape_like_grad(orig, grad):
+    """[grad reshaped like data, 0]."""
+    data, shape_like = orig.args
+    return [reshape_like(grad, data), T.zeros_like(shape_like)]
+
+
+def _collapse_grad(orig, grad):
+    """[grad broadcast back to data's shape, 0 for the shape argument]."""
+    data, target = orig.args
+    return [broadcast_to_like(grad, data), T.zeros_like(target)]
+
+
+for _name in ("collapse_sum_like", "collapse_sum_to"):
+    register_gradient(_name, _collapse_grad)
