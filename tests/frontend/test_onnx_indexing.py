@@ -19,8 +19,10 @@ NODE_TESTS = [
     "test_scatter_elements_with_negative_indices", "test_scatter_elements_with_reduction_max",
     "test_scatter_elements_with_reduction_min", "test_scatter_elements_without_axis", "test_scatter_with_axis",
     "test_scatter_without_axis", "test_scatternd", "test_scatternd_add", "test_scatternd_max",
-    "test_scatternd_min", "test_scatternd_multiply",
-]
+    "test_scatternd_min", "test_scatternd_multiply", "test_reversesequence_batch", "test_reversesequence_time",
+] + [f"test_{side}{case}" for side in ("tril", "triu") for case in (
+    "", "_neg", "_one_row_neg" if side == "tril" else "_one_row", "_out_neg" if side == "tril" else "_out_neg_out",
+    "_out_pos", "_pos", "_square", "_square_neg", "_zero")]
 # a shape-like input (OneHot's depth) given at run time builds a dyn op: debug and VM run it, the
 # graph executor needs static shapes
 DYNAMIC_NODE_TESTS = ["test_onehot_negative_indices", "test_onehot_with_axis", "test_onehot_with_negative_axis",

@@ -200,3 +200,12 @@ case("collapse_sum_like", "Tensor[(m, 1), float32]")(
 case("collapse_sum_to", "Tensor[(1, 4), float32]")(lambda: relay.collapse_sum_to(_v("x", (N, M, 4)), (1, 4)))
 case("full_like", "Tensor[(n, m), int32]")(lambda: relay.full_like(_v("x", (N, M), "int32"), relay.const(3)))
 case("slice_like", "Tensor[(h, m), float32]")(lambda: relay.slice_like(_v("x", (N, M)), _v("y", (H, 2)), axes=(0,)))
+case("trilu", "Tensor[(n, m, 3), float32]")(lambda: relay.trilu(_v("x", (N, M, 3)), 1, upper=False))
+case("matrix_set_diag", "Tensor[(n, 3, 4), float32]")(
+    lambda: relay.matrix_set_diag(_v("x", (N, 3, 4)), _v("d", (N, 4, 3)), k=(-1, 2)))
+case("reverse_sequence", "Tensor[(n, m), float32]")(
+    lambda: relay.reverse_sequence(_v("x", (N, M)), _v("l", (M,), "int32"), seq_axis=0, batch_axis=1))
+case("sequence_mask", "Tensor[(n, m, 2), float32]")(
+    lambda: relay.sequence_mask(_v("x", (N, M, 2)), _v("l", (M,), "int32")))
+case("sliding_window", "Tensor[(n, (m + 1) // 2 - 1, 3), float32]")(
+    lambda: relay.sliding_window(_v("x", (N, M)), 1, (3,), (2,)))

@@ -14,7 +14,8 @@ from relay_backend.errors import InputError, TypeInferenceError
 from relay_backend.op import list_ops
 
 MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
-           "relay_backend.op.dyn.indexing", "relay_backend.op.like"}
+           "relay_backend.op.dyn.indexing", "relay_backend.op.like", "relay_backend.op.matrix",
+           "relay_backend.op.sequence"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -171,7 +172,68 @@ def _slice_like(x, like, attrs):
     return out
 
 
-INDEPENDENT = {"reshape_like": _reshape_like, "broadcast_to_like": _broadcast_to_like,
+def _trilu(x, k, attrs):
+    out = x.copy()
+    for p in itertools.product(*map(range, x.shape)):
+        row, col = p[-2], p[-1]
+        if (col - row < int(k)) if attrs.upper else (col - row > int(k)):
+            out[p] = 0
+    return out
+
+
+def _matrix_set_diag(x, diag, attrs):
+    """TensorFlow's MatrixSetDiagV3 written out: diagonal d (k1 <= d <= k2) is row k2 - d of the
+    band (or the one diagonal), element j along it; a short diagonal is padded on the left when
+    right-aligned."""
+    rows, cols = x.shape[-2:]
+    out = x.copy()
+    longest = diag.shape[-1]
+    for batch in itertools.product(*map(range, x.shape[:-2])):
+        for d in range(attrs.k1, attrs.k2 + 1):
+            length = min(rows, cols - d) if d >= 0 else min(rows + d, cols)
+            right = attrs.super_diag_right_align if d >= 0 else attrs.sub_diag_right_align
+            pad = longest - length if right else 0
+            for j in range(length):
+                r, c = (j, j + d) if d >= 0 else (j - d, j)
+                src = diag[batch + ((attrs.k2 - d,) if attrs.k1 != attrs.k2 else ()) + (j + pad,)]
+                out[batch + (r, c)] = src
+    return out
+
+
+def _reverse_sequence(x, lengths, attrs):
+    seq, batch = attrs.seq_axis % x.ndim, attrs.batch_axis % x.ndim
+    out = x.copy()
+    n = x.shape[seq]
+    for p in itertools.product(*map(range, x.shape)):
+        length = min(int(lengths[p[batch]]), n)
+        if p[seq] < length:
+            q = list(p)
+            q[seq] = length - 1 - p[seq]
+            out[p] = x[tuple(q)]
+    return out
+
+
+def _sequence_mask(x, valid, attrs):
+    out = x.copy()
+    for p in itertools.product(*map(range, x.shape)):
+        if p[attrs.axis] >= valid[p[1 - attrs.axis]]:
+            out[p] = attrs.mask_value
+    return out
+
+
+def _sliding_window(x, attrs):
+    a, win, st = attrs.axis, attrs.window_shape, attrs.strides
+    counts = tuple((d - w) // s + 1 for d, w, s in zip(x.shape[a:], win, st))
+    out = np.empty(x.shape[:a] + counts + win, x.dtype)
+    for p in itertools.product(*map(range, out.shape)):
+        lead, w, e = p[:a], p[a:a + len(win)], p[a + len(win):]
+        out[p] = x[lead + tuple(wi * s + ei for wi, s, ei in zip(w, st, e))]
+    return out
+
+
+INDEPENDENT = {"trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
+               "sequence_mask": _sequence_mask, "sliding_window": _sliding_window,
+               "reshape_like": _reshape_like, "broadcast_to_like": _broadcast_to_like,
                "collapse_sum_like": lambda x, like, attrs: _collapse_to(x, like.shape),
                "collapse_sum_to": lambda x, shape, attrs: _collapse_to(x, tuple(shape.tolist())),
                "full_like": _full_like, "slice_like": _slice_like,
@@ -368,3 +430,41 @@ def test_collapse_sum_like_undoes_broadcast_to_like(kind):
     xv = np.arange(3, dtype="float32").reshape(3, 1)
     got = _run(expr, xv, np.zeros((2, 3, 4), "float32"), kind=kind)
     np.testing.assert_allclose(got, xv * 8)
+
+
+# --- matrices and sequences -----------------------------------------------------------------------------
+def test_matrix_set_diag_documented_example():
+    data = relay.var("x", shape=(2, 3, 4), dtype="int32")
+    diag = relay.var("d", shape=(2, 3), dtype="int32")
+    got = _run(relay.matrix_set_diag(data, diag), np.full((2, 3, 4), 7, "int32"),
+               np.array([[1, 2, 3], [4, 5, 6]], "int32"), kind="graph")
+    want = np.full((2, 3, 4), 7, "int32")
+    for b in range(2):
+        for j in range(3):
+            want[b, j, j] = 3 * b + j + 1
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
+def test_trilu_reads_k_at_run_time(kind):
+    x = relay.var("x", shape=(3, 3), dtype="float32")
+    k = relay.var("k", shape=(), dtype="int64")
+    xv = np.arange(9, dtype="float32").reshape(3, 3)
+    for kv in (-1, 0, 2):
+        got = _run(relay.trilu(x, k, upper=False), xv, np.array(kv, "int64"), kind=kind)
+        np.testing.assert_array_equal(got, np.tril(xv, kv))
+
+
+def test_sequence_op_relation_errors():
+    x = relay.var("x", shape=(3, 2), dtype="float32")
+    cases = [
+        (relay.reverse_sequence(x, relay.var("l", shape=(3,), dtype="int32"), 0, 1), "3 entries"),
+        (relay.reverse_sequence(x, relay.var("l", shape=(2,), dtype="int32"), 0, 0), "both axis 0"),
+        (relay.sequence_mask(x, relay.var("l", shape=(2,), dtype="int32"), axis=2), "axis must be 0 or 1"),
+        (relay.sliding_window(x, 0, (4, 1), (1, 1)), "does not fit"),
+        (relay.trilu(relay.var("v", shape=(3,)), 0), "rank >= 2"),
+        (relay.matrix_set_diag(x, relay.var("d", shape=(3,)), k=0), "longest diagonal's length 2"),
+    ]
+    for expr, fragment in cases:
+        with pytest.raises(TypeInferenceError, match=fragment):
+            relay.transform.InferTypeLocal(expr)

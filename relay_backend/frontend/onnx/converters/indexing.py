@@ -1,5 +1,5 @@
 """Indexing ONNX ops (issue 20): GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
-OneHot.
+OneHot, Trilu, ReverseSequence.
 
 ONNX puts an index tuple on the *last* axis of GatherND/ScatterND indices; Relay's gather_nd and
 scatter_nd take it on the first, so those indices are transposed. Indices are used as given
@@ -88,3 +88,20 @@ def one_hot(ctx, inputs):
     indices = _op.where(_op.less(indices, const(np.array(0, itype))), _op.add(indices, depth_expr), indices)
     off, on = (_op.take(values, const(np.array(k, "int32"))) for k in (0, 1))
     return _op.one_hot(indices, on, off, depth, int(ctx.attrs.get("axis", -1)), ctx.dtype(values))
+
+
+@converter("Trilu", min_version=14)
+def trilu(ctx, inputs):
+    """k (optional, default 0) stays a tensor: Relay's trilu reads it at run time."""
+    data = inputs[0]
+    k = inputs[1] if len(inputs) > 1 and inputs[1] is not None else const(np.array(0, "int64"))
+    if ctx.shape(k) not in ((), (1,)):
+        raise ctx.invalid(f"k must be a scalar or hold one value, got shape {ctx.shape(k)}")
+    return _op.trilu(data, _op.reshape(k, ()), upper=bool(ctx.attrs.get("upper", 1)))
+
+
+@converter("ReverseSequence", min_version=10)
+def reverse_sequence(ctx, inputs):
+    data, lengths = inputs
+    return _op.reverse_sequence(data, lengths, seq_axis=int(ctx.attrs.get("time_axis", 0)),
+                                batch_axis=int(ctx.attrs.get("batch_axis", 1)))
