@@ -209,3 +209,6 @@ case("sequence_mask", "Tensor[(n, m, 2), float32]")(
     lambda: relay.sequence_mask(_v("x", (N, M, 2)), _v("l", (M,), "int32")))
 case("sliding_window", "Tensor[(n, (m + 1) // 2 - 1, 3), float32]")(
     lambda: relay.sliding_window(_v("x", (N, M)), 1, (3,), (2,)))
+case("argwhere", "Tensor[(?, 3), int32]")(lambda: relay.argwhere(_v("x", (N, M, 2), "bool")))
+case("searchsorted", "Tensor[(n, h), int64]")(
+    lambda: relay.searchsorted(_v("s", (N, M)), _v("v", (N, H)), right=True, dtype="int64"))

@@ -15,7 +15,7 @@ from relay_backend.op import list_ops
 
 MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
            "relay_backend.op.dyn.indexing", "relay_backend.op.like", "relay_backend.op.matrix",
-           "relay_backend.op.sequence"}
+           "relay_backend.op.sequence", "relay_backend.op.search"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -231,7 +231,21 @@ def _sliding_window(x, attrs):
     return out
 
 
-INDEPENDENT = {"trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
+def _argwhere(condition, attrs):
+    rows = [p for p in itertools.product(*map(range, condition.shape)) if condition[p]]
+    return np.array(rows, "int32").reshape(len(rows), condition.ndim)
+
+
+def _searchsorted(seq, values, attrs):
+    out = np.empty(values.shape, attrs.dtype)
+    for p in itertools.product(*map(range, values.shape)):
+        row = seq[p[:-1]] if seq.ndim > 1 else seq
+        v = values[p]
+        out[p] = sum(1 for e in row if (e <= v if attrs.right else e < v))   # row is sorted
+    return out
+
+
+INDEPENDENT = {"argwhere": _argwhere, "searchsorted": _searchsorted, "trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
                "sequence_mask": _sequence_mask, "sliding_window": _sliding_window,
                "reshape_like": _reshape_like, "broadcast_to_like": _broadcast_to_like,
                "collapse_sum_like": lambda x, like, attrs: _collapse_to(x, like.shape),
@@ -465,6 +479,29 @@ def test_sequence_op_relation_errors():
         (relay.trilu(relay.var("v", shape=(3,)), 0), "rank >= 2"),
         (relay.matrix_set_diag(x, relay.var("d", shape=(3,)), k=0), "longest diagonal's length 2"),
     ]
+    for expr, fragment in cases:
+        with pytest.raises(TypeInferenceError, match=fragment):
+            relay.transform.InferTypeLocal(expr)
+
+
+# --- argwhere and searchsorted ---------------------------------------------------------------------------
+def test_argwhere_count_is_read_at_run_time_on_the_vm_and_refused_by_graph():
+    x = relay.var("x", shape=(3, 4), dtype="int32")
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.argwhere(x)))
+    assert str(relay.transform.InferType()(mod)["main"].ret_type) == "Tensor[(?, 2), int32]"
+    vm = relay.create_executor("vm", mod=mod).evaluate()
+    for density in (0.0, 0.5, 1.0):
+        xv = (np.random.default_rng(1).random((3, 4)) < density).astype("int32")
+        np.testing.assert_array_equal(vm(xv).numpy(), np.argwhere(xv))
+    with pytest.raises(relay.errors.CompileError, match="static shapes"):
+        relay.create_executor("graph", mod=mod).evaluate()(np.ones((3, 4), "int32"))
+
+
+def test_searchsorted_relation_errors():
+    seq = relay.var("s", shape=(2, 5), dtype="float32")
+    cases = [(relay.searchsorted(seq, relay.var("v", shape=(3,), dtype="float32")), "rank 2"),
+             (relay.searchsorted(seq, relay.var("v", shape=(3, 1), dtype="float32")), "outer dim 0"),
+             (relay.searchsorted(seq, relay.var("v", shape=(2, 1), dtype="int32")), "dtype")]
     for expr, fragment in cases:
         with pytest.raises(TypeInferenceError, match=fragment):
             relay.transform.InferTypeLocal(expr)

@@ -1,5 +1,5 @@
 """Indexing ONNX ops (issue 20): GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
-OneHot, Trilu, ReverseSequence.
+OneHot, Trilu, ReverseSequence, NonZero, Compress.
 
 ONNX puts an index tuple on the *last* axis of GatherND/ScatterND indices; Relay's gather_nd and
 scatter_nd take it on the first, so those indices are transposed. Indices are used as given
@@ -105,3 +105,28 @@ def reverse_sequence(ctx, inputs):
     data, lengths = inputs
     return _op.reverse_sequence(data, lengths, seq_axis=int(ctx.attrs.get("time_axis", 0)),
                                 batch_axis=int(ctx.attrs.get("batch_axis", 1)))
+
+
+@converter("NonZero", min_version=9)
+def non_zero(ctx, inputs):
+    """ONNX wants (rank, count) int64 coordinates; Relay's argwhere gives (count, rank) int32.
+    The count is known only at run time: the VM runs it, the graph executor cannot."""
+    return _op.transpose(_op.cast(_op.argwhere(inputs[0]), "int64"), (1, 0))
+
+
+@converter("Compress", min_version=9)
+def compress(ctx, inputs):
+    """The slices along `axis` (of the flattened input without one) where condition is true:
+    take at argwhere(condition) (a run-time count, so VM only)."""
+    data, condition = inputs
+    axis = ctx.attrs.get("axis")
+    if axis is None:
+        data, axis = _op.reshape(data, (-1,)), 0
+    axis = int(axis)
+    rank = ctx.ndim(data)
+    if not -rank <= axis < rank:
+        raise ctx.invalid(f"axis={axis} is out of range for an input of rank {rank}")
+    if ctx.ndim(condition) != 1:
+        raise ctx.invalid(f"condition must be 1-D, got rank {ctx.ndim(condition)}")
+    positions = _op.reshape(_op.argwhere(condition), (-1,))
+    return _op.take(data, positions, axis=axis % rank, mode="clip")
