@@ -27,7 +27,8 @@ NODE_TESTS = [
 # a data-dependent output size: debug and VM run them, the graph executor needs static shapes
 DYNAMIC_NODE_TESTS = ["test_onehot_negative_indices", "test_onehot_with_axis", "test_onehot_with_negative_axis",
                       "test_onehot_without_axis", "test_nonzero_example", "test_compress_0", "test_compress_1",
-                      "test_compress_default_axis", "test_compress_negative_axis"]
+                      "test_compress_default_axis", "test_compress_negative_axis",
+                      "test_unique_not_sorted_without_axis", "test_unique_sorted_without_axis"]
 _AVAILABLE = set(list_node_tests())
 
 

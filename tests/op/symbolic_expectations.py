@@ -212,3 +212,6 @@ case("sliding_window", "Tensor[(n, (m + 1) // 2 - 1, 3), float32]")(
 case("argwhere", "Tensor[(?, 3), int32]")(lambda: relay.argwhere(_v("x", (N, M, 2), "bool")))
 case("searchsorted", "Tensor[(n, h), int64]")(
     lambda: relay.searchsorted(_v("s", (N, M)), _v("v", (N, H)), right=True, dtype="int64"))
+case("unique", "(Tensor[(n), float32], Tensor[(n), int32], Tensor[(n), int32], Tensor[(1), int32])")(
+    lambda: relay.unique(_v("x", (N,))).astuple())
+case("invert_permutation", "Tensor[(n), int64]")(lambda: relay.invert_permutation(_v("p", (N,), "int64")))

@@ -15,7 +15,7 @@ from relay_backend.op import list_ops
 
 MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
            "relay_backend.op.dyn.indexing", "relay_backend.op.like", "relay_backend.op.matrix",
-           "relay_backend.op.sequence", "relay_backend.op.search"}
+           "relay_backend.op.sequence", "relay_backend.op.search", "relay_backend.op.sort_based"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -245,7 +245,42 @@ def _searchsorted(seq, values, attrs):
     return out
 
 
-INDEPENDENT = {"argwhere": _argwhere, "searchsorted": _searchsorted, "trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
+def _invert_permutation(x, attrs):
+    """A stable selection sort of positions: out[k] = the k-th position in (value, position) order."""
+    order = sorted(range(len(x)), key=lambda i: (int(x[i]), i))
+    return np.array(order, x.dtype).reshape(x.shape)
+
+
+def _same(a, b):
+    return a == b or (a != a and b != b)         # NaN is one value, as numpy's unique
+
+
+def _unique(x, attrs):
+    values, first, counts = [], [], []
+    for i, v in enumerate(x.tolist()):            # first appearances, in input order
+        k = next((j for j, u in enumerate(values) if _same(u, v)), None)
+        if k is None:
+            values.append(v), first.append(i), counts.append(1)
+        else:
+            counts[k] += 1
+    order = list(range(len(values)))
+    if attrs.sorted:                              # numbers ascending, NaN last
+        order.sort(key=lambda k: (values[k] != values[k], values[k] if values[k] == values[k] else 0))
+    rank = {k: r for r, k in enumerate(order)}
+    inverse = [rank[next(k for k, u in enumerate(values) if _same(u, v))] for v in x.tolist()]
+    n, m = len(x), len(values)
+
+    def padded(seq, dtype):
+        out = np.zeros(n, dtype)
+        out[:m] = [seq[k] for k in order]
+        return out
+    out = (padded(values, x.dtype), padded(first, "int32"), np.array(inverse, "int32").reshape(n),
+           np.array([m], "int32"))
+    return out + ((padded(counts, "int32"),) if attrs.return_counts else ())
+
+
+INDEPENDENT = {"invert_permutation": _invert_permutation, "unique": _unique,
+               "argwhere": _argwhere, "searchsorted": _searchsorted, "trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
                "sequence_mask": _sequence_mask, "sliding_window": _sliding_window,
                "reshape_like": _reshape_like, "broadcast_to_like": _broadcast_to_like,
                "collapse_sum_like": lambda x, like, attrs: _collapse_to(x, like.shape),
@@ -270,6 +305,12 @@ def _cases():
 def test_reference_matches_independent(op, sample):
     want = INDEPENDENT[op.name](*sample.inputs, sample.attrs)
     got = op.ref(*sample.inputs, sample.attrs)
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+        return
     assert got.shape == want.shape and got.dtype == want.dtype
     if got.dtype == np.float16:     # sums rounded in another order
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
@@ -503,5 +544,33 @@ def test_searchsorted_relation_errors():
              (relay.searchsorted(seq, relay.var("v", shape=(3, 1), dtype="float32")), "outer dim 0"),
              (relay.searchsorted(seq, relay.var("v", shape=(2, 1), dtype="int32")), "dtype")]
     for expr, fragment in cases:
+        with pytest.raises(TypeInferenceError, match=fragment):
+            relay.transform.InferTypeLocal(expr)
+
+
+# --- unique and invert_permutation ------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["graph", "vm"])
+def test_unique_with_many_ties_and_invert_permutation_of_a_long_permutation(kind):
+    rng = np.random.default_rng(3)
+    x = relay.var("x", shape=(300,), dtype="int32")
+    xv = rng.integers(0, 7, 300).astype("int32")
+    mod = relay.IRModule.from_expr(relay.Function([x], relay.unique(x, True, True).astuple()))
+    out = [o.numpy() for o in relay.create_executor(kind, mod=mod).evaluate()(xv)]
+    values, first, inverse, counts = np.unique(xv, return_index=True, return_inverse=True, return_counts=True)
+    m = len(values)
+    assert out[3].tolist() == [m]
+    np.testing.assert_array_equal(out[0][:m], values)
+    np.testing.assert_array_equal(out[1][:m], first)
+    np.testing.assert_array_equal(out[2], inverse.reshape(-1))
+    np.testing.assert_array_equal(out[4][:m], counts)
+    assert not out[0][m:].any() and not out[4][m:].any()
+    perm = rng.permutation(300).astype("int64")
+    p = relay.var("p", shape=(300,), dtype="int64")
+    np.testing.assert_array_equal(_run(relay.invert_permutation(p), perm, kind=kind), np.argsort(perm))
+
+
+def test_unique_and_invert_permutation_want_a_vector():
+    for expr, fragment in [(relay.unique(relay.var("x", shape=(2, 2)))[0], "1-D"),
+                           (relay.invert_permutation(relay.var("x", shape=(3,), dtype="float32")), "integer")]:
         with pytest.raises(TypeInferenceError, match=fragment):
             relay.transform.InferTypeLocal(expr)

@@ -19,7 +19,8 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       # indexing ops Relay registers no gradient for (issue 20)
                       "gather", "adv_index", "scatter_elements", "scatter_nd", "dyn.one_hot",
                       "broadcast_to_like", "full_like", "slice_like", "trilu", "matrix_set_diag",
-                      "reverse_sequence", "sequence_mask", "sliding_window", "argwhere", "searchsorted")
+                      "reverse_sequence", "sequence_mask", "sliding_window", "argwhere", "searchsorted",
+                      "unique", "invert_permutation")
 
 
 def differentiable_ops() -> list:

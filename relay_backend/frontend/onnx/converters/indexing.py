@@ -1,5 +1,5 @@
 """Indexing ONNX ops (issue 20): GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
-OneHot, Trilu, ReverseSequence, NonZero, Compress.
+OneHot, Trilu, ReverseSequence, NonZero, Compress, Unique.
 
 ONNX puts an index tuple on the *last* axis of GatherND/ScatterND indices; Relay's gather_nd and
 scatter_nd take it on the first, so those indices are transposed. Indices are used as given
@@ -130,3 +130,24 @@ def compress(ctx, inputs):
         raise ctx.invalid(f"condition must be 1-D, got rank {ctx.ndim(condition)}")
     positions = _op.reshape(_op.argwhere(condition), (-1,))
     return _op.take(data, positions, axis=axis % rank, mode="clip")
+
+
+@converter("Unique", min_version=11)
+def unique(ctx, inputs):
+    """Relay's unique pads its results to the input's length and gives their count; ONNX's are
+    cut to that count (a run-time size, so VM only). Indices, inverse indices and counts are
+    int64 in ONNX. Only the flattened form (no axis, or axis 0 of a 1-D input) is supported."""
+    x = inputs[0]
+    axis = ctx.attrs.get("axis")
+    if axis is not None and not (ctx.ndim(x) == 1 and int(axis) in (0, -1)):
+        raise ctx.fail(f"axis={axis} (unique slices along an axis) is not supported; only the flattened "
+                       f"form (no axis) is")
+    flat = _op.reshape(x, (-1,))
+    parts = _op.unique(flat, is_sorted=bool(ctx.attrs.get("sorted", 1)), return_counts=True)
+    count = _op.cast(parts[3], "int64")
+
+    def cut(values):
+        return _op.strided_slice(values, const(np.array([0], "int64")), count, const(np.array([1], "int64")))
+    outputs = [cut(parts[0]), _op.cast(cut(parts[1]), "int64"), _op.cast(parts[2], "int64"),
+               _op.cast(cut(parts[4]), "int64")]
+    return outputs[:len(ctx.node.output)]
