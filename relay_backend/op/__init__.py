@@ -11,7 +11,8 @@ from .op import (OpImplementation, OpSpecialization, OpStrategy, TempOpAttr, reg
                  register_shape_func, register_stateful, register_strategy)
 from . import op  # noqa: F401  (relay.op.op, TVM's module of the register_* API)
 from . import tensor, reduce, transform, nn, annotation, layout, dyn  # noqa: F401  (importing registers the ops)
-from . import gathering, scattering, one_hot_encoding, like, matrix, sequence, search, sort_based  # noqa: F401,E402
+from . import (gathering, scattering, one_hot_encoding, like, matrix, sequence, search, sort_based,  # noqa: F401,E402
+               coordinates, contrib_reshape, slice_set)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
 from .tensor import *  # noqa: F401,F403
@@ -26,13 +27,16 @@ from .matrix import *  # noqa: F401,F403,E402
 from .sequence import *  # noqa: F401,F403,E402
 from .search import *  # noqa: F401,F403,E402
 from .sort_based import *  # noqa: F401,F403,E402
+from .coordinates import *  # noqa: F401,F403,E402
+from .contrib_reshape import reverse_reshape  # noqa: F401,E402
+from .slice_set import strided_set  # noqa: F401,E402
 
 # The constructors only: `from relay_backend.op import *` must not bring in the submodules
 # (op.transform would shadow relay_backend.transform).
 __all__ = (["OpPattern", "get", "list_ops", "nn", "dyn", "layout_transform"] + tensor.__all__ + reduce.__all__
            + transform.__all__ + gathering.__all__ + scattering.__all__ + one_hot_encoding.__all__ + like.__all__
            + matrix.__all__ + sequence.__all__ + search.__all__
-           + sort_based.__all__)
+           + sort_based.__all__ + coordinates.__all__ + ["reverse_reshape", "strided_set"])
 
 import sys as _sys  # noqa: E402
 from .keywords import check_namespace as _check_namespace  # noqa: E402

@@ -371,7 +371,15 @@ def _length(expr) -> int:
 
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
     """relay.take: gather along `axis` (flattened data when None); mode clip/wrap/fast handles
-    out-of-range indices (fast assumes they are in range)."""
+    out-of-range indices (fast assumes they are in range, so constant indices out of range are
+    an InputError here)."""
+    if mode == "fast":
+        from .index_rules import check_constant_indices, constant_value, known_shape
+        values, shape = constant_value(indices), known_shape(data)
+        if values is not None and shape is not None and (axis is None or -len(shape) <= int(axis) < len(shape)):
+            size = int(np.prod(shape)) if axis is None else shape[int(axis)]
+            where = "the flattened data" if axis is None else f"axis {int(axis) % len(shape)}"
+            check_constant_indices("take", np.asarray(values), size, where)
     return TAKE(data, indices, attrs=TakeAttrs(axis, batch_dims, mode))
 
 

@@ -215,3 +215,10 @@ case("searchsorted", "Tensor[(n, h), int64]")(
 case("unique", "(Tensor[(n), float32], Tensor[(n), int32], Tensor[(n), int32], Tensor[(1), int32])")(
     lambda: relay.unique(_v("x", (N,))).astuple())
 case("invert_permutation", "Tensor[(n), int64]")(lambda: relay.invert_permutation(_v("p", (N,), "int64")))
+case("meshgrid", "(Tensor[(m, n), float32], Tensor[(m, n), float32])")(
+    lambda: relay.meshgrid([_v("a", (N,)), _v("b", (M,))], indexing="xy").astuple())
+case("unravel_index", "Tensor[(3, n), int64]")(
+    lambda: relay.unravel_index(_v("i", (N,), "int64"), _v("s", (3,), "int64")))
+case("contrib_reverse_reshape", "Tensor[(n * 5, 4), float32]")(lambda: relay.reverse_reshape(_v("x", (N, 5, 4)), (-1, 0)))
+case("strided_set", "Tensor[(n, m), float32]")(
+    lambda: relay.strided_set(_v("x", (N, M)), _v("v", (1, M)), [0], [1], [1]))

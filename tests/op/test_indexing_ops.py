@@ -15,7 +15,8 @@ from relay_backend.op import list_ops
 
 MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
            "relay_backend.op.dyn.indexing", "relay_backend.op.like", "relay_backend.op.matrix",
-           "relay_backend.op.sequence", "relay_backend.op.search", "relay_backend.op.sort_based"}
+           "relay_backend.op.sequence", "relay_backend.op.search", "relay_backend.op.sort_based",
+           "relay_backend.op.coordinates", "relay_backend.op.contrib_reshape", "relay_backend.op.slice_set"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -279,7 +280,71 @@ def _unique(x, attrs):
     return out + ((padded(counts, "int32"),) if attrs.return_counts else ())
 
 
-INDEPENDENT = {"invert_permutation": _invert_permutation, "unique": _unique,
+def _meshgrid(arrays, attrs):
+    vectors = [np.reshape(a, (-1,)) for a in arrays]
+    shape = [len(v) for v in vectors]
+    if attrs.indexing == "xy" and len(shape) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for k, vec in enumerate(vectors):
+        axis = (1 - k if k < 2 else k) if attrs.indexing == "xy" and len(shape) >= 2 else k
+        grid = np.empty(shape, vec.dtype)
+        for p in itertools.product(*map(range, shape)):
+            grid[p] = vec[p[axis]]
+        grids.append(grid)
+    return tuple(grids)
+
+
+def _unravel_index(indices, shape, attrs):
+    dims = [max(int(d), 1) for d in shape]
+    flat = np.reshape(indices, (-1,))
+    out = np.empty((len(dims), len(flat)), indices.dtype)
+    for j, value in enumerate(flat.tolist()):
+        for c in range(len(dims)):
+            stride = int(np.prod(dims[c + 1:], dtype=np.int64))
+            out[c, j] = (value // stride) % dims[c]
+    return out.reshape((len(dims),) + indices.shape)
+
+
+def _reverse_reshape(x, attrs):
+    """Read the codes from the right: 0 copies the matching dim from the end, -1 takes the rest."""
+    dims, codes, out = list(x.shape[::-1]), list(attrs.newshape[::-1]), []
+    src = 0
+    for code in codes:
+        if code == 0:
+            out.append(dims[src])
+            src += 1
+        elif code == -2:
+            out.extend(dims[src:])
+            src = len(dims)
+        elif code == -3:
+            out.append(dims[src] * dims[src + 1])
+            src += 2
+        else:
+            out.append(code)
+            src += 1
+    if -1 in out:
+        known = int(np.prod([d for d in out if d != -1], dtype=np.int64))
+        out[out.index(-1)] = x.size // known
+    return x.reshape(out[::-1])
+
+
+def _strided_set(x, v, begin, end, strides, attrs):
+    out = x.copy()
+    ranges = []
+    for a, n in enumerate(x.shape):
+        b = int(begin[a]) if a < len(begin) else None
+        e = int(end[a]) if a < len(end) else None
+        s = int(strides[a]) if a < len(strides) else 1
+        ranges.append(list(range(n))[b:e:s])
+    for p in itertools.product(*[range(len(r)) for r in ranges]):
+        out[tuple(r[i] for r, i in zip(ranges, p))] = v[p]
+    return out
+
+
+INDEPENDENT = {"meshgrid": _meshgrid, "unravel_index": _unravel_index, "contrib_reverse_reshape": _reverse_reshape,
+               "strided_set": _strided_set,
+               "invert_permutation": _invert_permutation, "unique": _unique,
                "argwhere": _argwhere, "searchsorted": _searchsorted, "trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
                "sequence_mask": _sequence_mask, "sliding_window": _sliding_window,
                "reshape_like": _reshape_like, "broadcast_to_like": _broadcast_to_like,
@@ -574,3 +639,31 @@ def test_unique_and_invert_permutation_want_a_vector():
                            (relay.invert_permutation(relay.var("x", shape=(3,), dtype="float32")), "integer")]:
         with pytest.raises(TypeInferenceError, match=fragment):
             relay.transform.InferTypeLocal(expr)
+
+
+# --- take's modes (issue 20: the variants not covered elsewhere) ---------------------------------------------
+@pytest.mark.parametrize("kind", ["debug", "graph", "vm"])
+def test_take_modes_with_negative_axis_and_batch_dims(kind):
+    x = np.arange(24, dtype="float32").reshape(2, 3, 4)
+    data = relay.var("x", shape=(2, 3, 4), dtype="float32")
+    idx = relay.var("i", shape=(2, 2), dtype="int64")
+    iv = np.array([[-1, 5], [9, -6]], "int64")
+    for mode in ("clip", "wrap"):
+        got = _run(relay.take(data, idx, axis=-1, batch_dims=1, mode=mode), x, iv, kind=kind)
+        fix = np.clip(iv, 0, 3) if mode == "clip" else np.mod(iv, 4)
+        want = np.stack([x[b][:, fix[b]] for b in range(2)])
+        np.testing.assert_array_equal(got, want)
+
+
+def test_take_fast_with_constant_indices_out_of_range_is_an_input_error():
+    x = relay.var("x", shape=(2, 3), dtype="float32")
+    with pytest.raises(InputError, match="index 3 is out of range"):
+        relay.take(x, relay.const(np.array([0, 3], "int32")), axis=1, mode="fast")
+    relay.take(x, relay.const(np.array([0, 3], "int32")), axis=1, mode="clip")    # clip defines it
+
+
+def test_strided_set_reference_rejects_a_v_of_another_shape():
+    x = relay.var("x", shape=(4,), dtype="float32")
+    v = relay.var("v", shape=(3,), dtype="float32")
+    with pytest.raises(InputError, match="shape"):
+        _run(relay.strided_set(x, v, [0], [4], [2]), np.zeros(4, "float32"), np.ones(3, "float32"), kind="debug")

@@ -235,6 +235,9 @@ CASES += [Case("collapse_sum_like", relay.collapse_sum_like, [I((2, 3, 4)), I((3
 CASES += [Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, (3, 1)), [I((2, 3, 4))]),
           Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, ()), [I((2, 2))], note="to a scalar")]
 
+CASES += [Case("contrib_reverse_reshape", lambda x: relay.reverse_reshape(x, (-1, 0)), [I((2, 3, 2))]),
+          Case("contrib_reverse_reshape", lambda x: relay.reverse_reshape(x, (0, -3)), [I((4, 2, 3))])]
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
              "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with

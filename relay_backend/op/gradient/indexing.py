@@ -1,7 +1,7 @@
 """Gradients of the issue-20 indexing operators TVM v0.18 registers one for: gather_nd (its
 gradient scatters the output gradient back with scatter_nd's "add", as Relay's) and one_hot (the
 output gradient summed where the value was on_value, and where it was off_value), reshape_like
-(reshaped back) and collapse_sum_like/_to (broadcast back). The other gather/scatter ops, the
+and contrib_reverse_reshape (reshaped back) and collapse_sum_like/_to (broadcast back). The other gather/scatter ops, the
 dyn forms, broadcast_to_like, full_like and slice_like have no gradient in Relay and are listed
 in NOT_DIFFERENTIABLE.
 """
@@ -79,3 +79,9 @@ def _collapse_grad(orig, grad):
 
 for _name in ("collapse_sum_like", "collapse_sum_to"):
     register_gradient(_name, _collapse_grad)
+
+
+@register_gradient("contrib_reverse_reshape")
+def reverse_reshape_grad(orig, grad):
+    """[grad reshaped like data] (a reshape moves no element), as Relay's."""
+    return [reshape_like(grad, orig.args[0])]
