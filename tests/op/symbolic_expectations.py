@@ -222,3 +222,13 @@ case("unravel_index", "Tensor[(3, n), int64]")(
 case("contrib_reverse_reshape", "Tensor[(n * 5, 4), float32]")(lambda: relay.reverse_reshape(_v("x", (N, 5, 4)), (-1, 0)))
 case("strided_set", "Tensor[(n, m), float32]")(
     lambda: relay.strided_set(_v("x", (N, M)), _v("v", (1, M)), [0], [1], [1]))
+case("sparse_to_dense", "Tensor[(3, 4), float32]")(
+    lambda: relay.sparse_to_dense(_v("i", (N, 2), "int32"), (3, 4), _v("v", (N,)), relay.const(0.0)))
+case("dyn.sparse_to_dense", "Tensor[(?, ?), float32]")(
+    lambda: relay.sparse_to_dense(_v("i", (N, 2), "int32"), _v("s", (2,), "int64"), _v("v", (N,)),
+                                  relay.const(0.0)))
+case("sparse_reshape", "(Tensor[(n, 2), int64], Tensor[(2), int64])")(
+    lambda: relay.sparse_reshape(_v("i", (N, 3), "int64"), _v("p", (3,), "int64"), _v("s", (2,), "int64")).astuple())
+case("sparse_fill_empty_rows", "(Tensor[(?, 2), int64], Tensor[(?), float32], Tensor[(?), bool])")(
+    lambda: relay.sparse_fill_empty_rows(_v("i", (N, 2), "int64"), _v("v", (N,)), _v("s", (2,), "int64"),
+                                         _v("d", (1,))))

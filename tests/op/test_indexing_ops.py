@@ -16,7 +16,8 @@ from relay_backend.op import list_ops
 MODULES = {"relay_backend.op.gathering", "relay_backend.op.scattering", "relay_backend.op.one_hot_encoding",
            "relay_backend.op.dyn.indexing", "relay_backend.op.like", "relay_backend.op.matrix",
            "relay_backend.op.sequence", "relay_backend.op.search", "relay_backend.op.sort_based",
-           "relay_backend.op.coordinates", "relay_backend.op.contrib_reshape", "relay_backend.op.slice_set"}
+           "relay_backend.op.coordinates", "relay_backend.op.contrib_reshape", "relay_backend.op.slice_set",
+           "relay_backend.op.sparse"}
 OPS = [op for op in list_ops() if op.rel.__module__ in MODULES]
 
 
@@ -342,7 +343,53 @@ def _strided_set(x, v, begin, end, strides, attrs):
     return out
 
 
-INDEPENDENT = {"meshgrid": _meshgrid, "unravel_index": _unravel_index, "contrib_reverse_reshape": _reverse_reshape,
+def _sparse_to_dense(indices, values, default, attrs, shape=None):
+    shape = attrs.output_shape if shape is None else tuple(int(d) for d in shape)
+    out = np.full(shape, default, values.dtype)
+    tuples = np.reshape(indices, (-1, len(shape))) if indices.ndim == 2 else np.reshape(indices, (-1, 1))
+    for i, t in enumerate(tuples.tolist()):
+        pos = [_write(c, n) for c, n in zip(t, shape)]
+        if None not in pos:
+            out[tuple(pos)] = values if values.ndim == 0 else values[i]
+    return out
+
+
+def _dyn_sparse_to_dense(indices, shape, values, default, attrs):
+    return _sparse_to_dense(indices, values, default, attrs, shape)
+
+
+def _sparse_reshape(indices, prev, new, attrs):
+    total = int(np.prod(prev))
+    known = int(np.prod([d for d in new if d != -1]))
+    shape = [total // known if d == -1 else int(d) for d in new]
+    out = np.empty((len(indices), len(shape)), indices.dtype)
+    for i, t in enumerate(indices.tolist()):
+        flat = 0
+        for c, n in zip(t, prev):
+            flat = flat * int(n) + c
+        out[i] = np.unravel_index(flat, shape)
+    return out, np.array(shape, new.dtype)
+
+
+def _sparse_fill_empty_rows(indices, values, shape, default, attrs):
+    out_idx, out_val, indicator = [], [], []
+    rows = [int(r) for r in indices[:, 0]]
+    for r in range(int(shape[0])):
+        mine = [i for i, row in enumerate(rows) if row == r]
+        indicator.append(0 if mine else 1)
+        if not mine:
+            out_idx.append([r] + [0] * (indices.shape[1] - 1))
+            out_val.append(np.reshape(default, -1)[0])
+        for i in mine:
+            out_idx.append(list(indices[i]))
+            out_val.append(values[i])
+    return (np.array(out_idx, indices.dtype).reshape(-1, indices.shape[1]), np.array(out_val, values.dtype),
+            np.array(indicator, "int64"))
+
+
+INDEPENDENT = {"sparse_to_dense": _sparse_to_dense, "dyn.sparse_to_dense": _dyn_sparse_to_dense,
+               "sparse_reshape": _sparse_reshape, "sparse_fill_empty_rows": _sparse_fill_empty_rows,
+               "meshgrid": _meshgrid, "unravel_index": _unravel_index, "contrib_reverse_reshape": _reverse_reshape,
                "strided_set": _strided_set,
                "invert_permutation": _invert_permutation, "unique": _unique,
                "argwhere": _argwhere, "searchsorted": _searchsorted, "trilu": _trilu, "matrix_set_diag": _matrix_set_diag, "reverse_sequence": _reverse_sequence,
@@ -667,3 +714,34 @@ def test_strided_set_reference_rejects_a_v_of_another_shape():
     v = relay.var("v", shape=(3,), dtype="float32")
     with pytest.raises(InputError, match="shape"):
         _run(relay.strided_set(x, v, [0], [4], [2]), np.zeros(4, "float32"), np.ones(3, "float32"), kind="debug")
+
+
+# --- sparse ------------------------------------------------------------------------------------------------
+def test_sparse_to_dense_shape_expression_builds_the_dyn_op_and_dynamic_to_static_undoes_it():
+    i = relay.var("i", shape=(2, 2), dtype="int32")
+    v = relay.var("v", shape=(2,), dtype="float32")
+    shape = relay.var("s", shape=(2,), dtype="int64")
+    assert relay.sparse_to_dense(i, shape, v).op.name == "dyn.sparse_to_dense"
+    dyn = relay.op.get("dyn.sparse_to_dense")(i, relay.const(np.array([3, 4], "int64")), v,
+                                              relay.const(np.array(0, "float32")))
+    mod = relay.transform.DynamicToStatic()(relay.IRModule.from_expr(relay.Function([i, v], dyn)))
+    assert mod["main"].body.op.name == "sparse_to_dense"
+    assert str(mod["main"].ret_type) == "Tensor[(3, 4), float32]"
+
+
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_sparse_fill_empty_rows_counts_at_run_time(kind):
+    """TVM's documented example through relay.sparse_fill_empty_rows (indicator as bool)."""
+    idx = relay.var("i", shape=(4, 2), dtype="int64")
+    val = relay.var("v", shape=(4,), dtype="int64")
+    shape = relay.var("s", shape=(2,), dtype="int64")
+    default = relay.var("d", shape=(1,), dtype="int64")
+    expr = relay.sparse_fill_empty_rows(idx, val, shape, default)
+    mod = relay.IRModule.from_expr(relay.Function([idx, val, shape, default], expr))
+    out = relay.create_executor(kind, mod=mod).evaluate()(
+        np.array([[0, 1], [0, 3], [2, 0], [3, 1]], "int64"), np.array([1, 2, 3, 4], "int64"),
+        np.array([5, 6], "int64"), np.array([10], "int64"))
+    got = [o.numpy() for o in out]
+    np.testing.assert_array_equal(got[0], [[0, 1], [0, 3], [1, 0], [2, 0], [3, 1], [4, 0]])
+    np.testing.assert_array_equal(got[1], [1, 2, 10, 3, 4, 10])
+    np.testing.assert_array_equal(got[2], [False, True, False, False, True])

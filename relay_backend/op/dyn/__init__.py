@@ -5,11 +5,11 @@ shape argument is a non-constant Relay expression; `transform.DynamicToStatic()`
 whose shape arguments are constants back into the static ops. common.py says how one is built.
 """
 from . import common, creation, nn, transform  # noqa: F401  (importing registers the ops)
-from . import indexing  # noqa: F401  (issue 20: dyn.one_hot)
+from . import indexing  # noqa: F401  (issue 20: dyn.one_hot, dyn.sparse_to_dense)
 from .transform import (broadcast_to, expand_dims, full, ones, reshape, squeeze, strided_slice,  # noqa: F401
                         tile, zeros)
 from .creation import arange  # noqa: F401
-from .indexing import one_hot  # noqa: F401
+from .indexing import one_hot, sparse_to_dense  # noqa: F401
 
 __all__ = ["reshape", "broadcast_to", "tile", "squeeze", "expand_dims", "strided_slice", "full", "zeros",
-           "ones", "arange", "one_hot", "nn"]
+           "ones", "arange", "one_hot", "sparse_to_dense", "nn"]

@@ -1,17 +1,18 @@
-"""The dyn indexing operators (TVM v0.18 names): dyn.one_hot, whose depth is a run-time scalar
-(issue 12's leftover).
+"""The dyn indexing operators (TVM v0.18 names): dyn.one_hot, whose depth is a run-time scalar,
+and dyn.sparse_to_dense, whose output_shape is a run-time 1-D tensor (issue 12's leftovers).
 
-It is the static op with the shape-like attr read from a tensor (common.py's defdyn), so the
-reference, the VM's shape function and DynamicToStatic (a constant depth becomes one_hot) agree
-with the static op by construction.
+Each is the static op with the shape-like attr read from a tensor (common.py's defdyn), so the
+reference, the VM's shape function and DynamicToStatic (a constant depth or shape becomes the
+static op) agree with the static op by construction.
 """
 import numpy as np
 
 from ...ir.types import Any, TensorType
 from .. import samples as S
 from ..one_hot_encoding import ONE_HOT, OneHotAttrs, one_hot_axis, one_hot_compute, one_hot_types, scalars
+from ..sparse import SPARSE_TO_DENSE, SparseToDenseAttrs, sparse_to_dense_compute, sparse_to_dense_types
 from ..registry import Sample
-from .common import defdyn, read_ints, shape_arg, te_out_shape
+from .common import any_shape, defdyn, read_ints, shape_arg, te_out_shape
 
 
 def _one_hot_rel(arg_types, attrs):
@@ -48,4 +49,33 @@ def one_hot(indices, on_value, off_value, depth, axis, dtype):
     return ONE_HOT_DYN(indices, on_value, off_value, depth, attrs=OneHotAttrs(0, axis, dtype))
 
 
-__all__ = ["one_hot"]
+def _sparse_to_dense_rel(arg_types, attrs):
+    rank = int(shape_arg(arg_types[1], "dyn.sparse_to_dense", "output_shape").shape[0])
+    dtype = sparse_to_dense_types("dyn.sparse_to_dense", [arg_types[0], arg_types[2], arg_types[3]], rank)
+    return TensorType(any_shape(rank), dtype)
+
+
+def _sparse_to_dense_static(attrs, values):
+    shape = read_ints(values[1], "dyn.sparse_to_dense", "output_shape")
+    return SPARSE_TO_DENSE, SparseToDenseAttrs(shape)
+
+
+SPARSE_TO_DENSE_DYN = defdyn(
+    "dyn.sparse_to_dense", inputs=("sparse_indices", "output_shape", "sparse_values", "default_value"),
+    static_inputs=(0, 2, 3), to_static=_sparse_to_dense_static, rel=_sparse_to_dense_rel,
+    compute=lambda attrs, inputs, out_type: sparse_to_dense_compute(
+        [inputs[0], inputs[2], inputs[3]], te_out_shape(out_type, "dense"), "T_dyn_sparse_to_dense", "opaque"),
+    samples=lambda rng: [
+        Sample([np.array([[0, 1], [2, 0]], "int32"), np.array([3, 2], "int64"), np.array([4.0, 5.0], "float32"),
+                np.array(-1.0, "float32")]),
+        Sample([np.array([4, 0, 4], "int64"), np.array([6], "int32"), np.array([1, 2, 3], "int32"),
+                np.array(0, "int32")], None, "a repeat: last wins")],
+    doc="sparse_to_dense with output_shape read at run time")
+
+
+def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value):
+    """dyn.sparse_to_dense over a run-time output_shape (relay.sparse_to_dense builds it)."""
+    return SPARSE_TO_DENSE_DYN(sparse_indices, output_shape, sparse_values, default_value)
+
+
+__all__ = ["one_hot", "sparse_to_dense"]

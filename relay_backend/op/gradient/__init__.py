@@ -20,7 +20,8 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       "gather", "adv_index", "scatter_elements", "scatter_nd", "dyn.one_hot",
                       "broadcast_to_like", "full_like", "slice_like", "trilu", "matrix_set_diag",
                       "reverse_sequence", "sequence_mask", "sliding_window", "argwhere", "searchsorted",
-                      "unique", "invert_permutation", "meshgrid", "unravel_index", "strided_set")
+                      "unique", "invert_permutation", "meshgrid", "unravel_index", "strided_set",
+                      "sparse_to_dense", "dyn.sparse_to_dense", "sparse_reshape", "sparse_fill_empty_rows")
 
 
 def differentiable_ops() -> list:
