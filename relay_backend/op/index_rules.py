@@ -142,13 +142,17 @@ def _combine(reduction: str, dtype: str):
 def sequential_fold(reduction: str, dtype: str):
     """A te reducer over (value, started) pairs that folds values left to right with the
     reduction's step; the first value taken starts the fold. The compute feeds the data element
-    first and then each update aimed at the position, in index order, so the fold is exactly
-    TVM's in-place loop (the reduce loop runs serially in order)."""
+    first and then each update aimed at the position, in index order, so on a serial reduce loop
+    the fold is exactly TVM's in-place loop. Two partial folds combine in order too (a GPU
+    schedule may split the loop): a side that has not started is skipped, so update, add, mul,
+    min and max stay exact up to float rounding (mean, not associative, only on one thread)."""
     step = _combine(reduction, dtype)
 
     def combine(lhs, rhs):
-        (acc, started), (value, _) = lhs, rhs
-        return te.if_then_else(started > 0, step(acc, value), value), tir.const(1, "int32")
+        (acc, started), (value, taken) = lhs, rhs
+        both = (started > 0) & (taken > 0)
+        folded = te.if_then_else(both, step(acc, value), te.if_then_else(taken > 0, value, acc))
+        return folded, tir.max(started, taken)
 
     def identity(value_dtype, flag_dtype):
         return tir.const(0, value_dtype), tir.const(0, flag_dtype)

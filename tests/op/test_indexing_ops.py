@@ -745,3 +745,22 @@ def test_sparse_fill_empty_rows_counts_at_run_time(kind):
     np.testing.assert_array_equal(got[0], [[0, 1], [0, 3], [1, 0], [2, 0], [3, 1], [4, 0]])
     np.testing.assert_array_equal(got[1], [1, 2, 10, 3, 4, 10])
     np.testing.assert_array_equal(got[2], [False, True, False, False, True])
+
+
+@pytest.mark.parametrize("reduction,left,right,want", [
+    ("update", (5, 1), (0, 0), (5, 1)), ("update", (0, 0), (7, 1), (7, 1)), ("update", (5, 1), (7, 1), (7, 1)),
+    ("add", (5, 1), (7, 1), (12, 1)), ("mul", (5, 1), (0, 0), (5, 1)), ("min", (0, 0), (-3, 1), (-3, 1)),
+    ("max", (5, 1), (7, 1), (7, 1)), ("max", (0, 0), (0, 0), (0, 0))])
+def test_scatter_fold_combines_partial_folds_in_order(reduction, left, right, want):
+    """A GPU schedule may split the fold; the partial results must combine to the serial fold
+    (a side that never started holds no value and is skipped)."""
+    from relay_backend import te, tir
+    from relay_backend.op.index_rules import sequential_fold
+    from relay_backend.tir.functor import substitute
+    reducer = sequential_fold(reduction, "int32")
+    r = te.reduce_axis((0, 1), "r")
+    combiner = reducer((tir.const(0, "int32"), tir.const(0, "int32")), axis=[r])[0].combiner
+    binding = dict(zip(combiner.lhs, [tir.const(v, "int32") for v in left]))
+    binding.update(zip(combiner.rhs, [tir.const(v, "int32") for v in right]))
+    got = tuple(tir.simplify(substitute(e, binding)).value for e in combiner.result)
+    assert got == want
