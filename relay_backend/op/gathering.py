@@ -54,9 +54,15 @@ def _gather_axis(data, indices, attrs):
         raise fail(op, f"indices must have the rank of data ({data.ndim}), got rank {indices.ndim}", data, indices)
     axis = norm_axis(op, attrs.axis, data.ndim, data, indices)
     for k, (d, i) in enumerate(zip(data.shape, indices.shape)):
-        if k != axis and dims_differ(d, i):
-            raise fail(op, f"indices dim {k} is {dim_to_str(i)} but data's is {dim_to_str(d)}; only "
-                           f"the axis dim ({axis}) may differ", data, indices)
+        if k == axis:
+            continue
+        if is_static(d) and is_static(i):
+            if int(i) > int(d):   # smaller is fine: ONNX GatherElements (TVM asks for equal dims)
+                raise fail(op, f"indices dim {k} is {int(i)} but data's is {int(d)}; off the axis ({axis}) "
+                               f"indices may not be larger than data", data, indices)
+        elif dims_differ(d, i):
+            raise fail(op, f"indices dim {k} is {dim_to_str(i)} but data's is {dim_to_str(d)}; off the axis "
+                           f"({axis}) a dynamic dim must match data's", data, indices)
     _check_axis_readable(op, data.shape[axis], indices, f"axis {axis}", data, indices)
     return axis
 
@@ -72,7 +78,8 @@ def _gather_ref(x, idx, attrs):
     axis = _gather_axis(TensorType(x.shape, str(x.dtype)), TensorType(idx.shape, str(idx.dtype)), attrs)
     if idx.size == 0:
         return np.empty(idx.shape, x.dtype)
-    return np.take_along_axis(x, np_clip_index(idx, x.shape[axis]), axis=axis)
+    window = tuple(slice(None) if k == axis else slice(0, n) for k, n in enumerate(idx.shape))
+    return np.take_along_axis(x[window], np_clip_index(idx, x.shape[axis]), axis=axis)
 
 
 def _gather_compute(attrs, inputs, out_type):
@@ -97,7 +104,8 @@ GATHER = defop(
         Sample([S.rand(rng, (3, 4)), _ids(rng, (2, 4), 0, 3)], GatherAttrs(0)),
         Sample([S.rand(rng, (2, 5), "int32"), _ids(rng, (2, 3), -5, 5, "int64")], GatherAttrs(-1), "negative"),
         Sample([S.rand(rng, (2, 3, 4), "float64"), _ids(rng, (2, 3, 6), -9, 9)], GatherAttrs(2), "out of range"),
-        Sample([S.rand(rng, (4,)), _ids(rng, (0,), 0, 4)], GatherAttrs(0), "empty indices")],
+        Sample([S.rand(rng, (4,)), _ids(rng, (0,), 0, 4)], GatherAttrs(0), "empty indices"),
+        Sample([S.rand(rng, (3, 4)), _ids(rng, (2, 2), 0, 3)], GatherAttrs(0), "indices smaller off the axis")],
     doc="out[p] = data[p with p[axis] replaced by indices[p]]")
 
 
