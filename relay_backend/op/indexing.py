@@ -423,13 +423,21 @@ def take(data, indices, axis=None, batch_dims=0, mode="clip"):
         batch by batch. Defaults to 0.
     mode : str, optional
         What an out-of-range index does: "clip" (the default) clamps it to the valid range,
-        "wrap" takes it modulo the axis length, "fast" assumes every index is in range.
+        "wrap" takes it modulo the axis length, "fast" assumes every index is in range (so constant indices out of
+        range are an InputError here).
 
     Returns
     -------
     result : relay.Expr
         The gathered tensor: data's shape with `axis` replaced by the shape of `indices`.
     """
+    if mode == "fast":
+        from .index_rules import check_constant_indices, constant_value, known_shape
+        values, shape = constant_value(indices), known_shape(data)
+        if values is not None and shape is not None and (axis is None or -len(shape) <= int(axis) < len(shape)):
+            size = int(np.prod(shape)) if axis is None else shape[int(axis)]
+            where = "the flattened data" if axis is None else f"axis {int(axis) % len(shape)}"
+            check_constant_indices("take", np.asarray(values), size, where)
     return TAKE(data, indices, attrs=TakeAttrs(axis, batch_dims, mode))
 
 

@@ -2,6 +2,7 @@
 by tag, inlining the injective stages around an anchor."""
 from .. import te
 from ..ir.dims import dim_key
+from ..op.te_search import NO_INLINE
 from ..tir import expr as E
 
 
@@ -73,14 +74,16 @@ def find_tagged(s, tag: str):
 
 
 def inline_except(s, keep=()) -> None:
-    """compute_inline every intermediate injective single-output stage not in `keep`."""
+    """compute_inline every intermediate injective single-output stage not in `keep` and not
+    marked attrs={NO_INLINE: True} (op/te_search.py's materialized scan stages)."""
     outputs = {id(op) for op in s.outputs}
     keep = {id(op) for op in keep} | {id(t.op) for st in s.stages if isinstance(st.op, te.ExternOp)
                                      for t in st.op.inputs}   # an extern stage reads buffers
     for stage in s.stages:
         op = stage.op
         if (isinstance(op, te.ComputeOp) and id(op) not in outputs and id(op) not in keep
-                and not op.is_reduction and op.num_outputs == 1 and stage.attach_type == "root"):
+                and not op.is_reduction and op.num_outputs == 1 and stage.attach_type == "root"
+                and not op.attrs.get(NO_INLINE)):
             stage.compute_inline()
 
 

@@ -233,3 +233,59 @@ case("annotation.compiler_end", "Tensor[(n, 3), float32]")(
 case("on_device", "Tensor[(n, 3), float32]")(lambda: relay.annotation.on_device(_v("x", (N, 3)), relay.cpu()))
 
 from . import symbolic_expectations_nn_ext  # noqa: E402,F401  (the issue-20 nn ops add their cases)
+# --- gather and scatter (issue 20) -------------------------------------------------------------------
+case("gather", "Tensor[(n, h), float32]")(lambda: relay.gather(_v("x", (N, M)), 1, _v("i", (N, H), "int32")))
+case("gather_nd", "Tensor[(h, m), float32]")(lambda: relay.gather_nd(_v("x", (N, M)), _v("i", (1, H), "int32")))
+case("gather_nd:batch", "Tensor[(n, h), float32]")(
+    lambda: relay.gather_nd(_v("x", (N, M, 3)), _v("i", (2, N, H), "int64"), batch_dims=1))
+case("adv_index", "Tensor[(h, n, m), float32]")(
+    lambda: relay.adv_index([_v("x", (N, 3, M)), _v("i", (H, 1), "int32"), _v("j", (N,), "int32")]))
+case("scatter_elements", "Tensor[(n, m), float32]")(
+    lambda: relay.scatter_elements(_v("x", (N, M)), _v("i", (H, M), "int32"), _v("u", (H, M)), 0, "add"))
+case("scatter_nd", "Tensor[(n, m), float32]")(
+    lambda: relay.scatter_nd(_v("x", (N, M)), _v("i", (1, H), "int32"), _v("u", (H, M)), "update"))
+case("one_hot", "Tensor[(n, 5, m), int32]")(
+    lambda: relay.one_hot(_v("i", (N, M), "int32"), relay.const(1), relay.const(0), 5, 1, "int32"))
+case("dyn.one_hot", "Tensor[(n, ?), float32]")(
+    lambda: relay.one_hot(_v("i", (N,), "int64"), relay.const(1.0), relay.const(0.0), _v("d", (), "int32"), -1,
+                          "float32"))
+case("reshape_like", "Tensor[(n, m, 6), float32]")(
+    lambda: relay.reshape_like(_v("x", (N, 6, M)), _v("y", (M, 6)), lhs_begin=1))
+case("broadcast_to_like", "Tensor[(n, m), float32]")(lambda: relay.broadcast_to_like(_v("x", (M,)), _v("y", (N, M))))
+case("collapse_sum_like", "Tensor[(m, 1), float32]")(
+    lambda: relay.collapse_sum_like(_v("x", (N, M, H)), _v("y", (M, 1))))
+case("collapse_sum_to", "Tensor[(1, 4), float32]")(lambda: relay.collapse_sum_to(_v("x", (N, M, 4)), (1, 4)))
+case("full_like", "Tensor[(n, m), int32]")(lambda: relay.full_like(_v("x", (N, M), "int32"), relay.const(3)))
+case("slice_like", "Tensor[(h, m), float32]")(lambda: relay.slice_like(_v("x", (N, M)), _v("y", (H, 2)), axes=(0,)))
+case("trilu", "Tensor[(n, m, 3), float32]")(lambda: relay.trilu(_v("x", (N, M, 3)), 1, upper=False))
+case("matrix_set_diag", "Tensor[(n, 3, 4), float32]")(
+    lambda: relay.matrix_set_diag(_v("x", (N, 3, 4)), _v("d", (N, 4, 3)), k=(-1, 2)))
+case("reverse_sequence", "Tensor[(n, m), float32]")(
+    lambda: relay.reverse_sequence(_v("x", (N, M)), _v("l", (M,), "int32"), seq_axis=0, batch_axis=1))
+case("sequence_mask", "Tensor[(n, m, 2), float32]")(
+    lambda: relay.sequence_mask(_v("x", (N, M, 2)), _v("l", (M,), "int32")))
+case("sliding_window", "Tensor[(n, (m + 1) // 2 - 1, 3), float32]")(
+    lambda: relay.sliding_window(_v("x", (N, M)), 1, (3,), (2,)))
+case("argwhere", "Tensor[(?, 3), int32]")(lambda: relay.argwhere(_v("x", (N, M, 2), "bool")))
+case("searchsorted", "Tensor[(n, h), int64]")(
+    lambda: relay.searchsorted(_v("s", (N, M)), _v("v", (N, H)), right=True, dtype="int64"))
+case("unique", "(Tensor[(n), float32], Tensor[(n), int32], Tensor[(n), int32], Tensor[(1), int32])")(
+    lambda: relay.unique(_v("x", (N,))).astuple())
+case("invert_permutation", "Tensor[(n), int64]")(lambda: relay.invert_permutation(_v("p", (N,), "int64")))
+case("meshgrid", "(Tensor[(m, n), float32], Tensor[(m, n), float32])")(
+    lambda: relay.meshgrid([_v("a", (N,)), _v("b", (M,))], indexing="xy").astuple())
+case("unravel_index", "Tensor[(3, n), int64]")(
+    lambda: relay.unravel_index(_v("i", (N,), "int64"), _v("s", (3,), "int64")))
+case("contrib_reverse_reshape", "Tensor[(n * 5, 4), float32]")(lambda: relay.reverse_reshape(_v("x", (N, 5, 4)), (-1, 0)))
+case("strided_set", "Tensor[(n, m), float32]")(
+    lambda: relay.strided_set(_v("x", (N, M)), _v("v", (1, M)), [0], [1], [1]))
+case("sparse_to_dense", "Tensor[(3, 4), float32]")(
+    lambda: relay.sparse_to_dense(_v("i", (N, 2), "int32"), (3, 4), _v("v", (N,)), relay.const(0.0)))
+case("dyn.sparse_to_dense", "Tensor[(?, ?), float32]")(
+    lambda: relay.sparse_to_dense(_v("i", (N, 2), "int32"), _v("s", (2,), "int64"), _v("v", (N,)),
+                                  relay.const(0.0)))
+case("sparse_reshape", "(Tensor[(n, 2), int64], Tensor[(2), int64])")(
+    lambda: relay.sparse_reshape(_v("i", (N, 3), "int64"), _v("p", (3,), "int64"), _v("s", (2,), "int64")).astuple())
+case("sparse_fill_empty_rows", "(Tensor[(?, 2), int64], Tensor[(?), float32], Tensor[(?), bool])")(
+    lambda: relay.sparse_fill_empty_rows(_v("i", (N, 2), "int64"), _v("v", (N,)), _v("s", (2,), "int64"),
+                                         _v("d", (1,))))

@@ -33,6 +33,13 @@ REJECTS_SYMBOLIC = {
                   "ThreefryKeyType)" for name, count in (("random.threefry_generate", 5), ("random.threefry_split", 5),
                                                          ("random.uniform", 3), ("random.normal", 2),
                                                          ("random.multinomial", 4)) for i in range(count)},
+    **{(name, i): "the index tuple length (indices' first dim) must be static (TVM's GatherNDRel/ScatterNDRel)"
+       for name, i in (("gather_nd", 0), ("gather_nd", 1), ("gather_nd", 3), ("scatter_nd", 1),
+                       ("scatter_nd", 4), ("scatter_nd", 5))},
+    **{("collapse_sum_to", i): "the shape tensor's length must be static (TVM's CollapseSumToRel)" for i in (0, 1)},
+    **{("unravel_index", i): "the shape tensor's length must be static (TVM's topi reads it as a constant)"
+       for i in (0, 1, 2)},
+    ("strided_set", 0): "begin/end/strides lengths must be static (TVM's topi loops over them)",
 }
 
 

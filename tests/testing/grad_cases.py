@@ -234,6 +234,30 @@ from .grad_cases_nn_ext import NN_EXT_CASES  # noqa: E402  (the issue-20 nn ops)
 
 CASES += NN_EXT_CASES
 
+CASES += [Case("gather_nd", lambda x, i: relay.gather_nd(x, i),
+               [I((3, 4)), I((1, 5), -3, 3, dtype="int32", kind="indices", check=False)],
+               note="row slices, repeated and negative rows"),
+          Case("gather_nd", lambda x, i: relay.gather_nd(x, i, batch_dims=1),
+               [I((2, 3, 2)), I((1, 2, 4), 0, 3, dtype="int64", kind="indices", check=False)],
+               note="batch_dims")]
+
+CASES += [Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 4, -1, "float64"),
+               [I((3,), 0, 4, dtype="int32", kind="indices", check=False), I(()), I(())]),
+          Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 3, 0, "float64"),
+               [I((2, 2), -1, 4, dtype="int64", kind="indices", check=False), I(()), I(())],
+               note="axis 0, indices out of range")]
+
+CASES += [Case("reshape_like", lambda x, y: relay.reshape_like(x, y), [I((2, 6)), I((3, 4), check=False)]),
+          Case("reshape_like", lambda x, y: relay.reshape_like(x, y, lhs_begin=1, rhs_end=2),
+               [I((2, 3, 2)), I((6, 1, 5), check=False)], note="spans")]
+CASES += [Case("collapse_sum_like", relay.collapse_sum_like, [I((2, 3, 4)), I((3, 1), check=False)]),
+          Case("collapse_sum_like", relay.collapse_sum_like, [I((4, 2)), I((2,), check=False)])]
+CASES += [Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, (3, 1)), [I((2, 3, 4))]),
+          Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, ()), [I((2, 2))], note="to a scalar")]
+
+CASES += [Case("contrib_reverse_reshape", lambda x: relay.reverse_reshape(x, (-1, 0)), [I((2, 3, 2))]),
+          Case("contrib_reverse_reshape", lambda x: relay.reverse_reshape(x, (0, -3)), [I((4, 2, 3))])]
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
              "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with

@@ -10,6 +10,8 @@ from .transform import (broadcast_to, expand_dims, full, ones, reshape, squeeze,
 from .creation import arange  # noqa: F401
 from . import algorithm  # noqa: F401,E402  (dyn.topk)
 from .algorithm import dyn_topk as topk  # noqa: F401
+from . import indexing  # noqa: F401  (issue 20: dyn.one_hot, dyn.sparse_to_dense)
+from .indexing import one_hot, sparse_to_dense  # noqa: F401
 
 __all__ = ["reshape", "broadcast_to", "tile", "squeeze", "expand_dims", "strided_slice", "full", "zeros",
-           "ones", "arange", "nn", "topk"]
+           "ones", "arange", "nn", "topk", "one_hot", "sparse_to_dense"]

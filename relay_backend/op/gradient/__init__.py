@@ -7,7 +7,7 @@ is a tuple gets a tuple-valued gradient. Files by operator family: elemwise, red
 nn, pool; helpers holds what they share. Operators on bool tensors only (logical_*, all, any)
 have no gradient.
 """
-from . import elemwise, loss, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
+from . import elemwise, indexing, loss, nn, pool, reduce, transform  # noqa: F401  (importing registers them)
 from . import elemwise_math  # noqa: F401
 from .elemwise_math import NOT_DIFFERENTIABLE_MATH
 
@@ -29,6 +29,12 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.avg_pool2d_grad", "nn.conv2d_backward_weight", "nn.sparse_dense", "nn.sparse_transpose",
                        "nn.sparse_add", "nn.fifo_buffer", "nn.correlation", "nn.deformable_conv2d")
 NOT_DIFFERENTIABLE += NOT_DIFFERENTIABLE_MATH
+# indexing ops Relay registers no gradient for (issue 20)
+NOT_DIFFERENTIABLE += ("gather", "adv_index", "scatter_elements", "scatter_nd", "dyn.one_hot",
+                      "broadcast_to_like", "full_like", "slice_like", "trilu", "matrix_set_diag",
+                      "reverse_sequence", "sequence_mask", "sliding_window", "argwhere", "searchsorted",
+                      "unique", "invert_permutation", "meshgrid", "unravel_index", "strided_set",
+                      "sparse_to_dense", "dyn.sparse_to_dense", "sparse_reshape", "sparse_fill_empty_rows")
 
 
 def differentiable_ops() -> list:

@@ -1,6 +1,6 @@
 """The ONNX converters, one module per family; importing them fills the table."""
 from ._registry import TABLE as CONVERTERS
-from . import math, nn, nn_ext, reduce, tensor  # noqa: F401  (registers the converters)
+from . import indexing, math, nn, nn_ext, reduce, tensor  # noqa: F401  (registers the converters)
 from . import math_ext  # noqa: F401,E402  (after math: its Mod replaces math's)
 
 __all__ = ["CONVERTERS"]
