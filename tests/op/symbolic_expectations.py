@@ -175,3 +175,5 @@ case("annotation.compiler_begin", "Tensor[(n, 3), float32]")(
 case("annotation.compiler_end", "Tensor[(n, 3), float32]")(
     lambda: relay.annotation.compiler_end(_v("x", (N, 3)), "ccompiler"))
 case("on_device", "Tensor[(n, 3), float32]")(lambda: relay.annotation.on_device(_v("x", (N, 3)), relay.cpu()))
+
+from . import symbolic_expectations_image  # noqa: E402,F401  (image and vision cases)

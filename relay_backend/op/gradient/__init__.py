@@ -16,6 +16,9 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       # dyn ops: their shapes are run-time values (Relay registers no gradient)
                       "dyn.broadcast_to", "dyn.expand_dims", "dyn.full", "dyn.nn.pad", "dyn.ones",
                       "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
+# image and vision ops: TVM v0.18 registers no gradient for them
+NOT_DIFFERENTIABLE += ("dyn.image.resize2d", "image.affine_grid", "image.crop_and_resize", "image.dilation2d",
+                       "image.grid_sample", "image.resize1d", "image.resize2d", "image.resize3d")
 
 
 def differentiable_ops() -> list:
