@@ -13,3 +13,4 @@ from .lower import lower
 from .reduction import comm_reducer, max, min, reduce_axis, sum
 from .schedule import Schedule, Stage, create_schedule
 from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, compute, placeholder
+from .extern import ExternOp, extern
