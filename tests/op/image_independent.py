@@ -12,21 +12,32 @@ def _ftype(*dtypes):
     return np.float64 if "float64" in [str(d) for d in dtypes] else np.float32
 
 
-def _source(x, out_len, in_len, mode, lo, hi, ft):
+def _source(x, out_len, in_len, mode, lo, hi, ft, factor=None):
     x = ft(x)
-    if mode == "half_pixel":
-        return (x + ft(0.5)) * (ft(in_len) / ft(out_len)) - ft(0.5)
+    if factor:   # an explicit scale (ONNX): divide by it
+        if mode == "asymmetric":
+            return x / ft(factor)
+        if mode == "tf_half_pixel_for_nn":
+            return (x + ft(0.5)) / ft(factor)
+        if mode == "half_pixel_symmetric":
+            return ft(in_len / 2 * (1 - out_len / (factor * in_len))) + ((x + ft(0.5)) / ft(factor) - ft(0.5))
+        if mode == "half_pixel" or (mode == "pytorch_half_pixel" and out_len > 1):
+            return (x + ft(0.5)) / ft(factor) - ft(0.5)
+    ratio = ft(out_len) / ft(in_len)    # x_resized / scale, as ONNX writes the transforms
+    if mode in ("half_pixel", "half_pixel_symmetric"):
+        return (x + ft(0.5)) / ratio - ft(0.5)
+    span = in_len * factor if factor else out_len      # ONNX: the float output width
     if mode == "align_corners":
-        return ft(in_len - 1) / ft(out_len - 1) * x if out_len > 1 else ft(0)
+        return ft(in_len - 1) / ft(span - 1) * x if out_len > 1 and span != 1 else ft(0)
     if mode == "asymmetric":
-        return (ft(in_len) / ft(out_len)) * x
+        return x / ratio
     if mode == "pytorch_half_pixel":
-        return (x + ft(0.5)) * (ft(in_len) / ft(out_len)) - ft(0.5) if out_len > 1 else ft(0)
+        return (x + ft(0.5)) / ratio - ft(0.5) if out_len > 1 else ft(0)
     if mode == "tf_half_pixel_for_nn":
-        return (x + ft(0.5)) * (ft(in_len) / ft(out_len))
+        return (x + ft(0.5)) / ratio
     lo, hi = ft(lo), ft(hi)
-    if out_len > 1:
-        return lo * ft(in_len - 1) + x * (hi - lo) * ft(in_len - 1) / ft(out_len - 1)
+    if out_len > 1 and span != 1:
+        return lo * ft(in_len - 1) + x * (hi - lo) * ft(in_len - 1) / ft(span - 1)
     return ft(0.5) * (lo + hi) * ft(in_len - 1)
 
 
@@ -36,26 +47,50 @@ def _nearest(c, rounding, ft):
                 "ceil": lambda: np.ceil(c - ft(1e-5))}[rounding]())
 
 
+def _kernel(s, a):
+    """The Keys cubic kernel with coefficient a at distance s."""
+    s = abs(s)
+    if s <= 1:
+        return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
+    if s < 2:
+        return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a
+    return 0.0
+
+
 def _keys(t, a):
     """Keys cubic weights for taps at -1, 0, 1, 2 around fraction t."""
-    def k(s):
-        s = abs(s)
-        if s <= 1:
-            return (a + 2) * s ** 3 - (a + 3) * s ** 2 + 1
-        if s < 2:
-            return a * s ** 3 - 5 * a * s ** 2 + 8 * a * s - 4 * a
-        return 0.0
-    return [k(t + 1), k(t), k(1 - t), k(2 - t)]
+    return [_kernel(t + 1, a), _kernel(t, a), _kernel(1 - t, a), _kernel(2 - t, a)]
 
 
-def _axis(x, out_len, in_len, a, lo, hi, ft):
+def _stretched(c, in_len, a, shrink):
+    """ONNX's antialiased taps: the kernel widened by 1/shrink around the coordinate."""
+    reach = 1.0 if a.method == "linear" else 2.0
+    first = int(np.floor(-reach / shrink) + 1)
+    base = int(np.ceil(c)) - 1
+    ratio = float(c) - base
+    taps = []
+    for i in range(first, 2 - first):
+        arg = abs((i - ratio) * shrink)
+        w = max(0.0, 1 - arg) if a.method == "linear" else _kernel(arg, a.cubic_alpha)
+        if a.cubic_exclude and not 0 <= base + i < in_len:
+            w = 0.0
+        taps.append((min(max(base + i, 0), in_len - 1), w))
+    total = sum(w for _, w in taps)
+    return [(i, w / total) for i, w in taps]
+
+
+def _axis(x, out_len, in_len, a, lo, hi, ft, factor=None):
     """[(index, weight)] of one output index along one axis, and whether it extrapolates."""
     mode, method = a.coordinate_transformation_mode, a.method
-    c = _source(x, out_len, in_len, mode, lo, hi, ft)
+    c = _source(x, out_len, in_len, mode, lo, hi, ft, factor)
     clamp = lambda i: min(max(i, 0), in_len - 1)  # noqa: E731
+    shrink = (factor or out_len / in_len) if getattr(a, "antialias", 0) else 1.0
+    if method != "nearest_neighbor" and shrink < 1:
+        return _stretched(c, in_len, a, shrink), False
     if method == "nearest_neighbor":
         rounding = a.rounding_method or ("round" if mode == "align_corners" else "floor")
-        if mode == "asymmetric" and rounding == "floor" and out_len % in_len == 0:
+        if mode == "asymmetric" and rounding == "floor" and out_len % in_len == 0 and \
+                factor in (None, out_len // in_len):
             return [(x // (out_len // in_len), 1.0)], False
         taps = [(clamp(_nearest(c, rounding, ft)), 1.0)]
     elif method == "linear":
@@ -84,7 +119,8 @@ def resize(x, a):
     for idx in itertools.product(*map(range, shape)):
         per_axis, extrapolate = [], False
         for d, axis in enumerate(axes):
-            taps, out_of_range = _axis(idx[axis], a.size[d], x.shape[axis], a, a.roi[d], a.roi[d + k], ft)
+            taps, out_of_range = _axis(idx[axis], a.size[d], x.shape[axis], a, a.roi[d], a.roi[d + k], ft,
+                                       a.scales[d] if a.scales else None)
             per_axis.append(taps)
             extrapolate |= out_of_range
         if extrapolate:

@@ -2,26 +2,32 @@
 twice on purpose: over numpy arrays for the references and over tir expressions for the te
 computes, in the same order of float operations so both round alike.
 
-Per spatial axis an output index x maps to a source coordinate (`coordinate`, TVM's get_inx:
-half_pixel, align_corners, asymmetric, pytorch_half_pixel, tf_half_pixel_for_nn,
-tf_crop_and_resize), and a method turns that coordinate into taps, (source index, weight)
-pairs: one tap for nearest_neighbor (`nearest_index` with TVM's rounding methods), two for
-linear (lerp weights 1-t, t), four for cubic (Keys spline with `alpha`; `exclude` zeroes the
-taps outside the image and renormalizes). A source index is clamped to the image. An N-D
-result is the taps' weighted sum per axis, the last axis innermost, as TVM nests its lerps.
+Per spatial axis an output index x maps to a source coordinate (TVM's get_inx: half_pixel,
+align_corners, asymmetric, pytorch_half_pixel, tf_half_pixel_for_nn, tf_crop_and_resize; and
+ONNX 19's half_pixel_symmetric), and a method turns that coordinate into taps, (source index,
+weight) pairs: one for nearest_neighbor (TVM's rounding methods), two for linear (lerp weights
+1-t, t), four for cubic (Keys spline with `alpha`; `exclude` zeroes the taps outside the image
+and renormalizes). A source index is clamped to the image. An N-D result is the taps' weighted
+sum per axis, the last axis innermost, as TVM nests its lerps.
 
-Arithmetic is in float32 (TVM's "float"), float64 when the data or the result is float64. Two guards TVM lacks: an
-output length of 1 under align_corners maps to source 0 (TVM divides by zero there), and
-nearest_neighbor with asymmetric coordinates and floor rounding uses exact integer division
-whenever the static output length is a multiple of the input length (TVM does this for 2-D
-only; the float formula could round a whole coordinate down).
+The scale-based modes divide by the scale, out / in by default. TVM multiplies by in / out, the
+same ratio, but a product followed by an add may fuse into one FMA in compiled code, which moves
+a coordinate that should land exactly on a rounding boundary (2 -> 7 half_pixel: 0.5). An
+explicit per-axis factor (ONNX's `scales`, whose output length is floor(in * scale)) replaces
+the ratio, and align_corners / tf_crop_and_resize then use ONNX's float width in * scale.
+
+Arithmetic is in float32 (TVM's "float"), float64 when the data or the result is float64. Two
+guards TVM lacks: an output length of 1 under align_corners maps to source 0 (TVM divides by
+zero there), and nearest_neighbor with asymmetric coordinates and floor rounding uses exact
+integer division whenever the static output length is a multiple of the input length (TVM does
+this for 2-D only; the float formula could round a whole coordinate down).
 """
 import numpy as np
 
 from ... import te, tir
 
 COORDINATE_MODES = ("half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel",
-                    "tf_half_pixel_for_nn", "tf_crop_and_resize")
+                    "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric")
 METHODS = ("nearest_neighbor", "linear", "cubic")
 ROUNDING_METHODS = ("", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil")
 EPSILON = 1e-5     # TVM's nudge before floor / ceil rounding
@@ -39,13 +45,15 @@ def default_rounding(rounding: str, mode: str) -> str:
     return "round" if mode == "align_corners" else "floor"
 
 
-def int_div_factor(mode: str, method: str, rounding: str, in_len, out_len):
+def int_div_factor(mode: str, method: str, rounding: str, in_len, out_len, factor=None):
     """k when nearest_neighbor + asymmetric + floor can use x // k exactly, else None."""
     if method != "nearest_neighbor" or mode != "asymmetric" or rounding != "floor":
         return None
     if not (isinstance(in_len, int) and isinstance(out_len, int)) or in_len <= 0:
         return None
-    return out_len // in_len if out_len % in_len == 0 else None
+    if out_len % in_len or (factor and factor != out_len // in_len):
+        return None
+    return out_len // in_len
 
 
 def cubic_weights(t, alpha):
@@ -59,25 +67,39 @@ def cubic_weights(t, alpha):
 
 
 # --- numpy --------------------------------------------------------------------------------------
-def np_coordinate(out_len: int, in_len: int, mode: str, start: float, end: float, ftype) -> np.ndarray:
-    """Source coordinate of every output index along one axis."""
+def symmetric_offset(in_len: int, out_len: int, factor) -> float:
+    """half_pixel_symmetric's shift: the centre of the implicit roi maps to the output's centre
+    (ONNX 19); zero when the output length is exactly in_len * factor."""
+    if not factor:
+        return 0.0
+    return in_len / 2 * (1 - out_len / (factor * in_len))
+
+
+def np_coordinate(out_len: int, in_len: int, mode: str, start: float, end: float, ftype,
+                  factor=None) -> np.ndarray:
+    """Source coordinate of every output index along one axis; `factor` is an explicit scale
+    (ONNX's scales: the coordinate divides by it) instead of TVM's in/out length ratio."""
     ft = np.dtype(ftype).type
     x = np.arange(out_len).astype(ftype)
-    scale = ft(in_len) / ft(out_len) if out_len else ft(0)
     half = ft(0.5)
-    if mode == "half_pixel":
-        return (x + half) * scale - half
+    divisor = ft(factor) if factor else ft(out_len) / ft(in_len) if in_len else ft(1)
+    step = lambda v: v / divisor  # noqa: E731
+    if mode in ("half_pixel", "half_pixel_symmetric"):
+        shift = ft(symmetric_offset(in_len, out_len, factor)) if mode == "half_pixel_symmetric" else None
+        coord = step(x + half) - half
+        return coord if shift is None else shift + coord
+    span = in_len * factor if factor else out_len      # ONNX's output width: in * scale, a float
     if mode == "align_corners":
-        return ft(in_len - 1) / ft(out_len - 1) * x if out_len > 1 else np.zeros_like(x)
+        return ft(in_len - 1) / ft(span - 1) * x if span != 1 and out_len > 1 else np.zeros_like(x)
     if mode == "asymmetric":
-        return scale * x
+        return step(x)
     if mode == "pytorch_half_pixel":
-        return (x + half) * scale - half if out_len > 1 else np.zeros_like(x)
+        return step(x + half) - half if out_len > 1 else np.zeros_like(x)
     if mode == "tf_half_pixel_for_nn":
-        return (x + half) * scale
+        return step(x + half)
     start, end = ft(start), ft(end)
-    if out_len > 1:
-        return start * ft(in_len - 1) + x * (end - start) * ft(in_len - 1) / ft(out_len - 1)
+    if out_len > 1 and span != 1:
+        return start * ft(in_len - 1) + x * (end - start) * ft(in_len - 1) / ft(span - 1)
     return np.full_like(x, half * (start + end) * ft(in_len - 1))
 
 
@@ -137,7 +159,7 @@ def np_interpolate(data: np.ndarray, axes, taps_per_axis, ftype) -> np.ndarray:
 # --- tir ------------------------------------------------------------------------------------------
 def _as_float(value, ftype):
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return tir.const(float(value), ftype)
+        return tir.const(float(np.dtype(ftype).type(value)), ftype)
     return value.astype(ftype)
 
 
@@ -145,18 +167,23 @@ def _static(d):
     return d.value if isinstance(d, tir.IntImm) else d
 
 
-def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype):
+def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype, factor=None):
     """Source coordinate (a tir expression) of output index var x along one axis; the lengths
-    are ints or tir expressions, start/end floats or tir expressions (a roi read at run time)."""
+    are ints or tir expressions, start/end floats or tir expressions (a roi read at run time);
+    `factor` as np_coordinate's."""
     out_len, in_len = _static(out_len), _static(in_len)
     xf = x.astype(ftype)
     half = tir.const(0.5, ftype)
     both_static = isinstance(out_len, int) and isinstance(in_len, int)
-    if both_static:
-        scale = tir.const(float(np.dtype(ftype).type(in_len) / np.dtype(ftype).type(out_len or 1)), ftype)
+    if factor:
+        divisor = tir.const(float(np.dtype(ftype).type(factor)), ftype)
+    elif both_static:
+        ft = np.dtype(ftype).type
+        divisor = tir.const(float(ft(out_len) / ft(in_len) if in_len else ft(1)), ftype)
     else:
-        scale = _as_float(in_len, ftype) / _as_float(out_len, ftype)
+        divisor = _as_float(out_len, ftype) / _as_float(in_len, ftype)
     in_last = _as_float(in_len - 1, ftype)
+    step = lambda v: v / divisor  # noqa: E731
 
     def when_long(long, short):
         """`long` for an output length > 1, else `short` (decided now when the length is static)."""
@@ -165,26 +192,31 @@ def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype):
         return te.if_then_else(out_len > 1, long, short)
 
     zero = tir.const(0.0, ftype)
-    if mode == "half_pixel":
-        return (xf + half) * scale - half
+    if mode in ("half_pixel", "half_pixel_symmetric"):
+        coord = step(xf + half) - half
+        if mode == "half_pixel_symmetric" and factor:
+            shift = np.dtype(ftype).type(symmetric_offset(in_len, out_len, factor))
+            coord = tir.const(float(shift), ftype) + coord
+        return coord
+    span = in_len * factor if factor else out_len      # ONNX's output width: in * scale, a float
     if mode == "align_corners":
-        if isinstance(out_len, int) and out_len <= 1:
+        if isinstance(out_len, int) and (out_len <= 1 or span == 1):
             return zero
         if both_static:
-            ratio = np.dtype(ftype).type(in_len - 1) / np.dtype(ftype).type(out_len - 1)
+            ratio = np.dtype(ftype).type(in_len - 1) / np.dtype(ftype).type(span - 1)
             return tir.const(float(ratio), ftype) * xf
         return when_long(in_last / _as_float(out_len - 1, ftype) * xf, zero)
     if mode == "asymmetric":
-        return scale * xf
+        return step(xf)
     if mode == "pytorch_half_pixel":
-        return when_long((xf + half) * scale - half, zero)
+        return when_long(step(xf + half) - half, zero)
     if mode == "tf_half_pixel_for_nn":
-        return (xf + half) * scale
+        return step(xf + half)
     start, end = _as_float(start, ftype), _as_float(end, ftype)
     short = half * (start + end) * in_last
-    if isinstance(out_len, int) and out_len <= 1:
+    if isinstance(out_len, int) and (out_len <= 1 or span == 1):
         return short
-    return when_long(start * in_last + xf * (end - start) * in_last / _as_float(out_len - 1, ftype), short)
+    return when_long(start * in_last + xf * (end - start) * in_last / _as_float(span - 1, ftype), short)
 
 
 def te_nearest(coord, rounding: str):

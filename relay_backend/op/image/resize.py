@@ -5,6 +5,12 @@ NCHW/NHWC, NCDHW/NDHWC; `roi` ([start per axis..., end per axis...]) and extrapo
 serve tf_crop_and_resize. The arithmetic lives in interp.py, shared by the three ranks; all
 three are INJECTIVE.
 
+Two attrs beyond TVM's, for ONNX's Resize (their defaults keep TVM's meaning): `scales`, one
+factor per spatial axis that the coordinate transforms divide by instead of the in/out length
+ratio (ONNX's output length is floor(in * scale), so the two differ), with ONNX 19's
+half_pixel_symmetric mode; and `antialias` (ONNX 18), which widens the linear / cubic kernel
+when an axis shrinks (antialias.py).
+
 resize2d with `size` or `roi` given as a non-constant Relay expression builds
 dyn.image.resize2d (op/dyn/image.py), as TVM's constructor does.
 """
@@ -23,7 +29,7 @@ from ..nn import _te as T
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..tensor import real_attr
-from . import interp
+from . import antialias, interp
 
 LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
@@ -45,6 +51,8 @@ class Resize2DAttrs(Attrs):
     cubic_exclude: int = 0
     extrapolation_value: float = 0.0
     out_dtype: str = ""
+    scales: tuple = ()
+    antialias: int = 0
 
     SPATIAL = 2
 
@@ -68,6 +76,13 @@ class Resize2DAttrs(Attrs):
         set_("cubic_exclude", int(self.cubic_exclude))
         set_("extrapolation_value", real_attr(what, "extrapolation_value", self.extrapolation_value))
         set_("out_dtype", C.out_dtype(self.out_dtype))
+        scales = tuple(real_attr(what, "scales", v) for v in (self.scales or ()))
+        if scales and (len(scales) != k or min(scales) <= 0):
+            raise AttrsError(f"{what}: scales must be empty or {k} positive factors, got {scales}")
+        set_("scales", scales)
+        set_("antialias", int(self.antialias))
+        if self.antialias and self.method == "nearest_neighbor":
+            raise AttrsError(f"{what}: antialias applies to the linear and cubic methods, not nearest_neighbor")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +116,17 @@ def _make_rel(op_name: str):
     return rel
 
 
+def _antialias_scale(attrs, factor, in_len, out_len):
+    """The shrink factor (< 1) whose antialiased kernel an axis uses, else None."""
+    if not attrs.antialias or attrs.method == "nearest_neighbor":
+        return None
+    if factor is None:
+        if not (isinstance(in_len, int) and isinstance(out_len, int)) or in_len == 0:
+            raise OpNotImplemented("resize: antialias needs static lengths or explicit scales")
+        factor = out_len / in_len
+    return factor if factor < 1 else None
+
+
 def resize_ref(data: np.ndarray, attrs, size=None, roi=None) -> np.ndarray:
     """The numpy meaning (see interp.py); `size`/`roi` default to the attrs'."""
     size = attrs.size if size is None else size
@@ -113,9 +139,15 @@ def resize_ref(data: np.ndarray, attrs, size=None, roi=None) -> np.ndarray:
     taps, outside = [], None
     for d, (axis, out_len) in enumerate(zip(axes, size)):
         in_len = data.shape[axis]
-        coord = interp.np_coordinate(out_len, in_len, mode, roi[d], roi[d + k], ftype)
-        div = interp.int_div_factor(mode, method, rounding, in_len, out_len)
-        taps.append(interp.np_taps(coord, in_len, method, rounding, attrs.cubic_alpha, attrs.cubic_exclude, div))
+        factor = attrs.scales[d] if attrs.scales else None
+        coord = interp.np_coordinate(out_len, in_len, mode, roi[d], roi[d + k], ftype, factor)
+        shrink = _antialias_scale(attrs, factor, in_len, out_len)
+        if shrink is not None:
+            taps.append(antialias.np_taps(coord, in_len, method, attrs.cubic_alpha, attrs.cubic_exclude, shrink))
+        else:
+            div = interp.int_div_factor(mode, method, rounding, in_len, out_len, factor)
+            taps.append(interp.np_taps(coord, in_len, method, rounding, attrs.cubic_alpha, attrs.cubic_exclude,
+                                       div))
         if mode == "tf_crop_and_resize":
             shape = [1] * data.ndim
             shape[axis] = out_len
@@ -147,10 +179,15 @@ def resize_stage(attrs, data, out_shape, roi, out_dtype: str, name: str = "resiz
         for d, axis in enumerate(axes):
             in_len, out_len = in_shape[axis], out_static[axis]
             x = index[axis]
-            coord = interp.te_coordinate(x, out_len, in_len, mode, roi[d], roi[d + k], ftype)
-            div = interp.int_div_factor(mode, method, rounding, in_len, out_len)
-            taps.append(interp.te_taps(x, coord, in_len, method, rounding, attrs.cubic_alpha,
-                                       attrs.cubic_exclude, div))
+            factor = attrs.scales[d] if attrs.scales else None
+            coord = interp.te_coordinate(x, out_len, in_len, mode, roi[d], roi[d + k], ftype, factor)
+            shrink = _antialias_scale(attrs, factor, in_len, out_len)
+            if shrink is not None:
+                taps.append(antialias.te_taps(coord, in_len, method, attrs.cubic_alpha, attrs.cubic_exclude, shrink))
+            else:
+                div = interp.int_div_factor(mode, method, rounding, in_len, out_len, factor)
+                taps.append(interp.te_taps(x, coord, in_len, method, rounding, attrs.cubic_alpha,
+                                           attrs.cubic_exclude, div))
             if mode == "tf_crop_and_resize":
                 bad.append(interp.outside(coord, in_len))
         value = interp.te_interpolate(lambda i: data[i], index, axes, taps, ftype)
@@ -192,7 +229,12 @@ def _samples_2d(rng):
                                                   roi=(0.1, -0.2, 0.9, 1.1), extrapolation_value=7.0)),
             Sample([S.rand(rng, (1, 3, 2, 2), "int32", 0, 100)], A(size=(1, 3), method="nearest_neighbor",
                                                                    coordinate_transformation_mode="align_corners")),
-            Sample([S.rand(rng, (1, 2, 4, 4))], A(size=(2, 3), out_dtype="float64"))]
+            Sample([S.rand(rng, (1, 2, 4, 4))], A(size=(2, 3), out_dtype="float64")),
+            Sample([S.rand(rng, (1, 1, 5, 6))], A(size=(3, 2), scales=(0.6, 0.4), antialias=1)),
+            Sample([S.rand(rng, (1, 1, 4, 5), "float64")], A(size=(3, 2), method="cubic", scales=(0.8, 0.5),
+                                                             antialias=1, cubic_alpha=-0.75, cubic_exclude=1)),
+            Sample([S.rand(rng, (1, 2, 3, 4))], A(size=(8, 5), scales=(2.94, 1.3),
+                                                  coordinate_transformation_mode="half_pixel_symmetric"))]
 
 
 def _samples_3d(rng):

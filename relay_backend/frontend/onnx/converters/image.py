@@ -1,0 +1,203 @@
+"""Image ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and nearest mode, roi,
+scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9) and GridSample
+(16, 20, 22) onto relay.image.
+
+Resize keeps ONNX's arithmetic where it differs from TVM's: with `scales` the output length is
+floor(in * scale) and the coordinates use the scale itself and the float width in * scale (the
+resize attr `scales`), with `sizes` the ratio out / in. When the sizes of a 4-D Resize are only
+known at run time it becomes dyn.image.resize2d (run by the VM and the debug interpreter); run-time
+scales (which set the coordinates, not just the size) or any other case is a DynamicInputError.
+"""
+import math
+
+import numpy as np
+
+from .... import op as _op
+from ....ir.types import is_any
+from ....op import image as _image
+from ....op.image.resize import RESIZE1D, RESIZE2D, RESIZE3D, Resize1DAttrs, Resize2DAttrs, Resize3DAttrs
+from ..common import DynamicInputError, const
+from ._registry import converter
+
+_STATIC = {3: (RESIZE1D, Resize1DAttrs, "NCW"), 4: (RESIZE2D, Resize2DAttrs, "NCHW"),
+           5: (RESIZE3D, Resize3DAttrs, "NCDHW")}
+_METHODS = {"nearest": "nearest_neighbor", "linear": "linear", "cubic": "cubic", "bilinear": "linear"}
+
+
+def _present(ctx, expr):
+    """An optional input that is given and not an empty tensor."""
+    if expr is None:
+        return None
+    shape = ctx.shape(expr)
+    return None if len(shape) == 1 and not is_any(shape[0]) and int(shape[0]) == 0 else expr
+
+
+def _values(ctx, expr):
+    value = ctx.maybe_value(expr) if expr is not None else None
+    return None if value is None else np.asarray(value).reshape(-1)
+
+
+class _Plan:
+    """What a Resize node asks for, per axis of the full rank."""
+
+    def __init__(self, ctx, x, method):
+        self.ctx, self.x, self.method = ctx, x, method
+        self.rank = ctx.ndim(x)
+        if self.rank not in _STATIC:
+            raise ctx.fail(f"Resize of a rank-{self.rank} tensor is not supported", "use 3-D, 4-D or 5-D (N, C, ...)")
+        self.axes = list(range(self.rank))
+
+    def set_axes(self, axes):
+        if axes is None:
+            return
+        axes = [a + self.rank if a < 0 else a for a in axes]
+        if sorted(set(axes)) != sorted(axes) or not all(0 <= a < self.rank for a in axes):
+            raise self.ctx.invalid(f"axes={axes} must be distinct axes of a rank-{self.rank} input")
+        self.axes = axes
+
+    def full(self, values, fill):
+        """Per-axis values given for `self.axes`, spread to the full rank with `fill` elsewhere."""
+        if len(values) != len(self.axes):
+            raise self.ctx.invalid(f"{len(values)} values for {len(self.axes)} resized axes")
+        out = list(fill)
+        for a, v in zip(self.axes, values):
+            out[a] = v
+        return out
+
+
+def _check_batch_and_channels(ctx, shape, sizes, factors):
+    for axis in (0, 1):
+        if sizes[axis] != shape[axis] or (factors[axis] is not None and factors[axis] != 1):
+            raise ctx.fail("Resize of the batch or channel axis is not supported",
+                           "resize the spatial axes (2 and up) only")
+
+
+def _static_sizes(ctx, plan, shape, scales, sizes, policy):
+    """(output sizes, explicit factors or None per axis), ONNX's rules."""
+    if sizes is not None:
+        target = plan.full([int(v) for v in sizes], shape)
+        factors = [target[a] / shape[a] if shape[a] else None for a in range(plan.rank)]
+        if policy != "stretch":
+            pick = min if policy == "not_larger" else max
+            scale = pick(factors[a] for a in plan.axes)
+            target = [int(scale * shape[a] + 0.5) if a in plan.axes else shape[a] for a in range(plan.rank)]
+            factors = [scale if a in plan.axes else 1.0 for a in range(plan.rank)]
+        return target, factors
+    factors = plan.full([float(v) for v in scales], [1.0] * plan.rank)
+    if min(factors) <= 0:
+        raise ctx.invalid(f"scales={list(factors)} must be positive")
+    return [int(math.floor(s * f)) if f != 1.0 else s for s, f in zip(shape, factors)], factors
+
+
+def _roi(ctx, plan, roi):
+    """(starts..., ends...) of the spatial axes from ONNX's roi (2 values per resized axis)."""
+    starts, ends = [0.0] * plan.rank, [1.0] * plan.rank
+    if roi is not None:
+        n = len(plan.axes)
+        if len(roi) != 2 * n:
+            raise ctx.invalid(f"roi has {len(roi)} values, expected {2 * n} (start and end of each resized axis)")
+        for i, a in enumerate(plan.axes):
+            starts[a], ends[a] = float(roi[i]), float(roi[n + i])
+    return tuple(starts[2:]) + tuple(ends[2:])
+
+
+def _resize(ctx, x, plan, scales, sizes, roi, options, policy="stretch", antialias=0):
+    """The static resize when the lengths are known now, else the dyn form (4-D) or an error."""
+    shape = ctx.shape(x)
+    scale_values, size_values, roi_values = _values(ctx, scales), _values(ctx, sizes), _values(ctx, roi)
+    known = (size_values is not None or scale_values is not None) and (roi is None or roi_values is not None)
+    if known and not any(is_any(d) for d in shape):
+        shape = [int(d) for d in shape]
+        target, factors = _static_sizes(ctx, plan, shape, scale_values, size_values, policy)
+        _check_batch_and_channels(ctx, shape, target, [None, None] + factors[2:])
+        op, attrs_cls, layout = _STATIC[plan.rank]
+        spatial = factors[2:]
+        explicit = tuple(spatial) if all(f and f > 0 for f in spatial) else ()
+        attrs = attrs_cls(size=tuple(target[2:]), roi=_roi(ctx, plan, roi_values), layout=layout,
+                          scales=explicit, antialias=antialias, **options)
+        return op(x, attrs=attrs)
+    if sizes is None or plan.rank != 4 or antialias or policy != "stretch" or plan.axes != list(range(4)):
+        which = "sizes" if sizes is not None else "scales" if size_values is None else "roi"
+        raise DynamicInputError(f"{ctx.where()}: input {which} is computed at run time; only the sizes of a 4-D "
+                                "Resize without axes, keep_aspect_ratio_policy or antialias may be (scales set "
+                                "the coordinates too); give it as a constant")
+    size = _op.strided_slice(_op.cast(sizes, "int64"), [2], [4])
+    roi_hw = None
+    if roi is not None:
+        roi32 = _op.cast(roi, "float32")
+        roi_hw = _op.concatenate([_op.strided_slice(roi32, [2], [4]), _op.strided_slice(roi32, [6], [8])], 0)
+    return _image.resize2d(x, size, roi_hw, "NCHW", **options)
+
+
+@converter("Resize", min_version=10)
+def resize(ctx, inputs):
+    x = inputs[0]
+    mode = ctx.attrs.get("mode", "nearest")
+    if mode not in ("nearest", "linear", "cubic"):
+        raise ctx.invalid(f"mode={mode!r} must be nearest, linear or cubic")
+    plan = _Plan(ctx, x, _METHODS[mode])
+    if ctx.since < 11:
+        scales = inputs[1]
+        factors = _values(ctx, scales)
+        shrinking = factors is not None and min(factors) < 1
+        options = dict(method=plan.method, coordinate_transformation_mode="asymmetric",
+                       rounding_method="ceil" if shrinking else "floor")
+        return _resize(ctx, x, plan, scales, None, None, options)
+    roi = _present(ctx, inputs[1] if len(inputs) > 1 else None)
+    scales = _present(ctx, inputs[2] if len(inputs) > 2 else None)
+    sizes = _present(ctx, inputs[3] if len(inputs) > 3 else None)
+    if (scales is None) == (sizes is None):
+        raise ctx.invalid("give exactly one of scales and sizes")
+    coord = ctx.attrs.get("coordinate_transformation_mode", "half_pixel")
+    if coord != "tf_crop_and_resize":
+        roi = None
+    antialias = int(ctx.attrs.get("antialias", 0))
+    if antialias and mode == "nearest":
+        antialias = 0      # ONNX: antialias only changes the linear and cubic modes
+    plan.set_axes(ctx.attrs.ints("axes"))
+    policy = ctx.attrs.get("keep_aspect_ratio_policy", "stretch")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise ctx.invalid(f"keep_aspect_ratio_policy={policy!r} must be stretch, not_larger or not_smaller")
+    options = dict(method=plan.method, coordinate_transformation_mode=coord,
+                   rounding_method=ctx.attrs.get("nearest_mode", "round_prefer_floor") if mode == "nearest" else "",
+                   cubic_alpha=float(ctx.attrs.get("cubic_coeff_a", -0.75)),
+                   cubic_exclude=int(ctx.attrs.get("exclude_outside", 0)),
+                   extrapolation_value=float(ctx.attrs.get("extrapolation_value", 0.0)))
+    return _resize(ctx, x, plan, scales, sizes, roi, options, policy if sizes is not None else "stretch", antialias)
+
+
+@converter("Upsample", min_version=7, max_version=9)
+def upsample(ctx, inputs):
+    x = inputs[0]
+    mode = ctx.attrs.get("mode", "nearest")
+    if mode not in _METHODS:
+        raise ctx.invalid(f"mode={mode!r} must be nearest or linear")
+    scales = const(np.asarray(ctx.attrs.get("scales"), "float32")) if ctx.since < 9 else inputs[1]
+    plan = _Plan(ctx, x, _METHODS[mode])
+    options = dict(method=plan.method, coordinate_transformation_mode="asymmetric", rounding_method="floor")
+    return _resize(ctx, x, plan, scales, None, None, options)
+
+
+@converter("GridSample", min_version=16)
+def grid_sample(ctx, inputs):
+    x, grid = inputs
+    rank = ctx.ndim(x)
+    if rank not in (4, 5):
+        raise ctx.fail(f"GridSample of a rank-{rank} input is not supported", "use 4-D (N, C, H, W) or 5-D data")
+    mode = ctx.attrs.get("mode", "bilinear" if ctx.since < 20 else "linear")
+    method = {"bilinear": "bilinear", "linear": "bilinear", "nearest": "nearest", "bicubic": "bicubic",
+              "cubic": "bicubic"}.get(mode)
+    if method is None:
+        raise ctx.invalid(f"mode={mode!r} is not a GridSample mode")
+    if method == "bicubic" and rank == 5:
+        raise ctx.fail("cubic GridSample of 5-D data is not supported", "use linear or nearest")
+    padding = ctx.attrs.get("padding_mode", "zeros")
+    if padding not in ("zeros", "border", "reflection"):
+        raise ctx.invalid(f"padding_mode={padding!r} must be zeros, border or reflection")
+    align = bool(ctx.attrs.get("align_corners", 0))
+    # ONNX's grid is (N, *out, k) with x first; relay.image.grid_sample takes (N, k, *out)
+    grid = _op.transpose(grid, [0, rank - 1] + list(range(1, rank - 1)))
+    return _image.grid_sample(x, grid, method, "NCHW" if rank == 4 else "NCDHW", padding, align)
+
+
+__all__ = ["resize", "upsample", "grid_sample"]

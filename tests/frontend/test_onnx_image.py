@@ -1,0 +1,147 @@
+"""ONNX Resize, Upsample and GridSample against onnxruntime: every mode with constant scales or
+sizes (static image.resize*d, compiled by the graph executor), ONNX's scale arithmetic where it
+differs from TVM's (non-integer in * scale), antialias, roi, axes, run-time sizes (dyn resize on
+the VM), run-time scales (a clear error), and GridSample in 2-D and 3-D."""
+import numpy as np
+import pytest
+from onnx import helper
+
+import relay_backend as relay
+from relay_backend.errors import CompileError, OpNotImplemented
+
+from .conftest import assert_close, make_model, run_ort, run_relay
+
+F = "float32"
+RNG = np.random.default_rng(0)
+
+
+def _resize(shape, *, scales=None, sizes=None, roi=None, opset=13, runtime=(), **attrs):
+    """A one-node Resize model; scales / sizes / roi are initializers unless named in `runtime`."""
+    names = ["x", "roi" if roi is not None else "", "scales" if scales is not None else "",
+             "sizes" if sizes is not None else ""]
+    while names[-1] == "":
+        names.pop()
+    inits, inputs = {}, [("x", F, list(shape))]
+    for name, value, dtype in (("roi", roi, F), ("scales", scales, F), ("sizes", sizes, "int64")):
+        if value is None:
+            continue
+        value = np.asarray(value, dtype)
+        if name in runtime:
+            inputs.append((name, dtype, list(value.shape)))
+        else:
+            inits[name] = value
+    node = helper.make_node("Resize", names, ["y"], **attrs)
+    return make_model([node], inputs, [("y", F, None)], inits, opset=opset)
+
+
+CASES = [
+    ("linear_half_pixel_downscale", (1, 2, 5, 7), dict(scales=[1, 1, 0.6, 0.8], mode="linear")),
+    ("cubic_align_corners_fractional", (1, 1, 4, 5), dict(scales=[1, 1, 1.7, 0.8], mode="cubic",
+                                                          coordinate_transformation_mode="align_corners")),
+    ("cubic_exclude_A05", (1, 1, 4, 4), dict(scales=[1, 1, 0.75, 1.5], mode="cubic", cubic_coeff_a=-0.5,
+                                             exclude_outside=1)),
+    ("nearest_floor_asymmetric", (1, 2, 3, 4), dict(sizes=[1, 2, 7, 9], mode="nearest", nearest_mode="floor",
+                                                    coordinate_transformation_mode="asymmetric")),
+    ("nearest_ceil_half_pixel", (1, 1, 4, 3), dict(sizes=[1, 1, 9, 5], mode="nearest", nearest_mode="ceil")),
+    ("nearest_round_prefer_ceil", (1, 1, 2, 2), dict(sizes=[1, 1, 7, 8], mode="nearest",
+                                                     nearest_mode="round_prefer_ceil")),
+    ("nearest_boundary_2_to_7", (1, 1, 2, 2), dict(sizes=[1, 1, 7, 8], mode="nearest")),
+    ("pytorch_half_pixel_linear", (1, 1, 6, 6), dict(sizes=[1, 1, 3, 1], mode="linear",
+                                                     coordinate_transformation_mode="pytorch_half_pixel")),
+    ("tf_half_pixel_for_nn", (1, 1, 3, 5), dict(scales=[1, 1, 2.0, 0.6], mode="nearest",
+                                                coordinate_transformation_mode="tf_half_pixel_for_nn")),
+    ("tf_crop_and_resize", (1, 1, 4, 4), dict(roi=[0, 0, 0.4, 0.6, 1, 1, 1.2, 1.7], sizes=[1, 1, 3, 3],
+                                              mode="linear", extrapolation_value=10.0,
+                                              coordinate_transformation_mode="tf_crop_and_resize")),
+    ("resize1d_linear", (2, 3, 5), dict(scales=[1, 1, 1.6], mode="linear")),
+    ("resize3d_nearest", (1, 1, 2, 3, 4), dict(sizes=[1, 1, 3, 5, 2], mode="nearest")),
+    ("opset18_axes", (1, 2, 3, 4), dict(sizes=[6, 2], mode="linear", axes=[3, 2], opset=18)),
+    ("opset18_not_larger", (1, 1, 4, 6), dict(sizes=[3, 3], mode="nearest", axes=[2, 3], opset=18,
+                                              keep_aspect_ratio_policy="not_larger")),
+    ("opset18_antialias_linear", (1, 1, 8, 9), dict(scales=[1, 1, 0.5, 0.4], mode="linear", antialias=1,
+                                                    opset=18)),
+    ("opset18_antialias_cubic", (1, 1, 7, 7), dict(sizes=[1, 1, 3, 4], mode="cubic", antialias=1, opset=18)),
+    ("opset19_half_pixel_symmetric", (1, 1, 4, 5), dict(scales=[1, 1, 0.6, 1.7], mode="linear", opset=19,
+                                                        coordinate_transformation_mode="half_pixel_symmetric")),
+    ("opset10", (1, 1, 3, 3), dict(scales=[1, 1, 2.0, 1.5], mode="nearest", opset=10)),
+]
+
+
+# onnxruntime sizes align_corners by the integer output length; the standard (and its reference
+# implementation, which the node tests' expected outputs come from) by the float in * scale
+ONNX_REFERENCE_ONLY = {"cubic_align_corners_fractional"}
+
+
+def _onnx_reference(model, feeds):
+    from onnx.reference import ReferenceEvaluator
+    return ReferenceEvaluator(model).run(None, feeds)
+
+
+@pytest.mark.parametrize("name,shape,kw", CASES, ids=[c[0] for c in CASES])
+def test_resize_matches_onnxruntime(name, shape, kw):
+    kw = dict(kw)
+    opset = kw.pop("opset", 13)
+    if opset == 10:
+        node = helper.make_node("Resize", ["x", "scales"], ["y"], mode=kw["mode"])
+        model = make_model([node], [("x", F, list(shape))], [("y", F, None)],
+                           {"scales": np.asarray(kw["scales"], F)}, opset=10)
+    else:
+        model = _resize(shape, opset=opset, **kw)
+    x = RNG.uniform(-2, 2, shape).astype(F)
+    want = _onnx_reference(model, {"x": x}) if name in ONNX_REFERENCE_ONLY else run_ort(model, {"x": x})
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(model, {"x": x}, kind), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["cubic", "nearest"])
+def test_run_time_sizes_become_dyn_resize_on_the_vm(mode):
+    model = _resize((1, 2, 2, 4), sizes=[1, 2, 5, 7], mode=mode, runtime=("sizes",))
+    x = RNG.uniform(size=(1, 2, 2, 4)).astype(F)
+    for hw in ([5, 7], [7, 9]):      # 2 -> 7 puts a half_pixel coordinate exactly on 0.5
+        feeds = {"x": x, "sizes": np.array([1, 2] + hw, "int64")}
+        assert_close(run_relay(model, feeds, "vm"), run_ort(model, feeds))
+    with pytest.raises(CompileError, match="needs static shapes"):
+        run_relay(model, {"x": x, "sizes": np.array([1, 2, 5, 7], "int64")}, "graph")
+
+
+def test_run_time_scales_are_a_clear_error():
+    model = _resize((1, 2, 3, 4), scales=[1, 1, 0.6, 2], mode="linear", runtime=("scales",))
+    with pytest.raises(OpNotImplemented, match="scales is computed at run time"):
+        relay.frontend.from_onnx(model)
+
+
+def test_resize_of_the_channel_axis_is_refused():
+    with pytest.raises(OpNotImplemented, match="batch or channel"):
+        relay.frontend.from_onnx(_resize((1, 2, 3, 4), scales=[1, 2, 1, 1], mode="nearest"))
+
+
+@pytest.mark.parametrize("opset,scales", [(9, None), (7, [1.0, 1.0, 2.0, 3.0])])
+def test_upsample_matches_onnxruntime(opset, scales):
+    x = RNG.uniform(size=(1, 2, 2, 3)).astype(F)
+    if opset == 9:
+        node = helper.make_node("Upsample", ["x", "s"], ["y"], mode="nearest")
+        model = make_model([node], [("x", F, [1, 2, 2, 3])], [("y", F, None)],
+                           {"s": np.array([1, 1, 3, 2], F)}, opset=9)
+    else:
+        node = helper.make_node("Upsample", ["x"], ["y"], mode="nearest", scales=scales)
+        model = make_model([node], [("x", F, [1, 2, 2, 3])], [("y", F, None)], opset=7)
+    want = run_ort(model, {"x": x})
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(model, {"x": x}, kind), want)
+
+
+GRID = [(16, "bilinear", "zeros", 0, 2), (16, "bicubic", "border", 1, 2), (16, "nearest", "reflection", 0, 2),
+        (20, "cubic", "reflection", 1, 2), (20, "linear", "border", 0, 3), (20, "nearest", "zeros", 1, 3)]
+
+
+@pytest.mark.parametrize("opset,mode,padding,align,k", GRID)
+def test_grid_sample_matches_onnxruntime(opset, mode, padding, align, k):
+    data_shape = (2, 3, 4, 5) if k == 2 else (1, 2, 3, 4, 3)
+    grid_shape = (data_shape[0],) + ((3, 4) if k == 2 else (2, 3, 2)) + (k,)
+    node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=padding, align_corners=align)
+    model = make_model([node], [("x", F, list(data_shape)), ("g", F, list(grid_shape))], [("y", F, None)],
+                       opset=opset)
+    feeds = {"x": RNG.uniform(-1, 1, data_shape).astype(F), "g": RNG.uniform(-1.4, 1.4, grid_shape).astype(F)}
+    want = run_ort(model, feeds)
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(model, feeds, kind), want, rtol=1e-4, atol=1e-5)
