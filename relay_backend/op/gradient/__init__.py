@@ -18,7 +18,11 @@ NOT_DIFFERENTIABLE = ("logical_and", "logical_or", "logical_not", "all", "any", 
                       "dyn.reshape", "dyn.squeeze", "dyn.strided_slice", "dyn.tile", "dyn.zeros")
 # image and vision ops: TVM v0.18 registers no gradient for them
 NOT_DIFFERENTIABLE += ("dyn.image.resize2d", "image.affine_grid", "image.crop_and_resize", "image.dilation2d",
-                       "image.grid_sample", "image.resize1d", "image.resize2d", "image.resize3d")
+                       "image.grid_sample", "image.resize1d", "image.resize2d", "image.resize3d",
+                       "vision.all_class_non_max_suppression", "vision.get_valid_counts",
+                       "vision.multibox_prior", "vision.multibox_transform_loc", "vision.non_max_suppression",
+                       "vision.proposal", "vision.regular_non_max_suppression", "vision.roi_align",
+                       "vision.roi_pool", "vision.yolo_reorg")
 
 
 def differentiable_ops() -> list:
