@@ -145,3 +145,61 @@ def test_grid_sample_matches_onnxruntime(opset, mode, padding, align, k):
     want = run_ort(model, feeds)
     for kind in ("debug", "graph"):
         assert_close(run_relay(model, feeds, kind), want, rtol=1e-4, atol=1e-5)
+
+
+def _nms_model(center=0, optional=3, opset=11):
+    names = ["boxes", "scores", "max_out", "iou", "score"][:2 + optional]
+    node = helper.make_node("NonMaxSuppression", names, ["y"], center_point_box=center)
+    inputs = [("boxes", F, [2, 6, 4]), ("scores", F, [2, 3, 6]), ("max_out", "int64", [1]), ("iou", F, [1]),
+              ("score", F, [1])][:2 + optional]
+    return make_model([node], inputs, [("y", "int64", None)], opset=opset)
+
+
+def _nms_feeds(max_out=2, iou=0.4, score=0.2, center=0):
+    rng = np.random.default_rng(3)
+    corner = rng.uniform(0, 4, (2, 6, 2))
+    size = rng.uniform(1, 3, (2, 6, 2))
+    boxes = np.concatenate([corner + size / 2, size] if center else [corner, corner + size], axis=2)
+    feeds = {"boxes": boxes.astype(F), "scores": np.round(rng.uniform(0, 1, (2, 3, 6)), 1).astype(F),
+             "max_out": np.array([max_out], "int64"), "iou": np.array([iou], F), "score": np.array([score], F)}
+    return feeds
+
+
+@pytest.mark.parametrize("center,max_out,iou,score,optional", [
+    (0, 2, 0.4, 0.2, 3), (1, 3, 0.3, 0.0, 3), (0, 0, 0.5, 0.1, 3), (0, 4, 0.0, 0.1, 3), (0, 5, 0.5, 0.0, 2),
+    (0, 1, 0.6, 0.0, 0)])
+def test_non_max_suppression_matches_onnxruntime(center, max_out, iou, score, optional):
+    model = _nms_model(center, optional)
+    feeds = _nms_feeds(max_out, iou, score, center)
+    feeds = {k: v for k, v in feeds.items() if k in [i.name for i in model.graph.input]}
+    want = run_ort(model, feeds)
+    for kind in ("debug", "vm"):
+        assert_close(run_relay(model, feeds, kind), want)
+    with pytest.raises(CompileError, match="needs static shapes"):
+        run_relay(model, feeds, "graph")
+
+
+@pytest.mark.parametrize("opset,coord,ratio", [(16, "half_pixel", 0), (16, "output_half_pixel", 2), (10, None, 0)])
+def test_roi_align_matches_onnxruntime(opset, coord, ratio):
+    attrs = dict(output_height=3, output_width=2, sampling_ratio=ratio, spatial_scale=0.5)
+    if coord:
+        attrs["coordinate_transformation_mode"] = coord
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], **attrs)
+    model = make_model([node], [("x", F, [2, 3, 8, 9]), ("rois", F, [4, 4]), ("idx", "int64", [4])],
+                       [("y", F, None)], opset=opset)
+    rng = np.random.default_rng(4)
+    corner = rng.uniform(-2, 12, (4, 2))
+    feeds = {"x": rng.uniform(-1, 1, (2, 3, 8, 9)).astype(F),
+             "rois": np.concatenate([corner, corner + rng.uniform(0.5, 8, (4, 2))], 1).astype(F),
+             "idx": np.array([0, 1, 1, 0], "int64")}
+    want = run_ort(model, feeds)
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(model, feeds, kind), want, rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_max_mode_is_refused_with_the_reason():
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], mode="max")
+    model = make_model([node], [("x", F, [1, 1, 4, 4]), ("rois", F, [1, 4]), ("idx", "int64", [1])],
+                       [("y", F, None)], opset=16)
+    with pytest.raises(OpNotImplemented, match="weighted corner"):
+        relay.frontend.from_onnx(model)

@@ -1,6 +1,9 @@
-"""Image ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and nearest mode, roi,
-scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9) and GridSample
-(16, 20, 22) onto relay.image.
+"""Image and detection ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and
+nearest mode, roi, scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9)
+and GridSample (16, 20, 22) onto relay.image; NonMaxSuppression (10, 11) onto
+vision.all_class_non_max_suppression, its (selected, 3) result cut to the count at run time
+(dyn.strided_slice: the VM and the debug interpreter), and RoiAlign (10, 16, 22; average mode)
+onto vision.roi_align.
 
 Resize keeps ONNX's arithmetic where it differs from TVM's: with `scales` the output length is
 floor(in * scale) and the coordinates use the scale itself and the float width in * scale (the
@@ -200,4 +203,64 @@ def grid_sample(ctx, inputs):
     return _image.grid_sample(x, grid, method, "NCHW" if rank == 4 else "NCDHW", padding, align)
 
 
-__all__ = ["resize", "upsample", "grid_sample"]
+# ONNX suppresses a box whose IoU is *greater* than the threshold, relay's op at >=: a threshold
+# one float32 step up (and above 0 by the smallest normal) turns one rule into the other
+_NEXT_UP, _SMALLEST_NORMAL = 1.0 + 2.0 ** -23, 1.2e-38
+
+
+def _scalar_input(ctx, expr, dtype, default):
+    """An optional scalar input as a rank-0 tensor of `dtype` (the default when omitted)."""
+    if expr is None:
+        return const(np.array(default, dtype))
+    return _op.reshape(_op.cast(expr, dtype), ())
+
+
+def _corner_boxes(boxes):
+    """ONNX's center_point_box=1 boxes (x_center, y_center, width, height) as two corners."""
+    centre = _op.strided_slice(boxes, [0], [2], axes=[2])
+    half = _op.divide(_op.strided_slice(boxes, [2], [4], axes=[2]), const(np.array(2.0, "float32")))
+    return _op.concatenate([_op.subtract(centre, half), _op.add(centre, half)], 2)
+
+
+@converter("NonMaxSuppression", min_version=10)
+def non_max_suppression(ctx, inputs):
+    from ....op import vision as _vision
+    boxes, scores = inputs[0], inputs[1]
+    rest = list(inputs[2:]) + [None] * (5 - len(inputs))
+    if ctx.dtype(boxes) != "float32":
+        boxes = _op.cast(boxes, "float32")
+    if ctx.attrs.get("center_point_box", 0):
+        boxes = _corner_boxes(boxes)
+    limit = _scalar_input(ctx, rest[0], "int64", 0)
+    iou = _scalar_input(ctx, rest[1], "float32", 0.0)
+    iou = _op.add(_op.multiply(iou, const(np.array(_NEXT_UP, "float32"))), const(np.array(_SMALLEST_NORMAL, "float32")))
+    score = _scalar_input(ctx, rest[2], "float32", -np.inf)
+    selected, total = _vision.all_class_non_max_suppression(boxes, _op.cast(scores, "float32"), limit, iou, score,
+                                                            "onnx")
+    # ONNX selects no box when max_output_boxes_per_class is 0 (relay's op: no limit)
+    total = _op.multiply(total, _op.cast(_op.greater(limit, const(np.array(0, "int64"))), "int64"))
+    end = _op.concatenate([total, const(np.array([3], "int64"))], 0)
+    return _op.strided_slice(selected, const(np.array([0, 0], "int64")), end, const(np.array([1, 1], "int64")))
+
+
+@converter("RoiAlign", min_version=10)
+def roi_align(ctx, inputs):
+    from ....op import vision as _vision
+    x, rois, batch = inputs
+    mode = ctx.attrs.get("mode", "avg")
+    if mode not in ("avg", "max"):
+        raise ctx.invalid(f"mode={mode!r} must be avg or max")
+    if mode == "max":
+        raise ctx.fail("mode='max' is not supported: ONNX takes the largest weighted corner of each sample, "
+                       "relay's roi_align the largest interpolated sample", "use mode='avg'")
+    coord = ctx.attrs.get("coordinate_transformation_mode", "half_pixel" if ctx.since >= 16 else "output_half_pixel")
+    if coord not in ("half_pixel", "output_half_pixel"):
+        raise ctx.invalid(f"coordinate_transformation_mode={coord!r} must be half_pixel or output_half_pixel")
+    dtype = ctx.dtype(x)
+    rois5 = _op.concatenate([_op.expand_dims(_op.cast(batch, dtype), 1), _op.cast(rois, dtype)], 1)
+    size = (int(ctx.attrs.get("output_height", 1)), int(ctx.attrs.get("output_width", 1)))
+    return _vision.roi_align(x, rois5, size, float(ctx.attrs.get("spatial_scale", 1.0)),
+                             int(ctx.attrs.get("sampling_ratio", 0)), "NCHW", mode, coord == "half_pixel")
+
+
+__all__ = ["resize", "upsample", "grid_sample", "non_max_suppression", "roi_align"]
