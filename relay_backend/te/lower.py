@@ -110,8 +110,8 @@ class _Lowering:
                         buf = Buffer(self._unique(t.name), t.shape, t.dtype, scope="global")
                         self.buffers[id(t)] = buf
                         root_temps.append(buf)
-        body = S.seq(*[self._build_extern(st.op) if isinstance(st.op, ExternOp) else self._build(st, None)
-                       for st in stages
+        body = S.seq(*[self._build_extern(st.op, root_temps) if isinstance(st.op, ExternOp)
+                       else self._build(st, None) for st in stages
                        if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root"])
         for buf in reversed(root_temps):
             body = S.Allocate(buf, body, "global")
@@ -130,8 +130,11 @@ class _Lowering:
                     if producer is not None and producer.attach_type == "inline":
                         producer.attach_type = "root"
 
-    def _build_extern(self, op):
-        """The extern's statement over the real buffers of its inputs and outputs."""
+    def _build_extern(self, op, root_temps):
+        """The extern's statement over the real buffers of its inputs and outputs. Its outermost
+        global scratch buffers join the function's root temporaries, and a statement with no
+        GPU thread binding runs inside a one-block, one-thread launch (serial loops of extent 1
+        on a CPU), so every target can compile it."""
         remap = {}
         for placeholder, t in zip(op.input_placeholders + op.output_placeholders, op.inputs + op.outputs):
             if id(t) not in self.buffers:
@@ -142,7 +145,20 @@ class _Lowering:
             if isinstance(n, (E.BufferLoad, S.BufferStore)) and id(n.buffer) in remap:
                 return copy_with(n, buffer=remap[id(n.buffer)])
             return None
-        return rewrite(op.body, fn)
+        body = rewrite(op.body, fn)
+        local = []
+        while isinstance(body, S.Allocate):
+            if body.scope == "global":
+                root_temps.append(body.buffer)
+            else:
+                local.append(body)
+            body = body.body
+        for alloc in reversed(local):
+            body = S.Allocate(alloc.buffer, body, alloc.scope)
+        if not any(isinstance(n, S.For) and n.thread_binding for n in walk(body)):
+            thread = S.For(E.Var(f"{op.name}_tx", "int32"), 0, 1, "serial", body, "threadIdx.x")
+            body = S.For(E.Var(f"{op.name}_bx", "int32"), 0, 1, "serial", thread, "blockIdx.x")
+        return body
 
     def _inline(self, expr):
         def fn(n):
