@@ -203,3 +203,15 @@ def test_roi_align_max_mode_is_refused_with_the_reason():
                        [("y", F, None)], opset=16)
     with pytest.raises(OpNotImplemented, match="weighted corner"):
         relay.frontend.from_onnx(model)
+
+
+@pytest.mark.parametrize("size,align", [([2, 3, 4, 5], 0), ([1, 2, 3, 1], 1), ([2, 1, 2, 3, 4], 0), ([1, 1, 3, 2, 2], 1)])
+def test_affine_grid_matches_onnxruntime(size, align):
+    k = len(size) - 2
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=align)
+    model = make_model([node], [("theta", F, [size[0], k, k + 1])], [("grid", F, None)],
+                       {"size": np.array(size, "int64")}, opset=20)
+    feeds = {"theta": RNG.uniform(-1, 1, (size[0], k, k + 1)).astype(F)}
+    want = run_ort(model, feeds)
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(model, feeds, kind), want)

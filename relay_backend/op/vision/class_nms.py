@@ -34,7 +34,7 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..tensor import real_attr
 from . import ir_common as R
-from .nms import _scalar, _scalar_load
+from .nms import as_const, load_scalar, scalar_arg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,9 +62,9 @@ def _acnms_rel(arg_types, attrs):
     if not (C.dim_matches(scores.shape[0], boxes.shape[0]) and C.dim_matches(scores.shape[2], boxes.shape[1])):
         raise C.rel_error(op, "scores must be (batch, classes, boxes) for boxes (batch, boxes, 4)",
                           boxes=boxes, scores=scores)
-    _scalar(op, arg_types[2], "max_output_boxes_per_class", "int")
-    _scalar(op, arg_types[3], "iou_threshold", "float")
-    _scalar(op, arg_types[4], "score_threshold", "float")
+    scalar_arg(op, arg_types[2], "max_output_boxes_per_class", "int")
+    scalar_arg(op, arg_types[3], "iou_threshold", "float")
+    scalar_arg(op, arg_types[4], "score_threshold", "float")
     b, c, n = scores.shape
     from ...ir.shape_math import mul
     if attrs.output_format == "onnx":
@@ -141,9 +141,9 @@ def _acnms_compute(attrs, inputs, out_type):
     def select(ins, outs):
         ib = ir_builder.create()
         box, score = ib.buffer_ptr(ins[0]), ib.buffer_ptr(ins[1])
-        limit = _scalar_load(ins[2]).astype("int32")
-        thr = _scalar_load(ins[3]).astype(ftype)
-        sthr = _scalar_load(ins[4]).astype(scores.dtype)
+        limit = load_scalar(ins[2]).astype("int32")
+        thr = load_scalar(ins[3]).astype(ftype)
+        sthr = load_scalar(ins[4]).astype(scores.dtype)
         chosen, count, order, tmp = (ib.buffer_ptr(o) for o in outs)
         cap = ib.allocate("int32", (1,), name="cap")
         cap[0] = tir.if_then_else(limit > 0, limit, n)
@@ -382,18 +382,13 @@ REGULAR_NMS = defop(
     doc="TFLite's regular non-maximum suppression: per class, then the best max_detections overall")
 
 
-def _const(value, dtype):
-    from ...ir.expr import Expr, const
-    return value if isinstance(value, Expr) else const(np.asarray(value, dtype))
-
-
 def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, iou_threshold=-1.0,
                                   score_threshold=-1.0, output_format="onnx"):
     """relay.vision.all_class_non_max_suppression: a TupleWrapper of 2 ("onnx") or 3
     ("tensorflow") outputs (see the module doc)."""
     from ...ir.expr import TupleWrapper
-    call = ALL_CLASS_NMS(boxes, scores, _const(max_output_boxes_per_class, "int64"), _const(iou_threshold, "float32"),
-                         _const(score_threshold, "float32"),
+    call = ALL_CLASS_NMS(boxes, scores, as_const(max_output_boxes_per_class, "int64"), as_const(iou_threshold, "float32"),
+                         as_const(score_threshold, "float32"),
                          attrs=AllClassNonMaximumSuppressionAttrs(output_format))
     return TupleWrapper(call, 2 if output_format == "onnx" else 3)
 

@@ -38,14 +38,16 @@ def _boxes(op, arg_types, **more):
     return data
 
 
-def _scalar(op, t, what, kind):
+def scalar_arg(op, t, what, kind):
+    """The type of a scalar input (rank 0 or one element) whose dtype starts with `kind`."""
     t = C.tensor_arg(op, t, what)
     if t.ndim > 1 or (t.ndim == 1 and not C.dim_matches(t.shape[0], 1)) or not t.dtype.startswith(kind):
         raise C.rel_error(op, f"{what} must be a {kind} scalar", **{what: t})
     return t
 
 
-def _scalar_load(buf):
+def load_scalar(buf):
+    """The value of a one-element buffer (rank 0 or 1) as a tir expression."""
     return buf[(0,) * len(buf.shape)]
 
 
@@ -63,7 +65,7 @@ class GetValidCountsAttrs(Attrs):
 def _gvc_rel(arg_types, attrs):
     op = "vision.get_valid_counts"
     data = _boxes(op, arg_types)
-    _scalar(op, arg_types[1], "score_threshold", "float")
+    scalar_arg(op, arg_types[1], "score_threshold", "float")
     b, n = data.shape[0], data.shape[1]
     return TupleType([TensorType((b,), "int32"), data, TensorType((b, n), "int32")])
 
@@ -91,7 +93,7 @@ def _gvc_compute(attrs, inputs, out_type):
 
     def body(ins, outs):
         ib = ir_builder.create()
-        x, thr = ib.buffer_ptr(ins[0]), _scalar_load(ins[1]).astype(data.dtype)
+        x, thr = ib.buffer_ptr(ins[0]), load_scalar(ins[1]).astype(data.dtype)
         count, out, idx = (ib.buffer_ptr(o) for o in outs)
         with ib.for_range(0, b, name="i") as i:
             count[i] = 0
@@ -167,8 +169,8 @@ def _nms_rel(arg_types, attrs):
         raise C.rel_error(op, "valid_count must be a 1-D integer tensor (one count per batch)", valid_count=valid)
     if indices.ndim != 2 or not indices.dtype.startswith("int"):
         raise C.rel_error(op, "indices must be a 2-D integer tensor (batch, anchors)", indices=indices)
-    _scalar(op, arg_types[3], "max_output_size", "int")
-    _scalar(op, arg_types[4], "iou_threshold", "float")
+    scalar_arg(op, arg_types[3], "max_output_size", "int")
+    scalar_arg(op, arg_types[4], "iou_threshold", "float")
     fields = data.shape[2]
     if isinstance(fields, int) and attrs.coord_start + 4 > fields:
         raise C.rel_error(op, f"coord_start={attrs.coord_start} leaves no room for 4 coordinates", data=data)
@@ -239,9 +241,9 @@ def _nms_body(attrs, data, n, k, ins, outs):
     """The per-row suppression of the module doc (into box rows `out` and indices `box`)."""
     ib = ir_builder.create()
     x, valid, indices = (ib.buffer_ptr(t) for t in ins[:3])
-    max_out = _scalar_load(ins[3]).astype("int32")
+    max_out = load_scalar(ins[3]).astype("int32")
     ftype = R.compute_dtype(data.dtype)
-    thr = _scalar_load(ins[4]).astype(ftype)
+    thr = load_scalar(ins[4]).astype(ftype)
     out, box, order, tmp = (ib.buffer_ptr(t) for t in outs)
     kept = ib.allocate("int32", (T.imax(n, 1),), name="kept", scope="global")
     state = ib.allocate("int32", (3,), name="state")      # count, survivors, clash
@@ -375,7 +377,8 @@ NON_MAX_SUPPRESSION = defop(
     level=5, samples=_nms_samples, doc="greedy non-maximum suppression of scored boxes per batch row")
 
 
-def _const(value, dtype):
+def as_const(value, dtype):
+    """`value` itself if it is a Relay expression, else a constant of `dtype` (TVM's constructors)."""
     from ...ir.expr import Expr, const
     return value if isinstance(value, Expr) else const(np.asarray(value, dtype))
 
@@ -383,7 +386,7 @@ def _const(value, dtype):
 def get_valid_counts(data, score_threshold, id_index=0, score_index=1):
     """relay.vision.get_valid_counts: (valid_count, packed boxes, their original indices)."""
     from ...ir.expr import TupleWrapper
-    call = GET_VALID_COUNTS(data, _const(score_threshold, "float32"), attrs=GetValidCountsAttrs(id_index, score_index))
+    call = GET_VALID_COUNTS(data, as_const(score_threshold, "float32"), attrs=GetValidCountsAttrs(id_index, score_index))
     return TupleWrapper(call, 3)
 
 
@@ -395,8 +398,8 @@ def non_max_suppression(data, valid_count, indices, max_output_size=-1, iou_thre
     from ...ir.expr import TupleWrapper
     attrs = NonMaximumSuppressionAttrs(force_suppress, top_k, coord_start, score_index, id_index, return_indices,
                                        invalid_to_bottom)
-    call = NON_MAX_SUPPRESSION(data, valid_count, indices, _const(max_output_size, "int32"),
-                               _const(iou_threshold, "float32"), attrs=attrs)
+    call = NON_MAX_SUPPRESSION(data, valid_count, indices, as_const(max_output_size, "int32"),
+                               as_const(iou_threshold, "float32"), attrs=attrs)
     return TupleWrapper(call, 2) if return_indices else call
 
 

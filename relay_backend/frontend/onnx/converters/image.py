@@ -1,6 +1,7 @@
 """Image and detection ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and
 nearest mode, roi, scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9)
-and GridSample (16, 20, 22) onto relay.image; NonMaxSuppression (10, 11) onto
+and GridSample (16, 20, 22) onto relay.image; AffineGrid (20, its size known at import: the
+base grid is a constant, one batch_matmul with theta); NonMaxSuppression (10, 11) onto
 vision.all_class_non_max_suppression, its (selected, 3) result cut to the count at run time
 (dyn.strided_slice: the VM and the debug interpreter), and RoiAlign (10, 16, 22; average mode)
 onto vision.roi_align.
@@ -18,6 +19,7 @@ import numpy as np
 from .... import op as _op
 from ....ir.types import is_any
 from ....op import image as _image
+from ....op import nn as _nn
 from ....op.image.resize import RESIZE1D, RESIZE2D, RESIZE3D, Resize1DAttrs, Resize2DAttrs, Resize3DAttrs
 from ..common import DynamicInputError, const
 from ._registry import converter
@@ -203,6 +205,36 @@ def grid_sample(ctx, inputs):
     return _image.grid_sample(x, grid, method, "NCHW" if rank == 4 else "NCDHW", padding, align)
 
 
+def _normalized_positions(n: int, align: bool) -> np.ndarray:
+    """The n sampling positions of one axis on [-1, 1]: the pixel centres, or the corners with
+    align_corners (ONNX AffineGrid)."""
+    if align:
+        return np.linspace(-1.0, 1.0, n)
+    return (2.0 * np.arange(n) + 1.0) / n - 1.0
+
+
+@converter("AffineGrid", min_version=20)
+def affine_grid(ctx, inputs):
+    theta, size = inputs
+    sizes = [int(v) for v in np.asarray(ctx.value(size, "size")).reshape(-1)]
+    if len(sizes) not in (4, 5) or min(sizes) < 0:
+        raise ctx.invalid(f"size={sizes} must be (N, C, H, W) or (N, C, D, H, W) with non-negative values")
+    spatial = sizes[2:]
+    align = bool(ctx.attrs.get("align_corners", 0))
+    k = len(spatial)
+    if tuple(ctx.shape(theta)[1:]) != (k, k + 1):
+        raise ctx.invalid(f"theta of shape {ctx.shape(theta)} does not fit a {k}-D size (expects (N, {k}, {k + 1}))")
+    axes = [_normalized_positions(n, align) for n in spatial]          # D, H, W order
+    mesh = np.meshgrid(*axes, indexing="ij")
+    coords = [m.reshape(-1) for m in reversed(mesh)]                   # x first
+    dtype = ctx.dtype(theta)
+    base = np.stack(coords + [np.ones_like(coords[0])], axis=1).astype(dtype)     # (points, k + 1)
+    points = base.shape[0]
+    base = _op.broadcast_to(const(base[None]), (sizes[0], points, k + 1))
+    grid = _nn.batch_matmul(base, theta)                                # (N, points, k)
+    return _op.reshape(grid, [sizes[0]] + spatial + [k])
+
+
 # ONNX suppresses a box whose IoU is *greater* than the threshold, relay's op at >=: a threshold
 # one float32 step up (and above 0 by the smallest normal) turns one rule into the other
 _NEXT_UP, _SMALLEST_NORMAL = 1.0 + 2.0 ** -23, 1.2e-38
@@ -263,4 +295,4 @@ def roi_align(ctx, inputs):
                              int(ctx.attrs.get("sampling_ratio", 0)), "NCHW", mode, coord == "half_pixel")
 
 
-__all__ = ["resize", "upsample", "grid_sample", "non_max_suppression", "roi_align"]
+__all__ = ["resize", "upsample", "grid_sample", "affine_grid", "non_max_suppression", "roi_align"]
