@@ -1,7 +1,8 @@
 """ONNX Resize, Upsample and GridSample against onnxruntime: every mode with constant scales or
 sizes (static image.resize*d, compiled by the graph executor), ONNX's scale arithmetic where it
-differs from TVM's (non-integer in * scale), antialias, roi, axes, run-time sizes (dyn resize on
-the VM), run-time scales (a clear error), and GridSample in 2-D and 3-D."""
+differs from TVM's (non-integer in * scale), antialias, roi, axes, run-time sizes (bound per run
+by the ONNX backend), run-time scales (a clear error); GridSample in 2-D and 3-D, AffineGrid,
+NonMaxSuppression (dynamic output: debug and VM) and RoiAlign."""
 import numpy as np
 import pytest
 from onnx import helper
@@ -15,7 +16,7 @@ F = "float32"
 RNG = np.random.default_rng(0)
 
 
-def _resize(shape, *, scales=None, sizes=None, roi=None, opset=13, runtime=(), **attrs):
+def _resize(shape, *, scales=None, sizes=None, roi=None, opset=13, runtime=(), out_shape=None, **attrs):
     """A one-node Resize model; scales / sizes / roi are initializers unless named in `runtime`."""
     names = ["x", "roi" if roi is not None else "", "scales" if scales is not None else "",
              "sizes" if sizes is not None else ""]
@@ -31,7 +32,7 @@ def _resize(shape, *, scales=None, sizes=None, roi=None, opset=13, runtime=(), *
         else:
             inits[name] = value
     node = helper.make_node("Resize", names, ["y"], **attrs)
-    return make_model([node], inputs, [("y", F, None)], inits, opset=opset)
+    return make_model([node], inputs, [("y", F, out_shape)], inits, opset=opset)
 
 
 CASES = [
@@ -94,14 +95,34 @@ def test_resize_matches_onnxruntime(name, shape, kw):
 
 
 @pytest.mark.parametrize("mode", ["cubic", "nearest"])
-def test_run_time_sizes_become_dyn_resize_on_the_vm(mode):
-    model = _resize((1, 2, 2, 4), sizes=[1, 2, 5, 7], mode=mode, runtime=("sizes",))
+def test_run_time_sizes_are_bound_per_run_by_the_onnx_backend(mode):
+    """Sizes given as a graph input: from_onnx asks for their value (DynamicInputError) and the ONNX
+    backend imports again per distinct value, so every executor runs the static resize."""
+    from relay_backend.frontend.onnx.backend import RelayBackend
+    from relay_backend.frontend.onnx.common import DynamicInputError
+    model = _resize((1, 2, 2, 4), sizes=[1, 2, 5, 7], mode=mode, runtime=("sizes",), out_shape=["n", "c", "h", "w"])
+    with pytest.raises(DynamicInputError, match="sizes"):
+        relay.frontend.from_onnx(model)
     x = RNG.uniform(size=(1, 2, 2, 4)).astype(F)
-    for hw in ([5, 7], [7, 9]):      # 2 -> 7 puts a half_pixel coordinate exactly on 0.5
-        feeds = {"x": x, "sizes": np.array([1, 2] + hw, "int64")}
-        assert_close(run_relay(model, feeds, "vm"), run_ort(model, feeds))
-    with pytest.raises(CompileError, match="needs static shapes"):
-        run_relay(model, {"x": x, "sizes": np.array([1, 2, 5, 7], "int64")}, "graph")
+    for kind in ("graph", "vm"):
+        rep = RelayBackend.prepare(model, executor=kind)
+        for hw in ([5, 7], [7, 9]):      # 2 -> 7 puts a half_pixel coordinate exactly on 0.5
+            feeds = {"x": x, "sizes": np.array([1, 2] + hw, "int64")}
+            assert_close(rep.run([x, feeds["sizes"]]), run_ort(model, feeds))
+
+
+@pytest.mark.parametrize("mode,kinds", [("linear", ("debug", "graph", "vm")), ("nearest", ("debug", "vm"))])
+def test_run_time_roi_of_tf_crop_and_resize(mode, kinds):
+    """A roi fed at run time: linear runs as image.crop_and_resize (static, every executor), the
+    other methods as dyn.image.resize2d (debug and VM)."""
+    model = _resize((2, 3, 5, 6), sizes=[2, 3, 4, 3], roi=[0, 0, 0.1, 0.2, 1, 1, 0.9, 1.3], mode=mode,
+                    coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0, runtime=("roi",))
+    x = RNG.uniform(size=(2, 3, 5, 6)).astype(F)
+    for roi in ([0, 0, 0.1, 0.2, 1, 1, 0.9, 1.3], [0, 0, -0.2, 0.3, 1, 1, 0.7, 0.6]):
+        feeds = {"x": x, "roi": np.array(roi, F)}
+        want = run_ort(model, feeds)
+        for kind in kinds:
+            assert_close(run_relay(model, feeds, kind), want)
 
 
 def test_run_time_scales_are_a_clear_error():

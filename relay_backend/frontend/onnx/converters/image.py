@@ -8,9 +8,11 @@ onto vision.roi_align.
 
 Resize keeps ONNX's arithmetic where it differs from TVM's: with `scales` the output length is
 floor(in * scale) and the coordinates use the scale itself and the float width in * scale (the
-resize attr `scales`), with `sizes` the ratio out / in. When the sizes of a 4-D Resize are only
-known at run time it becomes dyn.image.resize2d (run by the VM and the debug interpreter); run-time
-scales (which set the coordinates, not just the size) or any other case is a DynamicInputError.
+resize attr `scales`), with `sizes` the ratio out / in. Scales and sizes must be known at
+import, as the other shape-like inputs (Reshape's shape, Pad's pads): a DynamicInputError
+otherwise, on which the ONNX backend binds them per run. A roi (a float input the backend does
+not bind) may come at run time for a 4-D Resize: as image.crop_and_resize's box (linear), else
+read by dyn.image.resize2d (debug and VM).
 """
 import math
 
@@ -21,7 +23,7 @@ from ....ir.types import is_any
 from ....op import image as _image
 from ....op import nn as _nn
 from ....op.image.resize import RESIZE1D, RESIZE2D, RESIZE3D, Resize1DAttrs, Resize2DAttrs, Resize3DAttrs
-from ..common import DynamicInputError, const
+from ..common import const
 from ._registry import converter
 
 _STATIC = {3: (RESIZE1D, Resize1DAttrs, "NCW"), 4: (RESIZE2D, Resize2DAttrs, "NCHW"),
@@ -35,11 +37,6 @@ def _present(ctx, expr):
         return None
     shape = ctx.shape(expr)
     return None if len(shape) == 1 and not is_any(shape[0]) and int(shape[0]) == 0 else expr
-
-
-def _values(ctx, expr):
-    value = ctx.maybe_value(expr) if expr is not None else None
-    return None if value is None else np.asarray(value).reshape(-1)
 
 
 class _Plan:
@@ -71,22 +68,28 @@ class _Plan:
 
 
 def _check_batch_and_channels(ctx, shape, sizes, factors):
+    """Batch and channels must keep their length (a symbolic one is taken to)."""
     for axis in (0, 1):
-        if sizes[axis] != shape[axis] or (factors[axis] is not None and factors[axis] != 1):
+        kept = is_any(shape[axis]) or not isinstance(shape[axis], int) or sizes[axis] == shape[axis]
+        if not kept or factors[axis] != 1:
             raise ctx.fail("Resize of the batch or channel axis is not supported",
                            "resize the spatial axes (2 and up) only")
 
 
 def _static_sizes(ctx, plan, shape, scales, sizes, policy):
-    """(output sizes, explicit factors or None per axis), ONNX's rules."""
+    """(output sizes, scale factor per axis), ONNX's rules; the spatial dims of `shape` are ints."""
     if sizes is not None:
         target = plan.full([int(v) for v in sizes], shape)
-        factors = [target[a] / shape[a] if shape[a] else None for a in range(plan.rank)]
+        factors = [1.0, 1.0] + [target[a] / shape[a] if shape[a] else 0.0 for a in range(2, plan.rank)]
+        for a in (0, 1):
+            if a in plan.axes and isinstance(shape[a], int) and target[a] != shape[a]:
+                factors[a] = None
         if policy != "stretch":
             pick = min if policy == "not_larger" else max
-            scale = pick(factors[a] for a in plan.axes)
-            target = [int(scale * shape[a] + 0.5) if a in plan.axes else shape[a] for a in range(plan.rank)]
-            factors = [scale if a in plan.axes else 1.0 for a in range(plan.rank)]
+            scale = pick(target[a] / shape[a] for a in plan.axes if a >= 2 and shape[a])
+            target = [int(scale * shape[a] + 0.5) if a in plan.axes and a >= 2 else target[a]
+                      for a in range(plan.rank)]
+            factors = factors[:2] + [scale if a in plan.axes else 1.0 for a in range(2, plan.rank)]
         return target, factors
     factors = plan.full([float(v) for v in scales], [1.0] * plan.rank)
     if min(factors) <= 0:
@@ -107,31 +110,49 @@ def _roi(ctx, plan, roi):
 
 
 def _resize(ctx, x, plan, scales, sizes, roi, options, policy="stretch", antialias=0):
-    """The static resize when the lengths are known now, else the dyn form (4-D) or an error."""
-    shape = ctx.shape(x)
-    scale_values, size_values, roi_values = _values(ctx, scales), _values(ctx, sizes), _values(ctx, roi)
-    known = (size_values is not None or scale_values is not None) and (roi is None or roi_values is not None)
-    if known and not any(is_any(d) for d in shape):
-        shape = [int(d) for d in shape]
-        target, factors = _static_sizes(ctx, plan, shape, scale_values, size_values, policy)
-        _check_batch_and_channels(ctx, shape, target, [None, None] + factors[2:])
-        op, attrs_cls, layout = _STATIC[plan.rank]
-        spatial = factors[2:]
-        explicit = tuple(spatial) if all(f and f > 0 for f in spatial) else ()
-        attrs = attrs_cls(size=tuple(target[2:]), roi=_roi(ctx, plan, roi_values), layout=layout,
-                          scales=explicit, antialias=antialias, **options)
-        return op(x, attrs=attrs)
-    if sizes is None or plan.rank != 4 or antialias or policy != "stretch" or plan.axes != list(range(4)):
-        which = "sizes" if sizes is not None else "scales" if size_values is None else "roi"
-        raise DynamicInputError(f"{ctx.where()}: input {which} is computed at run time; only the sizes of a 4-D "
-                                "Resize without axes, keep_aspect_ratio_policy or antialias may be (scales set "
-                                "the coordinates too); give it as a constant")
-    size = _op.strided_slice(_op.cast(sizes, "int64"), [2], [4])
-    roi_hw = None
-    if roi is not None:
-        roi32 = _op.cast(roi, "float32")
-        roi_hw = _op.concatenate([_op.strided_slice(roi32, [2], [4]), _op.strided_slice(roi32, [6], [8])], 0)
-    return _image.resize2d(x, size, roi_hw, "NCHW", **options)
+    """The static image.resize{1,2,3}d: the scales or sizes (and a roi) must be known now, as for
+    the shape-like inputs of Reshape or Pad (a DynamicInputError otherwise: the ONNX backend then
+    binds them per run)."""
+    shape = list(ctx.shape(x))
+    if any(is_any(d) or not isinstance(d, int) for d in shape[2:]):
+        raise ctx.fail_shape(f"the spatial dims of the input {tuple(shape)} are dynamic; Resize needs them static",
+                             "give static input shapes via from_onnx(model, shape={...})")
+    size_values = None if sizes is None else np.asarray(ctx.value(sizes, "sizes")).reshape(-1)
+    scale_values = None if scales is None else np.asarray(ctx.value(scales, "scales")).reshape(-1)
+    roi_values = None if roi is None else ctx.maybe_value(roi)
+    target, factors = _static_sizes(ctx, plan, shape, scale_values, size_values, policy)
+    _check_batch_and_channels(ctx, shape, target, factors)
+    op, attrs_cls, layout = _STATIC[plan.rank]
+    spatial = factors[2:]
+    explicit = tuple(spatial) if all(f and f > 0 for f in spatial) else ()
+    if roi is not None and roi_values is None:
+        return _run_time_roi(ctx, x, plan, roi, target, explicit, antialias, options)
+    roi_values = None if roi is None else np.asarray(roi_values).reshape(-1)
+    attrs = attrs_cls(size=tuple(target[2:]), roi=_roi(ctx, plan, roi_values), layout=layout,
+                      scales=explicit, antialias=antialias, **options)
+    return op(x, attrs=attrs)
+
+
+def _run_time_roi(ctx, x, plan, roi, target, explicit, antialias, options):
+    """A 4-D tf_crop_and_resize whose roi is a run-time input: image.crop_and_resize with the roi
+    as every image's box when the method is linear (a static result), else dyn.image.resize2d
+    with the constant output size and the roi read at run time (debug interpreter and VM)."""
+    from ....op.dyn.image import RESIZE2D_DYN
+    if plan.rank != 4 or not {2, 3} <= set(plan.axes):
+        raise ctx.fail("a run-time roi is supported for 4-D Resize over both spatial axes",
+                       "give the roi as a constant")
+    n = len(plan.axes)
+    order = [plan.axes.index(2), plan.axes.index(3), n + plan.axes.index(2), n + plan.axes.index(3)]
+    roi_hw = _op.take(_op.cast(roi, "float32"), const(np.array(order, "int64")))
+    batch = ctx.shape(x)[0]
+    spans_are_sizes = not explicit or all(ctx.shape(x)[2 + d] * f == target[2 + d] for d, f in enumerate(explicit))
+    if options["method"] == "linear" and not antialias and spans_are_sizes and isinstance(batch, int):
+        # the same crop for every image: image.crop_and_resize keeps the output shape static
+        boxes = _op.broadcast_to(_op.reshape(roi_hw, (1, 4)), (batch, 4))
+        return _image.crop_and_resize(x, boxes, const(np.arange(batch, dtype="int32")), tuple(target[2:]), "NCHW",
+                                      "bilinear", options["extrapolation_value"])
+    attrs = Resize2DAttrs(layout="NCHW", scales=explicit, antialias=antialias, **options)
+    return RESIZE2D_DYN(x, const(np.array(target[2:], "int64")), roi_hw, attrs=attrs)
 
 
 @converter("Resize", min_version=10)
@@ -143,8 +164,8 @@ def resize(ctx, inputs):
     plan = _Plan(ctx, x, _METHODS[mode])
     if ctx.since < 11:
         scales = inputs[1]
-        factors = _values(ctx, scales)
-        shrinking = factors is not None and min(factors) < 1
+        factors = np.asarray(ctx.value(scales, "scales")).reshape(-1)
+        shrinking = factors.size > 0 and min(factors) < 1
         options = dict(method=plan.method, coordinate_transformation_mode="asymmetric",
                        rounding_method="ceil" if shrinking else "floor")
         return _resize(ctx, x, plan, scales, None, None, options)
