@@ -95,7 +95,7 @@ def _ref(data, boxes, box_indices, attrs):
                        TensorType(box_indices.shape, str(box_indices.dtype))], attrs).shape)
     if not out or data.size == 0:
         return np.zeros(shape, attrs.out_dtype or data.dtype)
-    return np.concatenate(out, axis=0).astype(attrs.out_dtype or data.dtype)
+    return interp.np_to_dtype(np.concatenate(out, axis=0), attrs.out_dtype or data.dtype)
 
 
 def _te_box_coordinate(x, out_len, in_len, lo, hi, ftype):
@@ -127,7 +127,7 @@ def _compute(attrs, inputs, out_type):
         fill = tir.const(attrs.extrapolation_value, ftype)
         for cond in bad:
             value = te.if_then_else(cond, fill, value)
-        return value.astype(out_type.dtype)
+        return interp.te_to_dtype(value, out_type.dtype)
     return [te.compute(list(out_type.shape), f, name="crop_and_resize", tag="injective")]
 
 

@@ -233,7 +233,7 @@ def _grid_sample_ref(data, grid, attrs):
         values = np.stack([data[b][(slice(None),) + tuple(i[b] for i in index)] for b in range(data.shape[0])])
         values = np.where(np.expand_dims(valid, 1), values.astype(ftype), np.dtype(ftype).type(0))
         out = out + (values if weight is None else values * np.expand_dims(weight, 1))
-    return out.astype(data.dtype)
+    return interp.np_to_dtype(out, data.dtype)
 
 
 def _grid_sample_compute(attrs, inputs, out_type):
@@ -256,7 +256,7 @@ def _grid_sample_compute(attrs, inputs, out_type):
             value = te.if_then_else(tir.all(*inside), data[(n, c) + tuple(index)].astype(ftype), tir.const(0.0, ftype))
             part = value if weight is None else value * weight
             acc = part if acc is None else acc + part
-        return acc.astype(out_type.dtype)
+        return interp.te_to_dtype(acc, out_type.dtype)
     return [te.compute(list(out_type.shape), f, name="grid_sample", tag="injective")]
 
 

@@ -284,6 +284,33 @@ def outside(coord, in_len):
     return tir.Or(coord < tir.const(0.0, coord.dtype), coord > _as_float(_static(in_len) - 1, coord.dtype))
 
 
-__all__ = ["COORDINATE_MODES", "METHODS", "ROUNDING_METHODS", "compute_dtype", "default_rounding",
+def _int_bounds(dtype, ftype):
+    """The range of integer `dtype` as values of float type `ftype` that lie inside it."""
+    info, ft = np.iinfo(dtype), np.dtype(ftype).type
+    lo, hi = ft(info.min), ft(info.max)
+    if int(hi) > info.max:
+        hi = np.nextafter(hi, ft(0))
+    return lo, hi
+
+
+def np_to_dtype(value: np.ndarray, dtype) -> np.ndarray:
+    """The float result in `dtype`; an integer dtype saturates at its range first (a cubic
+    overshoot below 0 stays 0 in uint8 instead of a platform-dependent wrap), then truncates."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        lo, hi = _int_bounds(dtype, value.dtype)
+        value = np.clip(value, lo, hi)
+    return value.astype(dtype)
+
+
+def te_to_dtype(value, dtype: str):
+    """np_to_dtype for a tir expression."""
+    if np.dtype(dtype).kind in "iu":
+        lo, hi = _int_bounds(dtype, value.dtype)
+        value = tir.min(tir.max(value, tir.const(float(lo), value.dtype)), tir.const(float(hi), value.dtype))
+    return value.astype(dtype)
+
+
+__all__ = ["np_to_dtype", "te_to_dtype", "COORDINATE_MODES", "METHODS", "ROUNDING_METHODS", "compute_dtype", "default_rounding",
            "int_div_factor", "np_coordinate", "np_taps", "np_interpolate", "te_coordinate", "te_taps",
            "te_interpolate", "outside"]

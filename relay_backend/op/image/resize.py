@@ -161,7 +161,7 @@ def resize_ref(data: np.ndarray, attrs, size=None, roi=None) -> np.ndarray:
     value = interp.np_interpolate(data, axes, taps, ftype)
     if outside is not None:
         value = np.where(outside, np.dtype(ftype).type(attrs.extrapolation_value), value)
-    return value.astype(attrs.out_dtype or data.dtype)
+    return interp.np_to_dtype(value, attrs.out_dtype or data.dtype)
 
 
 def resize_stage(attrs, data, out_shape, roi, out_dtype: str, name: str = "resize"):
@@ -193,7 +193,7 @@ def resize_stage(attrs, data, out_shape, roi, out_dtype: str, name: str = "resiz
         value = interp.te_interpolate(lambda i: data[i], index, axes, taps, ftype)
         for cond in bad:
             value = te.if_then_else(cond, te.const(attrs.extrapolation_value, ftype), value)
-        return value.astype(out_dtype)
+        return interp.te_to_dtype(value, out_dtype)
     return te.compute(out_shape, f, name=name, tag="injective")
 
 
@@ -229,6 +229,8 @@ def _samples_2d(rng):
                                                   roi=(0.1, -0.2, 0.9, 1.1), extrapolation_value=7.0)),
             Sample([S.rand(rng, (1, 3, 2, 2), "int32", 0, 100)], A(size=(1, 3), method="nearest_neighbor",
                                                                    coordinate_transformation_mode="align_corners")),
+            Sample([np.array([[[[0, 255, 0, 255], [255, 0, 255, 0], [0, 0, 255, 255]]]], "uint8")],
+                   A(size=(5, 7), method="cubic", cubic_alpha=-0.75)),
             Sample([S.rand(rng, (1, 2, 4, 4))], A(size=(2, 3), out_dtype="float64")),
             Sample([S.rand(rng, (1, 1, 5, 6))], A(size=(3, 2), scales=(0.6, 0.4), antialias=1)),
             Sample([S.rand(rng, (1, 1, 4, 5), "float64")], A(size=(3, 2), method="cubic", scales=(0.8, 0.5),
