@@ -204,7 +204,6 @@ def _reflect(c, size, align):
     lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
     if hi <= lo:
         return 0.0
-    span = hi - lo
     while c < lo or c > hi:      # mirror until inside
         c = 2 * lo - c if c < lo else 2 * hi - c
     return c

@@ -311,6 +311,6 @@ def te_to_dtype(value, dtype: str):
     return value.astype(dtype)
 
 
-__all__ = ["np_to_dtype", "te_to_dtype", "COORDINATE_MODES", "METHODS", "ROUNDING_METHODS", "compute_dtype", "default_rounding",
-           "int_div_factor", "np_coordinate", "np_taps", "np_interpolate", "te_coordinate", "te_taps",
+__all__ = ["np_to_dtype", "te_to_dtype", "COORDINATE_MODES", "METHODS", "ROUNDING_METHODS", "compute_dtype",
+           "default_rounding", "int_div_factor", "np_coordinate", "np_taps", "np_interpolate", "te_coordinate", "te_taps",
            "te_interpolate", "outside"]

@@ -22,7 +22,6 @@ from ... import te, tir
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType, TupleType
 from ...tir import ir_builder
-from .. import samples as S
 from ..nn import _common as C
 from ..nn import _te as T
 from ..pattern import OpPattern
