@@ -139,34 +139,37 @@ def resize(x, a):
 
 
 def crop_and_resize(x, boxes, box_indices, a):
-    """TensorFlow's CropAndResize (centre sample for a crop length of 1), clamped image index."""
-    nchw = a.layout == "NCHW"
-    hw = (x.shape[2], x.shape[3]) if nchw else (x.shape[1], x.shape[2])
+    """TensorFlow's CropAndResize (centre sample for a crop length of 1), clamped image index,
+    one output element at a time in any layout (the packed NCHWxc one too)."""
+    hy, wx = a.layout.index("H"), a.layout.index("W")
+    hw = (x.shape[hy], x.shape[wx])
     ft = _ftype(x.dtype, a.out_dtype)
-    out = []
-    for b in range(boxes.shape[0]):
+    shape = list(x.shape)
+    shape[0], shape[hy], shape[wx] = boxes.shape[0], a.crop_size[0], a.crop_size[1]
+    out = np.zeros(shape)
+    for idx in itertools.product(*map(range, shape)):
+        b = idx[0]
         img = x[min(max(int(box_indices[b]), 0), x.shape[0] - 1)]
-        img = img if nchw else np.transpose(img, (2, 0, 1))
-        crop = np.zeros((img.shape[0],) + tuple(a.crop_size))
-        for y, z in itertools.product(range(a.crop_size[0]), range(a.crop_size[1])):
-            coords = []
-            for d, v in enumerate((y, z)):
-                lo, hi, n, size = ft(boxes[b, d]), ft(boxes[b, d + 2]), a.crop_size[d], hw[d]
-                last = ft(size - 1)
-                coords.append(lo * last + (last * (hi - lo) / ft(n - 1)) * ft(v) if n > 1
-                              else ft(0.5) * (lo + hi) * last)
-            if any(c < 0 or c > s - 1 for c, s in zip(coords, hw)):
-                crop[:, y, z] = a.extrapolation_value
-            elif a.method == "nearest_neighbor":
-                r, s = (min(max(int(np.round(c)), 0), n - 1) for c, n in zip(coords, hw))
-                crop[:, y, z] = img[:, r, s]
-            else:
-                (r0, s0), (ty, tx) = [int(np.floor(c)) for c in coords], [float(c) - np.floor(c) for c in coords]
-                at = lambda r, s: img[:, min(r, hw[0] - 1), min(s, hw[1] - 1)].astype("float64")  # noqa: E731
-                crop[:, y, z] = ((1 - ty) * ((1 - tx) * at(r0, s0) + tx * at(r0, s0 + 1))
-                                 + ty * ((1 - tx) * at(r0 + 1, s0) + tx * at(r0 + 1, s0 + 1)))
-        out.append(crop if nchw else np.transpose(crop, (1, 2, 0)))
-    return np.stack(out) if out else np.zeros((0,))
+        coords = []
+        for d, v in enumerate((idx[hy], idx[wx])):
+            lo, hi, n, size = ft(boxes[b, d]), ft(boxes[b, d + 2]), a.crop_size[d], hw[d]
+            last = ft(size - 1)
+            coords.append(lo * last + (last * (hi - lo) / ft(n - 1)) * ft(v) if n > 1 else ft(0.5) * (lo + hi) * last)
+        if any(c < 0 or c > s - 1 for c, s in zip(coords, hw)):
+            out[idx] = a.extrapolation_value
+            continue
+
+        def at(r, s, idx=idx, img=img):
+            src = list(idx[1:])
+            src[hy - 1], src[wx - 1] = min(max(r, 0), hw[0] - 1), min(max(s, 0), hw[1] - 1)
+            return float(img[tuple(src)])
+        if a.method == "nearest_neighbor":
+            out[idx] = at(int(np.round(coords[0])), int(np.round(coords[1])))
+        else:
+            (r0, s0), (ty, tx) = [int(np.floor(c)) for c in coords], [float(c) - np.floor(c) for c in coords]
+            out[idx] = ((1 - ty) * ((1 - tx) * at(r0, s0) + tx * at(r0, s0 + 1))
+                        + ty * ((1 - tx) * at(r0 + 1, s0) + tx * at(r0 + 1, s0 + 1)))
+    return out
 
 
 def dilation2d(x, w, a):

@@ -10,7 +10,7 @@ from ...ir.expr import Expr, const
 from ...ir.shape_math import dims_differ
 from ...ir.types import Any, TensorType, type_to_str
 from .. import samples as S
-from ..image.resize import RESIZE2D, Resize2DAttrs, resize_stage, spatial_axes
+from ..image.resize import RESIZE2D, Resize2DAttrs, check_data_layout, resize_stage, spatial_axes
 from ..registry import Sample
 from ..relations import expect_tensor
 from .common import defdyn, read_ints, shape_arg, te_out_shape
@@ -22,8 +22,7 @@ def _rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], f"{OP} data")
     size = shape_arg(arg_types[1], OP, "size")
     roi = expect_tensor(arg_types[2], f"{OP} roi")
-    if data.ndim != 4:
-        raise TypeInferenceError(f"{OP}: data must have rank 4 ({attrs.layout}), got {type_to_str(data)}")
+    check_data_layout(OP, data, attrs.layout, data=data)
     if int(size.shape[0]) != 2:
         raise TypeInferenceError(f"{OP}: size must hold 2 values (height, width), got {type_to_str(size)}")
     if roi.ndim != 1 or dims_differ(roi.shape[0], 4) or not roi.dtype.startswith("float"):

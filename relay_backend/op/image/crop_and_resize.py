@@ -22,7 +22,7 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..tensor import real_attr
 from . import interp
-from .resize import spatial_axes
+from .resize import check_data_layout, check_image_layout, spatial_axes
 
 OP = "image.crop_and_resize"
 METHODS = {"bilinear": "linear", "nearest_neighbor": "nearest_neighbor"}
@@ -38,7 +38,7 @@ class CropAndResizeAttrs(Attrs):
 
     def __post_init__(self):
         object.__setattr__(self, "crop_size", C.ints(self.crop_size, 2, "crop_size", minimum=1))
-        C.check_layout("CropAndResizeAttrs", "layout", self.layout, ("NCHW", "NHWC"))
+        check_image_layout("CropAndResizeAttrs", self.layout, ("NCHW", "NHWC"))
         check_choice("method", self.method, tuple(METHODS))
         object.__setattr__(self, "extrapolation_value", real_attr(OP, "extrapolation_value", self.extrapolation_value))
         object.__setattr__(self, "out_dtype", C.out_dtype(self.out_dtype))
@@ -50,7 +50,7 @@ def _rel(arg_types, attrs) -> TensorType:
     boxes = C.tensor_arg(OP, arg_types[1], "boxes")
     indices = C.tensor_arg(OP, arg_types[2], "box_indices")
     types = dict(data=data, boxes=boxes, box_indices=indices)
-    C.expect_rank(OP, data, 4, f"data ({attrs.layout})", **types)
+    check_data_layout(OP, data, attrs.layout, **types)
     if boxes.ndim != 2 or not C.dim_matches(boxes.shape[1], 4) or not boxes.dtype.startswith("float"):
         raise C.rel_error(OP, "boxes must be a float tensor of shape (num_boxes, 4)", **types)
     if indices.ndim != 1 or not indices.dtype.startswith(("int", "uint")):
@@ -137,6 +137,8 @@ def _samples(rng):
     return [Sample([S.rand(rng, (2, 3, 5, 6)), boxes, np.array([1, 0, 1], "int32")], A(crop_size=(4, 3))),
             Sample([S.rand(rng, (2, 4, 4, 2), "float64"), boxes[:2].astype("float64"), np.array([0, 1], "int64")],
                    A(crop_size=(3, 5), layout="NHWC", method="nearest_neighbor", extrapolation_value=-1.0)),
+            Sample([S.rand(rng, (2, 1, 3, 4, 2)), boxes[:2], np.array([1, 0], "int32")], A(crop_size=(2, 3),
+                                                                                            layout="NCHW2c")),
             Sample([S.rand(rng, (1, 2, 4, 4)), boxes, np.array([0, 5, -1], "int32")],
                    A(crop_size=(1, 2), extrapolation_value=3.0, out_dtype="float64"))]
 

@@ -1,7 +1,7 @@
 """image.resize1d / resize2d / resize3d: resample the spatial axes of an image to `size`
 (TVM v0.18's ops and attrs). Every coordinate_transformation_mode, method (nearest_neighbor,
 linear, cubic with cubic_alpha / cubic_exclude) and rounding_method of TVM; layouts NCW/NWC,
-NCHW/NHWC, NCDHW/NDHWC; `roi` ([start per axis..., end per axis...]) and extrapolation_value
+NCHW/NHWC, NCDHW/NDHWC and the packed NCWxc / NCHWxc / NCDHWxc (TVM's); `roi` ([start per axis..., end per axis...]) and extrapolation_value
 serve tf_crop_and_resize. The arithmetic lives in interp.py, shared by the three ranks; all
 three are INJECTIVE.
 
@@ -15,6 +15,7 @@ resize2d with `size` or `roi` given as a non-constant Relay expression builds
 dyn.image.resize2d (op/dyn/image.py), as TVM's constructor does.
 """
 import dataclasses
+import re
 
 import numpy as np
 
@@ -35,8 +36,29 @@ LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
 
 
 def spatial_axes(layout: str) -> list:
-    """Positions of the D/H/W axes of a layout, in that order."""
-    return [layout.index(c) for c in "DHW" if c in layout]
+    """Positions of the D/H/W axes of a layout, in that order ("NCHW16c" too: the packed inner
+    channel block comes last)."""
+    letters = layout_axes(layout)
+    return [letters.index(c) for c in "DHW" if c in letters]
+
+
+def layout_axes(layout: str) -> list:
+    """The axis names of a layout: "NCHW16c" -> ["N", "C", "H", "W", "16c"]."""
+    return re.findall(r"\d*[A-Za-z]", layout)
+
+
+def check_image_layout(what: str, layout: str, plain) -> None:
+    """One of the `plain` layouts, or the first of them with a packed channel block (NCHW16c, as
+    TVM's NCHWxc resize layouts)."""
+    packed = re.fullmatch(re.escape(plain[0]) + r"([1-9]\d*)c", layout)
+    if layout not in plain and not packed:
+        C.check_layout(what, "layout", layout, tuple(plain) + (plain[0] + "<block>c",))
+
+
+def inner_block(layout: str):
+    """The packed channel block size of a layout like NCHW16c, else None."""
+    last = layout_axes(layout)[-1]
+    return int(last[:-1]) if last[:-1] else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +89,7 @@ class Resize2DAttrs(Attrs):
             raise AttrsError(f"{what}: roi must have {2 * k} values (start then end per spatial axis), "
                              f"got {roi}")
         set_("roi", roi)
-        C.check_layout(what, "layout", self.layout, LAYOUTS[k])
+        check_image_layout(what, self.layout, LAYOUTS[k])
         check_choice("method", self.method, interp.METHODS)
         check_choice("coordinate_transformation_mode", self.coordinate_transformation_mode,
                      interp.COORDINATE_MODES)
@@ -101,12 +123,20 @@ class Resize3DAttrs(Resize2DAttrs):
     SPATIAL = 3
 
 
+def check_data_layout(op_name: str, tensor, layout: str, **types) -> None:
+    """The data's rank is the layout's; a packed channel block has the layout's size."""
+    C.expect_rank(op_name, tensor, len(layout_axes(layout)), f"data ({layout})", **types)
+    block = inner_block(layout)
+    if block is not None and not C.dim_matches(tensor.shape[-1], block):
+        raise C.rel_error(op_name, f"the last axis of {layout} data must have {block} channels", **types)
+
+
 def _make_rel(op_name: str):
     def rel(arg_types, attrs) -> TensorType:
         """data with its spatial axes replaced by `size`; dtype out_dtype or the data's."""
         data = C.tensor_arg(op_name, arg_types[0], "data")
         k = attrs.SPATIAL
-        C.expect_rank(op_name, data, k + 2, f"data ({attrs.layout})", data=data)
+        check_data_layout(op_name, data, attrs.layout, data=data)
         if len(attrs.size) != k:
             raise C.rel_error(op_name, f"size must give {k} output length(s), got {attrs.size}", data=data)
         shape = list(data.shape)
@@ -232,6 +262,7 @@ def _samples_2d(rng):
             Sample([np.array([[[[0, 255, 0, 255], [255, 0, 255, 0], [0, 0, 255, 255]]]], "uint8")],
                    A(size=(5, 7), method="cubic", cubic_alpha=-0.75)),
             Sample([S.rand(rng, (1, 2, 4, 4))], A(size=(2, 3), out_dtype="float64")),
+            Sample([S.rand(rng, (1, 2, 3, 4, 4))], A(size=(5, 2), layout="NCHW4c", method="cubic")),
             Sample([S.rand(rng, (1, 1, 5, 6))], A(size=(3, 2), scales=(0.6, 0.4), antialias=1)),
             Sample([S.rand(rng, (1, 1, 4, 5), "float64")], A(size=(3, 2), method="cubic", scales=(0.8, 0.5),
                                                              antialias=1, cubic_alpha=-0.75, cubic_exclude=1)),
