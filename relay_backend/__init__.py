@@ -29,6 +29,7 @@ from .ir.structural import assert_structural_equal, structural_equal, structural
 from . import op
 from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
 from .op import nn, annotation, dyn, random
+from .op import image, vision  # noqa: F401  (relay.image, relay.vision)
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude

@@ -16,6 +16,7 @@ from . import debug as debug_op  # noqa: F401,E402  (relay.op.debug is the const
 from .debug import debug  # noqa: F401,E402
 from . import (gathering, scattering, one_hot_encoding, like, matrix, sequence, search, sort_based,  # noqa: F401,E402
                coordinates, contrib_reshape, slice_set, sparse)
+from . import image, vision  # noqa: F401,E402  (relay.image, relay.vision)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
 from .tensor import *  # noqa: F401,F403

@@ -14,4 +14,5 @@ from .intrin import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, reinterp
 from .lower import lower
 from .reduction import comm_reducer, max, min, reduce_axis, sum
 from .schedule import Schedule, Stage, create_schedule
-from .tensor import ComputeOp, ExternOp, Operation, PlaceholderOp, Tensor, compute, extern, placeholder
+from .tensor import ComputeOp, Operation, PlaceholderOp, Tensor, compute, placeholder
+from .extern import ExternOp, extern

@@ -1,4 +1,4 @@
-"""Tensors and the operations that produce them: placeholder, compute and extern.
+"""Tensors and the operations that produce them: placeholder and compute (extern: te/extern.py).
 
 A Tensor is output `value_index` of an Operation. `A[i, j]` builds a tir ProducerLoad, so a
 compute's body is an ordinary tir expression over its axis Vars; lowering (te/lower.py)
@@ -123,47 +123,6 @@ class ComputeOp(Operation):
                     seen.add(id(n.producer))
                     out.append(n.producer)
         return out
-
-
-class ExternOp(Operation):
-    """Outputs written by a hand-built tir statement (TVM's te.extern): `fbuild(ins, outs)`
-    receives the tir Buffers of the inputs and outputs when the schedule is lowered and returns
-    the Stmt that fills the outputs (loops with sequential state: sorts, scans). It has no
-    axes, so schedules leave it at the root as one opaque stage."""
-
-    axis = ()
-    reduce_axis = ()
-    body = ()
-    is_reduction = False
-
-    def __init__(self, name, tag, attrs, inputs, shapes, dtypes, fbuild):
-        self.name = name
-        self.tag = tag
-        self.attrs = dict(attrs or {})
-        self.inputs = list(inputs)
-        self.fbuild = fbuild
-        self.outputs = [Tensor(self, k, shape, dtype) for k, (shape, dtype) in enumerate(zip(shapes, dtypes))]
-
-    @property
-    def num_outputs(self):
-        return len(self.outputs)
-
-    def input_tensors(self):
-        return list(self.inputs)
-
-
-def extern(shape, inputs, fcompute, name="extern", dtype=None, tag="", attrs=None):
-    """Tensor(s) of `shape` (one shape, or a list of shapes for several outputs) computed by
-    the statement `fcompute(input_buffers, output_buffers)`; `dtype` (one, or one per output)
-    defaults to the first input's."""
-    several = bool(shape) and isinstance(shape[0], (list, tuple))
-    shapes = [list(s) for s in shape] if several else [list(shape)]
-    dtypes = dtype if isinstance(dtype, (list, tuple)) else [dtype or inputs[0].dtype] * len(shapes)
-    for t in inputs:
-        if not isinstance(t, Tensor):
-            raise CompileError(f"te.extern {name}: inputs must be te Tensors, got {t!r}")
-    op = ExternOp(name, tag, attrs, inputs, shapes, dtypes, fcompute)
-    return op.outputs if several else op.outputs[0]
 
 
 def placeholder(shape, dtype="float32", name="placeholder") -> Tensor:

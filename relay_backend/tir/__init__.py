@@ -45,3 +45,4 @@ from .simplify import simplify
 from .verify import verify, verify_errors
 from .printer import expr_to_str, func_to_str, stmt_to_str
 from . import interp
+from . import ir_builder

@@ -289,3 +289,4 @@ case("sparse_reshape", "(Tensor[(n, 2), int64], Tensor[(2), int64])")(
 case("sparse_fill_empty_rows", "(Tensor[(?, 2), int64], Tensor[(?), float32], Tensor[(?), bool])")(
     lambda: relay.sparse_fill_empty_rows(_v("i", (N, 2), "int64"), _v("v", (N,)), _v("s", (2,), "int64"),
                                          _v("d", (1,))))
+from . import symbolic_expectations_image  # noqa: E402,F401  (image and vision cases)

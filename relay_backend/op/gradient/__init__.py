@@ -35,6 +35,13 @@ NOT_DIFFERENTIABLE += ("gather", "adv_index", "scatter_elements", "scatter_nd", 
                       "reverse_sequence", "sequence_mask", "sliding_window", "argwhere", "searchsorted",
                       "unique", "invert_permutation", "meshgrid", "unravel_index", "strided_set",
                       "sparse_to_dense", "dyn.sparse_to_dense", "sparse_reshape", "sparse_fill_empty_rows")
+# image and vision ops: TVM v0.18 registers no gradient for them
+NOT_DIFFERENTIABLE += ("dyn.image.resize2d", "image.affine_grid", "image.crop_and_resize", "image.dilation2d",
+                       "image.grid_sample", "image.resize1d", "image.resize2d", "image.resize3d",
+                       "vision.all_class_non_max_suppression", "vision.get_valid_counts",
+                       "vision.multibox_prior", "vision.multibox_transform_loc", "vision.non_max_suppression",
+                       "vision.proposal", "vision.regular_non_max_suppression", "vision.roi_align",
+                       "vision.roi_pool", "vision.yolo_reorg")
 
 
 def differentiable_ops() -> list:

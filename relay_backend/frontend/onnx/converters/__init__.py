@@ -2,5 +2,6 @@
 from ._registry import TABLE as CONVERTERS
 from . import indexing, math, nn, nn_ext, reduce, tensor  # noqa: F401  (registers the converters)
 from . import math_ext  # noqa: F401,E402  (after math: its Mod replaces math's)
+from . import image  # noqa: F401  (Resize, Upsample, GridSample)
 
 __all__ = ["CONVERTERS"]
