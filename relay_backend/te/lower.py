@@ -141,9 +141,26 @@ class _Lowering:
                 raise CompileError(f"lower {self.name}: {t.name}, read by extern {op.name}, has no buffer")
             remap[id(placeholder)] = self.buffers[id(t)]
 
+        # a view fcompute made of a placeholder (same data, another shape) views the real buffer
+        by_data = {id(placeholder.data): remap[id(placeholder)]
+                   for placeholder in op.input_placeholders + op.output_placeholders}
+        views = {}
+
+        def real_buffer(buf):
+            if id(buf) in remap:
+                return remap[id(buf)]
+            real = by_data.get(id(buf.data))
+            if real is None:
+                return None
+            if id(buf) not in views:
+                views[id(buf)] = Buffer(buf.name, buf.shape, buf.dtype, data=real.data, strides=buf.strides,
+                                        scope=real.scope)
+            return views[id(buf)]
+
         def fn(n):
-            if isinstance(n, (E.BufferLoad, S.BufferStore)) and id(n.buffer) in remap:
-                return copy_with(n, buffer=remap[id(n.buffer)])
+            if isinstance(n, (E.BufferLoad, S.BufferStore)):
+                real = real_buffer(n.buffer)
+                return None if real is None else copy_with(n, buffer=real)
             return None
         body = rewrite(op.body, fn)
         local = []
