@@ -55,6 +55,11 @@ def iter_graphs(graph):
                 stack.extend(attr.graphs)
 
 
+class UndeclaredElementShapeError(InputError):
+    """A sequence or optional graph input declares no shape for its tensors, and from_onnx's shape
+    argument gives none: Relay types need at least the rank."""
+
+
 class DynamicInputError(OpNotImplemented):
     """A converter needs the value of an input (axes, pads, shape, ...) that is only known at run time."""
 
@@ -97,8 +102,9 @@ class NodeAttrs:
 class NodeContext:
     """What a converter sees: the node, its attrs, opset, and the importer's typed builder."""
 
-    def __init__(self, importer, node, attrs: NodeAttrs, opset: int, since: int):
+    def __init__(self, importer, node, attrs: NodeAttrs, opset: int, since: int, values=None):
         self.importer = importer
+        self.values = values  # the ONNX name -> expression table in force (subgraphs read it)
         self.node = node
         self.attrs = attrs
         self.opset = opset

@@ -26,8 +26,8 @@ from ...runtime import ndarray as _nd
 from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
 from ..spans import node_span, set_span
-from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
-                     iter_graphs, node_where, onnx_dtype)
+from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext,
+                     UndeclaredElementShapeError, const, iter_graphs, node_where, onnx_dtype)
 from .inference import inferred_types
 from .loading import load_model
 from .tensors import tensor_to_array
@@ -63,6 +63,22 @@ class OnnxImporter:
         self.opset_override = check_opset_argument(opset)
         self.freeze_params = freeze_params
         self._memo = {}  # id(expr) -> (expr, normalized expr, type); holding expr keeps the id alive
+        self._adt = None  # the AdtKit (List, Option), made when the model first uses a sequence or optional
+        self.structure = {}  # id(expr) -> (expr, StaticSequence | StaticOptional), see adt.py
+
+    @property
+    def adt(self):
+        """The AdtKit whose module becomes the imported module once a sequence or optional appears."""
+        if self._adt is None:
+            from .adt import AdtKit
+            self._adt = AdtKit()
+        return self._adt
+
+    def typed(self, expr, ty):
+        """Record the type of `expr`, which the op relations cannot type (an ADT value, a match, an
+        If, a let-bound loop); returns `expr`. Such expressions are never folded."""
+        self._memo[id(expr)] = (expr, expr, ty)
+        return expr
 
     # --- typing and folding ----------------------------------------------------------------------
     def normalize(self, expr):
@@ -203,13 +219,16 @@ class OnnxImporter:
         body = outs[0] if len(outs) == 1 else Tuple(outs)
         func = Function(input_vars + param_vars, body)
         from ...transform import InferType
-        return InferType()(IRModule.from_expr(func)), params
+        if self._adt is None or not _uses_adts(func):
+            return InferType()(IRModule.from_expr(func)), params
+        mod = self._adt.mod
+        mod["main"] = func
+        return InferType()(mod), params
 
     def _input_var(self, inp):
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type"):
-            raise OpNotImplemented(f"from_onnx: graph input {inp.name!r} is not a tensor "
-                                   "(sequences, maps and optionals are not supported)")
+            return self._adt_input_var(inp)
         dtype = self.dtype.get(inp.name, "float32") if isinstance(self.dtype, dict) else self.dtype
         if tt.elem_type:
             declared = onnx_dtype(tt.elem_type, f"graph input {inp.name!r}")
@@ -226,6 +245,38 @@ class OnnxImporter:
             raise InputError(f"from_onnx: graph input {inp.name!r} has no declared shape; pass "
                              f"shape={{{inp.name!r}: (...)}}")
         return var(inp.name, shape=shape, dtype=dtype)
+
+    def _adt_input_var(self, inp):
+        """The variable of a sequence- or optional-typed graph input (List[...] / Option[...])."""
+        from .adt import onnx_value_type
+        what = f"from_onnx: graph input {inp.name!r}"
+        ty = onnx_value_type(lambda: self.adt, inp.type, what, self.shape.get(inp.name))
+        if ty is None:
+            raise UndeclaredElementShapeError(f"{what} is a sequence or optional whose element shape is not declared; pass the "
+                             f"element shape as shape={{{inp.name!r}: (...)}} (None for a dynamic dimension)")
+        return var(inp.name, ty)
+
+    def convert_subgraph(self, graph, outer_values, opset, input_exprs):
+        """The output expressions of `graph` (an If branch, a Loop or SequenceMap body) with its
+        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible."""
+        import collections
+        check_node_schemas(graph, opset)
+        values = collections.ChainMap({}, outer_values)
+        for init in graph.initializer:
+            values[init.name] = const(tensor_to_array(init, f"initializer {init.name!r} of subgraph {graph.name!r}"))
+        if len(input_exprs) != len(graph.input):
+            raise InvalidModelError(f"subgraph {graph.name!r} declares {len(graph.input)} inputs, but its node gives "
+                                    f"it {len(input_exprs)}")
+        for inp, expr in zip(graph.input, input_exprs):
+            values[inp.name] = expr
+        for node in graph.node:
+            self._convert_node(node, values, opset)
+        outs = []
+        for out in graph.output:
+            if out.name not in values or values[out.name] is None:
+                raise InvalidModelError(f"subgraph {graph.name!r}: output {out.name!r} is not produced by any node")
+            outs.append(self.normalize(values[out.name]))
+        return outs
 
     def _convert_all(self, model, values, opset, unsupported_ops):
         """Convert every node; collect what is unsupported and raise it all at once.
@@ -316,7 +367,7 @@ class OnnxImporter:
                 inputs.append(values[name])
         try:
             attrs = NodeAttrs(node)
-            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset))
+            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset), values)
             out = conv.fn(ctx, inputs)
             unread = attrs.unread()
             if unread:
@@ -352,6 +403,18 @@ def model_opset(model) -> int:
 
 def _is_const(e) -> bool:
     return isinstance(e, Constant) or (isinstance(e, Tuple) and all(_is_const(f) for f in e.fields))
+
+
+def _uses_adts(func) -> bool:
+    """Whether `func` builds, matches or takes ADT values or calls a global function (so it needs
+    the module holding the Prelude), rather than being plain dataflow over tensors."""
+    from ...ir.adt import Constructor, Match
+    from ...ir.expr import GlobalVar
+    from ...ir.functor import all_nodes_post_order
+    from ...ir.types import TypeCall
+    if any(isinstance(p.type_annotation, TypeCall) for p in func.params):
+        return True
+    return any(isinstance(node, (Constructor, GlobalVar, Match)) for node in all_nodes_post_order(func))
 
 
 def _all_nodes(graph):

@@ -24,8 +24,10 @@ def _ints(ctx, expr, what):
 @converter("Reshape", min_version=5)
 def reshape(ctx, inputs):
     x, shape = inputs
-    newshape = _ints(ctx, shape, "shape")
     allowzero = bool(ctx.attrs.get("allowzero", 0))
+    if ctx.maybe_value(shape) is None:  # computed at run time: dyn.reshape (0 copies a dim unless allowzero)
+        return _op.reshape(x, _op.cast(shape, "int64"), allowzero=allowzero)
+    newshape = _ints(ctx, shape, "shape")
     if not allowzero:  # ONNX 0 copies the input dim (relay's code 0 too); resolve it here
         have = ctx.shape(x)
         newshape = [have[i] if v == 0 and i < len(have) else v for i, v in enumerate(newshape)]
@@ -169,6 +171,8 @@ def slice_(ctx, inputs):
         axes = ctx.attrs.ints("axes")
         steps = None
     else:
+        if any(ctx.maybe_value(e) is None for e in inputs[1:3] + inputs[4:5] if e is not None):
+            return _runtime_slice(ctx, inputs)
         starts, ends = _ints(ctx, inputs[1], "starts"), _ints(ctx, inputs[2], "ends")
         axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else None
         steps = _ints(ctx, inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None else None
@@ -179,6 +183,36 @@ def slice_(ctx, inputs):
     starts = [max(-d - 1, min(d, s)) for s, d in zip(starts, (shape[a] for a in axes))]
     ends = [max(-d - 1, min(d, e)) for e, d in zip(ends, (shape[a] for a in axes))]
     return _op.strided_slice(x, starts, ends, strides=steps, axes=axes)
+
+
+def _runtime_slice(ctx, inputs):
+    """Slice whose starts / ends / steps are computed at run time: dyn.strided_slice over the leading
+    axes up to the last sliced one (numpy's clamping is ONNX's); an axis not sliced takes all of
+    itself. The axes must be constant."""
+    x = inputs[0]
+    nd = ctx.ndim(x)
+    given = [inputs[k] if len(inputs) > k else None for k in range(1, 5)]
+    starts, ends, axes, steps = given
+    count = ctx.shape(starts)
+    if len(count) != 1 or not isinstance(count[0], int):
+        raise ctx.fail_shape(f"starts has shape {count}; a run-time Slice needs a 1-D starts of static length")
+    count = int(count[0])
+    axes = list(range(count)) if axes is None else _ints(ctx, axes, "axes")
+    if len(axes) != count or any(not -nd <= a < nd for a in axes):
+        raise ctx.invalid(f"axes {axes} do not fit {count} starts and an input of rank {nd}")
+    axes = [a % nd for a in axes]
+    span = max(axes) + 1
+    filler = {"begin": 0, "end": np.iinfo(np.int64).max, "stride": 1}
+
+    def full(values, kind):
+        """A length-`span` int64 vector: values[j] at axis axes[j], the filler elsewhere."""
+        if values is None:
+            values = const(np.ones(count, "int64"))
+        values = _op.cast(values, "int64")
+        padded = _op.concatenate([values, const(np.array([filler[kind]], "int64"))], 0)
+        where = [axes.index(k) if k in axes else count for k in range(span)]
+        return _op.take(padded, const(np.array(where, "int64")), axis=0)
+    return _op.strided_slice(x, full(starts, "begin"), full(ends, "end"), full(steps, "stride"))
 
 
 @converter("Expand", min_version=8)
@@ -234,15 +268,27 @@ def pad(ctx, inputs):
 
 @converter("Shape")
 def shape(ctx, inputs):
-    dims = ctx.static_shape(inputs[0], "input")
+    """A constant for a static shape; shape_of (read at run time) when some dim is dynamic."""
+    from ....ir.types import is_static
+    x = inputs[0]
     start, end = ctx.attrs.get("start", 0), ctx.attrs.get("end")
-    dims = dims[slice(start, end)]
-    return const(np.array(dims, dtype="int64"))
+    dims = ctx.shape(x)
+    if all(is_static(d) for d in dims):
+        return const(np.array([int(d) for d in dims[slice(start, end)]], dtype="int64"))
+    picked = range(len(dims))[slice(start, end)]
+    whole = _op.shape_of(x, "int64")
+    if len(picked) == len(dims):
+        return whole
+    return _op.strided_slice(whole, [picked.start], [picked.stop])
 
 
 @converter("Size")
 def size(ctx, inputs):
-    return const(np.array(int(np.prod(ctx.static_shape(inputs[0], "input"))), dtype="int64"))
+    from ....ir.types import is_static
+    dims = ctx.shape(inputs[0])
+    if all(is_static(d) for d in dims):
+        return const(np.array(int(np.prod([int(d) for d in dims])), dtype="int64"))
+    return _op.ndarray_size(inputs[0], "int64")
 
 
 @converter("Constant")
