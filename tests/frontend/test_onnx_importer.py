@@ -229,3 +229,35 @@ def test_run_time_inputs_of_several_nodes_stay_a_dynamic_input_error():
     feeds = {"x": _x(2, 3), "s": np.array([2, 2, 3], "int64"), "t": np.array([1, 1, 2], "int64")}
     out = RelayBackend.prepare(m, executor="debug").run([feeds["x"], feeds["s"], feeds["t"]])
     assert_close(out, run_ort(m, feeds))
+
+
+@pytest.mark.parametrize("batch", ["te.size_var", "tir.Var int64", "name", "Any"])
+def test_shape_argument_takes_symbolic_dims_and_runs_on_the_vm_for_several_sizes(batch):
+    """from_onnx(shape=...) takes what TVM's frontends take for a dynamic dim: a size variable
+    (te.size_var, a tir.Var of any integer dtype), relay.Any(), or a name, which stands for one
+    size variable across the inputs that use it."""
+    from relay_backend import te
+    dim = {"te.size_var": te.size_var("n"), "tir.Var int64": te.var("n", "int64"), "name": "n",
+           "Any": relay.Any()}[batch]
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Shape", ["r"], ["s"]), helper.make_node("Reshape", ["r", "s"], ["a"]),
+             helper.make_node("Add", ["a", "b"], ["y"])]
+    m = make_model(nodes, [("x", F, ["N", 4]), ("b", F, ["N", 3])], [("y", F, ["N", 3])], {"w": _x(4, 3)})
+    mod, _ = relay.frontend.from_onnx(m, shape={"x": (dim, 4), "b": (dim, 3)})
+    text = mod["main"].astext()
+    shown = {"Any": "Tensor[(?, 4), float32]", "tir.Var int64": "Tensor[(n: int64, 4), float32]"}
+    assert shown.get(batch, "Tensor[(n, 4), float32]") in text, text
+    run = relay.create_executor("vm", mod=mod).evaluate()
+    for n in (1, 3, 8):
+        feeds = {"x": _x(n, 4), "b": _x(n, 3)}
+        assert_close([run(**feeds).numpy()], run_ort(m, feeds))
+    if batch != "Any":  # both inputs share n: different sizes are a clear error, not a wrong answer
+        with pytest.raises(relay.errors.InputError):
+            run(x=_x(2, 4), b=_x(5, 3))
+
+
+def test_shape_argument_rejects_what_is_not_a_dim():
+    m = make_model([helper.make_node("Relu", ["x"], ["y"])], [("x", F, ["N", 3])], [("y", F, ["N", 3])])
+    for bad in ((2.5, 3), ("not a name", 3), (True, 3)):
+        with pytest.raises(relay.errors.InputError, match="is not a shape"):
+            relay.frontend.from_onnx(m, shape={"x": bad})

@@ -149,6 +149,13 @@ def _element_rank(value) -> int:
     return 0 if value is None else np.ndim(value)
 
 
+def _has_integer_inputs(graph, names) -> bool:
+    """Whether some tensor graph input in `names` holds integers or bools (a possible shape input)."""
+    return any(inp.name in names and inp.type.WhichOneof("value") == "tensor_type" and
+               onnx.helper.tensor_dtype_to_np_dtype(inp.type.tensor_type.elem_type).kind in "iub"
+               for inp in graph.input if inp.type.tensor_type.elem_type)
+
+
 def _open_element_inputs(graph, names) -> list:
     """The graph inputs that are sequences or optionals whose innermost tensor declares no shape."""
     out = []
@@ -185,11 +192,13 @@ class RelayBackend(Backend):
             return DeferredBackendRep(model, executor, names, shape, bind_inputs, open_elements)
         try:
             mod, params = from_onnx(model, shape=shape)
-        except DynamicInputError:
-            if not bind_inputs:
+            return RelayBackendRep(mod, params, executor, names)
+        except (DynamicInputError, NeedsVMError):
+            # shape-like inputs computed at run time: converters without a dyn form need their values,
+            # and an executor without dynamic shapes needs them bound
+            if not bind_inputs or not _has_integer_inputs(model.graph, names):
                 raise
             return DeferredBackendRep(model, executor, names, shape, bind=True)
-        return RelayBackendRep(mod, params, executor, names)
 
     @classmethod
     def run_model(cls, model, inputs, device="CPU", **kwargs):

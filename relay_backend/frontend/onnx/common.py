@@ -151,9 +151,9 @@ class NodeContext:
         return tuple(self.importer.type_of(expr).shape)
 
     def static_shape(self, expr, what: str = "data") -> tuple:
-        from ...ir.types import is_any
+        from ...ir.types import is_static
         shape = self.shape(expr)
-        if any(is_any(d) for d in shape):
+        if not all(is_static(d) for d in shape):  # Any or a size variable
             raise self.fail_shape(f"{what} has a dynamic shape {shape}, which this converter needs static",
                             "give static input shapes via from_onnx(model, shape={...})")
         return tuple(int(d) for d in shape)

@@ -19,7 +19,7 @@ import numpy as np
 from ...errors import InputError, OpNotImplemented, RelayError
 from ...ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var, var
 from ...ir.module import IRModule
-from ...ir.types import Any, TensorType, TupleType, is_any
+from ...ir.types import Any, TensorType, TupleType, is_any, is_static
 from ...op.registry import OpDef
 from ...progress import track
 from ...runtime import ndarray as _nd
@@ -438,7 +438,7 @@ def _prefixed(err, where: str):
 def _check_static_size(ty, what: str):
     """check_tensor_size for every fully static tensor in `ty` (a TensorType or TupleType)."""
     for field in (ty.fields if isinstance(ty, TupleType) else [ty]):
-        if isinstance(field, TensorType) and not any(is_any(d) for d in field.shape):
+        if isinstance(field, TensorType) and all(is_static(d) for d in field.shape):
             check_tensor_size(field.shape, field.dtype, what)
 
 

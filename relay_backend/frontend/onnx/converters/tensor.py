@@ -133,7 +133,7 @@ def gather(ctx, inputs):
     raising (onnxruntime raises), because a compiled kernel cannot raise; it never reads out of
     bounds. When the axis length is itself dynamic, mode="wrap" (exact for every valid index).
     """
-    from ....ir.types import is_any
+    from ....ir.types import is_static
     x, idx = inputs
     nd = ctx.ndim(x)
     axis = int(ctx.attrs.get("axis", 0))
@@ -141,7 +141,7 @@ def gather(ctx, inputs):
         raise ctx.fail(f"axis={axis} is out of range for data of rank {nd}")
     axis %= nd
     dim = ctx.shape(x)[axis]
-    if is_any(dim):
+    if not is_static(dim):
         return _op.take(x, idx, axis=axis, mode="wrap")
     dim = int(dim)
     value = ctx.maybe_value(idx)
