@@ -1,7 +1,8 @@
 """ONNX RNN / GRU / LSTM (unrolled over the sequence) against onnxruntime: every direction, the
 activation attributes, clip, initial states, peepholes, sequence_lens, GRU's linear_before_reset
-and LSTM's input_forget; layout 1 against onnxruntime on the time-major twin (it refuses layout 1). Random weights (seeded), 3 steps, batch 2, input 3,
-hidden 4. Tolerance: rtol 1e-5, atol 1e-5 scaled to the output magnitude (conftest.assert_close)."""
+and LSTM's input_forget; layout 1 against onnxruntime on the time-major twin (it refuses layout 1).
+Random weights (seeded), 3 steps, batch 2, input 3, hidden 4. Tolerance: rtol 1e-5, atol 1e-5
+scaled to the output magnitude (conftest.assert_close)."""
 import numpy as np
 import onnx
 import pytest

@@ -184,7 +184,8 @@ def test_graph_executor_refuses_adt_values_naming_the_vm():
 
 
 def test_bad_sequence_use_is_a_clear_error():
-    at = _model([helper.make_node("SequenceConstruct", ["a", "a"], ["s"]), helper.make_node("SequenceAt", ["s", "k"], ["y"])],
+    at = _model([helper.make_node("SequenceConstruct", ["a", "a"], ["s"]),
+                 helper.make_node("SequenceAt", ["s", "k"], ["y"])],
                 [_t("a", F, [2])], [_t("y", F, [2])], [_const("k", np.int64(2))])
     with pytest.raises(InvalidModelError, match=r"position 2 is out of range .*\[-2, 1\]"):
         relay.frontend.from_onnx(at)

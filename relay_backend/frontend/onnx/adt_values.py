@@ -41,7 +41,8 @@ def to_runtime(value, ty, mod, where: str, inside_adt: bool = False):
             return ConstructorValue(ctors["None"].tag, [], ctors["None"])
         return ConstructorValue(ctors["Some"].tag, [to_runtime(value, ty.args[0], mod, where, True)], ctors["Some"])
     if isinstance(ty, TupleType):
-        return tuple(to_runtime(v, t, mod, f"{where}.{i}", inside_adt) for i, (v, t) in enumerate(zip(value, ty.fields)))
+        return tuple(to_runtime(v, t, mod, f"{where}.{i}", inside_adt)
+                     for i, (v, t) in enumerate(zip(value, ty.fields)))
     if value is None:
         raise InputError(f"{where} expects {type_to_str(ty)}, got None (only an optional input may be None)")
     array = value.numpy() if isinstance(value, NDArray) else np.asarray(value)

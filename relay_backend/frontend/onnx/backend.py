@@ -30,7 +30,7 @@ from onnx.backend.base import Backend, BackendRep
 from ...errors import InputError, OpNotImplemented
 from ...ir.types import TupleType
 from .adt_values import from_runtime, to_runtime
-from .common import DynamicInputError, InvalidModelError, UndeclaredElementShapeError
+from .common import DynamicInputError, InvalidModelError
 from .importer import OnnxImporter, from_onnx, model_opset
 from .loading import load_model
 from .validate import check_opset_known, validate_model

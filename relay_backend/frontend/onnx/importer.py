@@ -13,6 +13,11 @@ error is reported as an InvalidModelError naming the node, never as a bare excep
 
 What cannot be imported is reported all at once: every unsupported op, and every node whose
 attribute values or run-time inputs its converter rejects (see OnnxImporter._convert_all).
+
+ONNX sequences and optionals become the Prelude's List and Option (adt.py): expressions the op
+relations cannot type record their type with `typed`, and a model that uses them is imported into
+a module holding the Prelude. Subgraphs (If branches, Loop and SequenceMap bodies) are converted
+by `convert_subgraph`, seeing the enclosing graphs' values by name.
 """
 import numpy as np
 
@@ -252,8 +257,9 @@ class OnnxImporter:
         what = f"from_onnx: graph input {inp.name!r}"
         ty = onnx_value_type(lambda: self.adt, inp.type, what, self.shape.get(inp.name))
         if ty is None:
-            raise UndeclaredElementShapeError(f"{what} is a sequence or optional whose element shape is not declared; pass the "
-                             f"element shape as shape={{{inp.name!r}: (...)}} (None for a dynamic dimension)")
+            raise UndeclaredElementShapeError(f"{what} is a sequence or optional whose element shape is not "
+                                              f"declared; pass the element shape as shape={{{inp.name!r}: (...)}} "
+                                              "(None for a dynamic dimension)")
         return var(inp.name, ty)
 
     def convert_subgraph(self, graph, outer_values, opset, input_exprs):

@@ -19,7 +19,8 @@ from ....ir.adt import Clause, Match, PatternConstructor, PatternVar, PatternWil
 from ....ir.expr import Call, Function, Let, Tuple, TupleGetItem, var
 from ....ir.types import Any, FuncType, TensorType, TupleType
 from ..adt import (StaticOptional, StaticSequence, coerce, join_types, make_optional, make_sequence,
-                   onnx_value_type, sequence_dtype, sequence_elem_type, static_of)
+                   onnx_value_dtype, onnx_value_type, placeholder_elem, sequence_dtype, sequence_elem_type,
+                   static_of)
 from ..common import const, onnx_dtype
 from ._registry import converter
 
@@ -238,14 +239,9 @@ def sequence_map(ctx, inputs):
                 k += s
             for collected, out in zip(outs, importer.convert_subgraph(body, ctx.values, ctx.opset, args)):
                 collected.append(out)
-        return [make_sequence(importer, items, _body_out_dtype(body, j), what=ctx.where())
+        return [make_sequence(importer, items, onnx_value_dtype(body.output[j].type), what=ctx.where())
                 for j, items in enumerate(outs)]
     return _sequence_map_runtime(ctx, body, inputs, is_seq)
-
-
-def _body_out_dtype(body, j):
-    from ..adt import onnx_value_dtype
-    return onnx_value_dtype(body.output[j].type)
 
 
 def _sequence_map_runtime(ctx, body, inputs, is_seq):
@@ -286,7 +282,7 @@ def optional(ctx, inputs):
         item = inputs[0]
         static = _static_sequence(ctx, item)
         inner = ctx.type(item) if static is None else ctx.importer.adt.list_of(
-            static.elem_type or _placeholder(static.dtype))
+            static.elem_type or placeholder_elem(static.dtype))
         return make_optional(ctx.importer, item, inner)
     type_proto = ctx.attrs.get("type")
     if type_proto is None:
@@ -295,11 +291,6 @@ def optional(ctx, inputs):
     if inner is None:
         raise ctx.fail("the 'type' attribute declares no element shape; Relay needs the rank of an empty optional")
     return make_optional(ctx.importer, None, inner)
-
-
-def _placeholder(dtype):
-    from ..adt import placeholder_elem
-    return placeholder_elem(dtype)
 
 
 def _static_optional(ctx, expr):
