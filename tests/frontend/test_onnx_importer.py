@@ -261,3 +261,24 @@ def test_shape_argument_rejects_what_is_not_a_dim():
     for bad in ((2.5, 3), ("not a name", 3), (True, 3)):
         with pytest.raises(relay.errors.InputError, match="is not a shape"):
             relay.frontend.from_onnx(m, shape={"x": bad})
+
+
+def test_backend_with_every_input_at_run_time_uses_the_dyn_ops_or_says_unsupported():
+    """prepare(bind_inputs=False) never re-imports with integer inputs bound: Reshape's run-time shape
+    runs through dyn.reshape on debug and the VM; the graph executor (static shapes only) and a
+    converter that still needs the value (Expand) report OpNotImplemented instead of binding."""
+    from relay_backend.frontend.onnx.backend import NeedsVMError, RelayBackend
+    from relay_backend.frontend.onnx.common import DynamicInputError
+    m = make_model([helper.make_node("Reshape", ["x", "s"], ["y"])], [("x", F, [2, 6]), ("s", "int64", [3])],
+                   [("y", F, [3, 2, 2])])
+    feeds = {"x": _x(2, 6), "s": np.array([3, -1, 2], "int64")}
+    for kind in ("debug", "vm"):
+        rep = RelayBackend.prepare(m, executor=kind, bind_inputs=False)
+        assert_close(rep.run(feeds), run_ort(m, feeds))
+    with pytest.raises(NeedsVMError, match="executor='vm'"):
+        RelayBackend.prepare(m, executor="graph", bind_inputs=False)
+    assert_close(RelayBackend.prepare(m, executor="graph").run(feeds), run_ort(m, feeds))  # bound per run
+    e = make_model([helper.make_node("Expand", ["x", "s"], ["y"])], [("x", F, [2, 1]), ("s", "int64", [2])],
+                   [("y", F, [2, 3])])
+    with pytest.raises(DynamicInputError):
+        RelayBackend.prepare(e, executor="debug", bind_inputs=False)
