@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from .conftest import assert_close, run_ort
 
+import relay_backend as relay  # noqa: E402
 from relay_backend.errors import RelayError  # noqa: E402
 from relay_backend.frontend.onnx.backend import RelayBackend  # noqa: E402
 
@@ -157,3 +158,6 @@ def test_bad_rnn_attributes_are_clear_errors():
     model, _ = _model("RNN", "forward", activations=["Swish"])
     with pytest.raises(RelayError, match="activation 'Swish' is not supported"):
         RelayBackend.prepare(model, executor="debug")
+    model, _ = _model("LSTM", "forward")
+    with pytest.raises(RelayError, match="0 steps"):
+        relay.frontend.from_onnx(model, shape={"X": (0, B, I)})

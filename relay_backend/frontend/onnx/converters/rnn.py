@@ -89,6 +89,8 @@ class _Setup:
             raise ctx.fail_shape(f"X has shape {shape}; the sequence length must be static to unroll the "
                                  "recurrence", "give static input shapes via from_onnx(model, shape={...})")
         self.steps, self.batch = int(shape[0]), shape[1]
+        if self.steps == 0:
+            raise ctx.fail("X has a sequence of 0 steps; the unrolled recurrence needs at least one")
         w_shape = ctx.static_shape(w, "W")
         self.num_directions, hidden_times_gates = w_shape[0], w_shape[1]
         direction = ctx.attrs.get("direction", "forward")
