@@ -203,3 +203,26 @@ def test_bad_sequence_use_is_a_clear_error():
     seq_in = _model([helper.make_node("SequenceLength", ["s"], ["n"])], [_seq("s", F, [2])], [_t("n", I64, [])])
     with pytest.raises(InputError, match=r"input 's'\[1\] expects Tensor\[\(2\), float32\]"):
         RelayBackend.prepare(seq_in, executor="vm").run({"s": [_x(2), _x(3)]})
+
+
+def test_unsupported_node_read_only_inside_a_branch_is_reported_as_unsupported():
+    """A value that only an If branch reads counts as consumed: when the node making it cannot be
+    converted, the report names that node's op, not a missing value inside the branch."""
+    custom = helper.make_node("Frobnicate", ["x"], ["a"], domain="com.example")
+    then_g = helper.make_graph([helper.make_node("Identity", ["a"], ["t"])], "then", [], [_t("t", F, [2])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [], [_t("e", F, [2])])
+    m = _model([custom, helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+               [_t("x", F, [2]), _t("c", B, [])], [_t("y", F, [2])])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    with pytest.raises(relay.errors.OpNotImplemented, match="custom domain") as err:
+        relay.frontend.from_onnx(m)
+    assert "no earlier node" not in str(err.value)
+
+
+def test_range_reads_single_value_tensors_as_scalars():
+    m = _model([helper.make_node("Range", ["s", "l", "d"], ["y"])], [], [_t("y", I64, [4])],
+               [_const("s", np.array([2], "int64")), _const("l", np.array([10], "int64")),
+                _const("d", np.array([2], "int64"))], opset=11)
+    mod, params = relay.frontend.from_onnx(m)
+    out = relay.create_executor("debug", mod=mod).evaluate()()
+    np.testing.assert_array_equal(out.numpy(), np.arange(2, 10, 2))

@@ -295,10 +295,11 @@ class OnnxImporter:
         unsupported attributes are reported."""
         failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
         unchecked, inferred = 0, None
-        consumed = {name for node in model.graph.node for name in node.input}
+        consumed = {name for node in model.graph.node for name in _reads(node)}
         for node in track(model.graph.node, desc="import ONNX", unit="node"):
-            is_tainted = any(n in tainted for n in node.input if n)
-            if any(n and n in values and values[n] is None for n in node.input):
+            reads = _reads(node)
+            is_tainted = any(n in tainted for n in reads if n)
+            if any(n and n in values and values[n] is None for n in reads):
                 unchecked += 1  # an input we could not even type: skip the node
                 err = None
             elif (node.domain or "", node.op_type) in unsupported_ops:
@@ -421,6 +422,16 @@ def _uses_adts(func) -> bool:
     if any(isinstance(p.type_annotation, TypeCall) for p in func.params):
         return True
     return any(isinstance(node, (Constructor, GlobalVar, Match)) for node in all_nodes_post_order(func))
+
+
+def _reads(node) -> list:
+    """The value names `node` reads: its inputs and, for If / Loop / SequenceMap, every name the
+    nodes of its subgraphs read (a subgraph may use the enclosing graphs' values by name)."""
+    names = list(node.input)
+    for attr in node.attribute:
+        for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            names.extend(name for sub in _all_nodes(graph) for name in sub.input)
+    return names
 
 
 def _all_nodes(graph):

@@ -331,6 +331,7 @@ def range_(ctx, inputs):
             raise ctx.invalid(f"start, limit and delta must be finite; {name} is {v.reshape(-1)[0]}")
     if delta.reshape(-1)[0] == 0:
         raise ctx.invalid("delta is 0, so the range never reaches its limit")
+    start, limit, delta = (v.reshape(-1)[0] for v in (start, limit, delta))  # a scalar, or one value
     if start.dtype.kind == "f":
         count = _m.ceil((float(limit) - float(start)) / float(delta))
     else:
