@@ -1,9 +1,13 @@
 """Shape and data-movement ONNX ops: Reshape, Flatten, Transpose, Concat, Split, Squeeze, Unsqueeze,
 Gather, Slice, Expand, Tile, Pad, Shape, Size, Constant, ConstantOfShape, Range.
 
-Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) must fold to
-constants; the importer folds Shape-of-static-input subgraphs, so this covers exported models
-whose input shapes are static.
+Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) are read as
+constants when they fold to one (the importer folds Shape-of-static-input subgraphs, so exported
+models with static input shapes import as static ops). Computed at run time, Reshape's shape,
+Slice's starts/ends/steps, Squeeze's axes, Expand's shape, Tile's repeats, ConstantOfShape's shape
+and Range's limits become the dyn ops (shape_of for Shape/Size of a dynamic input), which the
+debug interpreter and the VM run; the others (Pad's pads, Unsqueeze's axes, Split's sizes, ...)
+still need constants (a DynamicInputError names the node).
 """
 import math as _m
 
@@ -107,8 +111,21 @@ def _axes(ctx, inputs, version_with_input=13):
     return list(axes) if axes is not None else None
 
 
+def _runtime_input(ctx, inputs, k, since=1):
+    """inputs[k] when the node's schema has it as an input (from version `since`) and it is only
+    known at run time (it does not fold to a constant), else None."""
+    if ctx.since < since or len(inputs) <= k or inputs[k] is None:
+        return None
+    return inputs[k] if ctx.maybe_value(inputs[k]) is None else None
+
+
 @converter("Squeeze")
 def squeeze(ctx, inputs):
+    axes = _runtime_input(ctx, inputs, 1, since=13)
+    if axes is not None:  # dyn.squeeze, negative axes made positive here (the rank is static)
+        axes = _op.cast(axes, "int64")
+        nd = const(np.int64(ctx.ndim(inputs[0])))
+        return _op.squeeze(inputs[0], _op.where(_op.less(axes, const(np.int64(0))), _op.add(axes, nd), axes))
     axes = _axes(ctx, inputs)
     return _op.squeeze(inputs[0], axis=axes)
 
@@ -218,6 +235,8 @@ def _runtime_slice(ctx, inputs):
 @converter("Expand", min_version=8)
 def expand(ctx, inputs):
     x, shape = inputs
+    if _runtime_input(ctx, inputs, 1) is not None:
+        return _runtime_expand(ctx, x, shape)
     target = tuple(_ints(ctx, shape, "shape"))
     have = tuple(ctx.static_shape(x, "input"))
     if any(d < 0 for d in target):
@@ -229,8 +248,26 @@ def expand(ctx, inputs):
     return _op.broadcast_to(x, out)
 
 
+def _runtime_expand(ctx, x, shape):
+    """Expand to a run-time shape: ONNX broadcasts both ways (a 1 in `shape` keeps the input's dim),
+    so the target is the elementwise max of the two shapes aligned at the right, then
+    dyn.broadcast_to (which checks the dims at run time)."""
+    count = ctx.shape(shape)
+    if len(count) != 1 or not isinstance(count[0], int):
+        raise ctx.fail_shape(f"shape has shape {count}; a run-time Expand needs a 1-D shape of static length")
+    count, nd = int(count[0]), ctx.ndim(x)
+    have, want = _op.shape_of(x, "int64"), _op.cast(shape, "int64")
+    if count > nd:
+        have = _op.concatenate([const(np.ones(count - nd, "int64")), have], 0)
+    elif nd > count:
+        want = _op.concatenate([const(np.ones(nd - count, "int64")), want], 0)
+    return _op.broadcast_to(x, _op.maximum(have, want))
+
+
 @converter("Tile", min_version=6)
 def tile(ctx, inputs):
+    if _runtime_input(ctx, inputs, 1) is not None:
+        return _op.tile(inputs[0], _op.cast(inputs[1], "int64"))  # dyn.tile
     return _op.tile(inputs[0], _ints(ctx, inputs[1], "repeats"))
 
 
@@ -307,14 +344,16 @@ def constant(ctx, inputs):
 
 @converter("ConstantOfShape")
 def constant_of_shape(ctx, inputs):
-    dims = _ints(ctx, inputs[0], "input")
-    if any(d < 0 for d in dims):
-        raise ctx.invalid(f"the shape {dims} has a negative dimension")
     t = ctx.attrs.get("value")
     value = tensor_to_array(t, f"{ctx.where()}: attribute 'value'").reshape(-1) if t is not None \
         else np.zeros(1, "float32")
     if value.size != 1:
         raise ctx.invalid(f"attribute 'value' must hold one element, not {value.size}")
+    if _runtime_input(ctx, inputs, 0) is not None:  # dyn.full: the VM sizes it at run time
+        return _op.full(const(value.reshape(())), _op.cast(inputs[0], "int64"), str(value.dtype))
+    dims = _ints(ctx, inputs[0], "input")
+    if any(d < 0 for d in dims):
+        raise ctx.invalid(f"the shape {dims} has a negative dimension")
     check_tensor_size(dims, value.dtype, ctx.where())
     return const(np.full(dims, value[0], dtype=value.dtype))
 
@@ -322,7 +361,11 @@ def constant_of_shape(ctx, inputs):
 @converter("Range")
 def range_(ctx, inputs):
     """ONNX Range: max(ceil((limit - start) / delta), 0) elements start, start + delta, ...; the
-    length is checked (delta 0, non-finite bounds, a size past the tensor limit) before numpy runs."""
+    length is checked (delta 0, non-finite bounds, a size past the tensor limit) before numpy runs.
+    Limits known only at run time build dyn.arange (the VM computes the length when it runs)."""
+    if any(ctx.maybe_value(e) is None for e in inputs):
+        scalars = [_op.reshape(e, ()) if ctx.shape(e) else e for e in inputs]
+        return _op.arange(*scalars, dtype=ctx.dtype(inputs[0]))
     start, limit, delta = (np.asarray(ctx.value(e, w)) for e, w in zip(inputs, ("start", "limit", "delta")))
     for name, v in (("start", start), ("limit", limit), ("delta", delta)):
         if v.size != 1:
