@@ -218,36 +218,3 @@ def test_unsupported_node_read_only_inside_a_branch_is_reported_as_unsupported()
         relay.frontend.from_onnx(m)
     assert "no earlier node" not in str(err.value)
 
-
-def test_range_reads_single_value_tensors_as_scalars():
-    m = _model([helper.make_node("Range", ["s", "l", "d"], ["y"])], [], [_t("y", I64, [4])],
-               [_const("s", np.array([2], "int64")), _const("l", np.array([10], "int64")),
-                _const("d", np.array([2], "int64"))], opset=11)
-    mod, params = relay.frontend.from_onnx(m)
-    out = relay.create_executor("debug", mod=mod).evaluate()()
-    np.testing.assert_array_equal(out.numpy(), np.arange(2, 10, 2))
-
-
-@pytest.mark.parametrize("op, inputs, feeds", [
-    ("Squeeze", [("x", F, [2, 1, 3, 1]), ("a", I64, [2])], {"a": np.array([-1, 1], "int64")}),
-    ("Expand", [("x", F, [3, 1]), ("a", I64, [3])], {"a": np.array([2, 1, 4], "int64")}),
-    ("Expand", [("x", F, [2, 3, 1]), ("a", I64, [2])], {"a": np.array([1, 5], "int64")}),
-    ("Tile", [("x", F, [2, 3]), ("a", I64, [2])], {"a": np.array([3, 2], "int64")}),
-    ("ConstantOfShape", [("a", I64, [3])], {"a": np.array([2, 0, 3], "int64")}),
-    ("Range", [("s", I64, []), ("l", I64, []), ("a", I64, [])], {"s": np.array(7), "l": np.array(-4),
-                                                                  "a": np.array(-3, "int64")}),
-])
-def test_shape_like_inputs_at_run_time_use_the_dyn_ops(op, inputs, feeds):
-    """Every graph input supplied at run time (bind_inputs=False): Squeeze's axes, Expand's shape
-    (broadcast both ways), Tile's repeats, ConstantOfShape's shape and Range's limits become dyn ops
-    that the debug interpreter and the VM run."""
-    node = helper.make_node(op, [name for name, _, _ in inputs], ["y"])
-    m = _model([node], [_t(*i) for i in inputs], [_t("y", I64 if op == "Range" else F, None)], opset=13)
-    m.graph.output[0].type.tensor_type.ClearField("shape")
-    m.graph.output[0].type.tensor_type.shape.SetInParent()
-    feeds = dict(feeds)
-    if any(name == "x" for name, _, _ in inputs):
-        feeds["x"] = _x(*[i[2] for i in inputs if i[0] == "x"][0])
-    refs = run_ort(m, feeds)
-    for kind in ("debug", "vm"):
-        _same(RelayBackend.prepare(m, executor=kind, bind_inputs=False).run(feeds), refs)

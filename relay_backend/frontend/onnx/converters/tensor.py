@@ -4,9 +4,9 @@ Gather, Slice, Expand, Tile, Pad, Shape, Size, Constant, ConstantOfShape, Range.
 Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) are read as
 constants when they fold to one (the importer folds Shape-of-static-input subgraphs, so exported
 models with static input shapes import as static ops). Computed at run time, Reshape's shape,
-Slice's starts/ends/steps, Squeeze's axes, Expand's shape, Tile's repeats, ConstantOfShape's shape
+Slice's starts/ends/steps, Squeeze's and Unsqueeze's axes, Expand's shape, Tile's repeats, ConstantOfShape's shape
 and Range's limits become the dyn ops (shape_of for Shape/Size of a dynamic input), which the
-debug interpreter and the VM run; the others (Pad's pads, Unsqueeze's axes, Split's sizes, ...)
+debug interpreter and the VM run; the others (Pad's pads, Split's sizes, reduction axes, ...)
 still need constants (a DynamicInputError names the node).
 """
 import math as _m
@@ -133,11 +133,38 @@ def squeeze(ctx, inputs):
 @converter("Unsqueeze")
 def unsqueeze(ctx, inputs):
     x = inputs[0]
+    if _runtime_input(ctx, inputs, 1, since=13) is not None:
+        return _runtime_unsqueeze(ctx, x, inputs[1])
     axes = _axes(ctx, inputs)
     out_nd = ctx.ndim(x) + len(axes)
     for a in sorted(a % out_nd for a in axes):
         x = _op.expand_dims(x, a)
     return x
+
+
+def _runtime_unsqueeze(ctx, x, axes):
+    """Unsqueeze with axes known at run time: dyn.reshape to the output shape computed from them
+    (output position i is a new 1 when it is one of the axes, else the input dim i - #axes before
+    i). Axes that are out of range or repeated make the shape all zeros, so the reshape fails at
+    run time instead of giving a differently shaped result."""
+    count = ctx.shape(axes)
+    if len(count) != 1 or not isinstance(count[0], int):
+        raise ctx.fail_shape(f"axes has shape {count}; a run-time Unsqueeze needs a 1-D axes of static length")
+    nd = ctx.ndim(x)
+    rank = nd + int(count[0])
+    axes = _op.reshape(_op.cast(axes, "int64"), (1, -1))
+    axes = _op.where(_op.less(axes, const(np.int64(0))), _op.add(axes, const(np.int64(rank))), axes)
+    position = const(np.arange(rank, dtype="int64").reshape(rank, 1))
+    is_new = _op.sum(_op.cast(_op.equal(position, axes), "int64"), axis=1)            # (rank,)
+    before = _op.sum(_op.cast(_op.less(axes, position), "int64"), axis=1)             # new axes before i
+    source = _op.where(_op.greater(is_new, const(np.int64(0))), const(np.int64(nd)),
+                       _op.subtract(const(np.arange(rank, dtype="int64")), before))
+    dims = _op.concatenate([_op.shape_of(x, "int64"), const(np.ones(1, "int64"))], 0)  # dims[nd] = 1
+    shape = _op.take(dims, source, axis=0, mode="clip")
+    in_range = _op.logical_and(_op.greater_equal(axes, const(np.int64(0))), _op.less(axes, const(np.int64(rank))))
+    valid = _op.logical_and(_op.equal(_op.sum(is_new), const(np.int64(int(count[0])))),
+                            _op.all(in_range))
+    return _op.reshape(x, _op.where(valid, shape, _op.zeros_like(shape)))
 
 
 @converter("Gather")
