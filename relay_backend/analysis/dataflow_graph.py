@@ -27,6 +27,7 @@ from ..ir.adt import Constructor, Match
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var)
 from ..ir.functor import all_nodes_post_order, post_order
+from ..ir.dims import shape_key
 from ..ir.types import TensorType, TupleType
 from ..op.pattern import OpPattern
 
@@ -121,7 +122,8 @@ def edge_pattern(call: Call, arg, op_pattern: OpPattern) -> OpPattern:
     """The pattern of the edge arg -> call: a broadcast that does not broadcast is elementwise."""
     if op_pattern == OpPattern.BROADCAST:
         rtype, atype = _type(call), _type(arg)
-        if isinstance(rtype, TensorType) and isinstance(atype, TensorType) and rtype.shape == atype.shape:
+        if isinstance(rtype, TensorType) and isinstance(atype, TensorType) and \
+                shape_key(rtype.shape) == shape_key(atype.shape):  # `==` on dims builds tir EQ for size vars
             return OpPattern.ELEMWISE
     return op_pattern
 

@@ -14,8 +14,11 @@ compared (`dim_key`: structural, variables by identity). Arithmetic and proofs o
 type relations live in ir/shape_math.py.
 
 Printed form (what `Tensor[(n, 3), float32]` shows):
-    dim   := INT | "?" | NAME | dim op dim | "min(" dim ", " dim ")" | "max(" dim ", " dim ")"
-             | "(" dim ")" | DTYPE "(" dim ")"          (a cast between integer dtypes)
+    dim   := INT | "?" | NAME | NAME ": " DTYPE | dim op dim | "min(" dim ", " dim ")"
+             | "max(" dim ", " dim ")" | "(" dim ")" | DTYPE "(" dim ")"   (a cast between int dtypes)
+An int32 size variable prints as its name; one of another dtype as `n: int64` (Relay keeps a size
+variable's dtype: TVM's printer puts it in the metadata section, this one next to the name). An
+integer constant of a dtype other than int32 carries TVM's IntImm suffix (`2i64`, `3000000000i64`).
     op    := "+" | "-" | "*" | "//" | "%"      (+ - bind looser than * // %, left-associative)
 Parentheses appear only where precedence needs them: `n * 2 + 1`, `(n + 2) // 3`, `n - (m - 1)`.
 """
@@ -159,7 +162,15 @@ def dim_to_str(d) -> str:
         return _expr_text(d)[0]
     if isinstance(d, Any):
         return "?"
-    return str(int(d))
+    return _int_text(int(d), "int32" if -2 ** 31 <= int(d) < 2 ** 31 else "int64")
+
+
+def _int_text(value: int, dtype: str) -> str:
+    """An integer as Relay prints an IntImm: bare for int32, with TVM's suffix otherwise (`5i64`)."""
+    if dtype == "int32":
+        return str(value)
+    signed = dtype.startswith("int")
+    return f"{value}{'i' if signed else 'u'}{dtype[3:] if signed else dtype[4:]}"
 
 
 def dim_spec(d):
@@ -202,9 +213,11 @@ def fold_dim(expr, leaf, combine):
 
 def _text_leaf(node) -> tuple:
     if isinstance(node, E.Var):
+        if node.dtype != "int32":  # Relay keeps the dtype; `n: int64` (parenthesized inside arithmetic)
+            return f"{node.name}: {node.dtype}", 0
         return node.name, 3
     value = int(node.value)
-    return str(value), 3 if value >= 0 else 0
+    return _int_text(value, node.dtype), 3 if value >= 0 else 0
 
 
 def _text_combine(node, texts) -> tuple:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import op as _op
 from ..ir.expr import Call, Constant
-from ..ir.dims import is_static
+from ..ir.dims import is_static, shape_key
 from ..ir.shape_math import dims_equal
 from ..ir.types import TensorType
 from ..op.registry import register_op_attr
@@ -211,7 +211,7 @@ def add_sub_backward_prep(call, in_messages):
         return ml
     if mr is not None and match_broadcast_to_left_axes(trhs, tlhs, mr.axes)[0]:
         return mr
-    if ml is not None and mr is not None and ml.axes == mr.axes and tlhs.shape == trhs.shape:
+    if ml is not None and mr is not None and ml.axes == mr.axes and shape_key(tlhs.shape) == shape_key(trhs.shape):
         return ml
     return None
 

@@ -89,3 +89,28 @@ def test_json_round_trip_keeps_symbolic_dims_and_shares_their_variables():
     assert back.astext() == mod.astext()
     n_x, y0 = _size_var_of(back, 0, 0), _size_var_of(back, 1, 0)
     assert isinstance(n_x, tir.SizeVar) and any(v is n_x for v in dim_vars(y0)), "n in y's dim is the n of x's type"
+
+
+def test_a_size_variable_that_is_not_int32_shows_its_dtype_and_parses_back():
+    """Relay keeps a size variable's dtype (TVM's printer puts every tir.Var in the metadata, with its
+    dtype; here the name is printed, so a non-int32 one carries `: dtype`). An int32 one prints
+    bare, and a constant too big for int32 carries Relay's `i64` suffix, as TVM prints an int64
+    IntImm."""
+    n, m = te.var("n", "int64"), te.size_var("m")
+    x = relay.var("x", shape=(n, m, 3))
+    y = relay.var("y", shape=(n * 2, 3_000_000_000))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, y], relay.Tuple([x, y]))))
+    text = mod.astext()
+    assert "Tensor[(n: int64, m, 3), float32]" in text, text
+    assert "Tensor[((n: int64) * 2i64, 3000000000i64), float32]" in text, text
+    back = relay.parse(text)
+    parsed = _size_var_of(back, 0, 0)
+    assert parsed.dtype == "int64" and parsed.name == "n"
+    assert _size_var_of(back, 0, 1).dtype == "int32"
+    assert any(v is parsed for v in dim_vars(_size_var_of(back, 1, 0)))
+    assert relay.transform.InferType()(back).astext() == text
+
+
+def test_one_name_with_two_dtypes_is_a_parse_error():
+    with pytest.raises(ParseError, match="size variable `n` is int32 here but int64 elsewhere"):
+        relay.parse(HEADER + "def @main(%x: Tensor[(n: int64), float32], %y: Tensor[(n), float32]) { %x }")

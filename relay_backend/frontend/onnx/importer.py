@@ -13,21 +13,26 @@ error is reported as an InvalidModelError naming the node, never as a bare excep
 
 What cannot be imported is reported all at once: every unsupported op, and every node whose
 attribute values or run-time inputs its converter rejects (see OnnxImporter._convert_all).
+
+ONNX sequences and optionals become the Prelude's List and Option (adt.py): expressions the op
+relations cannot type record their type with `typed`, and a model that uses them is imported into
+a module holding the Prelude. Subgraphs (If branches, Loop and SequenceMap bodies) are converted
+by `convert_subgraph`, seeing the enclosing graphs' values by name.
 """
 import numpy as np
 
 from ...errors import InputError, OpNotImplemented, RelayError
 from ...ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var, var
 from ...ir.module import IRModule
-from ...ir.types import Any, TensorType, TupleType, is_any
+from ...ir.types import Any, TensorType, TupleType, is_any, is_static
 from ...op.registry import OpDef
 from ...progress import track
 from ...runtime import ndarray as _nd
 from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
 from ..spans import node_span, set_span
-from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
-                     iter_graphs, node_where, onnx_dtype)
+from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext,
+                     UndeclaredElementShapeError, const, iter_graphs, node_where, onnx_dtype)
 from .inference import inferred_types
 from .loading import load_model
 from .tensors import tensor_to_array
@@ -81,6 +86,22 @@ class OnnxImporter:
         self.opset_override = check_opset_argument(opset)
         self.freeze_params = freeze_params
         self._memo = {}  # id(expr) -> (expr, normalized expr, type); holding expr keeps the id alive
+        self._adt = None  # the AdtKit (List, Option), made when the model first uses a sequence or optional
+        self.structure = {}  # id(expr) -> (expr, StaticSequence | StaticOptional), see adt.py
+
+    @property
+    def adt(self):
+        """The AdtKit whose module becomes the imported module once a sequence or optional appears."""
+        if self._adt is None:
+            from .adt import AdtKit
+            self._adt = AdtKit()
+        return self._adt
+
+    def typed(self, expr, ty):
+        """Record the type of `expr`, which the op relations cannot type (an ADT value, a match, an
+        If, a let-bound loop); returns `expr`. Such expressions are never folded."""
+        self._memo[id(expr)] = (expr, expr, ty)
+        return expr
 
     # --- typing and folding ----------------------------------------------------------------------
     def normalize(self, expr):
@@ -270,13 +291,16 @@ class OnnxImporter:
         body = outs[0] if len(outs) == 1 else Tuple(outs)
         func = Function(input_vars + param_vars, body)
         from ...transform import InferType
-        return InferType()(IRModule.from_expr(func)), params
+        if self._adt is None or not _uses_adts(func):
+            return InferType()(IRModule.from_expr(func)), params
+        mod = self._adt.mod
+        mod["main"] = func
+        return InferType()(mod), params
 
     def _input_var(self, inp):
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type"):
-            raise OpNotImplemented(f"from_onnx: graph input {inp.name!r} is not a tensor "
-                                   "(sequences, maps and optionals are not supported)")
+            return self._adt_input_var(inp)
         dtype = self.dtype.get(inp.name, "float32") if isinstance(self.dtype, dict) else self.dtype
         if tt.elem_type:
             declared = onnx_dtype(tt.elem_type, f"graph input {inp.name!r}")
@@ -294,6 +318,39 @@ class OnnxImporter:
                              f"shape={{{inp.name!r}: (...)}}")
         return var(inp.name, shape=shape, dtype=dtype)
 
+    def _adt_input_var(self, inp):
+        """The variable of a sequence- or optional-typed graph input (List[...] / Option[...])."""
+        from .adt import onnx_value_type
+        what = f"from_onnx: graph input {inp.name!r}"
+        ty = onnx_value_type(lambda: self.adt, inp.type, what, self.shape.get(inp.name))
+        if ty is None:
+            raise UndeclaredElementShapeError(f"{what} is a sequence or optional whose element shape is not "
+                                              f"declared; pass the element shape as shape={{{inp.name!r}: (...)}} "
+                                              "(None for a dynamic dimension)")
+        return var(inp.name, ty)
+
+    def convert_subgraph(self, graph, outer_values, opset, input_exprs):
+        """The output expressions of `graph` (an If branch, a Loop or SequenceMap body) with its
+        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible."""
+        import collections
+        check_node_schemas(graph, opset)
+        values = collections.ChainMap({}, outer_values)
+        for init in graph.initializer:
+            values[init.name] = const(tensor_to_array(init, f"initializer {init.name!r} of subgraph {graph.name!r}"))
+        if len(input_exprs) != len(graph.input):
+            raise InvalidModelError(f"subgraph {graph.name!r} declares {len(graph.input)} inputs, but its node gives "
+                                    f"it {len(input_exprs)}")
+        for inp, expr in zip(graph.input, input_exprs):
+            values[inp.name] = expr
+        for node in graph.node:
+            self._convert_node(node, values, opset)
+        outs = []
+        for out in graph.output:
+            if out.name not in values or values[out.name] is None:
+                raise InvalidModelError(f"subgraph {graph.name!r}: output {out.name!r} is not produced by any node")
+            outs.append(self.normalize(values[out.name]))
+        return outs
+
     def _convert_all(self, model, values, opset, unsupported_ops):
         """Convert every node; collect what is unsupported and raise it all at once.
 
@@ -305,10 +362,11 @@ class OnnxImporter:
         unsupported attributes are reported."""
         failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
         unchecked, inferred = 0, None
-        consumed = {name for node in model.graph.node for name in node.input}
+        consumed = {name for node in model.graph.node for name in _reads(node)}
         for node in track(model.graph.node, desc="import ONNX", unit="node"):
-            is_tainted = any(n in tainted for n in node.input if n)
-            if any(n and n in values and values[n] is None for n in node.input):
+            reads = _reads(node)
+            is_tainted = any(n in tainted for n in reads if n)
+            if any(n and n in values and values[n] is None for n in reads):
                 unchecked += 1  # an input we could not even type: skip the node
                 err = None
             elif (node.domain or "", node.op_type) in unsupported_ops:
@@ -383,7 +441,7 @@ class OnnxImporter:
                 inputs.append(values[name])
         try:
             attrs = NodeAttrs(node)
-            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset))
+            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset), values)
             out = conv.fn(ctx, inputs)
             unread = attrs.unread()
             if unread:
@@ -421,6 +479,28 @@ def _is_const(e) -> bool:
     return isinstance(e, Constant) or (isinstance(e, Tuple) and all(_is_const(f) for f in e.fields))
 
 
+def _uses_adts(func) -> bool:
+    """Whether `func` builds, matches or takes ADT values or calls a global function (so it needs
+    the module holding the Prelude), rather than being plain dataflow over tensors."""
+    from ...ir.adt import Constructor, Match
+    from ...ir.expr import GlobalVar
+    from ...ir.functor import all_nodes_post_order
+    from ...ir.types import TypeCall
+    if any(isinstance(p.type_annotation, TypeCall) for p in func.params):
+        return True
+    return any(isinstance(node, (Constructor, GlobalVar, Match)) for node in all_nodes_post_order(func))
+
+
+def _reads(node) -> list:
+    """The value names `node` reads: its inputs and, for If / Loop / SequenceMap, every name the
+    nodes of its subgraphs read (a subgraph may use the enclosing graphs' values by name)."""
+    names = list(node.input)
+    for attr in node.attribute:
+        for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            names.extend(name for sub in _all_nodes(graph) for name in sub.input)
+    return names
+
+
 def _all_nodes(graph):
     """Every node, including those inside subgraph attributes (If / Loop bodies)."""
     for each in iter_graphs(graph):
@@ -442,7 +522,7 @@ def _prefixed(err, where: str):
 def _check_static_size(ty, what: str):
     """check_tensor_size for every fully static tensor in `ty` (a TensorType or TupleType)."""
     for field in (ty.fields if isinstance(ty, TupleType) else [ty]):
-        if isinstance(field, TensorType) and not any(is_any(d) for d in field.shape):
+        if isinstance(field, TensorType) and all(is_static(d) for d in field.shape):
             check_tensor_size(field.shape, field.dtype, what)
 
 

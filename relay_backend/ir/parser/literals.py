@@ -88,23 +88,34 @@ def name_value(text: str):
     return None if text in ("None", "nullptr") else text
 
 
-def make_dim(text: str, size_vars: dict, allow_negative: bool = False):
+def make_dim(text: str, size_vars: dict, allow_negative: bool = False, dtype: str = "int32"):
     """One dimension of a `Tensor[(...), dtype]` shape.
 
-    An integer is that size, `?` is `relay.Any()`, and a name is a symbolic size: the same name
-    gives the same `tir.SizeVar` throughout one parse (`size_vars` holds them), so
-    `Tensor[(n, 3), float32]` and `Tensor[(n), int32]` share `n`. This is the one place that
-    decides how a dim is represented."""
+    An integer is that size (a dtype suffix such as `i64` is read and dropped: a constant dim is
+    an IntDim, int64 when its value needs it), `?` is `relay.Any()`, and a name is a symbolic
+    size of `dtype` (int32 unless written `n: int64`): the same name gives the same
+    `tir.SizeVar` throughout one parse (`size_vars` holds them), so `Tensor[(n, 3), float32]`
+    and `Tensor[(n), int32]` share `n`. This is the one place that decides how a dim is
+    represented."""
     if text == "?":
         return Any()
     if text[:1].isdigit() or text[:1] == "-":
-        value = int(text)
+        match = _INT_RE.match(text)
+        if match is None:
+            raise ValueError(f"invalid dimension `{text}`")
+        value = int(match.group(1))
         if value < 0 and not allow_negative:
             raise ValueError(f"a tensor dimension must be >= 0, got {value}")
         return value
+    if dtype not in _INT_DTYPES:
+        raise ValueError(f"size variable `{text}` has dtype {dtype}; a dimension needs an integer dtype "
+                         f"({', '.join(_INT_DTYPES)})")
     var = size_vars.get(text)
     if var is None:
-        var = size_vars[text] = SizeVar(text)
+        var = size_vars[text] = SizeVar(text, dtype)
+    elif var.dtype != dtype:
+        raise ValueError(f"size variable `{text}` is {dtype} here but {var.dtype} elsewhere; one name is one "
+                         "variable of one dtype")
     return var
 
 

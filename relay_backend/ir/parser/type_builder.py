@@ -107,6 +107,9 @@ class TypeBuilder(NameTable):
             if kind == "dim_call":
                 name, *args = [k for k in tree.children if k is not None]
                 return literals.dim_call(str(name), [self.dim(a, operand=True) for a in args])
+            if kind == "dim_typed_name":
+                name, dtype = (str(k) for k in tree.children)
+                return literals.make_dim(name, self.size_vars, dtype=dtype)
             text = "?" if kind == "dim_any" else str(tree.children[0])
             return literals.make_dim(text, self.size_vars, allow_negative=operand)
         except ValueError as err:

@@ -23,8 +23,8 @@ def conv_pads(ctx, in_spatial, kernel, strides, dilations):
         return (0,) * (2 * n)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
         raise ctx.fail(f"auto_pad={auto_pad!r} is not supported", "use NOTSET, VALID, SAME_UPPER or SAME_LOWER")
-    from ....ir.types import is_any
-    if any(is_any(d) for d in in_spatial):
+    from ....ir.types import is_static
+    if not all(is_static(d) for d in in_spatial):
         raise ctx.fail_shape(f"auto_pad={auto_pad} needs static spatial dims to compute its pads, but the input's "
                        f"spatial shape is {tuple(in_spatial)}",
                        "give static input shapes via from_onnx(model, shape={...}), or use explicit pads")
