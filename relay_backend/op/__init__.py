@@ -11,34 +11,18 @@ from .op import (OpImplementation, OpSpecialization, OpStrategy, TempOpAttr, reg
                  register_shape_func, register_stateful, register_strategy)
 from . import op  # noqa: F401  (relay.op.op, TVM's module of the register_* API)
 from . import tensor, reduce, transform, nn, annotation, layout, dyn  # noqa: F401  (importing registers the ops)
-from . import (gathering, scattering, one_hot_encoding, like, matrix, sequence, search, sort_based,  # noqa: F401,E402
-               coordinates, contrib_reshape, slice_set, sparse)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
 from .tensor import *  # noqa: F401,F403
 from .reduce import *  # noqa: F401,F403
 from .transform import *  # noqa: F401,F403  (shape_of and ndarray_size too, as TVM's)
 from .layout import layout_transform  # noqa: F401
-from .gathering import *  # noqa: F401,F403,E402
-from .scattering import *  # noqa: F401,F403,E402
-from .one_hot_encoding import *  # noqa: F401,F403,E402
-from .like import *  # noqa: F401,F403,E402
-from .matrix import *  # noqa: F401,F403,E402
-from .sequence import *  # noqa: F401,F403,E402
-from .search import *  # noqa: F401,F403,E402
-from .sort_based import *  # noqa: F401,F403,E402
-from .coordinates import *  # noqa: F401,F403,E402
-from .contrib_reshape import reverse_reshape  # noqa: F401,E402
-from .slice_set import strided_set  # noqa: F401,E402
-from .sparse import *  # noqa: F401,F403,E402
+from .search import searchsorted  # noqa: F401,E402  (relay.searchsorted; the other issue-20 ops come with transform)
 
 # The constructors only: `from relay_backend.op import *` must not bring in the submodules
 # (op.transform would shadow relay_backend.transform).
 __all__ = (["OpPattern", "get", "list_ops", "nn", "dyn", "layout_transform"] + tensor.__all__ + reduce.__all__
-           + transform.__all__ + gathering.__all__ + scattering.__all__ + one_hot_encoding.__all__ + like.__all__
-           + matrix.__all__ + sequence.__all__ + search.__all__
-           + sort_based.__all__ + coordinates.__all__ + ["reverse_reshape", "strided_set"]
-           + sparse.__all__)
+           + transform.__all__ + ["searchsorted"])
 
 import sys as _sys  # noqa: E402
 from .keywords import check_namespace as _check_namespace  # noqa: E402
