@@ -14,8 +14,6 @@ from . import tensor, reduce, transform, nn, annotation, layout, dyn  # noqa: F4
 from . import dtype_ops, fixed_point, algorithm, random  # noqa: F401
 from . import debug as debug_op  # noqa: F401,E402  (relay.op.debug is the constructor, as in TVM)
 from .debug import debug  # noqa: F401,E402
-from . import (gathering, scattering, one_hot_encoding, like, matrix, sequence, search, sort_based,  # noqa: F401,E402
-               coordinates, contrib_reshape, slice_set, sparse)
 from . import image, vision  # noqa: F401,E402  (relay.image, relay.vision)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
@@ -26,27 +24,13 @@ from .layout import layout_transform  # noqa: F401
 from .dtype_ops import cast_like, reinterpret  # noqa: F401
 from .fixed_point import fixed_point_multiply, fixed_point_multiply_per_axis  # noqa: F401
 from .algorithm import *  # noqa: F401,F403
-from .gathering import *  # noqa: F401,F403,E402
-from .scattering import *  # noqa: F401,F403,E402
-from .one_hot_encoding import *  # noqa: F401,F403,E402
-from .like import *  # noqa: F401,F403,E402
-from .matrix import *  # noqa: F401,F403,E402
-from .sequence import *  # noqa: F401,F403,E402
-from .search import *  # noqa: F401,F403,E402
-from .sort_based import *  # noqa: F401,F403,E402
-from .coordinates import *  # noqa: F401,F403,E402
-from .contrib_reshape import reverse_reshape  # noqa: F401,E402
-from .slice_set import strided_set  # noqa: F401,E402
-from .sparse import *  # noqa: F401,F403,E402
+from .search import searchsorted  # noqa: F401,E402  (relay.searchsorted; the other issue-20 indexing ops come with transform)
 
 # The constructors only: `from relay_backend.op import *` must not bring in the submodules
 # (op.transform would shadow relay_backend.transform).
 __all__ = (["OpPattern", "get", "list_ops", "nn", "dyn", "random", "layout_transform"] + tensor.__all__ + reduce.__all__
            + transform.__all__ + ["cast_like", "reinterpret", "fixed_point_multiply", "debug"] + algorithm.__all__
-           + gathering.__all__ + scattering.__all__ + one_hot_encoding.__all__ + like.__all__
-           + matrix.__all__ + sequence.__all__ + search.__all__
-           + sort_based.__all__ + coordinates.__all__ + ["reverse_reshape", "strided_set"]
-           + sparse.__all__)
+           + ["searchsorted"])
 
 import sys as _sys  # noqa: E402
 from .keywords import check_namespace as _check_namespace  # noqa: E402

@@ -673,3 +673,8 @@ from .shape_query import ndarray_size, shape_of  # noqa: E402,F401  (relay.op.tr
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "tile", "repeat", "reverse",
            "concatenate", "stack"] + _indexing_all + _creation_all + ["shape_of", "ndarray_size"]
+
+from .transform_more import *  # noqa: E402,F401,F403  (issue 20's shape/indexing ops, as tvm.relay.op.transform)
+from .transform_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all
