@@ -14,7 +14,6 @@ import itertools
 
 import numpy as np
 
-from .. import te
 from ..errors import CompileError, ExecutionError
 from ..ir.attrs import Attrs
 from . import index_math as IM

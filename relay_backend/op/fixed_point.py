@@ -19,7 +19,6 @@ from ..errors import AttrsError, TypeInferenceError
 from ..ir.attrs import Attrs, always_printed, as_int_tuple
 from ..ir.types import TensorType, type_to_str
 from . import index_math as IM
-from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor, normalize_axes
