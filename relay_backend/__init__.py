@@ -30,6 +30,7 @@ from . import op
 from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
 from .op import nn, annotation, dyn
 from . import transform, analysis
+from . import qnn  # noqa: E402  (relay.qnn.op / relay.qnn.transform)
 from .build_module import create_executor
 from .prelude import Prelude
 from .parser import fromtext, parse, parse_expr

@@ -11,6 +11,7 @@ from .op import (OpImplementation, OpSpecialization, OpStrategy, TempOpAttr, reg
                  register_shape_func, register_stateful, register_strategy)
 from . import op  # noqa: F401  (relay.op.op, TVM's module of the register_* API)
 from . import tensor, reduce, transform, nn, annotation, layout, dyn  # noqa: F401  (importing registers the ops)
+from . import qnn  # noqa: F401,E402  (the QNN dialect: relay.qnn.op)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
 from .tensor import *  # noqa: F401,F403

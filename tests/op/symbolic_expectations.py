@@ -175,3 +175,6 @@ case("annotation.compiler_begin", "Tensor[(n, 3), float32]")(
 case("annotation.compiler_end", "Tensor[(n, 3), float32]")(
     lambda: relay.annotation.compiler_end(_v("x", (N, 3)), "ccompiler"))
 case("on_device", "Tensor[(n, 3), float32]")(lambda: relay.annotation.on_device(_v("x", (N, 3)), relay.cpu()))
+
+# --- the qnn dialect (its own file) -------------------------------------------------------------
+from . import symbolic_expectations_qnn  # noqa: E402,F401  (registers its cases here)

@@ -1,0 +1,12 @@
+"""The QNN dialect (tvm.relay.qnn.op): int8/uint8 quantized operators. Each op is typed and has a
+numpy reference like every other op, and an "FTVMQnnCanonicalize" rule that writes it with basic
+integer/float ops (TVM's QnnCanonicalize); relay.qnn.transform.CanonicalizeOps, which the
+default pipeline runs, applies those rules, so the compiled executors run the basic ops.
+Importing the package registers the ops."""
+from . import quantize, binary  # noqa: F401
+from .binary import add, mul, subtract  # noqa: F401
+from .quantize import (current_requantize_config, dequantize, quantize, requantize,  # noqa: F401
+                       requantize_config)
+
+__all__ = ["quantize", "dequantize", "requantize", "requantize_config", "current_requantize_config", "add",
+           "subtract", "mul"]

@@ -1,0 +1,29 @@
+"""Symbolic-shape cases of the qnn ops (registered into symbolic_expectations' table): the data's
+symbolic dims pass through; per-channel parameters match the quantization axis."""
+import numpy as np
+
+import relay_backend as relay
+
+from .symbolic_expectations import H, M, N, W, _v, case
+
+
+def _s(value=0.1):
+    return relay.const(np.float32(value))
+
+
+def _z(value=0):
+    return relay.const(np.int32(value))
+
+
+case("qnn.quantize", "Tensor[(n, 3), uint8]")(
+    lambda: relay.qnn.op.quantize(_v("x", (N, 3)), _s(), _z(128), out_dtype="uint8"))
+case("qnn.quantize:per-channel", "Tensor[(n, m), int8]")(
+    lambda: relay.qnn.op.quantize(_v("x", (N, M)), _v("s", (M,)), _v("z", (M,), "int32"), axis=1))
+case("qnn.dequantize", "Tensor[(n, m), float32]")(
+    lambda: relay.qnn.op.dequantize(_v("q", (N, M), "int8"), _s(), _z()))
+case("qnn.requantize", "Tensor[(n, h, w), int8]")(
+    lambda: relay.qnn.op.requantize(_v("q", (N, H, W), "int32"), _v("s", (H,)), _z(), _s(), _z(), axis=1))
+for _name in ("add", "subtract", "mul"):
+    case(f"qnn.{_name}", "Tensor[(n, m, 3), int8]")(
+        lambda _name=_name: getattr(relay.qnn.op, _name)(_v("a", (N, 1, 3), "int8"), _v("b", (N, M, 1), "int8"),
+                                                         _s(), _z(), _s(), _z(), _s(), _z()))

@@ -1,0 +1,125 @@
+"""The qnn ops' references against INDEPENDENT formulations, sample by sample (the conformance
+test then holds every executor to the reference).
+
+The independent side is written without the reference's helpers: Python scalars and
+fractions.Fraction (exact rational arithmetic) element by element, or "dequantize, compute in
+float64, quantize". Tolerances, stated per op in INDEPENDENT: quantize / dequantize are exact
+(the same float32 operations in another order of evaluation); ops that requantize through the
+31-bit fixed-point multiplier may differ from the exact rational result by 1 (the multiplier's
+rounding, or each input rounded separately before a sum); integer products (conv2d, dense) are
+exact.
+"""
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend.op import list_ops
+
+QNN_OPS = [op for op in list_ops() if op.name.startswith("qnn.")]
+
+
+# --- independent formulations ---------------------------------------------------------------------
+def _flat_param(p, x, axis):
+    """Per-element parameter values (a list aligned with x.flat) of a scalar or per-axis p."""
+    p = np.asarray(p).reshape(-1)
+    if p.size == 1 or x.ndim == 0:
+        return [p[0]] * x.size
+    ax = axis % x.ndim
+    return [p[idx[ax]] for idx in np.ndindex(*x.shape)]
+
+
+def _range(dtype):
+    info = np.iinfo(np.dtype(dtype))
+    return int(info.min), int(info.max)
+
+
+def _saturate(values, dtype, shape):
+    lo, hi = _range(dtype)
+    return np.array([min(max(int(v), lo), hi) for v in values], dtype=dtype).reshape(shape)
+
+
+def _round_half_even(v: Fraction) -> int:
+    return round(v)   # Python rounds a Fraction half to even
+
+
+def _round_upward(v: Fraction) -> int:
+    return math.floor(v + Fraction(1, 2))
+
+
+def _round_away(v: Fraction) -> int:
+    return int(math.copysign(math.floor(abs(v) + Fraction(1, 2)), v))
+
+
+def ind_quantize(x, scale, zp, a):
+    scales, zps = _flat_param(scale, x, a.axis), _flat_param(zp, x, a.axis)
+    # the division is the float32 one (the op's definition); the rounding and the sum are exact
+    vals = [_round_half_even(Fraction(float(np.float32(v) / np.float32(s)))) + int(z)
+            for v, s, z in zip(x.flat, scales, zps)]
+    return _saturate(vals, a.out_dtype, x.shape)
+
+
+def ind_dequantize(q, scale, zp, a):
+    scales, zps = _flat_param(scale, q, a.axis), _flat_param(zp, q, a.axis)
+    vals = [np.float32(int(v) - int(z)) * np.float32(s) for v, s, z in zip(q.flat, scales, zps)]
+    return np.array(vals, dtype="float32").reshape(q.shape).astype(a.out_dtype)
+
+
+def _exact_requantize(values, in_scales, in_zps, out_scale, out_zp, rounding):
+    """Exact rational requantization: (q - zp_in) * s_in / s_out rounded, + zp_out."""
+    rnd = _round_upward if rounding == "UPWARD" else _round_away
+    return [rnd((int(v) - int(zi)) * Fraction(float(si)) / Fraction(float(so))) + int(zo)
+            for v, si, zi, so, zo in zip(values, in_scales, in_zps, out_scale, out_zp)]
+
+
+def ind_requantize(q, si, zi, so, zo, a):
+    flat = [_flat_param(p, q, a.axis) for p in (si, zi, so, zo)]
+    vals = _exact_requantize(list(q.flat), *flat, a.rounding)
+    return _saturate(vals, a.out_dtype, q.shape)
+
+
+def _real(q, scale, zp, axis):
+    """Dequantized values as exact Fractions, broadcastable later via an object array."""
+    scales, zps = _flat_param(scale, q, axis), _flat_param(zp, q, axis)
+    return np.array([(int(v) - int(z)) * Fraction(float(s)) for v, s, z in zip(q.flat, scales, zps)],
+                    dtype=object).reshape(q.shape)
+
+
+def _binary(fn):
+    def ind(lhs, rhs, ls, lz, rs, rz, os_, oz, a):
+        real = fn(_real(lhs, ls, lz, a.lhs_axis), _real(rhs, rs, rz, a.rhs_axis))
+        vals = [_round_upward(v / Fraction(float(os_))) + int(oz) for v in np.asarray(real).flat]
+        return _saturate(vals, lhs.dtype, np.shape(real))
+    return ind
+
+
+# op name -> (independent function, tolerance in quantized steps)
+INDEPENDENT = {
+    "qnn.quantize": (ind_quantize, 0),
+    "qnn.dequantize": (ind_dequantize, 0),
+    "qnn.requantize": (ind_requantize, 1),
+    "qnn.add": (_binary(lambda a, b: a + b), 1),
+    "qnn.subtract": (_binary(lambda a, b: a - b), 1),
+    "qnn.mul": (_binary(lambda a, b: a * b), 1),
+}
+
+CASES = [(op, i, s) for op in QNN_OPS for i, s in enumerate(op.samples(np.random.default_rng(3)))]
+
+
+def test_every_qnn_op_has_an_independent_reference():
+    assert sorted(INDEPENDENT) == sorted(op.name for op in QNN_OPS)
+
+
+@pytest.mark.parametrize("op,i,sample", CASES, ids=[f"{op.name}-{i}" for op, i, _ in CASES])
+def test_reference_matches_independent(op, i, sample):
+    fn, tol = INDEPENDENT[op.name]
+    got = op.ref(*sample.inputs, sample.attrs)
+    want = fn(*sample.inputs, sample.attrs)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if got.dtype.kind == "f":
+        np.testing.assert_array_equal(got, want)
+    else:
+        diff = np.abs(got.astype("int64") - want.astype("int64"))
+        assert diff.size == 0 or diff.max() <= tol, f"{op.name}: off by {diff.max()} (allowed {tol})"
