@@ -27,3 +27,15 @@ for _name in ("add", "subtract", "mul"):
     case(f"qnn.{_name}", "Tensor[(n, m, 3), int8]")(
         lambda _name=_name: getattr(relay.qnn.op, _name)(_v("a", (N, 1, 3), "int8"), _v("b", (N, M, 1), "int8"),
                                                          _s(), _z(), _s(), _z(), _s(), _z()))
+case("qnn.conv2d", "Tensor[(n, 8, h - 2, w - 2), int32]")(
+    lambda: relay.qnn.op.conv2d(_v("x", (N, 3, H, W), "int8"), _v("k", (8, 3, 3, 3), "int8"), _z(), _z(), _s(),
+                                _s(), kernel_size=(3, 3), channels=8))
+case("qnn.dense", "Tensor[(n, 16), int32]")(
+    lambda: relay.qnn.op.dense(_v("x", (N, 8), "uint8"), _v("w", (16, 8), "uint8"), _z(128), _z(128), _s(),
+                               _s(), units=16))
+case("qnn.batch_matmul", "Tensor[(n, h, w), int32]")(
+    lambda: relay.qnn.op.batch_matmul(_v("a", (N, H, 8), "int8"), _v("b", (N, W, 8), "int8"), _z(), _z(),
+                                      _s(), _s()))
+case("qnn.concatenate", "Tensor[(n, m + 3), int8]")(
+    lambda: relay.qnn.op.concatenate([_v("a", (N, M), "int8"), _v("b", (N, 3), "int8")], [_s(), _s(0.2)],
+                                     [_z(), _z(1)], _s(), _z(), axis=1))

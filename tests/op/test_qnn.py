@@ -18,6 +18,8 @@ import pytest
 import relay_backend as relay
 from relay_backend.op import list_ops
 
+from .test_nn import ind_conv2d as nn_ind_conv2d
+
 QNN_OPS = [op for op in list_ops() if op.name.startswith("qnn.")]
 
 
@@ -95,6 +97,47 @@ def _binary(fn):
     return ind
 
 
+def _centred(x, zp, axis=0):
+    """x - zp as float64 (exact for these integers), zp scalar or per index of `axis`."""
+    zp = np.asarray(zp, dtype="float64").reshape(-1)
+    shape = [1] * x.ndim
+    if zp.size > 1:
+        shape[axis] = zp.size
+    return x.astype("float64") - (zp.reshape(shape) if zp.size > 1 else zp[0])
+
+
+def _int_result(values, a):
+    return np.rint(values).astype(a.out_dtype or "int32")
+
+
+def ind_conv2d(x, w, izp, kzp, iscale, kscale, a):
+    out = nn_ind_conv2d(_centred(x, izp), _centred(w, kzp, a.kernel_layout.index("O")), a)
+    return _int_result(out, a)
+
+
+def ind_dense(x, w, izp, kzp, iscale, kscale, a):
+    xc, wc = _centred(x, izp), _centred(w, kzp, 0)
+    out = np.array([[sum(float(xr[k]) * float(wr[k]) for k in range(xr.size)) for wr in wc]
+                    for xr in xc.reshape(-1, x.shape[-1])]).reshape(x.shape[:-1] + (w.shape[0],))
+    return _int_result(out, a)
+
+
+def ind_batch_matmul(x, y, xzp, yzp, xs, ys, a):
+    xc, yc = _centred(x, xzp), _centred(y, yzp)
+    batch = max(x.shape[0], y.shape[0])
+    out = np.array([xc[b % x.shape[0]] @ yc[b % y.shape[0]].T for b in range(batch)])
+    return _int_result(out, a)
+
+
+def ind_concatenate(data, scales, zps, out_scale, out_zp, a):
+    parts = []
+    for x, s, z in zip(data, scales, zps):
+        vals = _exact_requantize(list(x.flat), [s] * x.size, [z] * x.size, [out_scale] * x.size,
+                                 [out_zp] * x.size, "UPWARD")
+        parts.append(_saturate(vals, x.dtype, x.shape))
+    return np.concatenate(parts, axis=a.axis)
+
+
 # op name -> (independent function, tolerance in quantized steps)
 INDEPENDENT = {
     "qnn.quantize": (ind_quantize, 0),
@@ -103,6 +146,10 @@ INDEPENDENT = {
     "qnn.add": (_binary(lambda a, b: a + b), 1),
     "qnn.subtract": (_binary(lambda a, b: a - b), 1),
     "qnn.mul": (_binary(lambda a, b: a * b), 1),
+    "qnn.conv2d": (ind_conv2d, 0),
+    "qnn.dense": (ind_dense, 0),
+    "qnn.batch_matmul": (ind_batch_matmul, 0),
+    "qnn.concatenate": (ind_concatenate, 1),
 }
 
 CASES = [(op, i, s) for op in QNN_OPS for i, s in enumerate(op.samples(np.random.default_rng(3)))]
