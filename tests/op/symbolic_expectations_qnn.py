@@ -39,3 +39,11 @@ case("qnn.batch_matmul", "Tensor[(n, h, w), int32]")(
 case("qnn.concatenate", "Tensor[(n, m + 3), int8]")(
     lambda: relay.qnn.op.concatenate([_v("a", (N, M), "int8"), _v("b", (N, 3), "int8")], [_s(), _s(0.2)],
                                      [_z(), _z(1)], _s(), _z(), axis=1))
+for _name in ("rsqrt", "sigmoid", "tanh", "exp", "erf", "sqrt", "hardswish", "log", "abs"):
+    case(f"qnn.{_name}", "Tensor[(n, m), uint8]")(
+        lambda _name=_name: getattr(relay.qnn.op, _name)(_v("x", (N, M), "uint8"), _s(), _z(128), _s(0.2), _z(128)))
+case("qnn.leaky_relu", "Tensor[(n, 3), int8]")(
+    lambda: relay.qnn.op.leaky_relu(_v("x", (N, 3), "int8"), 0.1, _s(), _z(), _s(), _z()))
+case("qnn.avg_pool2d", "Tensor[(n, 3, h // 2, w // 2), int8]")(
+    lambda: relay.qnn.op.avg_pool2d(_v("x", (N, 3, H, W), "int8"), _s(), _z(), _s(), _z(), (2, 2), (2, 2), (0, 0),
+                                    (1, 1), layout="NCHW"))

@@ -138,6 +138,44 @@ def ind_concatenate(data, scales, zps, out_scale, out_zp, a):
     return np.concatenate(parts, axis=a.axis)
 
 
+_MATH = {"rsqrt": lambda v: 1 / math.sqrt(v), "sigmoid": lambda v: 1 / (1 + math.exp(-v)), "tanh": math.tanh,
+         "exp": math.exp, "erf": math.erf, "sqrt": math.sqrt, "log": math.log, "abs": abs,
+         "hardswish": lambda v: v * min(max(v + 3, 0), 6) / 6}
+
+
+def _unary(fn):
+    """Dequantize exactly, the function in float64 (Python's math), quantize half to even."""
+    def ind(x, s, z, os_, oz, a):
+        real = [float(v) for v in _real(x, s, z, -1).flat]
+        vals = [_round_half_even(Fraction(fn(v)) / Fraction(float(os_))) + int(oz) for v in real]
+        return _saturate(vals, x.dtype, x.shape)
+    return ind
+
+
+def ind_leaky_relu(x, s, z, os_, oz, a):
+    real = _real(x, s, z, -1)
+    vals = [_round_upward((v if v >= 0 else v * Fraction(a.alpha)) / Fraction(float(os_))) + int(oz)
+            for v in real.flat]
+    return _saturate(vals, x.dtype, x.shape)
+
+
+def ind_avg_pool2d(x, s, z, os_, oz, a):
+    """Each input requantized exactly (ties upward), window sums over NCHW loops, the integer
+    mean rounded down, as the op defines it."""
+    req = np.array(_exact_requantize(list(x.flat), [s] * x.size, [z] * x.size, [os_] * x.size, [oz] * x.size,
+                                     "UPWARD"), dtype=object).reshape(x.shape)
+    (kh, kw), (sh, sw), (top, left, bottom, right) = a.pool_size, a.strides, a.padding
+    n, c, h, w = x.shape
+    oh, ow = (h + top + bottom - kh) // sh + 1, (w + left + right - kw) // sw + 1
+    out = np.zeros((n, c, oh, ow), dtype=object)
+    for b, ch, i, j in np.ndindex(n, c, oh, ow):
+        cells = [(i * sh + p - top, j * sw + q - left) for p in range(kh) for q in range(kw)]
+        inside = [(r, col) for r, col in cells if 0 <= r < h and 0 <= col < w]
+        count = len(cells) if a.count_include_pad else max(len(inside), 1)
+        out[b, ch, i, j] = sum(req[b, ch, r, col] for r, col in inside) // count
+    return _saturate(list(out.flat), x.dtype, out.shape)
+
+
 # op name -> (independent function, tolerance in quantized steps)
 INDEPENDENT = {
     "qnn.quantize": (ind_quantize, 0),
@@ -150,6 +188,9 @@ INDEPENDENT = {
     "qnn.dense": (ind_dense, 0),
     "qnn.batch_matmul": (ind_batch_matmul, 0),
     "qnn.concatenate": (ind_concatenate, 1),
+    "qnn.leaky_relu": (ind_leaky_relu, 1),
+    "qnn.avg_pool2d": (ind_avg_pool2d, 1),
+    **{f"qnn.{name}": (_unary(fn), 1) for name, fn in _MATH.items()},
 }
 
 CASES = [(op, i, s) for op in QNN_OPS for i, s in enumerate(op.samples(np.random.default_rng(3)))]

@@ -3,13 +3,15 @@ numpy reference like every other op, and an "FTVMQnnCanonicalize" rule that writ
 integer/float ops (TVM's QnnCanonicalize); relay.qnn.transform.CanonicalizeOps, which the
 default pipeline runs, applies those rules, so the compiled executors run the basic ops.
 Importing the package registers the ops."""
-from . import quantize, binary, products, concatenate as _concatenate_module  # noqa: F401
+from . import quantize, binary, products, concatenate as _concatenate_module, unary  # noqa: F401
 from .binary import add, mul, subtract  # noqa: F401
 from .products import batch_matmul, conv2d, dense  # noqa: F401
 from .concatenate import concatenate  # noqa: F401
+from .unary import (abs, avg_pool2d, erf, exp, hardswish, leaky_relu, log, rsqrt, sigmoid,  # noqa: F401,A004
+                    sqrt, tanh)
 from .quantize import (current_requantize_config, dequantize, quantize, requantize,  # noqa: F401
                        requantize_config)
 
 __all__ = ["quantize", "dequantize", "requantize", "requantize_config", "current_requantize_config", "add",
            "subtract", "mul", "conv2d", "dense", "batch_matmul",
-           "concatenate"]
+           "concatenate"] + unary.__all__
