@@ -47,3 +47,7 @@ case("qnn.leaky_relu", "Tensor[(n, 3), int8]")(
 case("qnn.avg_pool2d", "Tensor[(n, 3, h // 2, w // 2), int8]")(
     lambda: relay.qnn.op.avg_pool2d(_v("x", (N, 3, H, W), "int8"), _s(), _z(), _s(), _z(), (2, 2), (2, 2), (0, 0),
                                     (1, 1), layout="NCHW"))
+case("qnn.simulated_quantize", "Tensor[(n, m), float32]")(
+    lambda: relay.qnn.op.simulated_quantize(_v("x", (N, M)), _v("s", (M,)), _v("z", (M,), "int32"), axis=1))
+case("qnn.simulated_dequantize", "Tensor[(n, 3), float32]")(
+    lambda: relay.qnn.op.simulated_dequantize(_v("x", (N, 3)), _s(), _z(), in_dtype="uint8"))

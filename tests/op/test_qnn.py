@@ -176,6 +176,36 @@ def ind_avg_pool2d(x, s, z, os_, oz, a):
     return _saturate(list(out.flat), x.dtype, out.shape)
 
 
+_SQNN_RANGES = {1: (-128, 127), 2: (0, 255), 3: (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _per_element(p, x, axis):
+    p = np.asarray(p).reshape(-1)
+    if x.ndim == 0:
+        return [p[0]]
+    ax = axis % x.ndim
+    return [p[idx[ax] % p.size] for idx in np.ndindex(*x.shape)]
+
+
+def ind_simulated_quantize(x, code, scale, zp, a):
+    if int(code) not in _SQNN_RANGES:
+        return x.copy()
+    lo, hi = _SQNN_RANGES[int(code)]
+    t = x.dtype.type
+    vals = [min(max(float(round(t(v) / t(s))) + float(z), lo), hi)
+            for v, s, z in zip(x.flat, _per_element(scale, x, a.axis), _per_element(zp, x, a.axis))]
+    return np.array(vals, dtype=x.dtype).reshape(x.shape)
+
+
+def ind_simulated_dequantize(x, code, scale, zp, a):
+    if int(code) not in _SQNN_RANGES:
+        return x.copy()
+    t = x.dtype.type
+    vals = [(t(v) - t(z)) * t(s) for v, s, z in zip(x.flat, _per_element(scale, x, a.axis),
+                                                       _per_element(zp, x, a.axis))]
+    return np.array(vals, dtype=x.dtype).reshape(x.shape)
+
+
 # op name -> (independent function, tolerance in quantized steps)
 INDEPENDENT = {
     "qnn.quantize": (ind_quantize, 0),
@@ -190,6 +220,8 @@ INDEPENDENT = {
     "qnn.concatenate": (ind_concatenate, 1),
     "qnn.leaky_relu": (ind_leaky_relu, 1),
     "qnn.avg_pool2d": (ind_avg_pool2d, 1),
+    "qnn.simulated_quantize": (ind_simulated_quantize, 0),
+    "qnn.simulated_dequantize": (ind_simulated_dequantize, 0),
     **{f"qnn.{name}": (_unary(fn), 1) for name, fn in _MATH.items()},
 }
 
