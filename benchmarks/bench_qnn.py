@@ -13,6 +13,7 @@ import argparse
 
 import numpy as np
 
+from .bench_models import _ort_session
 from .common import interleaved_medians
 
 SHAPE = (1, 64, 56, 56)
@@ -36,18 +37,6 @@ def _model(rng):
     return model
 
 
-def _ort(model):
-    try:
-        import onnxruntime as ort
-    except ImportError:
-        return None
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 2
-    opts.inter_op_num_threads = 1
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")   # as bench_kernels
-    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-
-
 def run(repeats: int = 15) -> list:
     import relay_backend as relay
     from relay_backend.graph_executor import GraphModule
@@ -58,7 +47,7 @@ def run(repeats: int = 15) -> list:
     gm = GraphModule(relay.build(mod, target="llvm", params=params)["default"](relay.cpu()))
     gm.set_input("x", x)
     label = f"qnn conv2d {SHAPE[1]}x{SHAPE[2]}x{SHAPE[3]} 3x3 uint8/int8"
-    sess = _ort(model)
+    sess = _ort_session(model)   # 2 threads, no spinning (as every suite)
     if sess is None:
         return [(f"{label}: onnxruntime not installed", "FAILED", 0.0, None, 0.0)]
     gm.run()

@@ -85,6 +85,24 @@ def np_param(p, ndim: int, axis: int) -> np.ndarray:
     return p.reshape(shape)
 
 
+# --- samples (the conformance tests' inputs) ------------------------------------------------------------
+def random_q(rng, shape, dtype) -> np.ndarray:
+    """Quantized values over the whole range of `dtype`."""
+    lo, hi = qrange(dtype)
+    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def random_scale(rng, n=None, low=0.01, high=0.1) -> np.ndarray:
+    """A float32 scale (or `n` of them)."""
+    return rng.uniform(low, high, size=() if n is None else (n,)).astype("float32")
+
+
+def random_zp(rng, dtype, n=None, spread=10) -> np.ndarray:
+    """An int32 zero point near the middle of `dtype`'s range (or `n` of them)."""
+    base = 128 if dtype == "uint8" else 0
+    return (base + rng.integers(-spread, spread + 1, size=() if n is None else (n,))).astype("int32")
+
+
 # --- Relay side (canonicalizations) --------------------------------------------------------------------
 def param_expr(p, ptype: TensorType, ndim: int, axis: int):
     """A scale / zero-point expression reshaped to broadcast along `axis` of a rank-ndim tensor:

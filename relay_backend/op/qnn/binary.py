@@ -144,14 +144,13 @@ def _mul_canonical(attrs, args, types):
 
 def _samples(rng):
     def q(shape, dtype="int8"):
-        lo, hi = Q.qrange(dtype)
-        return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+        return Q.random_q(rng, shape, dtype)
 
     def s():
-        return np.float32(rng.uniform(0.01, 0.1))
+        return Q.random_scale(rng)
 
     def z(dtype="int8"):
-        return np.int32(rng.integers(-10, 11) + (128 if dtype == "uint8" else 0))
+        return Q.random_zp(rng, dtype)
     return [Sample([q((2, 3)), q((2, 3)), s(), z(), s(), z(), s(), z()], BroadcastAttrs()),
             Sample([q((2, 1, 4), "uint8"), q((3, 1), "uint8"), s(), z("uint8"), s(), z("uint8"), s(), z("uint8")],
                    BroadcastAttrs(), "broadcasting, uint8"),

@@ -67,14 +67,13 @@ def _concatenate_canonical(attrs, args, types):
 
 def _samples(rng):
     def q(shape, dtype="int8"):
-        lo, hi = Q.qrange(dtype)
-        return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+        return Q.random_q(rng, shape, dtype)
 
     def s():
-        return np.float32(rng.uniform(0.01, 0.1))
+        return Q.random_scale(rng)
 
     def z(base=0):
-        return np.int32(base + rng.integers(-5, 6))
+        return Q.random_zp(rng, "uint8" if base else "int8", spread=5)
     return [Sample([[q((2, 3)), q((2, 2))], [s(), s()], [z(), z()], s(), z()], AxisAttrs(1)),
             Sample([[q((1, 4), "uint8"), q((2, 4), "uint8"), q((1, 4), "uint8")], [s(), s(), s()],
                     [z(128), z(128), z(128)], s(), z(128)], AxisAttrs(-2), "three uint8 inputs, negative axis"),

@@ -88,18 +88,7 @@ def _defop(name, float_op, names, kernel_axis, samples, doc):
     return op
 
 
-def _q(rng, shape, dtype):
-    lo, hi = Q.qrange(dtype)
-    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-
-
-def _s(rng, n=None):
-    return rng.uniform(0.01, 0.1, size=() if n is None else (n,)).astype("float32")
-
-
-def _z(rng, dtype, n=None):
-    base = 128 if dtype == "uint8" else 0
-    return (base + rng.integers(-10, 11, size=() if n is None else (n,))).astype("int32")
+_q, _s, _z = Q.random_q, Q.random_scale, Q.random_zp
 
 
 # --- qnn.conv2d ---------------------------------------------------------------------------------------

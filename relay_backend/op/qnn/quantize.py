@@ -72,14 +72,11 @@ def _quantize_canonical(attrs, args, types):
 
 
 def _scale(rng, n=None, low=0.01, high=0.2):
-    shape = () if n is None else (n,)
-    return rng.uniform(low, high, size=shape).astype("float32")
+    return Q.random_scale(rng, n, low, high)
 
 
 def _zp(rng, dtype, n=None):
-    lo, hi = Q.qrange(dtype)
-    shape = () if n is None else (n,)
-    return rng.integers(max(lo, -20), min(hi, 20) + 1, size=shape).astype("int32")
+    return Q.random_zp(rng, dtype, n, spread=20)
 
 
 def _quantize_samples(rng):

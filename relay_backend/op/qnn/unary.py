@@ -42,9 +42,7 @@ def _rel(op_name, out_shape=None):
     return rel
 
 
-def _q(rng, shape, dtype):
-    lo, hi = Q.qrange(dtype)
-    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+_q = Q.random_q
 
 
 # --- dequantize -> float op -> quantize -------------------------------------------------------------------
