@@ -51,3 +51,5 @@ case("qnn.simulated_quantize", "Tensor[(n, m), float32]")(
     lambda: relay.qnn.op.simulated_quantize(_v("x", (N, M)), _v("s", (M,)), _v("z", (M,), "int32"), axis=1))
 case("qnn.simulated_dequantize", "Tensor[(n, 3), float32]")(
     lambda: relay.qnn.op.simulated_dequantize(_v("x", (N, 3)), _s(), _z(), in_dtype="uint8"))
+case("qnn.softmax", "Tensor[(n, m), int8]")(
+    lambda: relay.qnn.op.softmax(_v("x", (N, M), "int8"), _s(), _z(), _s(1 / 256), _z(-128)))

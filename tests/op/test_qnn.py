@@ -206,6 +206,15 @@ def ind_simulated_dequantize(x, code, scale, zp, a):
     return np.array(vals, dtype=x.dtype).reshape(x.shape)
 
 
+def ind_softmax(x, s, z, os_, oz, a):
+    """The float64 softmax of the dequantized input, quantized (the op approximates exp with
+    integers: within 4 steps of 1/256)."""
+    real = (x.astype("float64") - float(z)) * float(s)
+    e = np.exp(real - real.max(axis=a.axis, keepdims=True))
+    probs = e / e.sum(axis=a.axis, keepdims=True)
+    return np.clip(np.round(probs / float(os_)) + int(oz), -128, 127).astype("int8")
+
+
 # op name -> (independent function, tolerance in quantized steps)
 INDEPENDENT = {
     "qnn.quantize": (ind_quantize, 0),
@@ -221,6 +230,7 @@ INDEPENDENT = {
     "qnn.leaky_relu": (ind_leaky_relu, 1),
     "qnn.avg_pool2d": (ind_avg_pool2d, 1),
     "qnn.simulated_quantize": (ind_simulated_quantize, 0),
+    "qnn.softmax": (ind_softmax, 4),
     "qnn.simulated_dequantize": (ind_simulated_dequantize, 0),
     **{f"qnn.{name}": (_unary(fn), 1) for name, fn in _MATH.items()},
 }

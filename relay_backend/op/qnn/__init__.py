@@ -3,10 +3,11 @@ numpy reference like every other op, and an "FTVMQnnCanonicalize" rule that writ
 integer/float ops (TVM's QnnCanonicalize); relay.qnn.transform.CanonicalizeOps, which the
 default pipeline runs, applies those rules, so the compiled executors run the basic ops.
 Importing the package registers the ops."""
-from . import quantize, binary, products, concatenate as _concatenate_module, unary, simulated  # noqa: F401
+from . import quantize, binary, products, concatenate as _concatenate_module, unary, simulated, softmax as _softmax_module  # noqa: F401
 from .binary import add, mul, subtract  # noqa: F401
 from .products import batch_matmul, conv2d, dense  # noqa: F401
 from .concatenate import concatenate  # noqa: F401
+from .softmax import softmax  # noqa: F401
 from .simulated import SQNN_DTYPE_TO_CODE, simulated_dequantize, simulated_quantize  # noqa: F401
 from .unary import (abs, avg_pool2d, erf, exp, hardswish, leaky_relu, log, rsqrt, sigmoid,  # noqa: F401,A004
                     sqrt, tanh)
@@ -15,4 +16,4 @@ from .quantize import (current_requantize_config, dequantize, quantize, requanti
 
 __all__ = ["quantize", "dequantize", "requantize", "requantize_config", "current_requantize_config", "add",
            "subtract", "mul", "conv2d", "dense", "batch_matmul",
-           "concatenate", "simulated_quantize", "simulated_dequantize", "SQNN_DTYPE_TO_CODE"] + unary.__all__
+           "concatenate", "simulated_quantize", "simulated_dequantize", "SQNN_DTYPE_TO_CODE", "softmax"] + unary.__all__
