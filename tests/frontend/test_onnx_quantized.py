@@ -130,3 +130,39 @@ def test_qlinear_conv_lowers_to_integer_kernels():
     assert "qnn." not in lib.get_graph_json() and "conv2d" in lib.get_graph_json()
     assert TensorProto.UINT8   # the model's quantized type reached the graph as uint8 (no float detour)
     assert '"uint8"' in lib.get_graph_json()
+
+
+def _ms_model(nodes, inputs, outputs, inits):
+    m = make_model(nodes, inputs, outputs, inits)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return m
+
+
+@pytest.mark.parametrize("op", ["QLinearAdd", "QLinearMul"])
+def test_com_microsoft_qlinear_binary_matches_onnxruntime(op):
+    node = helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["c"], domain="com.microsoft")
+    m = _ms_model([node], [("a", "uint8", [2, 3, 4]), ("b", "uint8", [3, 4])], [("c", "uint8", None)],
+                  {"as": np.array(0.03, "float32"), "az": np.array(120, "uint8"), "bs": np.array(0.05, "float32"),
+                   "bz": np.array(130, "uint8"), "cs": np.array(0.06, "float32"), "cz": np.array(125, "uint8")})
+    feeds = {"a": _q((2, 3, 4), "uint8"), "b": _q((3, 4), "uint8")}
+    _close_q(run_relay(m, feeds, "graph"), run_ort(m, feeds))
+
+
+def test_com_microsoft_qlinear_sigmoid_leaky_relu_concat_match_onnxruntime():
+    nodes = [helper.make_node("QLinearSigmoid", ["x", "xs", "xz", "ys", "yz"], ["s"], domain="com.microsoft"),
+             helper.make_node("QLinearLeakyRelu", ["x", "xs", "xz", "ys", "yz"], ["l"], alpha=0.2,
+                              domain="com.microsoft"),
+             helper.make_node("QLinearConcat", ["ys", "yz", "s", "ys", "yz", "x", "xs", "xz"], ["c"], axis=1,
+                              domain="com.microsoft")]
+    m = _ms_model(nodes, [("x", "int8", [2, 6])], [("s", "int8", None), ("l", "int8", None), ("c", "int8", None)],
+                  {"xs": np.array(0.05, "float32"), "xz": np.array(-3, "int8"), "ys": np.array(0.01, "float32"),
+                   "yz": np.array(-100, "int8")})
+    feeds = {"x": _q((2, 6), "int8")}
+    _close_q(run_relay(m, feeds, "graph"), run_ort(m, feeds))
+
+
+def test_other_custom_domains_stay_unsupported():
+    node = helper.make_node("QLinearSoftmax", ["x"], ["y"], domain="com.microsoft")
+    m = _ms_model([node], [("x", "uint8", [2])], [("y", "uint8", None)], {})
+    with pytest.raises(OpNotImplemented, match="custom domain 'com.microsoft'"):
+        relay.frontend.from_onnx(m)

@@ -1,5 +1,7 @@
 """Quantized ONNX ops, as the relay.qnn dialect: QuantizeLinear, DequantizeLinear (per-tensor and
-per-axis), QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger, DynamicQuantizeLinear.
+per-axis), QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger, DynamicQuantizeLinear, and
+onnxruntime's contrib ops in domain com.microsoft that its quantizer writes: QLinearAdd,
+QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearConcat (table keys "com.microsoft.<op>").
 
 Scales and zero points may be graph inputs (known only at run time): the qnn ops take them as
 expressions and their lowering handles both. ONNX zero points carry the quantized dtype
@@ -208,3 +210,54 @@ def qlinear_matmul(ctx, inputs):
     out = _qnn.requantize(acc, in_scale, _c(0, "int32"), _op.reshape(_scale(ctx, y_scale, "y_scale"), ()),
                           _op.reshape(y_zp, ()), out_dtype=y_dtype)
     return out
+
+
+# --- onnxruntime's contrib ops (domain com.microsoft), as ORT's quantizer writes them ------------------
+MS = "com.microsoft."
+
+
+def _qparams(ctx, scale, zp, like, what):
+    """(scalar float32 scale, scalar int32 zero point) of a per-tensor quantized input."""
+    if ctx.shape(scale) not in ((), (1,)):
+        raise ctx.fail(f"a per-channel {what}_scale is not supported here", "quantize per tensor")
+    zp32 = _zero_point(ctx, zp, ctx.dtype(like), f"{what}_zero_point")[0]
+    return _op.reshape(_scale(ctx, scale, f"{what}_scale"), ()), _op.reshape(zp32, ())
+
+
+def _optional(inputs, i):
+    return inputs[i] if len(inputs) > i else None
+
+
+@converter(MS + "QLinearAdd", MS + "QLinearMul")
+def qlinear_binary(ctx, inputs):
+    a, b = inputs[0], inputs[3]
+    params = [*_qparams(ctx, inputs[1], _optional(inputs, 2), a, "A"),
+              *_qparams(ctx, inputs[4], _optional(inputs, 5), b, "B"),
+              *_qparams(ctx, inputs[6], _optional(inputs, 7), a, "C")]
+    return (_qnn.add if ctx.op == "QLinearAdd" else _qnn.mul)(a, b, *params)
+
+
+@converter(MS + "QLinearSigmoid", MS + "QLinearLeakyRelu")
+def qlinear_unary(ctx, inputs):
+    x = inputs[0]
+    params = [*_qparams(ctx, inputs[1], _optional(inputs, 2), x, "X"),
+              *_qparams(ctx, inputs[3], _optional(inputs, 4), x, "Y")]
+    if ctx.op == "QLinearSigmoid":
+        return _qnn.sigmoid(x, *params)
+    return _qnn.leaky_relu(x, float(ctx.attrs.get("alpha", 0.01)), *params)
+
+
+@converter(MS + "QLinearConcat")
+def qlinear_concat(ctx, inputs):
+    """Inputs: Y_scale, Y_zero_point, then (tensor, scale, zero point) per joined input."""
+    rest = inputs[2:]
+    if len(rest) % 3 or not rest:
+        raise ctx.invalid(f"QLinearConcat takes (tensor, scale, zero point) triples after Y_scale and "
+                          f"Y_zero_point; got {len(rest)} more inputs")
+    tensors = rest[0::3]
+    params = [_qparams(ctx, s, z, t, f"input {i}") for i, (t, s, z) in
+              enumerate(zip(tensors, rest[1::3], rest[2::3]))]
+    out_scale, out_zp = _qparams(ctx, inputs[0], inputs[1], tensors[0], "Y")
+    axis = int(ctx.attrs.get("axis"))
+    return _qnn.concatenate(tensors, [p[0] for p in params], [p[1] for p in params], out_scale, out_zp,
+                            axis=axis)
