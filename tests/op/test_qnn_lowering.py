@@ -178,3 +178,23 @@ def test_bad_attrs():
         relay.qnn.op.requantize(relay.var("q"), *[relay.const(1.0)] * 4, rounding="DOWN")
     with pytest.raises(AttrsError, match="out_dtype"):
         relay.qnn.op.quantize(relay.var("x"), relay.const(1.0), relay.const(0), out_dtype="float32")
+
+
+def test_dynamic_batch_on_the_vm_matches_the_references():
+    """A quantize -> conv2d -> requantize -> add program with an Any batch: the canonical form
+    keeps the symbolic dims, the VM runs it for every batch size, bit-exact."""
+    rng = np.random.default_rng(4)
+    x = relay.var("x", shape=(relay.Any(), 3, 6, 6), dtype="float32")
+    s, z = (lambda v: relay.const(np.float32(v))), (lambda v: relay.const(np.int32(v)))
+    w = relay.const(rng.integers(-127, 128, (4, 3, 3, 3)).astype("int8"))
+    q = relay.qnn.op.quantize(x, s(0.05), z(3))
+    acc = relay.qnn.op.conv2d(q, w, z(3), z(0), s(0.05), s(0.01), kernel_size=(3, 3), channels=4, padding=(1, 1))
+    r = relay.qnn.op.requantize(acc, s(5e-4), z(0), s(0.1), z(0))
+    out = relay.qnn.op.add(r, r, s(0.1), z(0), s(0.1), z(0), s(0.2), z(1))
+    mod = relay.IRModule.from_expr(relay.Function([x], out))
+    for n in (1, 3):
+        data = rng.uniform(-2, 2, (n, 3, 6, 6)).astype("float32")
+        want = relay.create_executor("debug", mod=mod).evaluate()(data).numpy()
+        got = relay.create_executor("vm", mod=mod).evaluate()(data).numpy()
+        assert got.shape == (n, 4, 6, 6)
+        np.testing.assert_array_equal(got, want)
