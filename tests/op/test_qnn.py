@@ -15,7 +15,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import relay_backend as relay
 from relay_backend.op import list_ops
 
 from .test_nn import ind_conv2d as nn_ind_conv2d
