@@ -22,7 +22,7 @@ LEVELS = {
     "te_compiler": 5,
     "executor": 6, "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
     "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7, "loops": 7,
-    "demo": 7, "_ffi": 7, "viz": 7, "session": 7, "cli": 7, "parser": 7, "__main__": 8, "__init__": 8,
+    "demo": 7, "qnn": 7, "_ffi": 7, "viz": 7, "session": 7, "cli": 7, "parser": 7, "__main__": 8, "__init__": 8,
 }
 # The interpreter is the oracle: it must never reach the compiler, and no compiled executor may
 # lean on it (the debug executor's compare-with-interpreter is the one listed exception).

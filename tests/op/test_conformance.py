@@ -118,8 +118,15 @@ def _flat_types(ty):
     return [ty]
 
 
+def _compiled_cases():
+    """The cases of ops with a compute of their own: a qnn op has none (as in TVM), the
+    default pipeline rewrites it to basic ops first (relay.qnn.transform.CanonicalizeOps)."""
+    return [c for c in _cases(compiled=True)
+            if c.values[0].compute is not None or c.values[0].fstrategy is not None]
+
+
 @pytest.mark.compile
-@pytest.mark.parametrize("op,sample", list(_cases(compiled=True)))
+@pytest.mark.parametrize("op,sample", _compiled_cases())
 def test_jit_matches_reference(op, sample):
     """The op compiled alone (TECompiler.jit: compute -> schedule -> tir -> LLVM) matches its ref."""
     from relay_backend.backend import te_compiler
