@@ -138,7 +138,22 @@ FIXED_POINT_MULTIPLY = defop(
 
 
 def fixed_point_multiply(data, multiplier, shift):
-    """relay.fixed_point_multiply: data * (multiplier / 2**31) * 2**shift, rounded, in int32."""
+    """relay.fixed_point_multiply: data * (multiplier / 2**31) * 2**shift, rounded, in int32.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The int32 input tensor.
+    multiplier : int
+        The Q31 fixed-point factor: its value is multiplier / 2**31.
+    shift : int
+        The power of two applied as well: positive shifts left, negative shifts right (with
+        rounding).
+    Returns
+    -------
+    result : relay.Expr
+        The rescaled int32 tensor.
+    """
     return FIXED_POINT_MULTIPLY(data, attrs=FixedPointMultiplyAttrs(multiplier, shift))
 
 

@@ -109,7 +109,20 @@ class OnnxImporter:
 
     def typed(self, expr, ty):
         """Record the type of `expr`, which the op relations cannot type (an ADT value, a match, an
-        If, a let-bound loop); returns `expr`. Such expressions are never folded."""
+        If, a let-bound loop); returns `expr`. Such expressions are never folded.
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression built.
+        ty : Type
+            Its type, as the importer knows it.
+
+        Returns
+        -------
+        expr : Expr
+            `expr` itself.
+        """
         self._memo[id(expr)] = (expr, expr, ty)
         return expr
 
@@ -342,7 +355,24 @@ class OnnxImporter:
 
     def convert_subgraph(self, graph, outer_values, opset, input_exprs):
         """The output expressions of `graph` (an If branch, a Loop or SequenceMap body) with its
-        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible."""
+        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible.
+
+        Parameters
+        ----------
+        graph : onnx.GraphProto
+            The subgraph converted.
+        outer_values : Mapping
+            Value name -> expression of the enclosing graphs, which the subgraph may read.
+        opset : int
+            The opset the model is imported with, which picks each converter's version.
+        input_exprs : list of Expr
+            The expressions bound to the subgraph's declared inputs, in order.
+
+        Returns
+        -------
+        outputs : list of Expr
+            One expression per output of the subgraph.
+        """
         import collections
         check_node_schemas(graph, opset)
         values = collections.ChainMap({}, outer_values)
