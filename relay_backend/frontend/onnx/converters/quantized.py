@@ -15,8 +15,35 @@ from .... import op as _op
 from ....op import nn as _nn
 from ....op import qnn as _qnn
 from .math import matmul as _float_matmul
-from .nn import _lift, _pad4, _spatial_attrs, _to_2d, conv_pads, per_dim
+from .nn import conv_pads, per_dim
 from ._registry import converter
+
+
+def _to_2d(ctx, x, what):
+    """(x as NCHW, was_1d) for a 3-D (N, C, W) or 4-D input; other ranks are unsupported."""
+    nd = ctx.ndim(x)
+    if nd == 3:
+        return _op.expand_dims(x, 2), True
+    if nd != 4:
+        raise ctx.fail(f"{what} has rank {nd}; only 1-D and 2-D {ctx.op} (rank 3 or 4 inputs) are supported")
+    return x, False
+
+
+def _pad4(pads, was_1d):
+    """ONNX (b..., e...) -> relay (top, left, bottom, right)."""
+    if was_1d:
+        return (0, pads[0], 0, pads[1])
+    return (pads[0], pads[1], pads[2], pads[3])
+
+
+def _spatial_attrs(ctx, n):
+    """(strides, dilations) of an n-D convolution."""
+    return per_dim(ctx, "strides", n, 1), per_dim(ctx, "dilations", n, 1)
+
+
+def _lift(vals, was_1d, fill=1):
+    """A 1-D convolution's per-dim values as the 2-D ones of its (H=1) lifted form."""
+    return (fill,) + tuple(vals) if was_1d else tuple(vals)
 
 QUANT_DTYPES = ("int8", "uint8", "int16", "uint16", "int32")
 
