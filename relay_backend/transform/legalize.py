@@ -51,7 +51,20 @@ def _legalize_pass(attr_name: str, name: str, opt_level: int):
 
 
 def Legalize(legalize_map_attr_name: str = "FTVMLegalize"):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 1): rewrite calls by the rules registered under the attr."""
+    """Function pass (opt_level 1): rewrite calls by the rules registered under the attr.
+
+    Parameters
+    ----------
+    legalize_map_attr_name : str, optional
+        The op attribute the rules are registered under (`register_op_attr(op_name, attr_name,
+        rule)`): each call of an op with a rule there is replaced by the rule's expression.
+        Defaults to 'FTVMLegalize', TVM's target legalization rules.
+
+    Returns
+    -------
+    pass : Pass
+        The function pass named "Legalize".
+    """
     return _legalize_pass(legalize_map_attr_name, "Legalize", 1)
 
 

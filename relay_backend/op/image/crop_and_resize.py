@@ -169,7 +169,7 @@ def crop_and_resize(data, boxes, box_indices, crop_size, layout, method="bilinea
         "NCHW4c"); the result has the same.
     method : str, optional
         "bilinear" weighs the 4 pixels around a sample point, "nearest_neighbor" reads the nearest
-        one. Defaults to "bilinear".
+        one. Defaults to 'bilinear'.
     extrapolation_value : float, optional
         The value of a sample point that falls outside its image. Defaults to 0.
     out_dtype : None or str, optional

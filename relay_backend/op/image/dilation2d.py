@@ -133,11 +133,11 @@ def dilation2d(data, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1,
     dilations : int or tuple of int, optional
         The spacing between window taps along (height, width). Defaults to (1, 1).
     data_layout : str, optional
-        The layout of `data`, "NCHW" or "NHWC". Defaults to "NCHW".
+        The layout of `data`, "NCHW" or "NHWC". Defaults to 'NCHW'.
     kernel_layout : str, optional
-        The layout of `weight`: "IHW" with NCHW data, "HWI" with NHWC data. Defaults to "IHW".
+        The layout of `weight`: "IHW" with NCHW data, "HWI" with NHWC data. Defaults to 'IHW'.
     out_dtype : str, optional
-        The dtype of the result and of the sums; "" keeps the dtype of `data`. Defaults to "".
+        The dtype of the result and of the sums; "" keeps the dtype of `data`. Defaults to ''.
 
     Returns
     -------

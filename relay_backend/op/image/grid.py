@@ -310,12 +310,12 @@ def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zero
         z, each normalized so that -1 and 1 are the edges of `data`.
     method : str, optional
         "nearest" reads the nearest pixel, "bilinear" weighs the 2 nearest along each axis,
-        "bicubic" (NCHW only) the 4 nearest with a cubic spline. Defaults to "bilinear".
+        "bicubic" (NCHW only) the 4 nearest with a cubic spline. Defaults to 'bilinear'.
     layout : str, optional
-        The layout of `data`, "NCHW" or "NCDHW". Defaults to "NCHW".
+        The layout of `data`, "NCHW" or "NCDHW". Defaults to 'NCHW'.
     padding_mode : str, optional
         What a point outside `data` reads: "zeros" gives 0, "border" the nearest edge pixel,
-        "reflection" the pixel mirrored back inside about the edges. Defaults to "zeros".
+        "reflection" the pixel mirrored back inside about the edges. Defaults to 'zeros'.
     align_corners : bool, optional
         If True, -1 and 1 are the centres of the corner pixels; if False, their outer edges.
         Defaults to True.

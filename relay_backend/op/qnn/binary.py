@@ -17,10 +17,12 @@ import numpy as np
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import tensor as _t
+from ..constructor_docs import constructor_doc
 from ..pattern import OpPattern
 from ..registry import Sample, defop, register_op_attr
 from ..relations import broadcast_shape
 from . import _common as Q
+from .qnn_docs import QNN_PARAMETERS
 from .quantize import CANONICALIZE, rescale_to_expr, rescale_values, scale_ratio, scale_ratio_expr
 
 BINARY_DTYPES = ("int8", "uint8", "int16", "int32")
@@ -173,13 +175,18 @@ SUBTRACT = _defop("qnn.subtract", _add_sub_ref(-1), _add_sub_canonical(-1), "qua
 MUL = _defop("qnn.mul", _mul_ref, _mul_canonical, "quantized a * b")
 
 
+BROADCAST_RESULT = ("result", "relay.Expr", "The result in the output's quantization, in the dtype of `lhs` "
+                                            "and the broadcast shape of the operands.")
+
+
 def _ctor(op):
     def ctor(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, rhs_zero_point, output_scale, output_zero_point,
              lhs_axis=-1, rhs_axis=-1):
         return op(lhs, rhs, lhs_scale, lhs_zero_point, rhs_scale, rhs_zero_point, output_scale,
                   output_zero_point, attrs=BroadcastAttrs(lhs_axis, rhs_axis))
     ctor.__name__ = op.name.split(".")[1]
-    ctor.__doc__ = f"relay.qnn.op.{ctor.__name__}: {op.doc}, each input with its own scale and zero point."
+    ctor.__doc__ = constructor_doc(f"relay.qnn.op.{ctor.__name__}: {op.doc}, each input with its own scale "
+                                   "and zero point.", ctor, QNN_PARAMETERS, BROADCAST_RESULT)
     return ctor
 
 

@@ -10,10 +10,12 @@ import numpy as np
 from ...ir.expr import Tuple, TupleGetItem
 from ...ir.types import TupleType
 from .. import transform as _transform
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop, register_op_attr
 from ..transform import CONCATENATE, AxisAttrs
 from . import _common as Q
+from .qnn_docs import QNN_PARAMETERS
 from .quantize import CANONICALIZE, requantize_expr, requantize_values
 
 OP = "qnn.concatenate"
@@ -87,9 +89,22 @@ CONCATENATE_Q = defop(OP, inputs=("data", "input_scales", "input_zero_points", "
 register_op_attr(OP, CANONICALIZE, _concatenate_canonical)
 
 
+@documented(QNN_PARAMETERS, ("result", "relay.Expr", "The joined tensor in the output's quantization."))
 def concatenate(data, input_scales, input_zero_points, output_scale, output_zero_point, axis):
     """relay.qnn.op.concatenate: join quantized tensors (lists or tuple expressions of the
-    tensors, their scales, their zero points) along `axis` in the output's parameters."""
+    tensors, their scales, their zero points) along `axis` in the output's parameters.
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The quantized tensors, of one dtype, as a list or a tuple expression.
+    input_scales : list of relay.Expr or relay.Expr
+        The float32 scalar scale of each tensor, in the order of `data`.
+    input_zero_points : list of relay.Expr or relay.Expr
+        The int32 scalar zero point of each tensor, in the order of `data`.
+    axis : int
+        The axis to join along; negative values count from the last axis.
+    """
     return CONCATENATE_Q(*(Tuple(list(v)) if isinstance(v, (list, tuple)) else v
                            for v in (data, input_scales, input_zero_points)),
                          output_scale, output_zero_point, attrs=AxisAttrs(axis))

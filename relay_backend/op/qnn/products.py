@@ -20,9 +20,11 @@ from ...ir.types import TensorType
 from .. import tensor as _t
 from ..nn.conv import CONV2D as NN_CONV2D, Conv2DAttrs
 from ..nn.dense import BATCH_MATMUL as NN_BATCH_MATMUL, DENSE as NN_DENSE, BatchMatmulAttrs, DenseAttrs
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop, register_op_attr
 from . import _common as Q
+from .qnn_docs import PRODUCT, PRODUCT_PARAMETERS
 from .quantize import CANONICALIZE
 
 DATA_DTYPES = ("int8", "uint8", "int16")
@@ -118,10 +120,19 @@ CONV2D = _defop("qnn.conv2d", NN_CONV2D, ("data", "kernel", "input_zero_point", 
                 _conv_out_axis, _conv2d_samples, "int32 convolution of zero-point-centred int8/uint8 tensors")
 
 
+@documented(PRODUCT_PARAMETERS, PRODUCT)
 def conv2d(data, kernel, input_zero_point, kernel_zero_point, input_scale, kernel_scale, kernel_size, channels,
            strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, data_layout="NCHW", kernel_layout="OIHW",
            out_layout="", out_dtype="int32"):
-    """relay.qnn.op.conv2d: nn.conv2d of quantized tensors, accumulated in out_dtype (int32)."""
+    """relay.qnn.op.conv2d: nn.conv2d of quantized tensors, accumulated in out_dtype (int32).
+
+    Parameters
+    ----------
+    kernel_size : None or tuple of int
+        The kernel's (height, width), when known; None reads it from `kernel`.
+    channels : None or int
+        The number of output channels, when known; None reads it from `kernel`.
+    """
     return CONV2D(data, kernel, input_zero_point, kernel_zero_point, input_scale, kernel_scale,
                   attrs=Conv2DAttrs(strides, padding, dilation, groups, channels, kernel_size, data_layout,
                                     kernel_layout, out_layout, out_dtype))
@@ -142,6 +153,7 @@ DENSE = _defop("qnn.dense", NN_DENSE, ("data", "weight", "input_zero_point", "ke
                lambda attrs: 0, _dense_samples, "int32 dense of zero-point-centred int8/uint8 tensors")
 
 
+@documented(PRODUCT_PARAMETERS, PRODUCT)
 def dense(data, weight, input_zero_point, kernel_zero_point, input_scale, kernel_scale, units, out_dtype="int32"):
     """relay.qnn.op.dense: data @ weight^T of quantized tensors, accumulated in out_dtype."""
     return DENSE(data, weight, input_zero_point, kernel_zero_point, input_scale, kernel_scale,
@@ -161,8 +173,22 @@ BATCH_MATMUL = _defop("qnn.batch_matmul", NN_BATCH_MATMUL,
                       "int32 batch_matmul (y transposed) of zero-point-centred int8/uint8 tensors")
 
 
+@documented(PRODUCT_PARAMETERS, PRODUCT)
 def batch_matmul(x, y, x_zero_point, y_zero_point, x_scale, y_scale, out_dtype="int32"):
-    """relay.qnn.op.batch_matmul: x (B, M, K) times y (B, N, K) transposed, in out_dtype."""
+    """relay.qnn.op.batch_matmul: x (B, M, K) times y (B, N, K) transposed, in out_dtype.
+
+    Parameters
+    ----------
+    x : relay.Expr
+        The quantized left operand, (batch, M, K), int8, uint8 or int16.
+    y : relay.Expr
+        The quantized right operand, (batch, N, K): each batch's matrix is used transposed.
+    x_zero_point, y_zero_point : relay.Expr
+        The int32 scalar zero points of `x` and `y`.
+    x_scale, y_scale : relay.Expr
+        The float32 scalar scales of `x` and `y`; they only describe the result, whose scale is
+        x_scale * y_scale.
+    """
     return BATCH_MATMUL(x, y, x_zero_point, y_zero_point, x_scale, y_scale,
                         attrs=BatchMatmulAttrs(out_dtype, False, True))
 

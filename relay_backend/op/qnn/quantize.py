@@ -22,9 +22,11 @@ from ...ir.attrs import Attrs
 from ...ir.expr import const
 from ...ir.types import TensorType
 from .. import tensor as _t
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop, register_op_attr
 from . import _common as Q
+from .qnn_docs import QNN_PARAMETERS
 from .fixed_point import check_rounding, rescale_expr, rescale_ref
 
 CANONICALIZE = "FTVMQnnCanonicalize"
@@ -97,6 +99,7 @@ QUANTIZE = defop("qnn.quantize", inputs=("data", "output_scale", "output_zero_po
 register_op_attr("qnn.quantize", CANONICALIZE, _quantize_canonical)
 
 
+@documented(QNN_PARAMETERS, ("result", "relay.Expr", "The quantized tensor, in `out_dtype`."))
 def quantize(data, output_scale, output_zero_point, axis=-1, out_dtype="int8"):
     """relay.qnn.op.quantize: real float32 values to integers of `out_dtype`."""
     return QUANTIZE(data, output_scale, output_zero_point, attrs=QuantizeAttrs(axis, out_dtype))
@@ -158,6 +161,7 @@ DEQUANTIZE = defop("qnn.dequantize", inputs=("data", "input_scale", "input_zero_
 register_op_attr("qnn.dequantize", CANONICALIZE, _dequantize_canonical)
 
 
+@documented(QNN_PARAMETERS, ("result", "relay.Expr", "The real values, in `out_dtype`."))
 def dequantize(data, input_scale, input_zero_point, axis=-1, out_dtype="float32"):
     """relay.qnn.op.dequantize: quantized integers back to real values."""
     return DEQUANTIZE(data, input_scale, input_zero_point, attrs=DequantizeAttrs(axis, out_dtype))
@@ -345,10 +349,24 @@ REQUANTIZE = defop("qnn.requantize",
 register_op_attr("qnn.requantize", CANONICALIZE, _requantize_canonical)
 
 
+@documented(QNN_PARAMETERS, ("result", "relay.Expr", "The tensor in the output's quantization, in "
+                                                   "`out_dtype`."))
 def requantize(data, input_scale, input_zero_point, output_scale, output_zero_point, axis=-1,
                rounding="None", compute_dtype="None", out_dtype="int8"):
     """relay.qnn.op.requantize: integers of one (scale, zero point) to another; rounding and
-    compute_dtype "None" take requantize_config's (UPWARD, int64 unless set)."""
+    compute_dtype "None" take requantize_config's (UPWARD, int64 unless set).
+
+    Parameters
+    ----------
+    rounding : str, optional
+        How a value halfway between two integers rounds: "UPWARD" (towards +infinity) or
+        "TONEAREST" (away from zero); "None" takes the enclosing requantize_config's, UPWARD
+        unless set. Defaults to 'None'.
+    compute_dtype : str, optional
+        How the scale ratio is applied: "int64" by a fixed-point integer multiply, "float32" or
+        "float64" by a float multiply; "None" takes the enclosing requantize_config's, int64
+        unless set. Defaults to 'None'.
+    """
     return REQUANTIZE(data, input_scale, input_zero_point, output_scale, output_zero_point,
                       attrs=RequantizeAttrs(axis, rounding, compute_dtype, out_dtype))
 

@@ -20,9 +20,11 @@ from ...ir.attrs import Attrs
 from ...ir.expr import const
 from ...ir.types import TensorType
 from .. import transform as _transform
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as Q
+from .qnn_docs import QNN_PARAMETERS
 
 SQNN_DTYPE_TO_CODE = {"disable": 0, "int8": 1, "uint8": 2, "int32": 3}
 SQNN_CODE_TO_DTYPE = {v: k for k, v in SQNN_DTYPE_TO_CODE.items()}
@@ -151,14 +153,35 @@ def _code(dtype):
     return dtype
 
 
+SIMULATED = ("result", "relay.Expr", "The simulated values, in the float dtype of `data`.")
+
+
+@documented(QNN_PARAMETERS, SIMULATED)
 def simulated_quantize(data, output_scale, output_zero_point, axis=-1, out_dtype="int8"):
-    """relay.qnn.op.simulated_quantize: `out_dtype` a dtype name or an int32 code expression."""
+    """relay.qnn.op.simulated_quantize: `out_dtype` a dtype name or an int32 code expression.
+
+    Parameters
+    ----------
+    out_dtype : str or relay.Expr, optional
+        The integer dtype whose range the values are clipped to: "int8", "uint8", "int32", or
+        "disable" (returned unchanged), or an int32 scalar expression holding its code in
+        SQNN_DTYPE_TO_CODE, which then picks it at run time. Defaults to 'int8'.
+    """
     return SIMULATED_QUANTIZE(data, _code(out_dtype), _transform.reshape(output_scale, (-1,)),
                               _transform.reshape(output_zero_point, (-1,)), attrs=SimulatedQuantizeAttrs(axis))
 
 
+@documented(QNN_PARAMETERS, SIMULATED)
 def simulated_dequantize(data, input_scale, input_zero_point, axis=-1, in_dtype="int8"):
-    """relay.qnn.op.simulated_dequantize: `in_dtype` a dtype name or an int32 code expression."""
+    """relay.qnn.op.simulated_dequantize: `in_dtype` a dtype name or an int32 code expression.
+
+    Parameters
+    ----------
+    in_dtype : str or relay.Expr, optional
+        The integer dtype the values are taken to be quantized in: "int8", "uint8", "int32", or
+        "disable" (returned unchanged), or an int32 scalar expression holding its code in
+        SQNN_DTYPE_TO_CODE, which then picks it at run time. Defaults to 'int8'.
+    """
     return SIMULATED_DEQUANTIZE(data, _code(in_dtype), _transform.reshape(input_scale, (-1,)),
                                 _transform.reshape(input_zero_point, (-1,)), attrs=SimulatedQuantizeAttrs(axis))
 

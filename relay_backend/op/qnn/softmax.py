@@ -18,11 +18,13 @@ from ...errors import TypeInferenceError
 from ...ir.expr import const
 from ...ir.types import TensorType
 from .. import reduce as _reduce, tensor as _t
+from ..constructor_docs import documented
 from ..indexing import take as _take
 from ..nn.softmax import SoftmaxAttrs
 from ..pattern import OpPattern
 from ..registry import Sample, defop, register_op_attr
 from . import _common as Q
+from .qnn_docs import QNN_PARAMETERS, QUANTIZED_LIKE_X
 from .quantize import CANONICALIZE, rescale_to_expr, rescale_values, scale_ratio, scale_ratio_expr
 
 OP = "qnn.softmax"
@@ -106,8 +108,17 @@ SOFTMAX = defop(OP, inputs=("x", "scale", "zero_point", "output_scale", "output_
 register_op_attr(OP, CANONICALIZE, _canonical)
 
 
+@documented(QNN_PARAMETERS, QUANTIZED_LIKE_X)
 def softmax(x, scale, zero_point, output_scale, output_zero_point, axis=-1):
-    """relay.qnn.op.softmax: integer-only softmax along `axis`, int8 in and out."""
+    """relay.qnn.op.softmax: integer-only softmax along `axis`, int8 in and out.
+
+    Parameters
+    ----------
+    scale : relay.Expr
+        The scale of `x`'s quantization, a float32 scalar; it must be at most 1.
+    axis : int, optional
+        The axis the probabilities are taken along. Defaults to -1.
+    """
     return SOFTMAX(x, scale, zero_point, output_scale, output_zero_point, attrs=SoftmaxAttrs(axis))
 
 

@@ -20,10 +20,12 @@ from ...ir.attrs import Attrs
 from ...ir.expr import const
 from ...ir.types import TensorType
 from .. import tensor as _t
-from ..nn.pool import AVG_POOL2D, AvgPool2DAttrs
+from ..nn.pool import AVG_POOL2D, POOLED, AvgPool2DAttrs
+from ..constructor_docs import constructor_doc, documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop, get, register_op_attr
 from . import _common as Q
+from .qnn_docs import QNN_PARAMETERS, QNN_POOL_PARAMETERS, QUANTIZED_LIKE_X
 from .fixed_point import rescale_expr, rescale_ref
 from .quantize import (CANONICALIZE, DEQUANTIZE, QUANTIZE, DequantizeAttrs, QuantizeAttrs, dequantize_ref,
                        quantize_ref, rescale_to_expr, rescale_values, scale_ratio, scale_ratio_expr)
@@ -111,7 +113,8 @@ def _define_unary(name, fns):
     def ctor(x, scale, zero_point, output_scale, output_zero_point):
         return op(x, scale, zero_point, output_scale, output_zero_point)
     ctor.__name__ = name
-    ctor.__doc__ = f"relay.qnn.op.{name}: {name} of a quantized tensor, in the output's parameters."
+    ctor.__doc__ = constructor_doc(f"relay.qnn.op.{name}: {name} of a quantized tensor, in the output's "
+                                   "parameters.", ctor, QNN_PARAMETERS, QUANTIZED_LIKE_X)
     return ctor
 
 
@@ -157,8 +160,15 @@ LEAKY_RELU = defop("qnn.leaky_relu", inputs=INPUTS, attrs=QnnLeakyReluAttrs, rel
 register_op_attr("qnn.leaky_relu", CANONICALIZE, _leaky_relu_canonical)
 
 
+@documented(QNN_PARAMETERS, QUANTIZED_LIKE_X)
 def leaky_relu(x, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
-    """relay.qnn.op.leaky_relu: x for x above its zero point, alpha * x below, quantized."""
+    """relay.qnn.op.leaky_relu: x for x above its zero point, alpha * x below, quantized.
+
+    Parameters
+    ----------
+    alpha : float
+        The slope for inputs below zero (below the input's zero point).
+    """
     return LEAKY_RELU(x, input_scale, input_zero_point, output_scale, output_zero_point,
                       attrs=QnnLeakyReluAttrs(alpha))
 
@@ -199,6 +209,7 @@ AVG_POOL2D_Q = defop("qnn.avg_pool2d", inputs=("data", "input_scale", "input_zer
 register_op_attr("qnn.avg_pool2d", CANONICALIZE, _avg_pool_canonical)
 
 
+@documented(QNN_POOL_PARAMETERS, POOLED)
 def avg_pool2d(data, input_scale, input_zero_point, output_scale, output_zero_point, pool_size, strides, padding,
                dilation, ceil_mode=False, count_include_pad=True, layout="NHWC", out_layout=""):
     """relay.qnn.op.avg_pool2d: the average pool of a quantized tensor, in the output's parameters."""

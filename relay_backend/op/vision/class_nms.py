@@ -398,7 +398,7 @@ def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, 
         to -1.
     output_format : str, optional
         "onnx" (ONNX's NonMaxSuppression) or "tensorflow" (TensorFlow's combined NMS): the form
-        of the results, below. Defaults to "onnx".
+        of the results, below. Defaults to 'onnx'.
 
     Returns
     -------

@@ -348,7 +348,7 @@ def roi_align(data, rois, pooled_size, spatial_scale, sample_ratio=-1, layout="N
         ceil(region side / pooled side) for each region. Defaults to -1.
     mode : str, optional
         How the samples of a bin combine: "avg" averages them, "max" takes the largest. Defaults
-        to "avg".
+        to 'avg'.
     aligned : bool, optional
         If True, the region is shifted by half a pixel so its corners fall between pixels
         (torchvision's and ONNX's half_pixel), and keeps its true size; if False, a region is at
