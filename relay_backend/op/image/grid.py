@@ -103,6 +103,9 @@ def affine_grid(data, target_shape=None):
         The grid, (batch, 2, height, width): channel 0 the x and channel 1 the y of each source
         point, normalized to [-1, 1], ready for grid_sample.
     """
+    if target_shape is None or isinstance(target_shape, (str, bytes)) or not hasattr(target_shape, "__iter__"):
+        raise AttrsError(f"image.affine_grid: target_shape must be the grid's (height, width), got "
+                         f"{target_shape!r}; pass e.g. target_shape=(16, 16)")
     return AFFINE_GRID(data, attrs=AffineGridAttrs(tuple(target_shape)))
 
 
