@@ -1,6 +1,6 @@
 """The disk cache and AlterOpLayout: the same model built at opt_level 2 (NCHW kernels) and then
-at opt_level 3 (x86: channel-blocked NCHWc kernels, packed dense) never serves one level's
-kernels or AOT library to the other: the opt_level 3 build compiles its own (counted), both
+at opt_level 3 (x86: channel-blocked NCHWc kernels, packed dense) is never served the first
+level's kernels or AOT library: the opt_level 3 build compiles its own (counted), both
 agree with the independent numpy forward pass, and a rebuild at opt_level 3 with a fresh
 in-memory compiler compiles nothing."""
 import numpy as np
@@ -43,6 +43,8 @@ def test_opt_level_3_layouts_are_cached_apart_from_opt_level_2(cache_dir, execut
         out = _build_and_run(mod, params, x, level, executor)
         counts.append((llvm_target.compile_count() - before[0], cc_compile_count() - before[1]))
         np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    # level 2 may be served by this process's earlier builds of the seed CNN (the AOT library
+    # folder outlives the in-memory compiler); level 3 must compile its own code, then reuse it
     compiled = [llvm + cc for llvm, cc in counts]
-    assert compiled[0] > 0 and compiled[1] > 0, counts       # level 3 was not served level 2's code
-    assert compiled[2] == 0, counts                           # and its own code is served again
+    assert compiled[1] > 0, counts              # level 3 was not served level 2's code
+    assert compiled[2] == 0, counts             # and its own code is served again
