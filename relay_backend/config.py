@@ -16,6 +16,7 @@ class Config:
     cache_dir: str = ""            # RB_CACHE_DIR: on-disk kernel cache ("" = ~/.cache/relay_backend)
     no_disk_cache: bool = False    # RB_NO_DISK_CACHE=1
     max_tensor_bytes: int = 0      # RB_MAX_TENSOR_BYTES: largest single tensor (0 = physical memory)
+    tophub: bool = True            # RB_TOPHUB=0: builds ignore the shipped tuning records (autotvm/tophub)
 
 
 def _read() -> Config:
@@ -27,6 +28,7 @@ def _read() -> Config:
         cache_dir=env.get("RB_CACHE_DIR", ""),
         no_disk_cache=env.get("RB_NO_DISK_CACHE", "") not in ("", "0"),
         max_tensor_bytes=_int_setting(env, "RB_MAX_TENSOR_BYTES"),
+        tophub=env.get("RB_TOPHUB", "").strip().lower() not in ("0", "off", "none", "false"),
     )
 
 
