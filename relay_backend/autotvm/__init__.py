@@ -28,20 +28,11 @@ _LAZY_NAMES = {"LocalBuilder": "measure", "LocalRunner": "measure", "RayRunner":
                "callback": "tuner"}
 
 
-def _lazy_module(name):
-    if name == "measure":
-        from . import measure
-        return measure
-    if name == "tuner":
-        from . import tuner
-        return tuner
-    from . import feature
-    return feature
-
-
 def __getattr__(name):
+    # importlib, not `from . import x`: that form asks this very __getattr__ first, and recurses
+    import importlib
     if name in _LAZY_MODULES:
-        return _lazy_module(name)
+        return importlib.import_module(f"{__name__}.{name}")
     if name in _LAZY_NAMES:
-        return getattr(_lazy_module(_LAZY_NAMES[name]), name)
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module 'relay_backend.autotvm' has no attribute {name!r}")

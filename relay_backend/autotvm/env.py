@@ -47,7 +47,7 @@ class BuildScope:
 
     def __init__(self):
         self.warned = False
-        self.untuned = []          # (target text, workload) without a record
+        self.untuned = set()       # (target text, workload) without a record
 
 
 _SCOPES = threading.local()
@@ -78,13 +78,30 @@ def build_scope(target):
         stack.pop()
 
 
+@contextlib.contextmanager
+def recording_untuned():
+    """Collect the (target, workload) of every note_untuned made inside the block (the kernel
+    cache keeps them with a kernel, to warn again when a later build reuses it)."""
+    stack = getattr(_SCOPES, "notes", None)
+    if stack is None:
+        stack = _SCOPES.notes = []
+    notes = []
+    stack.append(notes)
+    try:
+        yield notes
+    finally:
+        stack.remove(notes)
+
+
 def note_untuned(target, workload) -> None:
     """An implementation with a tuning template ran with its default config: warn (once per
     build) and say which workload at DEBUG level."""
+    for notes in getattr(_SCOPES, "notes", ()):
+        notes.append((target, workload))
     if GLOBAL_SCOPE.silent:
         return
     scope = current_build_scope()
-    scope.untuned.append((str(target), workload))
+    scope.untuned.add((str(target), workload))
     if not scope.warned:
         scope.warned = True
         logger.warning(UNTUNED_WARNING)

@@ -57,7 +57,9 @@ class CachedFunc(ObjectIdentity):
     outputs: list                # te output tensors
     funcs: dict                  # name -> tir PrimFunc
     implementations: list = field(default_factory=list)  # (op, implementation) chosen
-    impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations
+    impl_fingerprint: str = ""   # implementations_fingerprint() of the chosen implementations (+ configs)
+    tuning_queries: tuple = ()   # (workload, config fingerprint) the dispatch context answered
+    untuned: tuple = ()          # (target, workload) of tunable implementations run untuned
     external_module: object = None   # the runtime Module an external codegen (relay.ext.*) made
 
 

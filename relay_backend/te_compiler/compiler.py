@@ -7,7 +7,14 @@
 
 Equal functions (up to alpha-renaming) share one cache entry; `items()` shows use counts.
 Compiled kernels are also kept on disk (cache.disk_cache_dir) so another process skips LLVM.
+
+A kernel's schedule depends on the tuning configs the dispatch context gave its tunable
+implementations (autotvm): the lowering records every (workload, config) it was answered, and
+a cached kernel is reused only while the current contexts answer the same (otherwise the
+function is lowered again, kept as another variant of the same key); the configs also enter
+the on-disk key.
 """
+import hashlib
 import os
 import sys
 import threading
@@ -15,6 +22,8 @@ import time
 import weakref
 
 from .. import codegen
+from ..autotvm.env import note_untuned, recording_untuned
+from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
 from ..config import get as get_config
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
@@ -30,7 +39,7 @@ class TECompiler:
     """The cache of lowered and compiled primitive functions."""
 
     def __init__(self):
-        self._cache = {}           # StructuralKey -> (first CCacheKey, CCacheValue)
+        self._cache = {}           # StructuralKey -> [(CCacheKey, CCacheValue)], one per tuning variant
         self._names = {}           # mod_name -> NameSupply
         self._listeners = []       # fn(event, name) for progress displays
         self._libraries = {}       # (target, ids of CachedFuncs) -> (CachedFuncs, weakref to Module)
@@ -55,10 +64,16 @@ class TECompiler:
         return CCacheKey(func_or_key, as_target(target))
 
     def _lookup(self, key: CCacheKey, mod_name) -> CCacheValue:
-        entry = self._cache.get(key.structural_key)
-        if entry is None:
-            entry = self._cache[key.structural_key] = (key, CCacheValue(self._lower(key, mod_name)))
-        return entry[1]
+        variants = self._cache.setdefault(key.structural_key, [])
+        for _, value in variants:
+            cached = value.cached_func
+            if queries_still_hold(key.target, cached.tuning_queries):
+                for target, workload in cached.untuned:     # this build warns as a fresh one would
+                    note_untuned(target, workload)
+                return value
+        value = CCacheValue(self._lower(key, mod_name))
+        variants.append((key, value))
+        return value
 
     def _lower(self, key: CCacheKey, mod_name) -> CachedFunc:
         start = time.perf_counter()
@@ -67,8 +82,9 @@ class TECompiler:
         compiler = key.source_func.attrs.get("Compiler")
         if compiler is not None:
             return lower_external(key, str(compiler), name)
-        lowered = lower_to_te(key.source_func, key.target)
-        prim = _to_primfunc(lowered, key.target, name, key.source_func)
+        with recording_queries() as queries, recording_untuned() as untuned:
+            lowered = lower_to_te(key.source_func, key.target)
+            prim = _to_primfunc(lowered, key.target, name, key.source_func)
         self.stats["lowered"] += 1
         for fn in self._listeners:
             fn("lowered", name)
@@ -77,8 +93,10 @@ class TECompiler:
             from ..tir.printer import func_to_str
             print(f"[relay_backend] TIR of {name} ({(time.perf_counter() - start) * 1e3:.1f} ms):\n"
                   f"{func_to_str(prim)}", file=sys.stderr)
+        queries = tuple(dict.fromkeys(queries))
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
-                          {name: prim}, lowered.implementations, lowered.impl_fingerprint)
+                          {name: prim}, lowered.implementations,
+                          lowered.impl_fingerprint + _tuning_digest(queries), queries, tuple(dict.fromkeys(untuned)))
 
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
         """The CachedFunc of a primitive Function or of a CCacheKey (whose target then wins);
@@ -152,15 +170,15 @@ class TECompiler:
 
     def module_for(self, cached: CachedFunc):
         """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
-        for key, value in self._cache.values():
+        for key, value in self.items():
             if value.cached_func is cached:
                 return self._compile(key, value)
         raise CompileError(f"{cached.func_name} is not in this TECompiler's cache")
 
     # -- inspection -----------------------------------------------------------------------------
     def items(self) -> list:
-        """(CCacheKey, CCacheValue) pairs of every cached function."""
-        return list(self._cache.values())
+        """(CCacheKey, CCacheValue) pairs of every cached function (each tuning variant)."""
+        return [pair for variants in self._cache.values() for pair in variants]
 
     def clear(self) -> None:
         self._cache.clear()
@@ -168,6 +186,14 @@ class TECompiler:
         with self._libraries_lock:
             self._libraries.clear()
             self._last_library = None
+
+
+def _tuning_digest(queries) -> str:
+    """"" without tuning queries, else a digest of the (workload, config) pairs: appended to the
+    implementations' fingerprint, so the on-disk key names the configs too."""
+    if not queries:
+        return ""
+    return "+" + hashlib.sha256(repr(sorted(map(repr, queries))).encode()).hexdigest()[:16]
 
 
 _GLOBAL = TECompiler()

@@ -6,13 +6,16 @@ vectorized inner loop: 5 x 5 x 2 = 50 configs for 16 x 16 outputs.
 `misbehave(n, dtype)`: out = a + 0, except where its knob "mode" says otherwise, so the
 measurement tests meet each failure for real: "crash" reads 4 GiB past its input (the kernel
 dies with a signal), "hang" loops ~10^10 times, "wrong" adds 1, "invalid" is rejected by the
-template (cfg.raise_error), "raise" fails while building the schedule. The default config
-("ok") is the reference the others are checked against.
+template (cfg.raise_error), "raise" fails while building the schedule, "slow_build" sleeps
+for ten minutes while building. The default config ("ok") is the reference the others are
+checked against.
 """
+import time
+
 from .. import te, tir
 from ..autotvm.task.task import get_config, template
 
-MISBEHAVIOURS = ("ok", "crash", "hang", "wrong", "invalid", "raise")
+MISBEHAVIOURS = ("ok", "crash", "hang", "wrong", "invalid", "raise", "slow_build")
 
 
 @template("testing/matmul")
@@ -61,4 +64,7 @@ def misbehave(n, dtype):
         cfg.raise_error("this config is rejected by the template")
     if mode == "raise":
         raise RuntimeError("the template failed while building the schedule")
+    if mode == "slow_build":
+        time.sleep(600)
+
     return te.create_schedule(out), [a, out]

@@ -16,6 +16,7 @@ tensors are released while the function still runs.
 """
 import numpy as np
 
+from ..autotvm.env import build_scope
 from ..errors import CompileError
 from ..ir.module import IRModule
 from ..ir.types import TensorType, TupleType, is_any
@@ -193,12 +194,13 @@ class VMCompiler:
         self.optimized_mod = mod
         ctx = self._context = CompileContext(mod, target)
         functions = []
-        for gv, fn in mod.functions.items():
-            fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
-            params, code, nregs = fc.compile()
-            code = insert_kills(code, keep=len(params))
-            types = [type_descriptor(getattr(p, "_checked_type_", None) or p.type_annotation) for p in params]
-            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
+        with build_scope(target):          # one build: one untuned warning, shipped records on
+            for gv, fn in mod.functions.items():
+                fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
+                params, code, nregs = fc.compile()
+                code = insert_kills(code, keep=len(params))
+                types = [type_descriptor(getattr(p, "_checked_type_", None) or p.type_annotation) for p in params]
+                functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
 

@@ -19,6 +19,6 @@ _LAZY = {"extract_from_program", "extract_from_multiple_program"}
 
 def __getattr__(name):
     if name in _LAZY:
-        from . import relay_integration
-        return getattr(relay_integration, name)
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.relay_integration"), name)
     raise AttributeError(f"module 'relay_backend.autotvm.task' has no attribute {name!r}")

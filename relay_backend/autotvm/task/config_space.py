@@ -223,6 +223,9 @@ class ConfigSpace:
     def __iter__(self):
         return iter(self._entity_map)
 
+    def __contains__(self, name) -> bool:
+        return name in self._entity_map
+
     def __repr__(self) -> str:
         lines = [f"ConfigSpace (len={len(self)}, range_length={self.range_length}, space_map="]
         lines += [f"  {i:2d} {name}: {space}" for i, (name, space) in enumerate(self.space_map.items())]

@@ -225,9 +225,11 @@ def query_config(target, workload):
 
 
 def config_fingerprint(cfg) -> str:
-    """Text naming a config: "fallback", or its knobs' JSON."""
+    """Text naming a config: "fallback", or its knobs' JSON, with its measured cost (selection
+    compares the costs of the tuned implementations of one op)."""
     fingerprint = getattr(cfg, "fingerprint", None)
-    return fingerprint() if fingerprint is not None else repr(cfg)
+    text = fingerprint() if fingerprint is not None else repr(cfg)
+    return text if getattr(cfg, "cost", None) is None else f"{text}|cost={cfg.cost!r}"
 
 
 @contextlib.contextmanager

@@ -11,17 +11,16 @@ task collection that extract_from_program runs through (TaskExtractEnv).
 
 The compute wrapper takes the implementation's arguments without `cfg`, makes the workload
 (task name + serialized arguments), asks the dispatch context for the config, runs the compute
-and stores the workload in the output op's attrs["workload"]. The schedule wrapper finds that
-workload again among the ops feeding the outputs it is given (the whole fused function: a
-bias add and relu after the dense still find the dense's workload) and asks for the same config.
+and stores the workload and that config in the output op's attrs. The schedule wrapper finds
+them again among the ops feeding the outputs it is given (the whole fused function: a bias add
+and relu after the dense still find the dense's workload) and schedules with that config.
 A schedule written TVM's way, `f(cfg, outs)`, is wrapped as `wrapper(outs)`.
 """
-import contextlib
 import functools
 import inspect
 
 from ...errors import TuningError
-from ...target import Target, as_target
+from ...target import Target
 from ... import te
 from .dispatcher import query_config
 from .task import args_to_workload, register_task_compute, register_task_schedule, serialize_args
@@ -85,6 +84,7 @@ def register_topi_compute(task_name, func=None):
             out = topi_compute(cfg, *args)
             for t in (out if isinstance(out, (list, tuple)) else [out]):
                 t.op.attrs["workload"] = workload
+                t.op.attrs["autotvm_config"] = cfg
             return out
         wrapper.autotvm_task_name = task_name
         register_task_compute(task_name, wrapper)
@@ -94,17 +94,20 @@ def register_topi_compute(task_name, func=None):
 
 def register_topi_schedule(task_name, func=None):
     """Decorate schedule `f(cfg, attrs, outs, target)` (or TVM's `f(cfg, outs)`) as the schedule
-    of tunable task `task_name`; the result takes the arguments without `cfg`."""
+    of tunable task `task_name`; the result takes the arguments without `cfg`. It schedules with
+    the config its compute was given (kept on the op with the workload), so compute and
+    schedule always agree, whatever the current target."""
     def decorate(topi_schedule):
         tvm_style = len(inspect.signature(topi_schedule).parameters) == 2
 
         def config_of(outs):
-            workload = get_workload(outs, task_name)
-            if workload is None:
+            op = find_workload_op(outs, task_name)
+            if op is None:
                 raise TuningError(f"schedule {task_name}: no op among the outputs carries a "
                                   f"{task_name} workload; its compute must be registered with "
                                   f"register_topi_compute({task_name!r})")
-            return query_config(Target.current(allow_none=True), workload)
+            cfg = op.attrs.get("autotvm_config")
+            return cfg if cfg is not None else query_config(Target.current(allow_none=True), op.attrs["workload"])
 
         if tvm_style:
             @functools.wraps(topi_schedule)
@@ -113,23 +116,15 @@ def register_topi_schedule(task_name, func=None):
         else:
             @functools.wraps(topi_schedule)
             def wrapper(attrs, outs, target):
-                with _target_scope(target):
-                    return topi_schedule(config_of(outs), attrs, outs, target)
+                return topi_schedule(config_of(outs), attrs, outs, target)
         wrapper.autotvm_task_name = task_name
         register_task_schedule(task_name, wrapper)
         return wrapper
     return decorate(func) if func is not None else decorate
 
 
-def _target_scope(target):
-    """`with target:` unless a target is current already (or none is given)."""
-    if target is None or Target.current(allow_none=True) is not None:
-        return contextlib.nullcontext()
-    return as_target(target)
-
-
-def get_workload(outs, task_name=None):
-    """The workload attached to an op feeding `outs` (inputs searched first), or None."""
+def find_workload_op(outs, task_name=None):
+    """The op feeding `outs` (inputs searched first) that carries a workload, or None."""
     outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
     seen = set()
     stack = [(t.op, False) for t in reversed(outs)]
@@ -138,7 +133,7 @@ def get_workload(outs, task_name=None):
         if expanded:
             workload = op.attrs.get("workload") if isinstance(op, te.ComputeOp) else None
             if workload is not None and (task_name is None or workload[0] == task_name):
-                return workload
+                return op
             continue
         if id(op) in seen:
             continue
@@ -146,3 +141,9 @@ def get_workload(outs, task_name=None):
         stack.append((op, True))
         stack.extend((t.op, False) for t in reversed(op.input_tensors()))
     return None
+
+
+def get_workload(outs, task_name=None):
+    """The workload attached to an op feeding `outs`, or None (not a tunable implementation)."""
+    op = find_workload_op(outs, task_name)
+    return None if op is None else op.attrs["workload"]
