@@ -47,6 +47,7 @@ SAME_LEVEL = {
     ("demo", "frontend"), ("backend", "te_compiler"), ("prelude", "build_module"),
     ("strategy", "autotvm"),                  # tunable schedules declare their config spaces
     ("autotvm/tuner", "autotvm/measure"),     # a tuner measures through the builder and runner
+    ("autotvm/measure", "testing"),           # candidates are checked with testing.tolerances
     ("autotvm/__init__", "autotvm/task/__init__"), ("__init__", "autotvm/__init__"),
 }
 MAX_LINES = 600

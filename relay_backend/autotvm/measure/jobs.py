@@ -14,6 +14,7 @@ e.g. in a test, is found). A config travels as its JSON dict, or None for the de
 import importlib
 import io
 import os
+import tempfile
 import time
 import traceback
 import uuid
@@ -77,9 +78,11 @@ def _compile(task, sch, args):
     return module, info
 
 
-def build_job(payload, config_json, tmp_dir, as_bytes=False) -> BuildResult:
-    """Build one config into a library under `tmp_dir` (returned as bytes when `as_bytes`)."""
+def build_job(payload, config_json, tmp_dir=None, as_bytes=False) -> BuildResult:
+    """Build one config into a library under `tmp_dir` (the system's temporary directory when
+    None; the library is returned as bytes when `as_bytes`)."""
     start = time.time()
+    tmp_dir = tmp_dir or tempfile.gettempdir()
     try:
         task, sch, args = _instantiate(payload, config_json)
     except InstantiationError as err:
@@ -123,9 +126,10 @@ def _outputs(arg_info) -> list:
     return [nd.empty(shape, dtype) for shape, dtype, is_output in arg_info if is_output]
 
 
-def reference_job(payload, tmp_dir, seed=0, as_bytes=False):
+def reference_job(payload, tmp_dir=None, seed=0, as_bytes=False):
     """The task's default config run once on seeded random inputs: an .npz (path or bytes)
-    holding in0.., out0.. and the argument info."""
+    holding in0.., out0.."""
+    tmp_dir = tmp_dir or tempfile.gettempdir()
     task, sch, args = _instantiate(payload, None)
     module, info = _compile(task, sch, args)
     inputs = random_inputs(info, seed)
@@ -157,7 +161,7 @@ def run_job(build, reference, number, repeat, min_repeat_ms, cooldown_interval, 
     .npz path or bytes from reference_job) it runs on those inputs and must match those
     outputs; without, it runs on random inputs unchecked."""
     start = time.time()
-    path, remove = _library_path(build.filename, tmp_dir or ".")
+    path, remove = _library_path(build.filename, tmp_dir or tempfile.gettempdir())
     try:
         module = load_module(path)
         func = module[KERNEL]

@@ -1,0 +1,76 @@
+"""Tuning callbacks (autotvm.callback): each is called as callback(tuner, inputs, results)
+after every measured batch; one with a close() is closed when tune() ends.
+
+    log_to_file(path)       append each measurement as a record line (record.encode)
+    progress_bar(total)     a tqdm bar: trials done, current and best GFLOPS, elapsed time
+    Monitor()               keep every trial's score and timestamp
+"""
+import logging
+import os
+
+import numpy as np
+
+from .. import record
+
+logger = logging.getLogger("autotvm")
+
+
+def log_to_file(file_out, protocol="json"):
+    """A callback appending every measurement to `file_out` (a path, or an open text file)."""
+    if isinstance(file_out, os.PathLike):
+        file_out = os.fspath(file_out)
+
+    def _callback(_, inputs, results):
+        lines = "".join(record.encode(inp, res, protocol) + "\n" for inp, res in zip(inputs, results))
+        if isinstance(file_out, str):
+            with open(file_out, "a", encoding="utf-8") as f:
+                f.write(lines)
+        else:
+            file_out.write(lines)
+            file_out.flush()
+    return _callback
+
+
+class Monitor:
+    """Collects the score (FLOP/s, 0 for errors) and timestamp of every trial."""
+
+    def __init__(self):
+        self.scores, self.timestamps = [], []
+
+    def __call__(self, tuner, inputs, results):
+        for inp, res in zip(inputs, results):
+            self.scores.append(tuner._flops(inp, res))
+            self.timestamps.append(res.timestamp)
+
+    def reset(self):
+        self.scores, self.timestamps = [], []
+
+    def trial_scores(self):
+        return np.array(self.scores)
+
+    def trial_timestamps(self):
+        return np.array(self.timestamps)
+
+
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+class progress_bar:  # noqa: N801  (TVM's name for this callback)
+    """A tqdm progress bar over `total` trials, showing the current and best FLOPS."""
+
+    def __init__(self, total, prefix="", si_prefix="G"):
+        from tqdm import tqdm
+        if si_prefix not in _SI:
+            raise ValueError(f"si_prefix must be one of {sorted(_SI)}, got {si_prefix!r}")
+        self.si_prefix, self.scale = si_prefix, _SI[si_prefix]
+        self.bar = tqdm(total=total, desc=prefix or None, unit="trial", leave=True,
+                        disable=logger.isEnabledFor(logging.DEBUG))
+
+    def __call__(self, tuner, inputs, results):
+        current = max((tuner._flops(inp, res) for inp, res in zip(inputs, results)), default=0.0)
+        self.bar.update(len(inputs))
+        self.bar.set_postfix_str(f"current/best {current / self.scale:.2f}/{tuner.best_flops / self.scale:.2f} "
+                                 f"{self.si_prefix}FLOPS")
+
+    def close(self):
+        self.bar.close()
