@@ -79,18 +79,25 @@ def build_scope(target):
 
 
 @contextlib.contextmanager
+def recording(local, name: str):
+    """A list collecting what is reported to the thread-local stack `local.<name>` while the
+    block runs (reporters append to every list on that stack)."""
+    stack = getattr(local, name, None)
+    if stack is None:
+        stack = []
+        setattr(local, name, stack)
+    log = []
+    stack.append(log)
+    try:
+        yield log
+    finally:
+        stack.remove(log)
+
+
 def recording_untuned():
     """Collect the (target, workload) of every note_untuned made inside the block (the kernel
     cache keeps them with a kernel, to warn again when a later build reuses it)."""
-    stack = getattr(_SCOPES, "notes", None)
-    if stack is None:
-        stack = _SCOPES.notes = []
-    notes = []
-    stack.append(notes)
-    try:
-        yield notes
-    finally:
-        stack.remove(notes)
+    return recording(_SCOPES, "notes")
 
 
 def note_untuned(target, workload) -> None:

@@ -23,7 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from ... import te
-from ...codegen import build as codegen_build
+from ...codegen import build as codegen_build, llvm_target
 from ...runtime import ndarray as nd
 from ...runtime.module import load_module
 from ...target import Target
@@ -161,6 +161,9 @@ def run_job(build, reference, number, repeat, min_repeat_ms, cooldown_interval, 
     .npz path or bytes from reference_job) it runs on those inputs and must match those
     outputs; without, it runs on random inputs unchecked."""
     start = time.time()
+    # OpenMP workers must wait passively, as in a compiling process (codegen sets it there):
+    # a spinning worker steals the core the other thread needs and distorts every timing
+    llvm_target.libgomp_path()
     path, remove = _library_path(build.filename, tmp_dir or tempfile.gettempdir())
     try:
         module = load_module(path)

@@ -21,7 +21,6 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
 import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -71,7 +70,29 @@ def describe_death(err: ProcessExpired) -> str:
     return f"the process exited with code {code}"
 
 
-class LocalBuilder(Builder):
+class PooledWorkers:
+    """A process pool (`_pool`, made on first use) and a scratch directory (`tmp_dir`), both
+    released by close() or when the object goes away."""
+
+    _pool = None
+    tmp_dir = None
+
+    def close(self):
+        """Stop the worker processes and remove the scratch files."""
+        if self._pool is not None:
+            self._pool.stop()
+            self._pool = None
+        if self.tmp_dir:
+            shutil.rmtree(self.tmp_dir, ignore_errors=True)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001  (interpreter shutdown)
+            pass
+
+
+class LocalBuilder(PooledWorkers, Builder):
     """Compile configs in parallel worker processes (TVM's LocalBuilder; only the default
     build function exists: LLVM through relay_backend.codegen)."""
 
@@ -102,20 +123,8 @@ class LocalBuilder(Builder):
                 results.append(error_result(MeasureErrorNo.COMPILE_HOST, "", describe_death(err), 0.0))
         return results
 
-    def close(self):
-        if self._pool is not None:
-            self._pool.stop()
-            self._pool = None
-        shutil.rmtree(self.tmp_dir, ignore_errors=True)
 
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001  (interpreter shutdown)
-            pass
-
-
-class LocalRunner(Runner):
+class LocalRunner(PooledWorkers, Runner):
     """Time each built config in a fresh process (TVM's LocalRunner). number / repeat /
     min_repeat_ms as time_evaluator: 1 + number x repeat runs, each repeat long enough for
     min_repeat_ms; the extremes of repeat > 2 costs are dropped. check_correctness=False skips
@@ -171,18 +180,6 @@ class LocalRunner(Runner):
                                                   self.cooldown_interval, self.tmp_dir), timeout=self.timeout)
             results.append(collect_run(future.result, self.timeout, build))
         return results
-
-    def close(self):
-        if self._pool is not None:
-            self._pool.stop()
-            self._pool = None
-        shutil.rmtree(self.tmp_dir, ignore_errors=True)
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001  (interpreter shutdown)
-            pass
 
 
 def collect_run(get, timeout, build) -> MeasureResult:

@@ -15,7 +15,6 @@ Contexts nest with `with`; a query goes to the innermost and falls through to th
 `recording_queries()` blocks around it, so the kernel cache can key a kernel on the configs it
 was built with and re-check them on the next lookup.
 """
-import contextlib
 import logging
 import os
 import threading
@@ -24,6 +23,7 @@ from io import TextIOBase
 import numpy as np
 
 from ...errors import TuningError
+from ..env import recording
 from .config_space import FallbackConfigEntity
 
 logger = logging.getLogger("autotvm")
@@ -232,18 +232,9 @@ def config_fingerprint(cfg) -> str:
     return text if getattr(cfg, "cost", None) is None else f"{text}|cost={cfg.cost!r}"
 
 
-@contextlib.contextmanager
 def recording_queries():
     """Collect (workload, config fingerprint) of every query_config made inside the block."""
-    stack = getattr(_RECORDERS, "stack", None)
-    if stack is None:
-        stack = _RECORDERS.stack = []
-    log = []
-    stack.append(log)
-    try:
-        yield log
-    finally:
-        stack.remove(log)
+    return recording(_RECORDERS, "stack")
 
 
 def queries_still_hold(target, log) -> bool:

@@ -23,7 +23,7 @@ from ...errors import TuningError
 from ...target import Target
 from ... import te
 from .dispatcher import query_config
-from .task import args_to_workload, register_task_compute, register_task_schedule, serialize_args
+from .task import register_task_compute, register_task_schedule, serialize_args, workload_config
 
 
 class TaskExtractEnv:
@@ -73,14 +73,10 @@ def register_topi_compute(task_name, func=None):
     def decorate(topi_compute):
         @functools.wraps(topi_compute)
         def wrapper(*args, **kwargs):
-            if kwargs:
-                raise TuningError(f"{task_name}: keyword arguments are not part of a workload; "
-                                  f"pass them positionally")
+            workload, cfg = workload_config(task_name, args, kwargs)
             env = TaskExtractEnv.current
             if env is not None and env.tracing:
                 env.add_task(task_name, args)
-            workload = args_to_workload(args, task_name)
-            cfg = query_config(Target.current(allow_none=True), workload)
             out = topi_compute(cfg, *args)
             for t in (out if isinstance(out, (list, tuple)) else [out]):
                 t.op.attrs["workload"] = workload

@@ -10,7 +10,9 @@ import os
 
 import numpy as np
 
+from ...errors import TuningError
 from .. import record
+from .tuner import SI_PREFIXES
 
 logger = logging.getLogger("autotvm")
 
@@ -39,7 +41,7 @@ class Monitor:
 
     def __call__(self, tuner, inputs, results):
         for inp, res in zip(inputs, results):
-            self.scores.append(tuner._flops(inp, res))
+            self.scores.append(tuner.flops_of(inp, res))
             self.timestamps.append(res.timestamp)
 
     def reset(self):
@@ -52,22 +54,19 @@ class Monitor:
         return np.array(self.timestamps)
 
 
-_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-
-
 class progress_bar:  # noqa: N801  (TVM's name for this callback)
     """A tqdm progress bar over `total` trials, showing the current and best FLOPS."""
 
     def __init__(self, total, prefix="", si_prefix="G"):
         from tqdm import tqdm
-        if si_prefix not in _SI:
-            raise ValueError(f"si_prefix must be one of {sorted(_SI)}, got {si_prefix!r}")
-        self.si_prefix, self.scale = si_prefix, _SI[si_prefix]
+        if si_prefix not in SI_PREFIXES:
+            raise TuningError(f"si_prefix must be one of {sorted(SI_PREFIXES)}, got {si_prefix!r}")
+        self.si_prefix, self.scale = si_prefix, SI_PREFIXES[si_prefix]
         self.bar = tqdm(total=total, desc=prefix or None, unit="trial", leave=True,
                         disable=logger.isEnabledFor(logging.DEBUG))
 
     def __call__(self, tuner, inputs, results):
-        current = max((tuner._flops(inp, res) for inp, res in zip(inputs, results)), default=0.0)
+        current = max((tuner.flops_of(inp, res) for inp, res in zip(inputs, results)), default=0.0)
         self.bar.update(len(inputs))
         self.bar.set_postfix_str(f"current/best {current / self.scale:.2f}/{tuner.best_flops / self.scale:.2f} "
                                  f"{self.si_prefix}FLOPS")

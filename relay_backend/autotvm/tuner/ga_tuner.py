@@ -44,7 +44,7 @@ class GATuner(Tuner):
 
     def update(self, inputs, results):
         for inp, res in zip(inputs, results):
-            self.scores[inp.config.index] = self._flops(inp, res)
+            self.scores[inp.config.index] = self.flops_of(inp, res)
 
     def _next_generation(self):
         self.trial_pt = 0

@@ -96,7 +96,7 @@ class ModelBasedTuner(Tuner):
 
     def update(self, inputs, results):
         for inp, res in zip(inputs, results):
-            flops = self._flops(inp, res)
+            flops = self.flops_of(inp, res)
             self.xs.append(inp.config.index)
             self.ys.append(flops)
             self.flops_max = max(self.flops_max, flops)

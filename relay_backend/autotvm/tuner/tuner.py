@@ -60,7 +60,7 @@ class Tuner:
         """Learn from records of other tasks (transfer); only model-based tuners use them."""
 
     # -- bookkeeping ----------------------------------------------------------------------------
-    def _flops(self, inp, res) -> float:
+    def flops_of(self, inp, res) -> float:
         """FLOP/s of a measurement (0 for an error); a task without a flop count scores 1/cost."""
         if res.error_no != 0:
             return 0.0
@@ -69,7 +69,7 @@ class Tuner:
     def _record(self, inputs, results):
         for inp, res in zip(inputs, results):
             self.visited.add(inp.config.index)
-            flops = self._flops(inp, res)
+            flops = self.flops_of(inp, res)
             if res.error_no != 0:
                 self.errors.append(f"config {inp.config.index}: {res.costs[-1] if res.costs else ''}")
             if flops > self.best_flops:
@@ -104,8 +104,8 @@ class Tuner:
         """Measure up to `n_trial` configs in all (see the module doc)."""
         if n_trial < 0:
             raise TuningError(f"tune: n_trial must be >= 0, got {n_trial}")
-        if si_prefix not in _SI:
-            raise TuningError(f"tune: si_prefix must be one of {sorted(_SI)}, got {si_prefix!r}")
+        if si_prefix not in SI_PREFIXES:
+            raise TuningError(f"tune: si_prefix must be one of {sorted(SI_PREFIXES)}, got {si_prefix!r}")
         measure_batch = create_measure_batch(self.task, measure_option)
         n_parallel = getattr(measure_batch, "n_parallel", 1)
         early_stopping = early_stopping or 1 << 60
@@ -124,8 +124,8 @@ class Tuner:
                 for inp, res in zip(inputs, results):
                     error_streak = error_streak + 1 if res.error_no else 0
                     logger.debug("No: %d\t%sFLOPS: %.2f/%.2f\tresult: %s\t%s", self.n_measured,
-                                 si_prefix, self._flops(inp, res) / _SI[si_prefix],
-                                 self.best_flops / _SI[si_prefix], res, inp.config)
+                                 si_prefix, self.flops_of(inp, res) / SI_PREFIXES[si_prefix],
+                                 self.best_flops / SI_PREFIXES[si_prefix], res, inp.config)
                 self.ttl = min(early_stopping + self.best_iter, n_trial) - self.n_measured
                 self.update(inputs, results)
                 for callback in callbacks:
@@ -154,4 +154,4 @@ class Tuner:
         self.error_ct_threshold = threshold
 
 
-_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+SI_PREFIXES = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}   # si_prefix -> scale of FLOPS reports
