@@ -10,10 +10,11 @@ measurement (tuner callback log_to_file), so a tuner killed mid-write leaves at 
 last line: load_from_file skips that one with a warning and names any other bad line.
 Decoding only parses JSON and rebuilds registered classes; it never runs code from the file.
 
-    python -m relay_backend.autotvm.record --mode pick --i tune.log --o best.log
-    python -m relay_backend.autotvm.record --mode read --i tune.log [--begin 0 --end 5] [--ir]
+    python -m relay_backend.autotvm --mode pick --i tune.log --o best.log
+    python -m relay_backend.autotvm --mode read --i tune.log [--begin 0 --end 5] [--ir]
+
+(`python -m relay_backend.autotvm.record ...`, TVM's spelling, works too.)
 """
-import argparse
 import enum
 import json
 import logging
@@ -175,6 +176,7 @@ def pick_best(in_file, out_file) -> int:
 
 
 def _main(argv=None) -> None:
+    import argparse
     parser = argparse.ArgumentParser(description="read or distill an autotvm tuning log")
     parser.add_argument("--mode", choices=["read", "pick"], default="read")
     parser.add_argument("--i", required=True, help="input log")
@@ -198,4 +200,7 @@ def _main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    _main()
+    # run the package's copy of this module: records made by this __main__ copy would be of
+    # other classes than the ones ApplyHistoryBest checks for
+    from relay_backend.autotvm import record as _record
+    _record._main()

@@ -116,3 +116,19 @@ def test_workloads_with_attrs_and_types_survive_the_log():
     back = deserialize_args(clean_json(json.loads(json.dumps(workload)))[1:])
     assert back[1] == attrs and back[2] == args[2]
     assert tuple(int(d.value) for d in back[0].shape) == (1, 4, 9, 9)
+
+
+def test_command_line_picks_the_best(tmp_path, task):
+    import pathlib
+    import subprocess
+    import sys
+    log, best = tmp_path / "all.log", tmp_path / "best.log"
+    with open(log, "w") as f:
+        for inp, res in _records(task, {3: [2e-5], 17: [1e-5]}):
+            f.write(record.encode(inp, res) + "\n")
+    out = subprocess.run([sys.executable, "-m", "relay_backend.autotvm", "--mode", "pick", "--i", str(log),
+                          "--o", str(best)], capture_output=True, text=True,
+                         cwd=str(pathlib.Path(autotvm.__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1 records written"
+    assert [inp.config.index for inp, _ in record.load_from_file(best)] == [17]
