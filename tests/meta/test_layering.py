@@ -76,15 +76,17 @@ def _imported_modules(path: pathlib.Path, pkg: pathlib.Path = PKG):
     here = _module_parts(path, pkg)
     package = here[:-1] if here[-1] != "__init__" else here[:-1]
     for node in ast.walk(tree):
+        module = None
         if isinstance(node, ast.ImportFrom) and node.level > 0:
             base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
             module = base + [p for p in (node.module or "").split(".") if p]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("relay_backend."):
+            module = node.module.split(".")[1:]
+        if module is not None:
             for alias in node.names:
                 sub = module + [alias.name]
                 is_module = (pkg.joinpath(*sub).with_suffix(".py").is_file() or pkg.joinpath(*sub).is_dir())
                 yield (sub if is_module else module), node.lineno
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("relay_backend."):
-            yield node.module.split(".")[1:], node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("relay_backend."):
