@@ -161,6 +161,7 @@ def measure(keys, records_file, rounds) -> list:
 
 
 def main(argv=None):
+    """The command line (see the module doc)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=16, help="configs tried per task after its default")
     parser.add_argument("--workloads", default="mlp64,block", help=f"comma-separated: {','.join(WORKLOADS)}")

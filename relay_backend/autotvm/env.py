@@ -29,6 +29,7 @@ class AutotvmGlobalScope:
         self.silent = False
 
     def deep_copy(self, scope):
+        """Take `scope`'s flags."""
         self.in_tuning, self.silent = scope.in_tuning, scope.silent
 
 
@@ -55,6 +56,7 @@ _PROCESS_SCOPE = BuildScope()
 
 
 def current_build_scope() -> BuildScope:
+    """The innermost build scope of this thread (the process's own outside any build)."""
     stack = getattr(_SCOPES, "stack", None)
     return stack[-1] if stack else _PROCESS_SCOPE
 

@@ -44,11 +44,13 @@ class BuildResult(namedtuple("BuildResult", ("filename", "arg_info", "error", "t
 
 
 def task_payload(task) -> dict:
+    """A task as plain data a worker rebuilds it from (see the module doc)."""
     return {"name": task.name, "args": task.args, "target": str(task.target),
             "module": task.template_module}
 
 
 def config_payload(config):
+    """A config as its JSON dict; None for the template's default."""
     return None if config is None or config.is_fallback else config.to_json_dict()
 
 

@@ -61,6 +61,7 @@ def _stop_pools():
 
 
 def describe_death(err: ProcessExpired) -> str:
+    """How a worker process ended: the signal that killed it, or its exit code."""
     code = getattr(err, "exitcode", None)
     if isinstance(code, int) and code < 0:
         try:

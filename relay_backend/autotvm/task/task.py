@@ -200,18 +200,22 @@ def _register(name, slot, func):
 
 
 def register_task_compute(name, func):
+    """Make `func` the compute of template `name`."""
     return _register(name, "fcompute", func)
 
 
 def register_task_schedule(name, func):
+    """Make `func` the schedule of template `name`."""
     return _register(name, "fschedule", func)
 
 
 def register_customized_task(name, func):
+    """Make `func` (returning (schedule, tensors)) the whole template `name`."""
     return _register(name, "fcustomized", func)
 
 
 def lookup_template(name) -> TaskTemplate:
+    """The template registered as `name`, or a MissingTask that says it is not."""
     return TASK_TABLE.get(name) or MissingTask(name)
 
 

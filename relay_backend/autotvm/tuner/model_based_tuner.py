@@ -20,18 +20,23 @@ class CostModel:
     """Predicts the speed of configs (by index) of one task."""
 
     def fit(self, xs, ys, plan_size):
+        """Train on configs `xs` (indices) and their speeds `ys`."""
         raise NotImplementedError
 
     def fit_log(self, records, plan_size, min_seed_records=500) -> bool:
+        """Train on records of other tasks; False when there are too few."""
         raise NotImplementedError
 
     def predict(self, xs, output_margin=False):
+        """Predicted speeds (or raw margins) of configs `xs`."""
         raise NotImplementedError
 
     def load_basemodel(self, base_model):
+        """Start from `base_model`'s predictions (transfer learning)."""
         raise NotImplementedError
 
     def spawn_base_model(self):
+        """A fresh model of the same kind, to fit on other tasks' records."""
         raise NotImplementedError
 
 
@@ -39,6 +44,7 @@ class ModelOptimizer:
     """Finds the configs a cost model rates best."""
 
     def find_maximums(self, model, num, exclusive) -> list:
+        """The `num` configs outside `exclusive` that `model` rates fastest."""
         raise NotImplementedError
 
 

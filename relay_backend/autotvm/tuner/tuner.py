@@ -48,9 +48,11 @@ class Tuner:
 
     # -- the strategy -------------------------------------------------------------------------
     def has_next(self) -> bool:
+        """Whether an unmeasured config is left to propose."""
         raise NotImplementedError
 
     def next_batch(self, batch_size) -> list:
+        """Up to `batch_size` unmeasured configs to measure next."""
         raise NotImplementedError
 
     def update(self, inputs, results):
@@ -151,6 +153,7 @@ class Tuner:
         self.best_config, self.best_flops, self.best_measure_pair = None, 0.0, None
 
     def set_error_threshold(self, threshold):
+        """Warn after this many failed measurements in a row."""
         self.error_ct_threshold = threshold
 
 
