@@ -9,6 +9,8 @@ import os
 import platform
 import sys
 
+from relay_backend.progress import progress_bar
+
 from . import bench_aot, bench_frontend_passes, bench_kernels, bench_models, bench_vm
 
 SUITES = {"frontend_passes": bench_frontend_passes, "kernels": bench_kernels, "vm": bench_vm,
@@ -28,15 +30,17 @@ def main() -> None:
     print(f"{'benchmark':58} {'median':>10} {'ratio':>7} {'spread':>7}")
     failed = []
     only = [n for n in args.only.split(",") if n]
-    for name, suite in SUITES.items():
-        if only and name not in only:
-            continue
-        rows = suite.run(repeats=repeats)
-        record["suites"][name] = [dict(zip(("name", "unit", "median", "ratio", "spread"), r)) for r in rows]
-        failed += [r[0] for r in rows if r[1] == "FAILED"]
-        for label, unit, median, ratio, spread in rows:
-            r = f"{ratio:7.2f}" if ratio is not None else f"{'':7}"
-            print(f"{label:58} {median:7.2f} {unit:2} {r} {spread:6.0%}")
+    chosen = {name: suite for name, suite in SUITES.items() if not only or name in only}
+    with progress_bar(total=len(chosen), desc="benchmarks", unit="suite") as bar:
+        for name, suite in chosen.items():
+            bar.set_postfix_str(name)
+            rows = suite.run(repeats=repeats)
+            record["suites"][name] = [dict(zip(("name", "unit", "median", "ratio", "spread"), r)) for r in rows]
+            failed += [r[0] for r in rows if r[1] == "FAILED"]
+            for label, unit, median, ratio, spread in rows:
+                r = f"{ratio:7.2f}" if ratio is not None else f"{'':7}"
+                bar.write(f"{label:58} {median:7.2f} {unit:2} {r} {spread:6.0%}", file=sys.stdout)
+            bar.update(1)
     with open(args.json, "w") as f:
         json.dump(record, f, indent=2)
     print(f"\nwritten to {args.json}; ratio = median / the group's baseline (numpy for kernels, "

@@ -32,9 +32,12 @@ from .op import nn, annotation
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude
+from .parser import fromtext, parse, parse_expr
+from . import parser
 from . import build_module, prelude, loops
 
 from . import graph_executor, vm, aot, frontend, backend, _ffi
 from .build_module import build, optimize
+from .session import InferenceSession
 
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

@@ -42,12 +42,26 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
           constant_memory_pools=None, params=None, mod_name="default"):
     """Compile `mod`'s main for the graph or AOT executor (tvm.relay.build).
 
-    executor: "graph" (default), "aot", or relay.backend.Executor(name, options); runtime:
-    relay.backend.Runtime("cpp" | "crt", options). params (name -> array) are bound into main as
-    constants first. target: a target.Target or its string ("llvm", "llvm -mtriple=aarch64-linux-gnu",
-    "c", "cuda"); target_host becomes its host. The graph result is a GraphExecutorFactoryModule: get_graph_json(),
-    get_params() (p0, p1, ...), get_lib(), ["default"](device) -> GraphModule,
-    export_library(path); the AOT result an AotExecutorFactoryModule.
+    Parameters
+    ----------
+    mod : IRModule (a Function is accepted with a DeprecationWarning), with a "main".
+    target : a target.Target or its string: "llvm" (this CPU), "llvm -mcpu=... -mattr=...",
+        "llvm -mtriple=aarch64-linux-gnu" (cross-compile), "c", "cuda".
+    target_host : the host target of a device target (becomes target.host).
+    executor : "graph" (default), "aot", or relay.backend.Executor(name, options).
+    runtime : relay.backend.Runtime("cpp" | "crt", options); checked against the executor.
+    params : {name: numpy array or NDArray}, bound into main as constants before optimising;
+        GraphModule.set_input(**params) then ignores these names, as TVM does.
+    mod_name : the prefix of generated names ("default": tvmgen_default_...).
+    workspace_memory_pools, constant_memory_pools : not supported (must be None).
+
+    Returns
+    -------
+    GraphExecutorFactoryModule (get_graph_json(), get_params() -> p0, p1, ..., get_lib(),
+    ["default"](device) -> GraphModule, export_library(path)), or for executor="aot" an
+    AotExecutorFactoryModule (["default"](device) -> AotModule, export_library(dir)).
+
+    Example: ``GraphModule(relay.build(mod, "llvm", params=params)["default"](relay.cpu()))``.
     """
     target = as_target(target)
     if target_host is not None:
@@ -60,9 +74,12 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
     opt_mod = default_pipeline(device_type=target.device_type)(_as_module(mod, params))
     if executor.name == "aot":  # one C program over a static workspace (aot/)
         from .aot.factory import aot_build
-        return aot_build(opt_mod, target, mod_name)
-    from .graph_executor.build import build_graph
-    return build_graph(opt_mod, target, mod_name)
+        factory = aot_build(opt_mod, target, mod_name)
+    else:
+        from .graph_executor.build import build_graph
+        factory = build_graph(opt_mod, target, mod_name)
+    factory.bound_param_names = frozenset(params or ())
+    return factory
 
 
 def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):

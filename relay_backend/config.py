@@ -17,6 +17,9 @@ class Config:
     no_disk_cache: bool = False    # RB_NO_DISK_CACHE=1
     max_tensor_bytes: int = 0      # RB_MAX_TENSOR_BYTES: largest single tensor (0 = physical memory)
     tophub: bool = True            # RB_TOPHUB=0: builds ignore the shipped tuning records (autotvm/tophub)
+    progress: str = ""             # RB_PROGRESS: "0" never show progress bars, "1" always, "" on a TTY
+    tvm_num_threads: int = 0       # TVM_NUM_THREADS: threads for parallel kernels (0 = not set)
+    omp_num_threads: int = 0       # OMP_NUM_THREADS (its first number; 0 = not set)
 
 
 def _read() -> Config:
@@ -29,6 +32,9 @@ def _read() -> Config:
         no_disk_cache=env.get("RB_NO_DISK_CACHE", "") not in ("", "0"),
         max_tensor_bytes=_int_setting(env, "RB_MAX_TENSOR_BYTES"),
         tophub=env.get("RB_TOPHUB", "").strip().lower() not in ("0", "off", "none", "false"),
+        progress=env.get("RB_PROGRESS", "").strip(),
+        tvm_num_threads=_int_setting(env, "TVM_NUM_THREADS"),
+        omp_num_threads=_leading_int(env.get("OMP_NUM_THREADS", "")),
     )
 
 
@@ -41,6 +47,13 @@ def _int_setting(env, name: str) -> int:
     if value < 0:
         raise ValueError(f"{name}={text!r} must be >= 0")
     return value
+
+
+def _leading_int(text: str) -> int:
+    """The first number of an OMP_NUM_THREADS list ("4" or "4,2"); 0 when unset or not a number
+    (libgomp ignores such a value too)."""
+    head = text.split(",")[0].strip()
+    return int(head) if head.isdigit() else 0
 
 
 _CONFIG = _read()

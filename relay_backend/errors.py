@@ -67,3 +67,21 @@ class TuningError(RelayError, ValueError):
 class GlobalFuncError(RelayError, ValueError):
     """A global function name is missing from the registry, registered twice, or not a string
     (runtime.registry: register_func / get_global_func)."""
+
+
+class ParseError(RelayError):
+    """Relay text that cannot be read: a syntax error, an undefined name, a bad literal. The
+    message gives the source name, line and column, the offending line and a caret; the
+    position is also in `source_name`, `line` and `column`."""
+
+    def __init__(self, message: str, source_name: str = None, line: int = 0, column: int = 0):
+        super().__init__(message)
+        self.source_name, self.line, self.column = source_name, line, column
+
+
+class ModuleLookupError(RelayError, KeyError):
+    """An IRModule (or the Prelude) has no function, type or constructor of the name asked for.
+    Also a KeyError, so `mod[name]` behaves as a mapping lookup."""
+
+    def __str__(self) -> str:   # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""

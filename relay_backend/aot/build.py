@@ -9,15 +9,17 @@ import ctypes
 import hashlib
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 
-from .. import config
-from ..codegen.c import compile_flags, find_cc
+from .. import diagnostics
+from ..codegen.c import compile_flags
+from ..codegen.c_compiler import find_cc
 from ..errors import CompileError
 from ..runtime.shared_library import SharedLibrary
 from .params import FILE_NAME as PARAMS_FILE, check_params
+
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 _RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 _LOCKS = {}
@@ -52,7 +54,7 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
-    digest = hashlib.sha256("\0".join([cc, *flags, c_source, h_source]).encode())
+    digest = hashlib.sha256("\0".join([*cc, *flags, c_source, h_source]).encode())
     digest.update(params)
     key = digest.hexdigest()[:24]
     folder = os.path.join(_cache_dir(), key)
@@ -63,9 +65,9 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     for name, data in (("model.c", c_source), ("model.h", h_source), (PARAMS_FILE, params)):
         _write(os.path.join(folder, name), data)
     tmp = lib_path + f".{os.getpid()}.{threading.get_ident()}.tmp"
-    cmd = [cc, *flags, "model.c", "-o", tmp, "-lm"]
-    if config.get().debug >= 4:
-        print(f"[relay_backend] AOT model.c ({len(c_source)} chars):\n{c_source}", file=sys.stderr)
+    cmd = [*cc, *flags, "model.c", "-o", tmp, "-lm"]
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("AOT model.c (%d chars):\n%s", len(c_source), c_source)
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
     if proc.returncode != 0:
         raise CompileError(f"aot: the C compiler rejected the generated model:\n{' '.join(cmd)}\n"

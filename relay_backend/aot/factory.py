@@ -32,6 +32,7 @@ class AotExecutorFactoryModule:
         self.input_names = [name for name, _ in program.inputs]
         self.input_types = [(program.tensors[t].shape, program.tensors[t].dtype) for _, t in program.inputs]
         self.output_types = [(program.tensors[t].shape, program.tensors[t].dtype) for t in program.outputs]
+        self.bound_param_names = frozenset()      # build(params=...) names, see ExecutorModule
 
     # -- TVM accessors
     def get_lib(self) -> AotLibrary:
@@ -62,7 +63,9 @@ class AotExecutorFactoryModule:
 
     # -- creating executors
     def create(self, device) -> AotModule:
-        return AotModule(self, device)
+        module = AotModule(self, device)
+        module.bound_param_names = self.bound_param_names
+        return module
 
     def __getitem__(self, key):
         if key == self.libmod_name:

@@ -18,13 +18,17 @@ import tempfile
 import threading
 import time
 
-from .. import config, tir
+from .. import diagnostics, tir
 from ..errors import CompileError, RelayError, SerializationError
 from ..runtime import ndarray as nd
 from ..runtime.module import Function, Module, refuse_link_options
+from .c_compiler import find_cc
 from .c_prelude import PRELUDE
 from .c_stmt import FunctionEmitter
 from .llvm import signature
+
+_KERNEL_LOG = diagnostics.get_logger("kernels")
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 # GCC 12 -O3 with AVX2 if-converts `c ? p0[min(i, 1)] : p1[max(i - 2, 0)]` (concatenate's
 # kernel) into wrong masked loads; -fno-tree-loop-if-convert avoids it (branch-free loops still
@@ -100,29 +104,18 @@ def codegen_c(prim_funcs) -> str:
 # ---------------------------------------------------------------- the C compiler
 
 @functools.lru_cache(maxsize=None)
-def find_cc() -> str:
-    """The system C compiler (RB-independent: $CC, else cc, gcc, clang on PATH)."""
-    for name in filter(None, (os.environ.get("CC"), "cc", "gcc", "clang")):
-        path = shutil.which(name)
-        if path:
-            return path
-    raise CompileError("no C compiler found ($CC, cc, gcc, clang); the 'c' target needs one: "
-                       "install gcc or clang")
-
-
-@functools.lru_cache(maxsize=None)
-def _flag_works(cc: str, flag: str) -> bool:
+def _flag_works(cc: tuple, flag: str) -> bool:
     """Whether `cc` compiles and links a tiny shared object with `flag`."""
     src = "#ifdef _OPENMP\n#include <omp.h>\n#endif\nint rb_probe(void) { return 0; }\n"
     with tempfile.TemporaryDirectory(prefix="rb_cc_probe_") as tmp:
         c_path = os.path.join(tmp, "p.c")
         with open(c_path, "w") as f:
             f.write(src)
-        cmd = [cc, flag, "-fPIC", "-shared", c_path, "-o", os.path.join(tmp, "p.so")]
+        cmd = [*cc, flag, "-fPIC", "-shared", c_path, "-o", os.path.join(tmp, "p.so")]
         return subprocess.run(cmd, capture_output=True).returncode == 0
 
 
-def has_openmp(cc: str = None) -> bool:
+def has_openmp(cc: tuple = None) -> bool:
     """Whether the C compiler supports -fopenmp (parallel loops then use all cores)."""
     return _flag_works(cc or find_cc(), "-fopenmp")
 
@@ -157,7 +150,7 @@ def compile_shared(source: str, flags, path: str = None) -> str:
     """Compile C `source` into a shared library (cached per process by source and flags);
     returns its path. A compiler error is a CompileError quoting the diagnostics."""
     cc = find_cc()
-    key = hashlib.sha256("\0".join([cc, *flags, source]).encode()).hexdigest()[:24]
+    key = hashlib.sha256("\0".join([*cc, *flags, source]).encode()).hexdigest()[:24]
     out = path or os.path.join(_cache_dir(), f"rb_{key}.so")
     if path is None and os.path.exists(out):
         return out
@@ -166,7 +159,7 @@ def compile_shared(source: str, flags, path: str = None) -> str:
         with open(c_path, "w") as f:
             f.write(source)
         tmp_out = os.path.join(tmp, "kernels.so")
-        cmd = [cc, *flags, c_path, "-o", tmp_out, "-lm"]
+        cmd = [*cc, *flags, c_path, "-o", tmp_out, "-lm"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"c codegen: the C compiler rejected the generated source:\n"
@@ -220,9 +213,8 @@ class CFunction(Function):
                 ws_ptr = self._workspace(ws_size).data_ptr
         start = time.perf_counter()
         rc = self._call_ws(ptrs, shapes, ws_ptr, ws_size)
-        if config.get().debug >= 2:
-            print(f"[relay_backend] kernel {self.info.name} (c): "
-                  f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+        if diagnostics.wants(2):
+            _KERNEL_LOG.debug("kernel %s (c): %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
         if rc != 0:
             raise RelayError(f"{self.info.name}: C kernel returned error code {rc} "
                              f"(workspace of {ws_size} bytes at {ws_ptr}); this is a bug in "
@@ -266,8 +258,8 @@ def build_c(prim_funcs, options=None, openmp=None) -> CModule:
     if not funcs:
         raise CompileError("build_c: no PrimFuncs to compile")
     source, infos, needs_ws = generate(funcs)
-    if config.get().debug >= 4:
-        print(f"[relay_backend] C source for {', '.join(i.name for i in infos)}:\n{source}")
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("C source for %s:\n%s", ", ".join(i.name for i in infos), source)
     path = compile_shared(source, compile_flags(openmp, options or ()))
     try:
         lib = ctypes.CDLL(path)

@@ -10,7 +10,7 @@ the shape variables and the device workspace the function needs. One translation
 every kernel (cuda_prelude first); cuda_compile turns it into PTX, which the module keeps (and
 exports), and the CUDA driver loads when a function first runs on a device.
 """
-from .. import config, tir
+from .. import diagnostics, tir
 from ..errors import CompileError
 from ..runtime.cuda_module import CUDAModule, FunctionPlan, KernelLaunch
 from ..target import as_target
@@ -20,6 +20,8 @@ from .cuda_emit import KernelEmitter
 from .cuda_lower import split_kernels
 from .cuda_prelude import CUDA_PRELUDE
 from .llvm import encode_dim, shape_var_names, signature
+
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 
 def _plan_and_source(func, name: str, max_threads: int):
@@ -67,8 +69,8 @@ def build_cuda(prim_funcs, target="cuda") -> CUDAModule:
     source, plans = codegen_cuda(prim_funcs, target)
     if not plans:
         raise CompileError("build_cuda: no PrimFuncs to compile")
-    if config.get().debug >= 4:
-        print(f"[relay_backend] CUDA source for {', '.join(p.info.name for p in plans)}:\n{source}")
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("CUDA source for %s:\n%s", ", ".join(p.info.name for p in plans), source)
     ptx = compile_ptx(source, target.arch)
 
     def exporter(path, cc=None, fcompile=None):

@@ -17,7 +17,7 @@ import re
 
 from llvmlite import ir
 
-from .. import config, tir
+from .. import diagnostics, tir
 from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
@@ -25,6 +25,8 @@ from . import llvm_target
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_stmt import ALIGN, FunctionEmitter
+
+_CODE_LOG = diagnostics.get_logger("codegen")
 
 # native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -187,8 +189,8 @@ def build_llvm(funcs, target=None) -> Module:
     tm = llvm_target.target_machine(spec.runs_here, spec)
     llvm_target.optimize(mod, tm, spec.opt_level)
     optimized = str(mod)
-    if config.get().debug >= 4:
-        print(f"[relay_backend] LLVM IR for {what} ({spec.triple}, {spec.cpu}):\n{optimized}")
+    if diagnostics.wants(4):
+        _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, optimized)
     libs = ("m", "gomp") if has_openmp else ("m",)
 
     def object_code():

@@ -17,8 +17,13 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from ..diagnostics import get_logger, native_remarks_to
 from ..errors import CompileError
+from ..runtime.thread_count import prepare_openmp_env
+from .c_compiler import find_cc
 from ..target import arch_family, as_target, host_triple
+
+_REMARKS_LOG = get_logger("codegen")
 
 OPT_LEVEL = 3
 
@@ -137,7 +142,8 @@ def optimize(mod: "llvm.ModuleRef", tm, opt_level: int = OPT_LEVEL) -> "llvm.Mod
     pto.loop_interleaving = True
     pb = llvm.create_pass_builder(tm, pto)
     pm = pb.getModulePassManager()
-    pm.run(mod, pb)
+    with native_remarks_to(_REMARKS_LOG):     # "loop not vectorized" remarks: DEBUG records
+        pm.run(mod, pb)
     return mod
 
 
@@ -173,7 +179,7 @@ def libgomp_path() -> str:
     Idle workers sleep instead of spinning (OMP_WAIT_POLICY=passive unless the user set it):
     on a shared 2-core machine a spinning worker steals the core the other thread needs, and
     a 2-thread conv2d measured 10-20 ms spinning against 2.5 ms passive."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")   # libgomp reads it when loaded
+    prepare_openmp_env()          # OMP_WAIT_POLICY, TVM_NUM_THREADS: libgomp reads them when loaded
     name = ctypes.util.find_library("gomp")
     if not name:
         return ""
@@ -182,15 +188,6 @@ def libgomp_path() -> str:
     except RuntimeError:
         return ""
     return name
-
-
-def find_cc() -> str:
-    """The system C compiler driver used to link shared libraries (cc, gcc or clang)."""
-    for name in ("cc", "gcc", "clang"):
-        if shutil.which(name):
-            return shutil.which(name)
-    raise CompileError("no C compiler found on PATH (tried cc, gcc, clang); one is needed to "
-                       "link a shared library: install gcc")
 
 
 def link_shared(object_code: bytes, path: str, libs=("m",), cc: str = None, fcompile=None) -> None:
@@ -204,10 +201,10 @@ def link_shared(object_code: bytes, path: str, libs=("m",), cc: str = None, fcom
         if fcompile is not None:
             fcompile(path, [obj])
             return
-        compiler = shutil.which(cc) if cc else find_cc()
-        if compiler is None:
+        compiler = (shutil.which(cc),) if cc else find_cc()
+        if compiler[0] is None:
             raise CompileError(f"export_library: the compiler cc={cc!r} is not on PATH")
-        cmd = [compiler, "-shared", "-fPIC", "-o", path, obj] + [f"-l{lib}" for lib in libs]
+        cmd = [*compiler, "-shared", "-fPIC", "-o", path, obj] + [f"-l{lib}" for lib in libs]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"linking {path} failed: {' '.join(cmd)}\n{proc.stderr.strip()}")

@@ -12,12 +12,11 @@ import json
 from dataclasses import dataclass, field
 
 from ..ir.structural import structural_hash
-from ..ir.expr import Call, Function
-from ..ir.functor import post_order
-from ..op.registry import OpDef
+from ..ir.expr import Function
 from ..te_compiler import get as get_te_compiler
 from ..target import as_target
 from ..te_compiler.lower_main import GraphCodegenError, LoweredMain, flatten_tensor_types, lower_main
+from ..analysis.kernel_summary import mac_count, op_calls, relay_ops
 from ..analysis.memory_plan import plan_memory
 
 
@@ -109,7 +108,7 @@ def _json_node(lowered: LoweredMain, node) -> dict:
     prim = node.prim
     attrs = {"func_name": node.func_name, "flatten_data": "0", "num_inputs": str(len(node.inputs)),
              "num_outputs": str(len(node.outputs)), "hash": f"{structural_hash(prim):016x}",
-             "relay_ops": ",".join(_relay_ops(prim))}
+             "relay_ops": ",".join(relay_ops(prim)), "mac_count": str(mac_count(prim))}
     for key, value in prim.attrs.items():
         if isinstance(value, str):
             attrs[key] = value
@@ -118,19 +117,10 @@ def _json_node(lowered: LoweredMain, node) -> dict:
             "inputs": [_ref(lowered, eid) for eid in node.inputs]}
 
 
-def _calls_in(prim: Function):
-    return [n for n in post_order(prim.body) if isinstance(n, Call) and isinstance(n.op, OpDef)]
-
-
-def _relay_ops(prim: Function) -> list:
-    """The op names inside a primitive function in post-order, e.g. [nn.conv2d, add, nn.relu]."""
-    return [c.op.name for c in _calls_in(prim)]
-
-
 def _layout_attrs(prim: Function) -> dict:
     """String call attributes whose name contains "layout" (what LabelOps copies)."""
     out = {}
-    for call in _calls_in(prim):
+    for call in op_calls(prim):
         attrs = call.attrs
         if attrs is None or not hasattr(attrs, "__dataclass_fields__"):
             continue

@@ -4,18 +4,22 @@
     report = gmod.run(data=x)        # DebugReport: one row per kernel node, slowest first
     print(report); report.csv()
     gmod.dump_outputs("acts.npz")    # every node output, keyed "<node name>:<index>"
+    profile = gmod.profile(data=x)   # runtime.profiling.ProfileReport: Relay ops, %, GFLOP/s,
+    profile.save_chrome_trace("trace.json")   # CSV / JSON / Chrome trace exports
 
 `compare_with_interpreter(factory, inputs)` re-runs each fused function in the reference
 interpreter on the inputs that node actually received, so the first wrong kernel is named.
 """
 import json
 import os
+import time
 
 import numpy as np
 
 from ..ir.module import IRModule
 from ..runtime.benchmark import time_per_call
 from ..runtime.params import save_param_dict
+from ..runtime.profiling import KernelCall, ProfileReport
 from .runtime import GraphModule
 
 
@@ -120,6 +124,41 @@ class GraphModuleDebug(GraphModule):
                          "shape": shapes[0] if len(shapes) == 1 else shapes,
                          "num_inputs": len(node.inputs), "num_outputs": node.num_outputs})
         return rows
+
+    def profile(self, repeat: int = 1, warmup: int = 1, **inputs) -> ProfileReport:
+        """Time every kernel node of `repeat` whole runs (after `warmup` untimed runs).
+
+        inputs: set by name first, as in run(). Returns a runtime.profiling.ProfileReport with
+        one row per node (the Relay ops fused into it, output shape, calls, time, % of the
+        total, GFLOP/s for matrix products) and one KernelCall per node run, exportable as
+        CSV, JSON and a Chrome trace."""
+        described = [(nid, call, self._describe_node(nid)) for nid, call in self._node_execs]
+        calls = []
+        with self._guard.call("profile") as me:
+            self._begin_run(me, inputs)
+            for _ in range(max(int(warmup), 0)):
+                self._execute()
+            origin = time.perf_counter()
+            for _ in range(max(int(repeat), 1)):
+                for nid, call, info in described:
+                    start = time.perf_counter()
+                    call()
+                    end = time.perf_counter()
+                    calls.append(KernelCall(start_us=(start - origin) * 1e6, duration_us=(end - start) * 1e6,
+                                            **info))
+            wall_us = (time.perf_counter() - origin) * 1e6
+            self._guard.after_run(me)
+        return ProfileReport(calls, "graph", max(int(repeat), 1), wall_us)
+
+    def _describe_node(self, nid: int) -> dict:
+        """KernelCall fields that do not change between runs: names, ops, shapes, MACs."""
+        g = self.graph
+        node = g.nodes[nid]
+        ops = [op for op in node.attrs.get("relay_ops", "").split(",") if op] or [node.func_name]
+        macs = node.attrs.get("mac_count", "0")
+        return {"name": node.name, "kernel": node.func_name, "ops": ops,
+                "shapes": [list(g.shape[g.entry_id(nid, k)]) for k in range(node.num_outputs)],
+                "macs": int(macs) if macs.isdigit() else 0}
 
     @staticmethod
     def _time(call, number, min_repeat_ms) -> float:

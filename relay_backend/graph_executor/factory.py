@@ -41,6 +41,7 @@ class GraphExecutorFactoryModule:
         self.planned_bytes, self.no_reuse_bytes, self.intermediate_bytes = \
             _plan_bytes(parse_graph(graph_json_str))
         self._iter_cnt = 0
+        self.bound_param_names = frozenset()      # build(params=...) names, see ExecutorModule
 
     # -- TVM accessors
     def get_graph_json(self) -> str:
@@ -75,6 +76,7 @@ class GraphExecutorFactoryModule:
         else:
             gmod = GraphModule(self.graph_json, self.lib, device)
         gmod._set_params(self.params)
+        gmod.bound_param_names = self.bound_param_names
         return gmod
 
     def __getitem__(self, key):
@@ -106,7 +108,8 @@ class GraphExecutorFactoryModule:
                                      "constants); nothing needs compiling")
         header = json.dumps({"format": FACTORY_FORMAT, "version": FACTORY_VERSION,
                              "module_name": self.libmod_name, "target": str(self.target),
-                             "graph_json": self.graph_json}).encode()
+                             "graph_json": self.graph_json,
+                             "bound_params": sorted(self.bound_param_names)}).encode()
         return self.lib.export_library(file_name, fcompile, sections={
             GRAPH_SECTION: header, PARAMS_SECTION: save_param_dict(self.params)}, **kwargs)
 
@@ -167,8 +170,12 @@ def _load_factory(module, sections) -> GraphExecutorFactoryModule:
     except TargetError as err:
         raise SerializationError(f"load_module: the graph executor section's target "
                                  f"{fields['target'][:80]!r} does not parse: {err}") from None
-    return GraphExecutorFactoryModule(None, fields["target"], fields["graph_json"], module,
-                                      fields["module_name"], params)
+    factory = GraphExecutorFactoryModule(None, fields["target"], fields["graph_json"], module,
+                                         fields["module_name"], params)
+    bound = header.get("bound_params", [])
+    if isinstance(bound, list) and all(isinstance(name, str) for name in bound):
+        factory.bound_param_names = frozenset(bound)
+    return factory
 
 
 register_artifact_loader(GRAPH_SECTION, _load_factory)

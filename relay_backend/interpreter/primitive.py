@@ -66,7 +66,9 @@ def _known_output_type(op, args, attrs, out_type):
 
 def invoke_op(op, args, attrs, out_type, device):
     """Run `op`'s numpy reference on runtime values `args`; check against `out_type` if known."""
-    if len(args) != op.num_inputs:
+    if op.ref is None:
+        raise ExecutionError(op.missing("ref"))
+    if 0 <= op.num_inputs != len(args):
         raise ExecutionError(f"{op.name} takes {op.num_inputs} argument(s) {list(op.input_names)}, "
                              f"got {len(args)}")
     if attrs is None and op.attrs_type is not None:

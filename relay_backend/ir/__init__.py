@@ -13,3 +13,5 @@ from .structural import assert_structural_equal, structural_equal, structural_ha
 from .scope_builder import ScopeBuilder
 from .well_formed import check_well_formed, well_formed
 from .printer import astext, module_astext
+from .serialization import load_json, save_json
+from .span import SourceName, Span

@@ -7,7 +7,8 @@ from .types import GlobalTypeVar
 class Constructor(Expr):
     """A constructor of an ADT (e.g. Cons). `tag` is its index, set by the TypeData."""
 
-    def __init__(self, name_hint: str, inputs, belong_to: GlobalTypeVar):
+    def __init__(self, name_hint: str, inputs, belong_to: GlobalTypeVar, span=None):
+        self.span = span
         self.name_hint = name_hint
         self.inputs = tuple(inputs)
         self.belong_to = belong_to
@@ -68,7 +69,8 @@ class Clause:
 class Match(Expr):
     """`match (data) { clauses }`; `complete` marks an exhaustive match (`match` vs `match?`)."""
 
-    def __init__(self, data: Expr, clauses, complete: bool = True):
+    def __init__(self, data: Expr, clauses, complete: bool = True, span=None):
+        self.span = span
         self.data = data
         self.clauses = tuple(clauses)
         self.complete = complete

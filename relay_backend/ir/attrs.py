@@ -8,9 +8,22 @@ import dataclasses
 from ..errors import AttrsError, TypeInferenceError
 
 
+# Every Attrs subclass by class name (its type key "relay.attrs.<name>" in JSON): how load_json
+# finds the class of saved attrs, and what relay.op's set_attrs_type_key looks up.
+ATTRS_TYPES = {}
+
+
 @dataclasses.dataclass(frozen=True)
 class Attrs:
     """Base class for op attributes. Subclasses are frozen dataclasses with defaults."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        known = ATTRS_TYPES.get(cls.__name__)
+        # the first class of a name keeps it (a test's stand-in never shadows an op's attrs),
+        # unless the same module defines it again (a re-run notebook cell, a reload)
+        if known is None or known.__module__ == cls.__module__:
+            ATTRS_TYPES[cls.__name__] = cls
 
     def keys(self):
         return [f.name for f in dataclasses.fields(self)]

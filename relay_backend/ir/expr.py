@@ -23,6 +23,7 @@ class Expr:
     """Base class of Relay expressions."""
 
     _checked_type_ = None
+    span = None   # where the node came from (ir/span.py), set by the parser and frontends
 
     @property
     def checked_type(self) -> Type:
@@ -130,9 +131,10 @@ class Var(Expr):
     """A local variable. `name_hint` is for printing only; identity is the object. Calling a
     variable bound to a function builds a Call, as in tvm.relay: `f(x)` is `Call(f, [x])`."""
 
-    def __init__(self, name_hint: str, type_annotation: Type = None):
+    def __init__(self, name_hint: str, type_annotation: Type = None, span=None):
         self.name_hint = name_hint
         self.type_annotation = type_annotation
+        self.span = span
 
     @property
     def vid(self):
@@ -146,9 +148,10 @@ class GlobalVar(Expr):
     """The name of a function in an IRModule. Calling it builds a Call, as in tvm.relay:
     `gv(x, y)` is `Call(gv, [x, y])` (so Prelude code such as `p.sum(xs)` ports unchanged)."""
 
-    def __init__(self, name_hint: str, type_annot: Type = None):
+    def __init__(self, name_hint: str, type_annot: Type = None, span=None):
         self.name_hint = name_hint
         self.type_annot = type_annot
+        self.span = span
 
     def __call__(self, *args):
         return Call(self, args)
@@ -157,7 +160,8 @@ class GlobalVar(Expr):
 class Constant(Expr):
     """A constant tensor; `data` is an NDArray."""
 
-    def __init__(self, data):
+    def __init__(self, data, span=None):
+        self.span = span
         if not isinstance(data, NDArray):
             data = np.asarray(data)
             supported_dtype(data.dtype, "Constant")
@@ -167,17 +171,29 @@ class Constant(Expr):
         self.data = data
 
 
+# Every registered operator by name. relay_backend.op's registry owns registration and fills this
+# table; ir code that meets op names in text or JSON (the parser, load_json) reads it, as
+# tvm.ir.Op.get does, without importing op/.
+OP_TABLE = {}
+
+
 class Op(Expr):
     """A primitive operator. relay_backend.op.registry.OpDef subclasses this with its fields."""
 
     def __init__(self, name: str):
         self.name = name
 
+    @staticmethod
+    def get(name: str) -> "Op":
+        """The registered operator called `name` (tvm.ir.Op.get), or None when there is none."""
+        return OP_TABLE.get(name)
+
 
 class Call(Expr):
     """`op(args...)` with optional attrs (a frozen Attrs dataclass) and explicit type args."""
 
-    def __init__(self, op: Expr, args, attrs=None, type_args=None):
+    def __init__(self, op: Expr, args, attrs=None, type_args=None, span=None):
+        self.span = span
         self.op = _check_expr(op, "Call: the callee")
         self.args = tuple(args)
         for i, a in enumerate(self.args):
@@ -189,7 +205,9 @@ class Call(Expr):
 class Function(Expr):
     """`fn (params) -> ret_type { body }` with optional type params and attrs."""
 
-    def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None):
+    def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None,
+                 span=None):
+        self.span = span
         if isinstance(params, Var) or not hasattr(params, "__iter__"):
             raise IRConstructionError(f"Function: params must be a list of relay.Var, got "
                                       f"{_describe(params)}")
@@ -207,7 +225,7 @@ class Function(Expr):
     def with_attr(self, key: str, value) -> "Function":
         attrs = DictAttrs(self.attrs)
         attrs[key] = value
-        return Function(self.params, self.body, self.ret_type, self.type_params, attrs)
+        return Function(self.params, self.body, self.ret_type, self.type_params, attrs, self.span)
 
     @property
     def is_primitive(self) -> bool:
@@ -215,7 +233,8 @@ class Function(Expr):
 
 
 class Tuple(Expr):
-    def __init__(self, fields):
+    def __init__(self, fields, span=None):
+        self.span = span
         self.fields = tuple(fields)
         for f in self.fields:
             _check_expr(f, "Tuple: each field")
@@ -228,7 +247,8 @@ class Tuple(Expr):
 
 
 class TupleGetItem(Expr):
-    def __init__(self, tuple_value: Expr, index: int):
+    def __init__(self, tuple_value: Expr, index: int, span=None):
+        self.span = span
         self.tuple_value = _check_expr(tuple_value, "TupleGetItem: the tuple")
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
             raise IRConstructionError(f"TupleGetItem: the index must be an int, got {_describe(index)}")
@@ -238,7 +258,8 @@ class TupleGetItem(Expr):
 class Let(Expr):
     """`let var = value; body`."""
 
-    def __init__(self, variable: Var, value: Expr, body: Expr):
+    def __init__(self, variable: Var, value: Expr, body: Expr, span=None):
+        self.span = span
         if not isinstance(variable, Var):
             raise IRConstructionError(f"Let: the bound variable must be a relay.Var, got {_describe(variable)}")
         self.var = variable
@@ -249,7 +270,8 @@ class Let(Expr):
 class If(Expr):
     """`if (cond) { true_branch } else { false_branch }`; cond is a bool scalar tensor."""
 
-    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr):
+    def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span=None):
+        self.span = span
         self.cond = _check_expr(cond, "If: the condition", " (a bool scalar, e.g. relay.const(True) "
                                                               "or a comparison such as x < y)")
         # None is accepted for a branch still being built (ScopeBuilder's partial If, as in TVM)
@@ -258,17 +280,20 @@ class If(Expr):
 
 
 class RefCreate(Expr):
-    def __init__(self, value: Expr):
+    def __init__(self, value: Expr, span=None):
+        self.span = span
         self.value = _check_expr(value, "RefCreate: the value")
 
 
 class RefRead(Expr):
-    def __init__(self, ref: Expr):
+    def __init__(self, ref: Expr, span=None):
+        self.span = span
         self.ref = _check_expr(ref, "RefRead: the reference")
 
 
 class RefWrite(Expr):
-    def __init__(self, ref: Expr, value: Expr):
+    def __init__(self, ref: Expr, value: Expr, span=None):
+        self.span = span
         self.ref = _check_expr(ref, "RefWrite: the reference")
         self.value = _check_expr(value, "RefWrite: the value")
 

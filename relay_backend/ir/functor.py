@@ -180,55 +180,55 @@ class ExprMutator(ExprFunctor):
         new_args = [self.visit(a) for a in call.args]
         if new_op is call.op and all(n is o for n, o in zip(new_args, call.args)):
             return call
-        return Call(new_op, new_args, call.attrs, call.type_args)
+        return Call(new_op, new_args, call.attrs, call.type_args, span=call.span)
 
     def visit_function(self, fn):
         new_params = [self.visit(p) for p in fn.params]
         new_body = self.visit(fn.body)
         if new_body is fn.body and all(n is o for n, o in zip(new_params, fn.params)):
             return fn
-        return Function(new_params, new_body, fn.ret_type, fn.type_params, fn.attrs)
+        return Function(new_params, new_body, fn.ret_type, fn.type_params, fn.attrs, span=fn.span)
 
     def visit_tuple(self, tup):
         fields = [self.visit(f) for f in tup.fields]
         if all(n is o for n, o in zip(fields, tup.fields)):
             return tup
-        return Tuple(fields)
+        return Tuple(fields, span=tup.span)
 
     def visit_tuple_getitem(self, tgi):
         value = self.visit(tgi.tuple_value)
-        return tgi if value is tgi.tuple_value else TupleGetItem(value, tgi.index)
+        return tgi if value is tgi.tuple_value else TupleGetItem(value, tgi.index, span=tgi.span)
 
     def visit_let(self, let):
         var, value, body = self.visit(let.var), self.visit(let.value), self.visit(let.body)
         if var is let.var and value is let.value and body is let.body:
             return let
-        return Let(var, value, body)
+        return Let(var, value, body, span=let.span)
 
     def visit_if(self, ite):
         c, t, f = self.visit(ite.cond), self.visit(ite.true_branch), self.visit(ite.false_branch)
         if c is ite.cond and t is ite.true_branch and f is ite.false_branch:
             return ite
-        return If(c, t, f)
+        return If(c, t, f, span=ite.span)
 
     def visit_ref_create(self, r):
         v = self.visit(r.value)
-        return r if v is r.value else RefCreate(v)
+        return r if v is r.value else RefCreate(v, span=r.span)
 
     def visit_ref_read(self, r):
         v = self.visit(r.ref)
-        return r if v is r.ref else RefRead(v)
+        return r if v is r.ref else RefRead(v, span=r.span)
 
     def visit_ref_write(self, r):
         ref, v = self.visit(r.ref), self.visit(r.value)
-        return r if ref is r.ref and v is r.value else RefWrite(ref, v)
+        return r if ref is r.ref and v is r.value else RefWrite(ref, v, span=r.span)
 
     def visit_match(self, m):
         data = self.visit(m.data)
         clauses = [Clause(self.visit_pattern(c.lhs), self.visit(c.rhs)) for c in m.clauses]
         if data is m.data and all(n.lhs is o.lhs and n.rhs is o.rhs for n, o in zip(clauses, m.clauses)):
             return m
-        return Match(data, clauses, m.complete)
+        return Match(data, clauses, m.complete, span=m.span)
 
     def visit_pattern(self, pattern):
         if isinstance(pattern, PatternVar):
@@ -273,3 +273,16 @@ def all_children(e) -> tuple:
 def all_nodes_post_order(expr: Expr):
     """Every sub-expression, including function bodies, branches and clauses, in post-order."""
     return post_order(expr, children=all_children)
+
+
+def all_nodes_pre_order(expr: Expr, children=all_children):
+    """Every sub-expression once, parents before children and left to right (the order a reader
+    meets them), iteratively."""
+    seen, stack = set(), [expr]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        yield node
+        stack.extend(reversed(children(node)))

@@ -16,6 +16,7 @@ built as `_Doc` trees (pieces and indented blocks) and rendered once at the end,
 deep costs O(output) rather than re-indenting each block once per enclosing level.
 """
 import dataclasses
+import re
 import sys
 
 import numpy as np
@@ -25,11 +26,13 @@ from .adt import (Constructor, Match, PatternConstructor, PatternTuple, PatternV
 from .attrs import ALWAYS_PRINTED, Attrs
 from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                    RefWrite, Tuple, TupleGetItem, Var)
+from .drive import drive as _drive
 from .functor import post_order
 from .sharing import SharingPlan, plan_sharing
 from .types import Any, FuncType, TensorType, Type, type_to_str
 
 VERSION_HEADER = '#[version = "0.0.5"]'
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_/]")
 _INDENT = "  "
 
 
@@ -119,34 +122,6 @@ def _render(doc) -> str:
                     at_line_start = False
                 out.append(line)
     return "".join(out)
-
-
-def _drive(gen):
-    """Run a printing generator to completion without Python recursion.
-
-    A generator yields another generator to ask for its result (e.g. the text of a nested
-    scope); the child runs on the explicit stack and its return value is sent back. An
-    exception thrown by a child is thrown into its parent, as a call would propagate it."""
-    stack, value, error = [gen], None, None
-    while stack:
-        try:
-            if error is not None:
-                request, error = stack[-1].throw(error), None
-            else:
-                request = stack[-1].send(value)
-        except StopIteration as stop:
-            stack.pop()
-            value = stop.value
-            continue
-        except BaseException as err:  # noqa: BLE001 - re-raised in the parent, or below
-            stack.pop()
-            if not stack:
-                raise
-            error = err
-            continue
-        stack.append(request)
-        value = None
-    return value
 
 
 def format_scalar(value, dtype: str) -> str:
@@ -260,7 +235,9 @@ class _Printer:
     def var_name(self, v: Var) -> str:
         name = self.var_names.get(v)
         if name is None:
-            base = v.name_hint or "v"
+            # names print as the parser reads them: letters, digits, `_` and `/` (an ONNX
+            # "input.1" prints as %input_1); a leading digit would read as a graph binding %0
+            base = _NAME_UNSAFE.sub("_", v.name_hint or "") or "v"
             if base[0].isdigit():
                 base = "v" + base
             name, k = base, 1
@@ -271,8 +248,13 @@ class _Printer:
         return "%" + name
 
     def var_decl(self, v: Var) -> str:
-        ty = v.type_annotation if v.type_annotation is not None else v._checked_type_
-        return self.var_name(v) + ("" if ty is None else ": " + type_to_str(ty, self.type_texts))
+        """`%x: annotation`; an unannotated var shows its inferred type as a comment only, so the
+        text reads back to the same (unannotated) program."""
+        if v.type_annotation is not None:
+            return self.var_name(v) + ": " + type_to_str(v.type_annotation, self.type_texts)
+        if v._checked_type_ is not None:
+            return self.var_name(v) + f" /* ty={type_to_str(v._checked_type_, self.type_texts)} */"
+        return self.var_name(v)
 
     def constant(self, c: Constant) -> str:
         arr = c.data.view_numpy()
@@ -463,10 +445,9 @@ class _Printer:
         tparams = ""
         if fn.type_params:
             tparams = "[" + ", ".join(type_to_str(t) for t in fn.type_params) + "]"
-        ret = fn.ret_type
-        if ret is None and isinstance(fn._checked_type_, FuncType):
-            ret = fn._checked_type_.ret_type
-        ret_text = "" if ret is None else " -> " + type_to_str(ret)
+        ret_text = "" if fn.ret_type is None else " -> " + type_to_str(fn.ret_type)
+        if fn.ret_type is None and isinstance(fn._checked_type_, FuncType):   # inferred: a comment
+            ret_text = f" /* ret={type_to_str(fn._checked_type_.ret_type)} */"
         body = yield self.braced(fn.body)
         return _cat(f"{head}{tparams}({', '.join(params)}){ret_text} ", body)
 
@@ -479,8 +460,9 @@ class _Printer:
                 out.append(q)
             elif isinstance(q, PatternWildcard):
                 out.append("_")
-            elif isinstance(q, PatternVar):
-                out.append(self.var_name(q.var))
+            elif isinstance(q, PatternVar):   # with its annotation, so the text reads back the same
+                ann = q.var.type_annotation
+                out.append(self.var_name(q.var) + ("" if ann is None else ": " + type_to_str(ann, self.type_texts)))
             elif isinstance(q, PatternConstructor):
                 out.append(q.constructor.name_hint)
                 if q.patterns:
@@ -528,7 +510,7 @@ class _Printer:
         rows = ["#[metadata]"]
         for k, c in enumerate(self.meta):
             arr = c.data.view_numpy()
-            values = np.array2string(arr, separator=", ", threshold=sys.maxsize)
+            values = np.array2string(arr, separator=", ", threshold=sys.maxsize, floatmode="unique")
             rows.append(f"meta[relay.Constant][{k}] = {arr.dtype}{list(arr.shape)} {values}")
         return "\n" + "\n".join(rows)
 

@@ -170,6 +170,10 @@ class GlobalTypeVar(Type):
         self.name_hint = name_hint
         self.kind = kind
 
+    def __call__(self, *args) -> "TypeCall":
+        """The ADT applied to type arguments: `List(t)` is `List[t]` (tvm GlobalTypeVar.__call__)."""
+        return TypeCall(self, args)
+
 
 class TypeCall(_CompositeType):
     """An ADT applied to type arguments, e.g. `List[Tensor[(), int32]]`."""

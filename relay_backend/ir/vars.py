@@ -1,22 +1,20 @@
 """free_vars / bound_vars / all_vars (re-exported by relay_backend.analysis)."""
 from .adt import Match, pattern_vars
 from .expr import Function, Let, Var
-from .functor import all_children
+from .functor import all_children, all_nodes_pre_order
+
+
+def _children_with_pattern_vars(e):
+    """all_children, with a Match's pattern variables before each clause body (where a reader
+    meets them)."""
+    if isinstance(e, Match):
+        return (e.data, *(v for c in e.clauses for v in (*pattern_vars(c.lhs), c.rhs)))
+    return all_children(e)
 
 
 def _walk_pre_order(expr):
     """Every sub-expression in pre-order (the order a reader meets the variables)."""
-    seen, stack = set(), [expr]
-    while stack:
-        e = stack.pop()
-        if e in seen:
-            continue
-        seen.add(e)
-        yield e
-        kids = all_children(e)
-        if isinstance(e, Match):  # pattern variables count as appearing before their clause body
-            kids = (e.data, *(v for c in e.clauses for v in (*pattern_vars(c.lhs), c.rhs)))
-        stack.extend(reversed(kids))
+    return all_nodes_pre_order(expr, children=_children_with_pattern_vars)
 
 
 def all_vars(expr) -> list:

@@ -14,6 +14,7 @@ from ..ir.types import TensorType, type_to_str
 from .. import tir
 from . import samples as S
 from .compute_common import cast as _te_cast, shaped_compute
+from .dynamic_shape import dyn_arange
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
@@ -133,6 +134,11 @@ ARANGE = defop(
                          Sample([], ArangeAttrs(3, 1, 1, "int64"))])
 
 
+def _scalar_expr(value, dtype):
+    """A limit of dyn.arange: a relay expression as given, a Python number as a constant."""
+    return value if isinstance(value, _expr.Expr) else _expr.const(np.asarray(value, dtype=dtype))
+
+
 # --- Python constructors with tvm.relay's names ---------------------------------------------------------------
 def full(fill_value, shape=(), dtype=""):
     """relay.full: a tensor of `shape` filled with the scalar `fill_value` (an Expr or a number);
@@ -153,8 +159,17 @@ def ones(shape, dtype="float32"):
 
 
 def arange(start, stop=None, step=None, dtype="float32"):
-    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). Limits must be
-    Python numbers or relay constants (dynamic arange is not supported yet)."""
+    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). With Python
+    numbers or relay constants the limits are attrs and the length is static; when a limit is
+    any other relay expression (known only at run time) the call is dyn.arange, whose length
+    the VM computes when it runs (op/dynamic_shape.py)."""
+    limits = (start, stop, step)
+    if any(isinstance(v, _expr.Expr) and not isinstance(v, _expr.Constant) for v in limits):
+        if stop is None:
+            start, stop = 0, start
+        if step is None:
+            step = 1
+        return dyn_arange(*(_scalar_expr(v, dtype) for v in (start, stop, step)), dtype=dtype)
     start = static_scalar(start, "arange", "start")
     if stop is None:
         start, stop = 0, start

@@ -13,16 +13,26 @@ Contracts:
   ref(*inputs, attrs) -> ndarray|tuple numpy reference; an input of TupleType arrives as a list.
   samples(rng) -> [Sample]            example inputs/attrs the conformance tests run.
   compute(attrs, inputs, out_type) -> [te.Tensor]   (compiler issue)
+
+Passes may also attach named attributes to an op after it is defined, as TVM's `Op.set_attr`:
+`register_op_attr("nn.relu", "FPrimalGradient", fn)` (or `register_gradient`), read back with
+`op.get_attr("FPrimalGradient")`. A second registration needs a higher `level` to replace the
+first (TVM's rule), so a user can override a built-in rule deliberately but not by accident.
+
+Ops defined outside the package are built step by step instead (relay.op.register(name), then
+set_num_inputs, add_type_rel, register_compute, ...; see op/op.py): such a *user* op is checked
+when it is used, and a missing piece is an error naming the op and how to add it.
 """
 import dataclasses
 from typing import Callable, NamedTuple
 
 from ..errors import OpDefinitionError, TypeInferenceError
 from ..ir.attrs import Attrs
-from ..ir.expr import Call, Op
+from ..ir.expr import OP_TABLE, Call, Op
+from .op_attrs import OpAttrs, bump_generation, missing_piece
 from .pattern import OpPattern
 
-_REGISTRY = {}
+_REGISTRY = OP_TABLE   # name -> OpDef (ir.Op.get reads it too)
 
 
 class Sample(NamedTuple):
@@ -33,12 +43,18 @@ class Sample(NamedTuple):
     note: str = ""
 
 
-class OpDef(Op):
-    """A registered operator. Calling it builds a relay Call: `ADD(x, y)`."""
+class OpDef(OpAttrs, Op):
+    """A registered operator. Calling it builds a relay Call: `ADD(x, y)`.
 
-    def __init__(self, name: str, *, inputs, rel: Callable, pattern: OpPattern, ref: Callable,
-                 samples: Callable, attrs: type = None, level: int = 1, compute: Callable = None,
-                 shape_func: Callable = None, tag: str = None, doc: str = "", is_reshape: bool = False):
+    Every field but the name has a default so a user op can start empty (`user_defined`); the
+    built-in ops pass them all to defop, which checks them at import."""
+
+    def __init__(self, name: str, *, inputs=(), rel: Callable = None,
+                 pattern: OpPattern = OpPattern.OPAQUE, ref: Callable = None,
+                 samples: Callable = None, attrs: type = None, level: int = 1,
+                 compute: Callable = None, shape_func: Callable = None, tag: str = None,
+                 doc: str = "", user_defined: bool = False,
+                 is_reshape: bool = False):
         super().__init__(name)
         self.input_names = tuple(inputs)
         self.num_inputs = len(self.input_names)
@@ -50,14 +66,31 @@ class OpDef(Op):
         self.support_level = level
         self.compute = compute
         self.shape_func = shape_func
-        self.tag = tag or _default_tag(self.pattern)
+        self._tag = tag   # None: follows the pattern (see the tag property)
         self.doc = doc
         # TVM's TReshapeOp: the op only reinterprets its input's shape (same elements, same
         # order), so a fused function of such ops may alias its input (relay.reshape_only)
         self.is_reshape = bool(is_reshape)
+        self._attr_map = {}   # key -> value, set by set_attr (op_attrs.py)
+        self.user_defined = user_defined
+        self.arguments = []             # (name, type, description) from add_argument
+        self.fstrategy = None           # FTVMStrategy: (attrs, inputs, out_type, target) -> OpStrategy
+        self.schedule = None            # FTVMSchedule: the generic implementation's schedule
+        self.shape_data_dependent = bool(shape_func)
+        self.stateful = False
+
+    @property
+    def tag(self) -> str:
+        """The te tag of the op's computes: the declared one, else its pattern's name, so a
+        pattern set later (register_pattern, TempOpAttr) changes it too."""
+        return self._tag or _default_tag(self.pattern)
+
+    def missing(self, field: str) -> str:
+        """The message for a piece this op lacks (see op_attrs.missing_piece)."""
+        return missing_piece(self.name, field)
 
     def __call__(self, *args, attrs=None) -> Call:
-        if len(args) != self.num_inputs:
+        if self.num_inputs >= 0 and len(args) != self.num_inputs:   # < 0: not declared (TVM: any)
             raise TypeInferenceError(
                 f"{self.name} takes {self.num_inputs} argument(s) {list(self.input_names)}, got {len(args)}")
         if self.attrs_type is None and attrs is not None:
@@ -86,6 +119,8 @@ def _default_tag(pattern: OpPattern) -> str:
 
 def _validate(op: OpDef) -> None:
     for field in ("rel", "ref", "samples"):
+        if op.user_defined:   # built step by step: checked where each piece is used
+            break
         if not callable(getattr(op, field)):
             raise OpDefinitionError(f"{op.name}: missing {field} (pass {field}=... to defop)")
     if op.attrs_type is not None:
@@ -118,6 +153,48 @@ def get(name: str) -> OpDef:
         return _REGISTRY[name]
     except KeyError:
         raise OpDefinitionError(f"operator {name!r} is not registered") from None
+
+
+def register_op_attr(op_name: str, attr_key: str, value=None, level: int = 10):
+    """Attach `value` to op `op_name` under `attr_key` (tvm.ir.register_op_attr); without a
+    value it returns a decorator, so a rule can be declared next to its function."""
+
+    def attach(v):
+        get(op_name).set_attr(attr_key, v, level)
+        return v
+
+    return attach(value) if value is not None else attach
+
+
+def register_gradient(op_name: str, fgradient=None, level: int = 10):
+    """Register the gradient of op `op_name` (tvm.relay.op.register_gradient):
+    fgradient(orig_call, output_grad) -> [one gradient expression per input]."""
+    return register_op_attr(op_name, "FPrimalGradient", fgradient, level)
+
+
+def register_user_op(name: str, describe: str = "") -> OpDef:
+    """A new, empty operator defined from user code (relay.op.register); its pieces are added
+    with the register_* functions and checked where they are used."""
+    if not isinstance(name, str) or not name:
+        raise OpDefinitionError(f"an operator name must be a non-empty str, got {name!r}")
+    if name in _REGISTRY:
+        raise OpDefinitionError(f"operator {name!r} is registered twice")
+    op = OpDef(name, doc=describe, user_defined=True)
+    op.num_inputs = -1   # unknown until set_num_inputs / add_argument
+    _REGISTRY[name] = op
+    bump_generation()
+    return op
+
+
+def unregister(name: str) -> None:
+    """Remove a user-defined op (tests and notebooks that define one again); built-in ops stay."""
+    op = _REGISTRY.get(name)
+    if op is None:
+        raise OpDefinitionError(f"operator {name!r} is not registered")
+    if not op.user_defined:
+        raise OpDefinitionError(f"operator {name!r} is built in and cannot be unregistered")
+    del _REGISTRY[name]
+    bump_generation()
 
 
 def list_ops() -> list:

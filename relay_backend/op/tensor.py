@@ -197,6 +197,11 @@ UNARY_OPS = [
     ("copy", lambda x, a: x.copy(), _identity, S.unary(_ALL_NUM + ("bool",)), 3, _ANY),
     ("zeros_like", lambda x, a: np.zeros_like(x), _fill(0), S.unary(_ALL_NUM), 3, _ANY),
     ("ones_like", lambda x, a: np.ones_like(x), _fill(1), S.unary(_ALL_NUM), 3, _ANY),
+    # FastMath's targets (Relay's fast approximations): the compiled exp, tanh and erf are
+    # already inline polynomials accurate to a few float32 ulps, so these share their rules.
+    ("fast_exp", _quiet(lambda x, a: np.exp(x)), te.exp, S.unary(), 1, _FLOAT),
+    ("fast_tanh", lambda x, a: np.tanh(x), te.tanh, S.unary(low=-4, high=4), 1, _FLOAT),
+    ("fast_erf", _erf_ref, te.erf, S.unary(low=-3, high=3), 1, _FLOAT),
 ]
 
 
@@ -446,6 +451,7 @@ abs, floor, ceil, round, sign, sin, cos, erf = (_unary_ctor(n) for n in  # noqa:
                                                 ("abs", "floor", "ceil", "round", "sign", "sin", "cos", "erf"))
 copy, zeros_like, ones_like, logical_not = (_unary_ctor(n) for n in
                                             ("copy", "zeros_like", "ones_like", "logical_not"))
+fast_exp, fast_tanh, fast_erf = (_unary_ctor(n) for n in ("fast_exp", "fast_tanh", "fast_erf"))
 relu = _unary_ctor("nn.relu")  # exported as nn.relu
 add, subtract, multiply, divide, power, maximum, minimum = (_binary_ctor(n) for n in (
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum"))
@@ -473,7 +479,7 @@ __all__ = ["negative", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "abs", 
            "sign", "sin", "cos", "erf", "copy", "zeros_like", "ones_like", "logical_not", "add", "subtract",
            "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "equal",
            "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-           "clip", "cast", "where"]
+           "clip", "cast", "where", "fast_exp", "fast_tanh", "fast_erf"]
 
 _expr._OPERATOR_HOOKS.update(add=add, subtract=subtract, multiply=multiply, divide=divide,
                              negative=negative, less=less, greater=greater, less_equal=less_equal,

@@ -492,6 +492,7 @@ from .indexing import *  # noqa: E402,F401,F403  (split, strided_slice, take)
 from .indexing import __all__ as _indexing_all  # noqa: E402
 from .creation import *  # noqa: E402,F401,F403  (full, zeros, ones, arange)
 from .creation import __all__ as _creation_all  # noqa: E402
+from .dynamic_shape import shape_of  # noqa: E402,F401  (shape_of, dyn.arange)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "tile", "repeat", "reverse",
-           "concatenate", "stack"] + _indexing_all + _creation_all
+           "concatenate", "stack"] + _indexing_all + _creation_all + ["shape_of"]

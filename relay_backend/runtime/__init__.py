@@ -7,3 +7,4 @@ from .module import Module, load_module
 from .params import save_param_dict, load_param_dict
 from .registry import get_global_func, list_global_func_names, register_func, remove_global_func
 from . import registry
+from .thread_count import num_threads, set_num_threads

@@ -14,12 +14,17 @@ one module per thread, a lock around whole set_input/run/get_output cycles, or
 """
 import numpy as np
 
+from .. import diagnostics
 from ..errors import InputError, RelayError
 from .benchmark import BenchmarkResult
 from .ndarray import NDArray
 from .packed_module import PackedModule
 from .params import load_param_dict
+from .thread_count import apply_to_this_thread
 from .thread_guard import ThreadUseGuard
+
+
+_LOG = diagnostics.get_logger("runtime")
 
 
 def _is_index(key) -> bool:
@@ -37,6 +42,9 @@ class ExecutorModule:
     _holder = "the module"             # "input index 7 is out of range: the graph has 2 inputs"
     _inputs_of = "the module's"        # "Could not find 'x' in graph's inputs"
     _type_key = "ExecutorModule"       # the runtime module's type_key (TVM: "GraphExecutor")
+    # names of the params relay.build bound as constants (its params=): set_input(**params)
+    # ignores them as TVM does, so code that passes the same dict to build and set_input ports
+    bound_param_names = frozenset()
 
     def _init_inputs(self, names) -> None:
         """Input bookkeeping: names (several inputs may share one: by name they are ambiguous,
@@ -125,7 +133,8 @@ class ExecutorModule:
         """Copy `value` into input `key` (name or index); keyword params are copied largest-first.
 
         As in TVM, keyword names that are not inputs are ignored (a params dict may hold more
-        than this module takes); an unknown `key` is an InputError. If an input then stays
+        than this module takes, e.g. the params relay.build bound as constants; logged at DEBUG
+        on the relay_backend logger); an unknown `key` is an InputError. If an input then stays
         unset, `run` names the ignored keywords."""
         if key is None and value is not None:
             raise InputError(f"set_input(None, value): an input is named by a string or numbered by "
@@ -137,6 +146,10 @@ class ExecutorModule:
                 self._set_one(me, self._index(key), value)
             known = {k: v for k, v in params.items() if k in self._input_index or k in self._ambiguous}
             self._ignored = sorted(set(params) - set(known))
+            if self._ignored:
+                _LOG.debug("set_input: ignored %s (not inputs of this module%s), as TVM does",
+                           self._ignored, "; bound as constants by relay.build(params=...)"
+                           if set(self._ignored) & self.bound_param_names else "")
             for name in sorted(known, key=lambda k: -int(np.prod(np.shape(known[k])))):
                 self._set_one(me, self._index(name), known[name])
 
@@ -205,6 +218,7 @@ class ExecutorModule:
             self.set_input(**inputs)
         if self._unset:
             self._raise_unset()
+        apply_to_this_thread()           # the set_num_threads limit, in this thread too
         self._guard.before_run(me)
 
     # ------------------------------------------------------------------ outputs

@@ -29,13 +29,15 @@ import time
 
 import numpy as np
 
-from .. import config
+from .. import diagnostics
 from ..errors import InputError, RelayError, SerializationError
 from .benchmark import BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)
 from .elf_check import check_elf_bounds, check_elf_machine
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
 from .signature import FunctionInfo, ParamInfo, dim_str, eval_dim  # noqa: F401 (re-exported)
+
+_KERNEL_LOG = diagnostics.get_logger("kernels")      # RB_DEBUG=2: one line per kernel run
 
 MAGIC = b"RBLIB\x00v1"          # 8 bytes, ends every exported library
 FORMAT_VERSION = 1
@@ -158,11 +160,10 @@ class Function:
         shape_values = self.check_args(args)
         ptrs = (ctypes.c_void_p * max(self._nargs, 1))(*[a.data_ptr for a in args])
         shapes = (ctypes.c_int64 * max(len(shape_values), 1))(*shape_values)
-        if config.get().debug >= 2:                 # RB_DEBUG=2: one line per kernel run
+        if diagnostics.wants(2):                 # RB_DEBUG=2: one line per kernel run
             start = time.perf_counter()
             self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
-            print(f"[relay_backend] kernel {self.info.name}: "
-                  f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+            _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
             return
         self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
 
@@ -184,7 +185,7 @@ class Function:
             raise InputError(f"{self.info.name}: unchecked() needs a function without symbolic "
                              f"shape variables, this one has {list(self.info.shape_vars)}; call "
                              f"the function itself (it binds them from the arguments' shapes)")
-        if config.get().debug >= 2 or type(self).__call__ is not Function.__call__:
+        if diagnostics.wants(2) or type(self).__call__ is not Function.__call__:
             # RB_DEBUG=2 keeps its per-kernel timing line; a subclass with its own calling
             # protocol (the C backend's workspace entry) keeps its checked call
             return self.__call__
@@ -211,11 +212,10 @@ class Function:
         native, keep = self._native, (ptrs, shapes, args)
 
         def call(_keep=keep):
-            if config.get().debug >= 2:
+            if diagnostics.wants(2):
                 start = time.perf_counter()
                 native(ptrs_p, shapes_p)
-                print(f"[relay_backend] kernel {self.info.name}: "
-                      f"{(time.perf_counter() - start) * 1e3:.3f} ms")
+                _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
                 return
             native(ptrs_p, shapes_p)
         return call

@@ -121,10 +121,18 @@ def array(arr, device: Device = None, dtype=None) -> NDArray:
 
 
 def empty(shape, dtype="float32", device: Device = None) -> NDArray:
-    """An uninitialized aligned NDArray (a RelayError for an unusable CUDA device, as array)."""
+    """An uninitialized aligned NDArray (a RelayError for an unusable CUDA device, as array).
+    The shape must be concrete non-negative ints (not a type's `Any`) within the size limit."""
+    from ..errors import InputError
+    from .limits import check_tensor_size
     device = check_device(device)
-    shape = tuple(int(s) for s in shape)
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+        raise InputError(f"nd.empty: shape {dims} must hold ints; a dim that is only known at run time "
+                         f"(Any) has no size yet")
+    dims = tuple(int(d) for d in dims)
+    check_tensor_size(dims, dtype, "nd.empty")
     if _is_cuda(device):
         from .cuda_driver import CudaNDArray
-        return CudaNDArray.empty(shape, dtype, device)
-    return NDArray(_aligned_empty(shape, dtype), device)
+        return CudaNDArray.empty(dims, dtype, device)
+    return NDArray(_aligned_empty(dims, dtype), device)

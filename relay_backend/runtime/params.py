@@ -214,6 +214,21 @@ def _read_array(r: _Reader, name: str) -> NDArray:
     return _nd.array(host.astype(dtype, copy=False))
 
 
+def save_ndarray(value) -> bytes:
+    """One array in TVM's NDArray byte layout (the blocks of a params blob; what TVM's JSON
+    keeps base64-encoded in "b64ndarrays")."""
+    return _pack_array(_as_host_array("array", value))
+
+
+def load_ndarray(data: bytes, what: str = "array") -> NDArray:
+    """The NDArray of one block written by save_ndarray; SerializationError if it is malformed."""
+    r = _Reader(bytes(data))
+    arr = _read_array(r, what)
+    if r.pos != len(r.data):
+        r.fail(f"{len(r.data) - r.pos} trailing bytes after {what}")
+    return arr
+
+
 def load_param_dict(param_bytes) -> dict:
     """Parse a params blob into {name: NDArray} (tvm.runtime.load_param_dict), in file order.
 

@@ -32,6 +32,8 @@ def pin_openmp_runtime() -> bool:
     Kernel libraries with parallel loops link libgomp; when the last of them is dlclose'd, the
     dynamic loader would unload libgomp while its worker threads still run, and the process
     crashed (SIGSEGV) at exit. Returns whether libgomp was found."""
+    from .thread_count import prepare_openmp_env
+    prepare_openmp_env()
     name = ctypes.util.find_library("gomp")
     return bool(name and _dlopen(name.encode(), os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NODELETE))
 

@@ -10,49 +10,12 @@ schedule for its pattern (strategy/generic.py). Target files (strategy/x86.py, c
 target.Target.keys: x86 / arm_cpu / cpu, cuda / gpu); removing them changes
 speed, never results.
 """
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable
 
 from ..errors import CompileError
 from ..target import as_target
-
-
-@dataclass
-class OpImplementation:
-    """compute(attrs, inputs, out_type) -> [te.Tensor]; schedule(attrs, outs, target) -> Schedule."""
-
-    compute: Callable
-    schedule: Callable
-    name: str
-    plevel: int = 10
-
-
-@dataclass
-class OpSpecialization:
-    """Implementations valid when `condition(attrs, inputs, out_type)` is true (None: always)."""
-
-    condition: Optional[Callable]
-    implementations: list = field(default_factory=list)
-
-
-class OpStrategy:
-    """All implementations of one op call on one target, grouped by specialization."""
-
-    def __init__(self):
-        self.specializations = []
-
-    def add_implementation(self, compute, schedule, name="default", plevel=10, condition=None):
-        for spec in self.specializations:
-            if spec.condition is condition:
-                break
-        else:
-            spec = OpSpecialization(condition)
-            self.specializations.append(spec)
-        spec.implementations.append(OpImplementation(compute, schedule, name, plevel))
-
-    def __repr__(self) -> str:
-        names = [f"{i.name}(plevel={i.plevel})" for s in self.specializations for i in s.implementations]
-        return f"OpStrategy({', '.join(names)})"
+from ..op.op_attrs import bump_generation
+from ..op.op_strategy import OpImplementation, OpSpecialization, OpStrategy  # noqa: F401 (defined in op/)
 
 
 # (op name, target key) -> [fstrategy(strategy, attrs, inputs, out_type, target)]
@@ -86,6 +49,7 @@ def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None)
 
     def register(fn):
         _ADDITIONS.setdefault((op_name, target_key), []).append(fn)
+        bump_generation()   # kernels chosen without this implementation are stale now
         return fn
     return register(fstrategy) if fstrategy is not None else register
 
@@ -93,6 +57,7 @@ def register_strategy(op_name: str, target_key: str, fstrategy: Callable = None)
 def unregister_strategy(op_name: str, target_key: str, fstrategy: Callable) -> None:
     """Remove a registration (tests that register their own implementation clean up with this)."""
     _ADDITIONS.get((op_name, target_key), []).remove(fstrategy)
+    bump_generation()
 
 
 def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:
@@ -100,10 +65,16 @@ def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:
     under each of the target's keys (the generic key first, the most specific last)."""
     from .generic import generic_implementation
     target = as_target(target)
-    strategy = OpStrategy()
-    generic = generic_implementation(op, target)
-    if generic is not None:
-        strategy.add_implementation(*generic)
+    if getattr(op, "fstrategy", None) is not None:   # the op's own FTVMStrategy replaces the generic one
+        strategy = op.fstrategy(attrs, inputs, out_type, target)
+        if not isinstance(strategy, OpStrategy):
+            raise CompileError(f"{op.name}: its strategy function returned {type(strategy).__name__}, "
+                               f"not a relay.op.OpStrategy")
+    else:
+        strategy = OpStrategy()
+        generic = generic_implementation(op, target)
+        if generic is not None:
+            strategy.add_implementation(*generic)
     for key in reversed(target_keys(target)):
         for fn in _ADDITIONS.get((op.name, key), []):
             fn(strategy, attrs, inputs, out_type, target)

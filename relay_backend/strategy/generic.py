@@ -111,6 +111,11 @@ def generic_implementation(op, target=None):
     if op.compute is None:
         return None
     kind = _KIND.get(op.pattern, op.name.split(".")[-1])
+    schedule = getattr(op, "schedule", None)   # relay.op.register_schedule / register_*_schedule
+    if isinstance(schedule, str):                # a generic kind: "injective", "broadcast", "reduce"
+        kind, schedule = schedule, None
+    if callable(schedule):
+        return op.compute, schedule, f"{kind}.generic", 10
     for key in (target.keys if target is not None else ()):
         if key in _GENERIC_SCHEDULES:
             return op.compute, _GENERIC_SCHEDULES[key], f"{kind}.{key}", 10

@@ -23,8 +23,8 @@ POOL_TEMPLATES = {name: rows_template(name.split(".")[-1] + ".x86", name) for na
 
 def _make_strategy(op_name):
     def fstrategy(strategy, attrs, inputs, out_type, target):
-        if get_op(op_name).compute is None or not all_static(*inputs):
-            return
+        if get_op(op_name).compute is None or not all_static(*inputs) or attrs.layout != "NCHW":
+            return      # the row schedule is written for NCHW; other layouts use the generic one
         strategy.add_implementation(*POOL_TEMPLATES[op_name], 15)
     fstrategy.__name__ = f"{op_name.replace('.', '_')}_strategy_x86"
     return fstrategy

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..config import VERSION, get as get_config
 from ..errors import CacheError, RelayError, SerializationError
 from ..ir.structural import structural_equal, structural_hash
+from ..op.op_attrs import definition_generation
 from ..runtime.module import load_library
 from ..transform import InferTypeLocal
 from ..target import as_target
@@ -71,18 +72,21 @@ def ensure_typed(func):
 
 
 class CCacheKey(ObjectIdentity):
-    """(source_func, target). As a TVM Object, `==`, `same_as` and `hash` go by identity; the
-    cache itself matches keys structurally through `structural_key` (TVM's CCacheKeyNode::Equal:
-    structurally equal functions and the same target, compared by its canonical string, so
-    "llvm -mcpu=a" and "llvm -mcpu=b" never share a kernel). The function is typed first: typing
-    fills a missing ret_type, which the structural hash covers, so typing it after the key was
-    made would leave the key's hash stale."""
+    """(source_func, target, operator definitions). As a TVM Object, `==`, `same_as` and `hash` go
+    by identity; the cache itself matches keys structurally through `structural_key` (TVM's
+    CCacheKeyNode::Equal: structurally equal functions and the same target, compared by its
+    canonical string, so "llvm -mcpu=a" and "llvm -mcpu=b" never share a kernel), and only while
+    no operator definition changed in between (an op's compute or strategy replaced from user
+    code, see op_attrs.definition_generation). The function is typed first: typing fills a
+    missing ret_type, which the structural hash covers, so typing it after the key was made would
+    leave the key's hash stale."""
 
     def __init__(self, source_func, target):
         self.source_func = ensure_typed(source_func)
         self.target = as_target(target)
         self.target_text = str(self.target)
-        self.structural_key = StructuralKey(self.source_func, self.target_text)
+        self.op_generation = definition_generation()
+        self.structural_key = StructuralKey(self.source_func, self.target_text, self.op_generation)
 
     def disk_key_text(self, func_name: str, impl_fingerprint: str) -> str:
         """Everything a cached kernel must have been built for, as text: stored inside each
@@ -99,21 +103,23 @@ class CCacheKey(ObjectIdentity):
 
 class StructuralKey:
     """The cache's view of a CCacheKey: equal when the functions are structurally equal (up to
-    alpha-renaming) and the targets match; hashed by structural hash and target."""
+    alpha-renaming), the targets match and the operator definitions are the same generation;
+    hashed by structural hash, target and generation."""
 
-    __slots__ = ("source_func", "target", "_hash")
+    __slots__ = ("source_func", "target", "op_generation", "_hash")
 
-    def __init__(self, source_func, target: str):
+    def __init__(self, source_func, target: str, op_generation: int = 0):
         self.source_func = source_func
         self.target = target
-        self._hash = hash((structural_hash(source_func), target))
+        self.op_generation = op_generation
+        self._hash = hash((structural_hash(source_func), target, op_generation))
 
     def __hash__(self) -> int:
         return self._hash
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, StructuralKey) and self._hash == other._hash and self.target == other.target
-                and structural_equal(self.source_func, other.source_func))
+                and self.op_generation == other.op_generation and structural_equal(self.source_func, other.source_func))
 
 
 @functools.lru_cache(maxsize=None)

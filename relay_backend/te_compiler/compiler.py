@@ -16,15 +16,13 @@ the on-disk key.
 """
 import hashlib
 import os
-import sys
 import threading
 import time
 import weakref
 
-from .. import codegen
+from .. import codegen, diagnostics
 from ..autotvm.env import note_untuned, recording_untuned
 from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
-from ..config import get as get_config
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
 from ..runtime.module import Module
@@ -33,6 +31,8 @@ from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cach
 from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
+
+_TIR_LOG = diagnostics.get_logger("tir")
 
 
 class TECompiler:
@@ -88,11 +88,10 @@ class TECompiler:
         self.stats["lowered"] += 1
         for fn in self._listeners:
             fn("lowered", name)
-        cfg = get_config()
-        if cfg.debug >= 3:
+        if diagnostics.wants(3):
             from ..tir.printer import func_to_str
-            print(f"[relay_backend] TIR of {name} ({(time.perf_counter() - start) * 1e3:.1f} ms):\n"
-                  f"{func_to_str(prim)}", file=sys.stderr)
+            _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
+                           func_to_str(prim))
         queries = tuple(dict.fromkeys(queries))
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
                           {name: prim}, lowered.implementations,

@@ -14,6 +14,7 @@ from .. import te
 from ..errors import CompileError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
+from ..ir.span import attach_span
 from ..ir.types import TensorType, is_any, regroup_by_type, tuple_leaves
 from ..op.registry import OpDef
 from .cache import ensure_typed, implementations_fingerprint
@@ -106,8 +107,9 @@ def lower_to_te(func: Function, target) -> LoweredTE:
             try:
                 impl, outs = select_implementation(op, node.attrs, args, node.checked_type, target)
             except Exception as err:  # noqa: BLE001  # name the op and the function, whatever failed
-                raise CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n"
-                                   f"{type(err).__name__}: {err}") from err
+                raise attach_span(CompileError(f"lowering {op.name} failed in\n{_excerpt(func)}\n"
+                                               f"{type(err).__name__}: {err}"),
+                                  node.span or func.span) from err
             lowered.implementations.append((op.name, impl.name))
             lowered.chosen.append((op.name, impl))
             env[node] = outs[0] if isinstance(node.checked_type, TensorType) else _regroup(node.checked_type, iter(outs))
@@ -147,8 +149,8 @@ def _excerpt(func, limit: int = 600) -> str:
 def schedule_lowered(lowered: LoweredTE, target):
     """Apply the anchor implementation's schedule (the generic one when there is no op call)."""
     from ..strategy.generic import generic_schedule
-    if lowered.anchor_impl is None:
-        return generic_schedule(target)(None, lowered.outputs, target)
+    if lowered.anchor_impl is None or lowered.anchor_impl.schedule is None:
+        return generic_schedule(target)(lowered.anchor_attrs, lowered.outputs, target)
     return lowered.anchor_impl.schedule(lowered.anchor_attrs, lowered.outputs, target)
 
 
@@ -165,8 +167,9 @@ def _to_primfunc(lowered: LoweredTE, target, name: str, func):
         sched = schedule_lowered(lowered, target)
         prim = te.lower(sched, lowered.inputs + lowered.outputs, name=name)
     except Exception as err:  # noqa: BLE001  # a schedule that crashes: name the anchor op too
-        raise CompileError(f"lowering {name} failed scheduling anchor op {anchor}{impl} "
-                           f"({type(err).__name__}: {err}) for\n{_excerpt(func)}") from err
+        raise attach_span(CompileError(f"lowering {name} failed scheduling anchor op {anchor}{impl} "
+                                       f"({type(err).__name__}: {err}) for\n{_excerpt(func)}"),
+                          func.span) from err
     prim.attrs["num_outputs"] = len(lowered.outputs)
     return prim
 

@@ -55,10 +55,9 @@ _UNSUPPORTED = {If: "control flow (If)", Match: "pattern matching (Match)",
 
 def _unsupported(what: str, expr, executor: str = DEFAULT_EXECUTOR) -> GraphCodegenError:
     return GraphCodegenError(
-        f"the {executor} executor does not support {what} (found in: {_excerpt(expr)}); "
-        f"it runs static dataflow graphs only — use create_executor(kind=\"vm\") or "
-        f"relay_backend.vm.compile for programs with control flow, ADTs, references, closures "
-        f"or dynamic shapes")
+        f"the {executor} executor does not support {what}: it runs static dataflow graphs "
+        f"only — use create_executor(kind=\"vm\") or relay_backend.vm.compile for programs with "
+        f"control flow, ADTs, references, closures or dynamic shapes (found in: {_excerpt(expr)})")
 
 
 def flatten_tensor_types(ty, where, executor: str = DEFAULT_EXECUTOR) -> list:
@@ -71,8 +70,8 @@ def flatten_tensor_types(ty, where, executor: str = DEFAULT_EXECUTOR) -> list:
                                executor)
         if any(is_any(d) for d in ty.shape):
             raise GraphCodegenError(
-                f"the {executor} executor needs static shapes, but {_excerpt(where)} has type "
-                f"{type_to_str(ty)}; use create_executor(kind=\"vm\") for dynamic shapes")
+                f"the {executor} executor needs static shapes, not {type_to_str(ty)}; use "
+                f"create_executor(kind=\"vm\") for dynamic shapes (found in: {_excerpt(where)})")
     return leaves
 
 

@@ -47,8 +47,8 @@ def select_implementation(op, attrs, inputs, out_type, target, use_autotvm=True)
     target = as_target(target)
     impls = get_valid_implementations(op, attrs, inputs, out_type, target)
     if not impls:
-        raise CompileError(f"No valid {op.name} implementations for {target}"
-                           + ("" if op.compute is not None else f" ({op.name} has no te compute)"))
+        missing = "" if op.compute is not None or op.fstrategy is not None else f" ({op.missing('compute')})"
+        raise CompileError(f"No valid {op.name} implementations for {target}{missing}")
     best_plevel = max(impls, key=lambda impl: impl.plevel)
     current = Target.current(allow_none=True)
     with (target if current is None or str(current) != str(target) else contextlib.nullcontext()), \

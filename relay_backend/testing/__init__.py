@@ -7,10 +7,13 @@
 
 Each workload returns (IRModule, params) with seeded random params and has a float64 numpy
 forward pass (numpy_nn) independent of the op references. `program_gen.programs()` is the
-hypothesis strategy of random well-typed programs; `tolerances` holds per-dtype tolerances.
+hypothesis strategy of random well-typed programs; `tolerances` holds per-dtype tolerances;
+`check_grad` compares analytic gradients with central differences (tvm.relay.testing).
 """
 from . import mlp, numpy_nn, resnet, seed_cnn, tolerances
 from .init import create_workload
 from .tolerances import assert_allclose
+from .gradient import check_grad
 
-__all__ = ["mlp", "resnet", "seed_cnn", "numpy_nn", "tolerances", "create_workload", "assert_allclose"]
+__all__ = ["mlp", "resnet", "seed_cnn", "numpy_nn", "tolerances", "create_workload", "assert_allclose",
+           "check_grad"]

@@ -97,8 +97,11 @@ def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape
 
 
 def get_workload(batch_size: int = 1, num_classes: int = 1000, num_layers: int = 18, image_shape=(3, 224, 224),
-                 dtype: str = "float32", layout: str = "NCHW", seed: int = 0):
-    """(IRModule, params) of a ResNet v1 with seeded random params (tvm.relay.testing.resnet)."""
+                 layout: str = "NCHW", dtype: str = "float32", seed: int = 0):
+    """(IRModule, params) of a ResNet v1 with seeded random params (tvm.relay.testing.resnet).
+
+    The positional order is TVM's: batch_size, num_classes, num_layers, image_shape, layout,
+    dtype; layout must be "NCHW"; seed (keyword) fixes the random params."""
     if layout != "NCHW":
         raise RelayError(f"resnet.get_workload: layout={layout!r} is not supported; use layout=\"NCHW\"")
     return create_workload(get_net(batch_size, num_classes, num_layers, image_shape, dtype), seed)

@@ -29,8 +29,9 @@ NEVER_FOLD = set()
 
 
 def is_foldable_op(op) -> bool:
-    """Registered, and not stateful (only OPAQUE ops are considered possibly stateful)."""
-    if not isinstance(op, OpDef) or op.name in NEVER_FOLD:
+    """Registered with a numpy reference, and not stateful (only OPAQUE ops are considered
+    possibly stateful)."""
+    if not isinstance(op, OpDef) or op.name in NEVER_FOLD or op.ref is None:
         return False
     return not (op.pattern == OpPattern.OPAQUE and getattr(op, "stateful", False))
 

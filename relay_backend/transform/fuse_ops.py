@@ -46,17 +46,17 @@ def _rebuild(expr, arg_of):
         args = [arg_of(a) for a in expr.args]
         if op is expr.op and all(n is o for n, o in zip(args, expr.args)):
             return expr
-        new = Call(op, args, expr.attrs, expr.type_args)
+        new = Call(op, args, expr.attrs, expr.type_args, span=expr.span)
     elif isinstance(expr, Tuple):
         fields = [arg_of(f) for f in expr.fields]
         if all(n is o for n, o in zip(fields, expr.fields)):
             return expr
-        new = Tuple(fields)
+        new = Tuple(fields, span=expr.span)
     elif isinstance(expr, TupleGetItem):
         value = arg_of(expr.tuple_value)
         if value is expr.tuple_value:
             return expr
-        new = TupleGetItem(value, expr.index)
+        new = TupleGetItem(value, expr.index, span=expr.span)
     else:
         return expr
     return bind_type(new, expr.checked_type)
@@ -166,9 +166,9 @@ class FuseRewriter:
         attrs = {"Primitive": 1}
         if _is_reshape_only(inside[root]):
             attrs[RESHAPE_ONLY_ATTR] = 1
-        fn = Function(params, inside[root], ret_type=ret, attrs=attrs)
+        fn = Function(params, inside[root], ret_type=ret, attrs=attrs, span=root.span)
         bind_type(fn, FuncType([p.checked_type for p in params], ret))
-        return bind_type(Call(fn, args), ret)
+        return bind_type(Call(fn, args, span=root.span), ret)
 
     # --- control flow and scopes -------------------------------------------------------------
     def rewrite_sequence(self, steps, tails, scope):

@@ -23,10 +23,12 @@ from ..ir.adt import (Constructor, Match, PatternConstructor, PatternTuple, Patt
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var, bind_type)
 from ..ir.functor import all_nodes_post_order
-from ..ir.module import IRModule
+from ..ir.module import TYPE_CHECKER, IRModule
 from ..ir.types import (FuncType, IncompleteType, RefType, TensorType, TupleType, TypeCall,
                         type_to_str)
 from ..ir.excerpt import excerpt
+from .match_warning import warn_unmatched
+from ..ir.span import attach_span, spanned_ancestor
 from .pass_infra import module_pass, register_pass_factory
 from .type_solver import TypeSolver, UnifyError, has_hole, substitute
 
@@ -77,7 +79,11 @@ class _Checker:
                     break
             else:
                 raise TypeInferenceError(f"InferType: {type(node).__name__} is not a relay expression")
-            handler(self, node, stage, stack)
+            try:
+                handler(self, node, stage, stack)
+            except TypeInferenceError as err:   # name where: this node, or its nearest spanned parent
+                raise attach_span(err, node.span or spanned_ancestor(
+                    stack, lambda entry: entry[0].span if entry[1] > 0 else None))
         return memo[root]
 
     def _push(self, stack, node, stage, children=()):
@@ -186,10 +192,10 @@ class _Checker:
     def _op_call(self, call, op, arg_types):
         rel = getattr(op, "rel", None)
         if rel is None:
-            raise TypeInferenceError(f"operator {op.name!r} in `{excerpt(call)}` is not registered "
-                                     f"(it has no type relation)")
+            hint = op.missing("rel") if hasattr(op, "missing") else "it is not registered"
+            raise TypeInferenceError(f"operator {op.name!r} in `{excerpt(call)}` cannot be typed: {hint}")
         num = getattr(op, "num_inputs", len(arg_types))
-        if num != len(arg_types):
+        if 0 <= num != len(arg_types):
             raise TypeInferenceError(f"{op.name} takes {num} argument(s) {list(op.input_names)} but "
                                      f"`{excerpt(call)}` passes {len(arg_types)}")
         solver = self.solver
@@ -222,8 +228,11 @@ class _Checker:
         solver = self.solver
         if not all(solver.is_complete(t) for t in d.inputs):
             return False
-        out = self._run_rel(d.node, d.node.op, [solver.resolve(t) for t in d.inputs])
-        self.unify(d.out, out, lambda: f"the result of `{excerpt(d.node)}`")
+        try:
+            out = self._run_rel(d.node, d.node.op, [solver.resolve(t) for t in d.inputs])
+            self.unify(d.out, out, lambda: f"the result of `{excerpt(d.node)}`")
+        except TypeInferenceError as err:
+            raise attach_span(err, d.node.span)
         return True
 
     # --- tuples, lets, ifs, functions -------------------------------------------------------
@@ -336,6 +345,8 @@ class _Checker:
                 raise TypeInferenceError(f"`{excerpt(m)}` has no clauses")
             for clause in m.clauses:
                 self._bind_pattern(clause.lhs, self.memo[m.data], m)
+            if m.complete:
+                warn_unmatched(m, self.mod)
             return self._push(stack, m, 2, [c.rhs for c in m.clauses])
         result = self.memo[m.clauses[0].rhs]
         for i, clause in enumerate(m.clauses[1:], start=1):
@@ -404,8 +415,9 @@ class _Checker:
             resolved.append((node, rt))
         if bad is not None:
             got = type_to_str(solver.resolve(self.memo[bad]))
-            raise TypeInferenceError(
-                f"cannot infer the type of `{excerpt(bad)}` (got `{got}`); annotate it{_hint(bad)}")
+            raise attach_span(TypeInferenceError(
+                f"cannot infer the type of `{excerpt(bad)}` (got `{got}`); annotate it{_hint(bad)}"),
+                bad.span)
         for node, t in resolved:
             bind_type(node, t)
             if isinstance(node, Function) and node.ret_type is None and isinstance(t, FuncType):
@@ -415,10 +427,11 @@ class _Checker:
         for i, t in enumerate(d.inputs):
             if not self.solver.is_complete(t):
                 arg = d.node.args[i] if isinstance(d.node, Call) else d.node.tuple_value
-                return TypeInferenceError(
+                return attach_span(TypeInferenceError(
                     f"cannot infer the type of `{excerpt(d.node)}`: its input `{excerpt(arg)}` has unknown "
-                    f"type `{type_to_str(self.solver.resolve(t))}`; annotate it{_hint(arg)}")
-        return TypeInferenceError(f"cannot infer the type of `{excerpt(d.node)}`")
+                    f"type `{type_to_str(self.solver.resolve(t))}`; annotate it{_hint(arg)}"),
+                    d.node.span or arg.span)
+        return attach_span(TypeInferenceError(f"cannot infer the type of `{excerpt(d.node)}`"), d.node.span)
 
 
 def _hint(node) -> str:
@@ -468,9 +481,12 @@ def infer_module_types(mod: IRModule) -> dict:
             gv_types[gv] = _annotated_type(fn) if _fully_annotated(fn) else checker.solver.fresh()
         for gv in members:
             fn_t = checker.infer(mod.functions[gv])
-            checker.unify(gv_types[gv], fn_t, lambda gv=gv: (
-                f"the recursive uses of @{gv.name_hint} (first type) disagree with its definition "
-                f"(second type)"))
+            try:
+                checker.unify(gv_types[gv], fn_t, lambda gv=gv: (
+                    f"the recursive uses of @{gv.name_hint} (first type) disagree with its definition "
+                    f"(second type)"))
+            except TypeInferenceError as err:
+                raise attach_span(err, mod.functions[gv].span)
         checker.finish()
         for gv in members:
             gv_types[gv] = mod.functions[gv].checked_type
@@ -502,3 +518,4 @@ def InferTypeLocal(expr, mod=None):
 
 
 register_pass_factory("InferType", InferType)
+TYPE_CHECKER["infer"] = infer_module_types   # what IRModule.import_from_std type-checks with

@@ -7,14 +7,17 @@ and never when its name is in disabled_pass. Calling a pass directly (`InferType
 whatever its opt_level (an explicit call is a request), but a disabled pass is still skipped so
 `disabled_pass=[...]` works for bisection however the pass is invoked.
 """
+import logging
 import sys
 import threading
 import time
 
-from .. import config
+from .. import diagnostics
 from ..errors import RelayError
 from ..ir.expr import Function
 from ..ir.module import IRModule
+
+_PASS_LOG = diagnostics.get_logger("passes")        # RB_DEBUG=1: one line per pass with its time
 
 
 class PassInfo:
@@ -261,7 +264,7 @@ def _run_instrumented(p: Pass, mod: IRModule, ctx: PassContext) -> IRModule:
         return mod
     for inst in ctx.instruments:
         inst.run_before_pass(mod, info)
-    debug = config.get().debug >= 1
+    debug = diagnostics.wants(1) or _PASS_LOG.isEnabledFor(logging.DEBUG)
     start = time.perf_counter()
     ctx._depth += 1
     try:
@@ -272,7 +275,7 @@ def _run_instrumented(p: Pass, mod: IRModule, ctx: PassContext) -> IRModule:
         raise RelayError(f"pass {info.name} returned {type(new_mod).__name__}, expected an IRModule")
     if debug:
         ms = (time.perf_counter() - start) * 1e3
-        print(f"[pass] {'  ' * ctx._depth}{info.name}: {ms:.3f} ms", file=sys.stderr)
+        _PASS_LOG.debug("[pass] %s%s: %.3f ms", "  " * ctx._depth, info.name, ms)
     for inst in ctx.instruments:
         inst.run_after_pass(new_mod, info)
     return new_mod
@@ -289,7 +292,7 @@ class ModulePass(Pass):
         return self.pass_func(mod, ctx)
 
 
-def _skip_function(func: Function) -> bool:
+def function_pass_skips(func: Function) -> bool:
     """Functions a function pass leaves alone (as TVM): fused primitives, external, opted out."""
     attrs = func.attrs
     return (int(attrs.get("Primitive", 0)) == 1 or attrs.get("Compiler") is not None
@@ -307,7 +310,7 @@ class FunctionPass(Pass):
     def _run(self, mod, ctx):
         new_mod = mod.copy()
         for gv, func in list(mod.functions.items()):
-            if not isinstance(func, Function) or _skip_function(func):
+            if not isinstance(func, Function) or function_pass_skips(func):
                 continue
             new_func = self.pass_func(func, new_mod, ctx)
             if not isinstance(new_func, Function):
@@ -315,6 +318,12 @@ class FunctionPass(Pass):
                                  f"for @{gv.name_hint}, expected a relay Function")
             new_mod[gv] = new_func
         return new_mod
+
+
+def _still_typed(mod, typed) -> bool:
+    """True when `mod` holds exactly the function objects an InferType run typed."""
+    return typed is not None and len(typed) == len(mod.functions) and \
+        all(typed.get(gv) is fn for gv, fn in mod.functions.items())
 
 
 class Sequential(Pass):
@@ -329,6 +338,7 @@ class Sequential(Pass):
                 raise RelayError(f"Sequential {name!r}: {p!r} is not a Pass")
 
     def _run(self, mod, ctx):
+        typed = None    # the functions InferType last typed (it types them in place)
         for p in self.passes:
             if not ctx.pass_enabled(p.info):
                 continue
@@ -337,8 +347,12 @@ class Sequential(Pass):
                 if factory is None:
                     raise RelayError(f"pass {p.info.name} requires {req!r}, which is not a known pass "
                                      f"(known: {sorted(_PASS_FACTORIES)})")
+                if req == "InferType" and _still_typed(mod, typed):
+                    continue    # nothing changed since the last InferType
                 mod = factory()(mod)
+                typed = dict(mod.functions) if req == "InferType" else typed
             mod = p(mod)
+            typed = dict(mod.functions) if p.info.name == "InferType" else typed
         return mod
 
     def __repr__(self) -> str:

@@ -11,14 +11,14 @@ from typing import Callable, NamedTuple, Optional
 
 from .. import op as _op
 from ..errors import TypeInferenceError
-from ..ir.expr import Call, Function, GlobalVar, const
+from ..ir.expr import Call, Function, const
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.types import TensorType, type_to_str
 from ..op.accumulation import acc_dtype
 from ..op.registry import OpDef, get as _get_op
-from .infer_type import InferType
 from .pass_infra import function_pass
+from .rewrite import typed_function
 
 
 class Rewrite(NamedTuple):
@@ -36,7 +36,7 @@ def _axis(axis: int, ndim: int, call) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-def _expand_to_axis(vec, ndim: int, axis: int):
+def expand_bias_to_axis(vec, ndim: int, axis: int):
     """Give a per-channel vector trailing unit dims so it broadcasts along `axis` of a rank-ndim
     tensor (TVM's ExpandBiasToMatchAxis)."""
     trailing = ndim - axis - 1
@@ -54,8 +54,8 @@ def _batch_norm(call, ty: TensorType):
     shift = _op.multiply(_op.negative(moving_mean), scale)
     if attrs.center:
         shift = _op.add(shift, beta)
-    return _op.add(_op.multiply(data, _expand_to_axis(scale, ty.ndim, axis)),
-                   _expand_to_axis(shift, ty.ndim, axis))
+    return _op.add(_op.multiply(data, expand_bias_to_axis(scale, ty.ndim, axis)),
+                   expand_bias_to_axis(shift, ty.ndim, axis))
 
 
 def _dropout(call, ty):
@@ -77,9 +77,9 @@ def _layer_norm(call, ty: TensorType):
     var = variance_op(data, mean, attrs=variance_op.attrs_type(axis=axis, keepdims=True))
     out = _op.divide(_op.subtract(data, mean), _op.sqrt(_op.add(var, const(attrs.epsilon, dtype))))
     if attrs.scale:
-        out = _op.multiply(out, _expand_to_axis(gamma, ty.ndim, axis))
+        out = _op.multiply(out, expand_bias_to_axis(gamma, ty.ndim, axis))
     if attrs.center:
-        out = _op.add(out, _expand_to_axis(beta, ty.ndim, axis))
+        out = _op.add(out, expand_bias_to_axis(beta, ty.ndim, axis))
     return out if dtype == ty.dtype else _op.cast(out, ty.dtype)
 
 
@@ -130,20 +130,11 @@ def _needs_types(func: Function) -> bool:
     return func.body._checked_type_ is None
 
 
-def _typed(func: Function, mod: IRModule) -> Function:
-    """`func` with types inferred in the context of `mod` (run only when they are missing)."""
-    mod = mod.copy() if mod is not None else IRModule()
-    gv = next((g for g, f in mod.functions.items() if f is func), None)
-    if gv is None:
-        gv = GlobalVar("__simplify_inference_target")
-        mod[gv] = func
-    return InferType()(mod)[gv]
-
-
 def simplify_inference(func: Function, mod: IRModule = None) -> Function:
     """The SimplifyInference rewrite of one function (types inferred if missing)."""
     if _needs_types(func):
-        func = _typed(func, mod)
+        func = typed_function(Function(func.params, func.body, func.ret_type, func.type_params,
+                                       func.attrs), mod)
     return InferenceSimplifier().visit(func)
 
 

@@ -6,7 +6,7 @@
     vm = relay_backend.vm.VirtualMachine(exe, relay_backend.cpu())      # runtime.py, loop.py
     out = vm.run(x)
 
-bytecode.py holds the instruction set; lambda_lift.py turns closures into globals;
+bytecode.py holds the instruction set; transform.LambdaLift turns closures into globals;
 manifest_alloc.py makes every kernel call's memory explicit in the memory dialect of
 dialect.py (storage, tensors, shape functions (shape_func.py) for outputs with `Any` dims,
 kernel invocations), which `VMCompiler.optimize` returns; function_compiler.py compiles one
@@ -17,11 +17,12 @@ executor.py is what `create_executor("vm")` returns.
 from .bytecode import Opcode
 from .compiler import VMCompiler, compile
 from .executable import Executable
-from .lambda_lift import LambdaLift, lambda_lift
+from ..transform.lambda_lift import LambdaLift, lambda_lift
 from .manifest_alloc import ManifestAlloc, manifest_alloc
 from .loop import Storage, VMClosure
 from .runtime import VirtualMachine
+from .profiler import VirtualMachineProfiler
 from .executor import VMExecutor
 
-__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VMExecutor", "VMClosure", "Opcode",
-           "LambdaLift", "lambda_lift", "Storage", "ManifestAlloc", "manifest_alloc"]
+__all__ = ["compile", "VMCompiler", "Executable", "VirtualMachine", "VirtualMachineProfiler", "VMExecutor",
+           "VMClosure", "Opcode", "LambdaLift", "lambda_lift", "Storage", "ManifestAlloc", "manifest_alloc"]

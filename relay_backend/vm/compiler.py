@@ -16,6 +16,7 @@ tensors are released while the function still runs.
 """
 import numpy as np
 
+from ..analysis.kernel_summary import mac_count, relay_ops
 from ..autotvm.env import build_scope
 from ..errors import CompileError
 from ..ir.module import IRModule
@@ -29,7 +30,7 @@ from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
 from .function_compiler import VMFunctionCompiler
-from .lambda_lift import CLOSURE_ATTR, lambda_lift
+from ..transform.lambda_lift import CLOSURE_ATTR, lambda_lift
 from .manifest_alloc import manifest_alloc
 from .shape_func import ShapeProgram
 
@@ -60,6 +61,7 @@ class CompileContext:
         self.packed_names = []         # kernel / shape function name per packed index
         self.shape_funcs = {}          # packed index -> ShapeProgram
         self.cached_funcs = {}         # kernel name -> CachedFunc
+        self.kernel_sources = {}       # kernel name -> the primitive function it was lowered from
         self._packed_map = {}
         self._programs = {}
         self._shape_names = NameSupply()
@@ -104,6 +106,7 @@ class CompileContext:
             mine = renamed(cached, kernel_name(prim, MOD_NAME, self._kernel_names))
             self._kernels[id(cached)] = mine
         self.cached_funcs[mine.func_name] = mine
+        self.kernel_sources[mine.func_name] = prim
         return self.packed_index(mine.func_name)
 
     def shape_program(self, prim) -> ShapeProgram:
@@ -181,7 +184,7 @@ class VMCompiler:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
         # device annotations must name the device the target's kernels run on
-        mod = transform.default_pipeline(keep_only_main="main" in mod,
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True,
                                          device_type=as_target(target).device_type)(mod)
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
@@ -203,6 +206,8 @@ class VMCompiler:
                 functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
+        self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}
+                                  for name, prim in ctx.kernel_sources.items()}
 
     def codegen(self) -> None:
         """Compile every kernel the bytecode calls into one runtime Module."""

@@ -84,6 +84,9 @@ class Executable:
         # True for executables read from bytes (load_exec): the VM then calls every kernel with
         # its signature check, so a hand-edited file cannot make a kernel touch foreign memory
         self.checked_calls = False
+        # kernel name -> {"ops": Relay op names, "macs": multiply-adds}, for profiles; known for
+        # executables compiled in this process (not stored by save())
+        self.kernel_info = {}
 
     # -- inspection
     @property

@@ -32,7 +32,7 @@ from ..ir.sharing import OPERAND, plan_sharing, scoped_children
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
 from .bytecode import Opcode, make
-from .lambda_lift import CLOSURE_ATTR
+from ..transform.lambda_lift import CLOSURE_ATTR
 from .dialect import DialectOp
 from .memory_alloc import TUPLE_RESULT_OPS, dialect_children, emit_dialect
 

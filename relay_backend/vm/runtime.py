@@ -31,20 +31,46 @@ from ..runtime.device import device as _make_device
 from ..runtime.benchmark import BenchmarkResult
 from ..runtime.ndarray import NDArray
 from ..runtime.packed_module import PackedModule
+from ..runtime.thread_count import apply_to_this_thread
+from ..runtime.values import ConstructorValue
 from .executable import Executable
 from .loop import Storage, VMClosure, decode, fast_kernel, run_loop
 from .outputs import bind_outputs, check_outputs, copy_results
 
+
 def convert(arg, device):
-    """A Python argument as a VM value (tvm.runtime.vm._convert)."""
+    """A Python argument as a VM value (tvm.runtime.vm._convert). Containers (tuples, runtime
+    ADTs, the interpreter's ConstructorValues) become ADTs, rebuilt bottom-up without recursion
+    so a long list or a large nat is fine."""
+    built = {}
+    stack = [(arg, False)]
+    while stack:
+        value, fields_done = stack.pop()
+        fields = _container_fields(value)
+        if fields is None:
+            built[id(value)] = _convert_leaf(value, device)
+        elif not fields_done:
+            stack.append((value, True))
+            stack.extend((f, False) for f in fields if id(f) not in built)
+        else:
+            tag = 0 if isinstance(value, (tuple, list)) else value.tag
+            built[id(value)] = ADT(tag, [built[id(f)] for f in fields])
+    return built[id(arg)]
+
+
+def _container_fields(value):
+    if isinstance(value, (ADT, ConstructorValue)):
+        return value.fields
+    if isinstance(value, (tuple, list)):
+        return value
+    return None
+
+
+def _convert_leaf(arg, device):
     if isinstance(arg, NDArray):
         return arg if arg.device == device else _nd.array(arg, device=device)
     if isinstance(arg, (np.ndarray, np.generic)):
         return _nd.array(np.asarray(arg), device=device)
-    if isinstance(arg, ADT):
-        return ADT(arg.tag, [convert(f, device) for f in arg.fields])
-    if isinstance(arg, (tuple, list)):
-        return ADT(0, [convert(f, device) for f in arg])
     if isinstance(arg, VMClosure):
         return arg
     if isinstance(arg, bool):
@@ -54,7 +80,7 @@ def convert(arg, device):
     if isinstance(arg, float):
         return _nd.array(np.array(arg, dtype="float32"), device=device)
     raise InputError(f"cannot pass a {type(arg).__name__} to the VM: use a numpy array, an NDArray, "
-                     f"a Python scalar or a tuple of these")
+                     f"a Python scalar, or a tuple or ADT value of these")
 
 
 def _check(value, desc, where: str) -> None:
@@ -350,6 +376,7 @@ class VirtualMachine:
             cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)(func_name)
 
     def _run(self, func_index: int, args):
+        apply_to_this_thread()
         return self._on_device(run_loop(self, func_index, args))
 
     def _on_device(self, result):

@@ -91,14 +91,14 @@ def test_params_of_another_model_are_rejected(tmp_path):
 
 def test_params_file_can_be_named_when_building_elsewhere(tmp_path):
     """Built from another directory, -DTVMGEN_DEFAULT_PARAMS_FILE points .incbin at the file."""
-    from relay_backend.codegen.c import find_cc
+    from relay_backend.codegen.c_compiler import find_cc
     x = relay.var("x", shape=(8,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(np.arange(8, dtype="float32")))))
     out_dir = relay.build(mod, executor="aot").export_library(str(tmp_path / "model"))
     params = os.path.join(out_dir, "model_params.bin")
     build = tmp_path / "elsewhere"
     build.mkdir()
-    proc = subprocess.run([find_cc(), "-O1", "-std=c99", f"-DTVMGEN_DEFAULT_PARAMS_FILE=\"{params}\"",
+    proc = subprocess.run([*find_cc(), "-O1", "-std=c99", f"-DTVMGEN_DEFAULT_PARAMS_FILE=\"{params}\"",
                            os.path.join(out_dir, "main.c"), os.path.join(out_dir, "model.c"),
                            "-o", "model_run", "-lm"], cwd=build, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

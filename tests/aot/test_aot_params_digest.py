@@ -12,7 +12,7 @@ import pytest
 import relay_backend as relay
 from relay_backend.aot.build import AotLibrary, compile_model
 from relay_backend.aot.params import HEADER_BYTES, _BLAKE2B_C
-from relay_backend.codegen.c import find_cc
+from relay_backend.codegen.c_compiler import find_cc
 from relay_backend.errors import ExecutionError, SerializationError
 
 pytestmark = pytest.mark.compile
@@ -89,7 +89,7 @@ def test_c_digest_matches_hashlib(tmp_path):
               "  for (n = 0; n <= 300; ++n) printf(\"%016llx\\n\", (unsigned long long)rb_blake2b_64(data, n));\n"
               "  return 0;\n}\n")
     (tmp_path / "digest.c").write_text(source)
-    build = subprocess.run([find_cc(), "-O2", "-std=c99", "digest.c", "-o", "digest"], cwd=tmp_path,
+    build = subprocess.run([*find_cc(), "-O2", "-std=c99", "digest.c", "-o", "digest"], cwd=tmp_path,
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     got = subprocess.run(["./digest"], cwd=tmp_path, capture_output=True, text=True).stdout.split()

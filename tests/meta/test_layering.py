@@ -10,7 +10,7 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parents[2] / "relay_backend"
 
 LEVELS = {
-    "runtime": 0, "config": 0, "errors": 0, "target": 0,
+    "runtime": 0, "config": 0, "errors": 0, "target": 0, "diagnostics": 0, "progress": 0,
     "ir": 1, "tir": 1,
     "te": 2, "codegen": 2,
     "op": 3,
@@ -18,7 +18,7 @@ LEVELS = {
     "te_compiler": 5,
     "executor": 6, "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
     "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7, "loops": 7,
-    "demo": 7, "_ffi": 7, "__init__": 8,
+    "demo": 7, "_ffi": 7, "viz": 7, "session": 7, "cli": 7, "parser": 7, "__main__": 8, "__init__": 8,
     # autotvm spans two levels: its spaces, tasks, records and dispatch contexts are read by
     # schedules and selection (4); measurement, tuners and task extraction compile and run
     # code (7); its package facades load the level-7 parts lazily (8).
@@ -36,7 +36,8 @@ FORBIDDEN_EXCEPTIONS = {"graph_executor/debug_executor.py": {"interpreter"}}
 # packages of one level is a layering error.
 SAME_LEVEL = {
     ("runtime", "errors"), ("runtime", "config"), ("config", "errors"), ("target", "errors"),
-    ("runtime", "target"),
+    ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("progress", "config"),
+    ("ir", "tir"),                            # symbolic dims of tensor types are tir size vars
     ("graph_executor", "interpreter"),        # debug_executor only (FORBIDDEN_EXCEPTIONS)
     ("demo", "backend"),
     ("interpreter", "executor"), ("graph_executor", "executor"), ("vm", "executor"),
@@ -49,6 +50,8 @@ SAME_LEVEL = {
     ("autotvm/tuner", "autotvm/measure"),     # a tuner measures through the builder and runner
     ("autotvm/measure", "testing"),           # candidates are checked with testing.tolerances
     ("autotvm/__init__", "autotvm/task/__init__"), ("__init__", "autotvm/__init__"),
+    ("session", "frontend"), ("session", "build_module"),
+    ("cli", "build_module"), ("cli", "frontend"), ("cli", "viz"), ("cli", "session"),
 }
 MAX_LINES = 600
 

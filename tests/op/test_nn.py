@@ -31,6 +31,14 @@ def _f64(x):
 
 
 def ind_conv2d(x, w, a):
+    """Loops over NCHW / OIHW; other layouts are transposed in and out."""
+    x = np.transpose(x, [a.data_layout.index(ch) for ch in "NCHW"])
+    w = np.transpose(w, [a.kernel_layout.index(ch) for ch in "OIHW"])
+    out = _ind_conv2d_nchw(x, w, a)
+    return np.transpose(out, ["NCHW".index(ch) for ch in (a.out_layout or a.data_layout)])
+
+
+def _ind_conv2d_nchw(x, w, a):
     n, c, h, wd = x.shape
     o, i, kh, kw = w.shape
     top, left, bottom, right = a.padding
@@ -166,20 +174,33 @@ def ind_bias_like(x, v, a, fn):
     return fn(_f64(x), _vec(v, a.axis, x.ndim))
 
 
+def in_layout(ind):
+    """An NCHW independent reference applied through transposes for a pool's `layout`."""
+    def run(x, a):
+        if a.layout == "NCHW":
+            return ind(x, a)
+        out = ind(np.transpose(x, [a.layout.index(c) for c in "NCHW"]), a)
+        return np.transpose(out, ["NCHW".index(c) for c in a.layout])
+    return run
+
+
 INDEPENDENT = {
     "nn.dense": lambda x, w, a: np.einsum("...k,uk->...u", _f64(x), _f64(w)),
     "nn.matmul": ind_matmul,
     "nn.batch_matmul": ind_batch_matmul,
     "nn.conv2d": ind_conv2d,
-    "nn.max_pool2d": lambda x, a: ind_pool(x, a, "max"),
-    "nn.avg_pool2d": lambda x, a: ind_pool(x, a, "avg"),
-    "nn.global_max_pool2d": lambda x, a: np.max(_f64(x).reshape(x.shape[:2] + (-1,)), axis=2)[..., None, None],
-    "nn.global_avg_pool2d": lambda x, a: np.mean(_f64(x).reshape(x.shape[:2] + (-1,)), axis=2)[..., None, None],
-    "nn.adaptive_avg_pool2d": ind_adaptive,
+    "nn.max_pool2d": in_layout(lambda x, a: ind_pool(x, a, "max")),
+    "nn.avg_pool2d": in_layout(lambda x, a: ind_pool(x, a, "avg")),
+    "nn.global_max_pool2d": in_layout(
+        lambda x, a: np.max(_f64(x).reshape(x.shape[:2] + (-1,)), axis=2)[..., None, None]),
+    "nn.global_avg_pool2d": in_layout(
+        lambda x, a: np.mean(_f64(x).reshape(x.shape[:2] + (-1,)), axis=2)[..., None, None]),
+    "nn.adaptive_avg_pool2d": in_layout(ind_adaptive),
     "nn.batch_norm": ind_batch_norm,
     "nn.layer_norm": ind_layer_norm,
     "nn.lrn": ind_lrn,
     "nn.softmax": ind_softmax,
+    "nn.fast_softmax": ind_softmax,
     "nn.log_softmax": lambda x, a: np.log(ind_softmax(x, a)),
     "nn.bias_add": lambda x, b, a: ind_bias_like(x, b, a, lambda u, v: u + v),
     "nn.prelu": lambda x, al, a: ind_bias_like(x, al, a, lambda u, v: np.where(u > 0, u, u * v)),
@@ -272,8 +293,10 @@ def test_conv2d_errors():
         A(padding=-1)
     with pytest.raises(AttrsError, match="strides"):
         A(strides=(0, 1))
-    with pytest.raises(OpNotImplemented, match="data_layout='NHWC'"):
-        nn.conv2d(var("x"), var("w"), data_layout="NHWC")
+    with pytest.raises(OpNotImplemented, match="data_layout='NCHW4c'"):
+        nn.conv2d(var("x"), var("w"), data_layout="NCHW4c")
+    with pytest.raises(OpNotImplemented, match="kernel_layout='OIHWX'"):
+        nn.conv2d(var("x"), var("w"), kernel_layout="OIHWX")
 
 
 def test_other_errors():
@@ -292,8 +315,10 @@ def test_other_errors():
         get("nn.softmax").rel([T((2, 3))], attrs_of("nn.softmax")(2))
     with pytest.raises(AttrsError, match="rate"):
         nn.dropout(var("x"), rate=1.5)
-    with pytest.raises(OpNotImplemented, match="layout='NHWC'"):
-        nn.max_pool2d(var("x"), layout="NHWC")
+    with pytest.raises(OpNotImplemented, match="layout='NCHW4c'"):
+        nn.max_pool2d(var("x"), layout="NCHW4c")
+    with pytest.raises(OpNotImplemented, match="out_layout='NCHW'"):
+        nn.max_pool2d(var("x"), layout="NHWC", out_layout="NCHW")
 
 
 # --- Any dims -------------------------------------------------------------------------------------------

@@ -101,6 +101,9 @@ INDEPENDENT = {
     "sin": (_un(math.sin), SAME),
     "cos": (_un(math.cos), SAME),
     "erf": (_un(lambda x: float(special.erf(x))), SAME),
+    "fast_exp": (_un(math.exp), SAME),
+    "fast_tanh": (_un(math.tanh), SAME),
+    "fast_erf": (_un(lambda x: float(special.erf(x))), SAME),
     "copy": (_un(lambda x: x), SAME),
     "zeros_like": (_un(lambda x: 0), SAME),
     "ones_like": (_un(lambda x: 1), SAME),
@@ -234,7 +237,8 @@ def test_references_do_not_warn_on_special_values():
 
 
 # --- dtype rules -------------------------------------------------------------------------------------
-FLOAT_ONLY = ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos", "erf")
+FLOAT_ONLY = ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos", "erf", "fast_exp",
+              "fast_tanh", "fast_erf")
 NO_BOOL_UNARY = ("negative", "abs", "sign", "nn.relu", "clip")
 NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod")
 

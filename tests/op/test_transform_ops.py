@@ -335,8 +335,10 @@ def test_arange_vs_numpy(args, kwargs, want):
 def test_arange_constants_and_errors():
     c = op.arange(const(2), const(8), const(2), dtype="int32")
     assert call_type(c) == TensorType((3,), "int32")
-    with pytest.raises(OpNotImplemented, match="dynamic arange is not supported"):
-        op.arange(var("n", shape=(), dtype="int32"))
+    dynamic = op.arange(var("n", shape=(), dtype="int32"), dtype="int32")   # a run-time limit
+    assert dynamic.op.name == "dyn.arange" and call_type(dynamic) == TensorType((Any(),), "int32")
+    with pytest.raises(TypeInferenceError, match="stop must be a scalar"):
+        call_type(op.arange(0, var("v", shape=(2,), dtype="int32")))
     with pytest.raises(AttrsError, match="step"):
         op.arange(0, 4, 0)
 

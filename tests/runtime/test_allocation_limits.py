@@ -52,7 +52,7 @@ def test_tensors_that_fit_one_by_one_but_not_together(kind, tensor_limit):
     """Three 400 KB results (and the 400 KB input), all live at the end, under a 1 MB limit."""
     tensor_limit(1_000_000)
     x = relay.var("x", shape=(100_000,))
-    parts = relay.Tuple([relay.multiply(x, relay.const(float(k))) for k in range(3)])
+    parts = relay.Tuple([relay.multiply(x, relay.const(float(k + 2))) for k in range(3)])
     with pytest.raises(AllocationError, match=r"storages together need 1,600,000 bytes"):
         _evaluate(kind, [x], parts, np.ones(100_000, "float32"))
 

@@ -6,7 +6,7 @@ import relay_backend as relay
 from relay_backend import vm as rvm
 from relay_backend.ir import Call, Function, GlobalVar, IRModule
 from relay_backend.ir.functor import all_nodes_post_order
-from relay_backend.vm.lambda_lift import lambda_lift
+from relay_backend.transform.lambda_lift import lambda_lift
 
 pytestmark = pytest.mark.compile
 

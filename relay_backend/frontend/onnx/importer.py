@@ -21,9 +21,11 @@ from ...ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var, var
 from ...ir.module import IRModule
 from ...ir.types import Any, TensorType, TupleType, is_any
 from ...op.registry import OpDef
+from ...progress import track
 from ...runtime import ndarray as _nd
 from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
+from ..spans import node_span, set_span
 from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
                      iter_graphs, node_where, onnx_dtype)
 from .inference import inferred_types
@@ -237,7 +239,7 @@ class OnnxImporter:
         failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
         unchecked, inferred = 0, None
         consumed = {name for node in model.graph.node for name in node.input}
-        for node in model.graph.node:
+        for node in track(model.graph.node, desc="import ONNX", unit="node"):
             is_tainted = any(n in tainted for n in node.input if n)
             if any(n and n in values and values[n] is None for n in node.input):
                 unchecked += 1  # an input we could not even type: skip the node
@@ -321,6 +323,7 @@ class OnnxImporter:
                 raise ctx.fail(f"attribute(s) {unread} are not supported by this importer")
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             outs = [self.normalize(o) if o is not None else None for o in outs]
+            set_span(outs, node_span(node.name or f"{node.op_type}:{node.output[0]}"), inputs)
         except RelayError as err:
             if str(err).startswith(where):
                 raise

@@ -110,6 +110,28 @@ def pad_hw_stage(data, pads4, value=0.0, name: str = "pad"):
     return te.compute((n, c, h + top + bottom, w + left + right), f, name=name, tag=PAD_TAG)
 
 
+def pad_axes_stage(data, axes, pads4, value=0.0, name: str = "pad"):
+    """`data` padded on its two spatial `axes` (H, W positions) by (top, left, bottom, right)
+    with `value`, as an injective stage (pad_hw_stage for any layout)."""
+    top, left, bottom, right = pads4
+    if not any(pads4):
+        return data
+    shape = dims(data)
+    ah, aw = axes
+    h, w = shape[ah], shape[aw]
+    out = list(shape)
+    out[ah], out[aw] = h + top + bottom, w + left + right
+    fill = const(value, data.dtype)
+
+    def f(*i):
+        y, x = i[ah], i[aw]
+        inside = tir.all(in_range(y, top, top + h), in_range(x, left, left + w))
+        src = list(i)
+        src[ah], src[aw] = y - top, x - left
+        return te.if_then_else(inside, data[tuple(src)], fill)
+    return te.compute(tuple(out), f, name=name, tag=PAD_TAG)
+
+
 # --- reductions along one axis ----------------------------------------------------------------------
 def insert(index: tuple, axis: int, value) -> tuple:
     """`index` (of a tensor with `axis` reduced away) with `value` put back at `axis`."""

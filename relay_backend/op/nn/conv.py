@@ -1,5 +1,7 @@
-"""nn.conv2d: 2-D convolution over NCHW data with an OIHW kernel, with strides, 1/2/4-int
-padding, dilation and groups (grouped and depthwise). OUT_ELEMWISE_FUSABLE.
+"""nn.conv2d: 2-D convolution with strides, 1/2/4-int padding, dilation and groups (grouped and
+depthwise). OUT_ELEMWISE_FUSABLE. Data, kernel and output layouts are any order of their
+letters (NCHW, NHWC; OIHW, HWIO, HWOI, OHWI; out_layout "" = the data layout): the relation,
+reference and compute read each dimension by its letter.
 
 The numpy reference pads once, takes a strided window view (no copy) and contracts it with the
 kernel by tensordot (BLAS), so a 1x64x56x56 3x3 convolution runs in milliseconds. The te
@@ -10,6 +12,7 @@ import dataclasses
 import numpy as np
 
 from ... import te
+from ...errors import OpNotImplemented
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType, is_any
 from .. import samples as S
@@ -44,9 +47,31 @@ class Conv2DAttrs(Attrs):
         if self.kernel_size is not None:
             set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
         set_("out_dtype", C.out_dtype(self.out_dtype))
-        C.check_layout(OP, "data_layout", self.data_layout, ("NCHW",))
-        C.check_layout(OP, "kernel_layout", self.kernel_layout, ("OIHW",))
-        C.check_layout(OP, "out_layout", self.out_layout, ("", "NCHW"))
+        _check_order("data_layout", self.data_layout, "NCHW")
+        _check_order("kernel_layout", self.kernel_layout, "OIHW")
+        if self.out_layout:
+            _check_order("out_layout", self.out_layout, "NCHW")
+
+
+def _check_order(name: str, value: str, letters: str) -> None:
+    """`value` must order exactly the letters of `letters` (blocked layouts are not supported)."""
+    if not isinstance(value, str) or sorted(value) != sorted(letters):
+        raise OpNotImplemented(f"{OP}: {name}={value!r} is not supported: use an order of the letters "
+                               f"{letters} (e.g. {letters}); insert a layout_transform first")
+
+
+def _pick(shape, layout: str, letters: str) -> tuple:
+    """shape's dims in the order of `letters` (e.g. NCHW dims of an NHWC shape)."""
+    return tuple(shape[layout.index(c)] for c in letters)
+
+
+def _place(values, letters: str, layout: str) -> tuple:
+    """values given in the order of `letters`, arranged in `layout`'s order."""
+    return tuple(values[letters.index(c)] for c in layout)
+
+
+def _out_layout(attrs) -> str:
+    return attrs.out_layout or attrs.data_layout
 
 
 def _conv2d_rel(arg_types, attrs) -> TensorType:
@@ -56,10 +81,10 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
     weight = C.tensor_arg(OP, arg_types[1], "weight")
     types = dict(data=data, weight=weight)
     C.same_dtype(OP, **types)
-    C.expect_rank(OP, data, 4, "data (NCHW)", **types)
-    C.expect_rank(OP, weight, 4, "weight (OIHW)", **types)
-    n, c, h, w = data.shape
-    o, i, kh, kw = weight.shape
+    C.expect_rank(OP, data, 4, f"data ({attrs.data_layout})", **types)
+    C.expect_rank(OP, weight, 4, f"weight ({attrs.kernel_layout})", **types)
+    n, c, h, w = _pick(data.shape, attrs.data_layout, "NCHW")
+    o, i, kh, kw = _pick(weight.shape, attrs.kernel_layout, "OIHW")
     g = attrs.groups
     if not is_any(c) and c % g:
         raise C.rel_error(OP, f"groups={g} does not divide the {c} input channels", **types)
@@ -85,10 +110,18 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
                                   f"the padded input ({size + attrs.padding[axis] + attrs.padding[axis + 2]}) "
                                   f"along {'HW'[axis]}; add padding or use a smaller kernel", **types)
         out_hw.append(out)
-    return TensorType((n, o) + tuple(out_hw), C.result_dtype(attrs.out_dtype, data.dtype))
+    return TensorType(_place((n, o) + tuple(out_hw), "NCHW", _out_layout(attrs)),
+                      C.result_dtype(attrs.out_dtype, data.dtype))
 
 
 def _conv2d_ref(data, weight, attrs):
+    data = np.transpose(data, [attrs.data_layout.index(c) for c in "NCHW"])
+    weight = np.transpose(weight, [attrs.kernel_layout.index(c) for c in "OIHW"])
+    out = _conv2d_nchw_ref(data, weight, attrs)
+    return np.ascontiguousarray(np.transpose(out, ["NCHW".index(c) for c in _out_layout(attrs)]))
+
+
+def _conv2d_nchw_ref(data, weight, attrs):
     dtype = C.result_dtype(attrs.out_dtype, str(data.dtype))
     acc = C.acc_dtype(dtype)
     x = C.pad_hw(data.astype(acc, copy=False), attrs.padding)
@@ -129,32 +162,43 @@ def _conv2d_samples(rng):
                "float16, 9/8 x FLOAT16_REDUCTION_TERMS terms per output"),
         Sample([S.rand(rng, (1, 3, 5, 5), "int8", -100, 100), S.rand(rng, (4, 3, 3, 3), "int8", -100, 100)],
                A(out_dtype="int32"), "int8 inputs accumulate in int32"),
+        Sample([S.rand(rng, (1, 6, 5, 3)), S.rand(rng, (3, 3, 3, 4))],
+               A(padding=1, strides=(2, 1), data_layout="NHWC", kernel_layout="HWIO"), "NHWC / HWIO"),
+        Sample([S.rand(rng, (1, 5, 4, 4)), S.rand(rng, (3, 3, 4, 1))],
+               A(padding=1, groups=4, data_layout="NHWC", kernel_layout="HWOI"), "depthwise NHWC / HWOI"),
+        Sample([S.rand(rng, (1, 5, 4, 2)), S.rand(rng, (3, 2, 2, 2))],
+               A(kernel_layout="OHWI", data_layout="NHWC", out_layout="NCHW"), "OHWI kernel, NCHW output"),
     ]
 
 
 def _conv2d_compute(attrs, inputs, out_type):
     """A padded-input stage (inlinable, tag "injective,pad"), then the reduction over
-    (rc, ry, rx); output channel o reads input channels of its group g = o // (O / groups)."""
+    (rc, ry, rx); output channel o reads input channels of its group g = o // (O / groups).
+    Every index is built from its NCHW / OIHW coordinates in the tensor's own layout."""
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
-    n, c, h, w = T.dims(data)
-    o, i, kh, kw = T.dims(weight)
+    dl, kl, ol = attrs.data_layout, attrs.kernel_layout, _out_layout(attrs)
+    n, c, h, w = _pick(T.dims(data), dl, "NCHW")
+    o, i, kh, kw = _pick(T.dims(weight), kl, "OIHW")
     (sh, sw), (dh, dw), pads = attrs.strides, attrs.dilation, attrs.padding
     oh = T.window_out(h, kh, sh, dh, pads[0], pads[2])
     ow = T.window_out(w, kw, sw, dw, pads[1], pads[3])
-    padded = T.pad_hw_stage(data, pads, 0, name="pad_data")
+    padded = T.pad_hw_stage(data, pads, 0, name="pad_data") if dl == "NCHW" else \
+        T.pad_axes_stage(data, (dl.index("H"), dl.index("W")), pads, 0, name="pad_data")
     rc = te.reduce_axis((0, i), "rc")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
     per_group = o // attrs.groups
 
-    def body(b, oc, y, x):
+    def body(*index):
+        b, oc, y, x = _pick(index, ol, "NCHW")
         c_, y_, x_ = rc.var, ry.var, rx.var
         ic = c_ if attrs.groups == 1 else (oc // per_group) * i + c_
-        pixel = padded[b, ic, y * sh + y_ * dh, x * sw + x_ * dw].astype(acc)
-        return te.sum(pixel * weight[oc, rc, ry, rx].astype(acc), axis=[rc, ry, rx])
-    out = te.compute((n, o, oh, ow), body, name="conv2d", tag=CONV2D.tag)
+        pixel = padded[_place((b, ic, y * sh + y_ * dh, x * sw + x_ * dw), "NCHW", dl)].astype(acc)
+        tap = weight[_place((oc, rc, ry, rx), "OIHW", kl)].astype(acc)
+        return te.sum(pixel * tap, axis=[rc, ry, rx])
+    out = te.compute(_place((n, o, oh, ow), "NCHW", ol), body, name="conv2d", tag=CONV2D.tag)
     return [T.cast_to(out, dtype, CONV2D.tag, "conv2d_cast")]
 
 
@@ -167,7 +211,7 @@ CONV2D = defop(OP, inputs=("data", "weight"), attrs=Conv2DAttrs, rel=_conv2d_rel
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
            kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype=""):
-    """relay.nn.conv2d: 2-D convolution (NCHW data, OIHW kernel)."""
+    """relay.nn.conv2d: 2-D convolution (layouts: any order of NCHW / OIHW)."""
     return CONV2D(data, weight, attrs=Conv2DAttrs(strides, padding, dilation, groups, channels, kernel_size,
                                                   data_layout, kernel_layout, out_layout, out_dtype))
 

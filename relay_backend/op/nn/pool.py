@@ -1,6 +1,8 @@
-"""2-D pooling over NCHW data: nn.max_pool2d, nn.avg_pool2d (sliding windows with padding,
-dilation and ceil_mode), nn.global_max_pool2d / nn.global_avg_pool2d, and nn.adaptive_avg_pool2d
-(PyTorch-style bins). All OUT_ELEMWISE_FUSABLE.
+"""2-D pooling over NCHW or NHWC data: nn.max_pool2d, nn.avg_pool2d (sliding windows with
+padding, dilation and ceil_mode), nn.global_max_pool2d / nn.global_avg_pool2d, and
+nn.adaptive_avg_pool2d (PyTorch-style bins). All OUT_ELEMWISE_FUSABLE. The formulas are
+written for NCHW; an NHWC op applies them to an NCHW view of its data (relation, reference and
+compute alike: `_in_layout`) and writes its result back in NHWC.
 
 References: windows come from one strided view of the padded input; the avg divisor is the
 same window sum taken over a 0/1 mask of the cells that count (input only, or input + padding
@@ -85,10 +87,56 @@ class AdaptivePool2DAttrs(Attrs):
         _check_layouts(self)
 
 
+LAYOUTS = ("NCHW", "NHWC")
+
+
 def _check_layouts(attrs) -> None:
     what = f"{type(attrs).__name__}"
-    C.check_layout(what, "layout", attrs.layout, ("NCHW",))
-    C.check_layout(what, "out_layout", attrs.out_layout, ("", "NCHW"))
+    C.check_layout(what, "layout", attrs.layout, LAYOUTS)
+    C.check_layout(what, "out_layout", attrs.out_layout, ("", attrs.layout))
+
+
+def _to_nchw(layout: str) -> list:
+    return [layout.index(c) for c in "NCHW"]
+
+
+def _from_nchw(layout: str) -> list:
+    return ["NCHW".index(c) for c in layout]
+
+
+def _in_layout(rel=None, ref=None, compute=None):
+    """Wrap an NCHW relation, reference or compute so it serves the op's `layout` too."""
+    if rel is not None:
+        def layout_rel(arg_types, attrs):
+            if attrs.layout == "NCHW" or not isinstance(arg_types[0], TensorType) or arg_types[0].ndim != 4:
+                return rel(arg_types, attrs)
+            data = arg_types[0]
+            out = rel([TensorType([data.shape[i] for i in _to_nchw(attrs.layout)], data.dtype)], attrs)
+            return TensorType([out.shape[i] for i in _from_nchw(attrs.layout)], out.dtype)
+        return layout_rel
+    if ref is not None:
+        def layout_ref(x, attrs):
+            if attrs.layout == "NCHW":
+                return ref(x, attrs)
+            out = ref(np.transpose(x, _to_nchw(attrs.layout)), attrs)
+            return np.ascontiguousarray(np.transpose(out, _from_nchw(attrs.layout)))
+        return layout_ref
+
+    def layout_compute(attrs, inputs, out_type):
+        data, = inputs
+        if attrs.layout == "NCHW":
+            return compute(attrs, inputs, out_type)
+        to = _to_nchw(attrs.layout)
+        dims = T.dims(data)
+        view = te.compute([dims[i] for i in to], lambda *i: data[tuple(i[_from_nchw(attrs.layout)[k]]
+                                                                       for k in range(4))],
+                          name="nchw_view", tag=T.PAD_TAG)
+        out, = compute(attrs, [view], out_type)
+        odims = T.dims(out)
+        back = _from_nchw(attrs.layout)
+        return [te.compute([odims[i] for i in back], lambda *i: out[tuple(i[to[k]] for k in range(4))],
+                           name=out.op.name + "_" + attrs.layout.lower(), tag=out.op.tag)]
+    return layout_compute
 
 
 def _data(op, arg_types) -> TensorType:
@@ -177,6 +225,8 @@ def _pool_samples(attrs_cls):
             Sample([S.rand(rng, (1, 2, 5, 5))], A(pool_size=3, strides=1, padding=1, **extra)),
             Sample([S.rand(rng, (1, 2, LONG_SIDE, LONG_SIDE), "float16", 100, 101)], A(pool_size=LONG_SIDE),
                    "float16, one long window"),
+            Sample([S.rand(rng, (1, 6, 5, 3))], A(pool_size=(3, 2), strides=2, padding=(1, 0), layout="NHWC",
+                                                  **extra), "NHWC"),
         ]
     return gen
 
@@ -249,12 +299,16 @@ def _avg_pool_compute(attrs, inputs, out_type):
     return [te.compute((n, c, oh, ow), divide, name="avg_pool2d", tag=AVG_POOL2D.tag)]
 
 
-MAX_POOL2D = defop("nn.max_pool2d", inputs=("data",), attrs=MaxPool2DAttrs, rel=_make_pool_rel("nn.max_pool2d"),
-                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_max_pool_ref, compute=_max_pool_compute,
+MAX_POOL2D = defop("nn.max_pool2d", inputs=("data",), attrs=MaxPool2DAttrs,
+                   rel=_in_layout(rel=_make_pool_rel("nn.max_pool2d")),
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_max_pool_ref),
+                   compute=_in_layout(compute=_max_pool_compute),
                    samples=_pool_samples(MaxPool2DAttrs), level=2,
                    doc="out[n, c, y, x] = max_{p, q} pad(data, -inf)[n, c, y*sh + p*dh, x*sw + q*dw]")
-AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs, rel=_make_pool_rel("nn.avg_pool2d"),
-                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_avg_pool_ref, compute=_avg_pool_compute,
+AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs,
+                   rel=_in_layout(rel=_make_pool_rel("nn.avg_pool2d")),
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_avg_pool_ref),
+                   compute=_in_layout(compute=_avg_pool_compute),
                    samples=_pool_samples(AvgPool2DAttrs), level=2,
                    doc="out = window sum / number of counted cells (input only unless count_include_pad)")
 
@@ -291,7 +345,8 @@ def _global_samples(rng):
             Sample([S.rand(rng, (2, 2, 7, 7), "float64")], GlobalPool2DAttrs()),
             Sample([S.rand(rng, (1, 4, 3, 3), "float16")], GlobalPool2DAttrs()),
             Sample([S.rand(rng, (1, 2, LONG_SIDE, LONG_SIDE), "float16", 100, 101)], GlobalPool2DAttrs(),
-                   "float16, long window")]
+                   "float16, long window"),
+            Sample([S.rand(rng, (2, 3, 4, 5))], GlobalPool2DAttrs(layout="NHWC"), "NHWC")]
 
 
 def _global_compute(reduce_max: bool):
@@ -315,13 +370,14 @@ def _global_compute(reduce_max: bool):
 
 
 GLOBAL_MAX_POOL2D = defop("nn.global_max_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
-                          rel=_make_global_rel("nn.global_max_pool2d"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                          ref=lambda x, a: x.max(axis=(2, 3), keepdims=True), samples=_global_samples, level=2,
-                          compute=_global_compute(True))
+                          rel=_in_layout(rel=_make_global_rel("nn.global_max_pool2d")),
+                          pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                          ref=_in_layout(ref=lambda x, a: x.max(axis=(2, 3), keepdims=True)),
+                          samples=_global_samples, level=2, compute=_in_layout(compute=_global_compute(True)))
 GLOBAL_AVG_POOL2D = defop("nn.global_avg_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
-                          rel=_make_global_rel("nn.global_avg_pool2d"), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                          ref=_global_avg_ref, samples=_global_samples, level=2,
-                          compute=_global_compute(False))
+                          rel=_in_layout(rel=_make_global_rel("nn.global_avg_pool2d")),
+                          pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_global_avg_ref),
+                          samples=_global_samples, level=2, compute=_in_layout(compute=_global_compute(False)))
 
 
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
@@ -375,7 +431,8 @@ def _adaptive_samples(rng):
             Sample([S.rand(rng, (1, 1, 3, 4))], A(output_size=(6, None)), "upsampling bins; None keeps W"),
             Sample([S.rand(rng, (1, 2, 4, 4), "float16")], A()),
             Sample([S.rand(rng, (1, 1, 2 * LONG_SIDE, 2 * LONG_SIDE), "float16", 100, 101)], A(output_size=(2, 2)),
-                   "float16, long bins")]
+                   "float16, long bins"),
+            Sample([S.rand(rng, (1, 5, 7, 2))], A(output_size=(2, 3), layout="NHWC"), "NHWC")]
 
 
 def _max_bin(size, out):
@@ -414,8 +471,9 @@ def _adaptive_avg_compute(attrs, inputs, out_type):
 
 
 ADAPTIVE_AVG_POOL2D = defop("nn.adaptive_avg_pool2d", inputs=("data",), attrs=AdaptivePool2DAttrs,
-                            rel=_adaptive_rel, pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_adaptive_avg_ref,
-                            samples=_adaptive_samples, level=10, compute=_adaptive_avg_compute,
+                            rel=_in_layout(rel=_adaptive_rel), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                            ref=_in_layout(ref=_adaptive_avg_ref), samples=_adaptive_samples, level=10,
+                            compute=_in_layout(compute=_adaptive_avg_compute),
                             doc="out[.., i, j] = mean(data[.., floor(i*H/OH):ceil((i+1)*H/OH), same for W])")
 
 

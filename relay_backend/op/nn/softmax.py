@@ -109,9 +109,21 @@ LOG_SOFTMAX = defop("nn.log_softmax", inputs=("data",), attrs=SoftmaxAttrs, rel=
                     doc="out = (x - max) - log(sum(exp(x - max))) along axis")
 
 
+FAST_SOFTMAX = defop("nn.fast_softmax", inputs=("data",), attrs=SoftmaxAttrs,
+                     rel=_make_rel("nn.fast_softmax"), pattern=OpPattern.OPAQUE, ref=_softmax_ref,
+                     samples=_samples, level=1, compute=_softmax_compute,
+                     doc="softmax with fast exp (FastMath's target); the compiled exp is already "
+                         "the fast polynomial, so it shares softmax's stages")
+
+
 def softmax(data, axis=-1):
     """relay.nn.softmax along `axis`."""
     return SOFTMAX(data, attrs=SoftmaxAttrs(axis))
+
+
+def fast_softmax(data, axis=-1):
+    """relay.nn.fast_softmax along `axis`."""
+    return FAST_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
 def log_softmax(data, axis=-1):
@@ -119,4 +131,4 @@ def log_softmax(data, axis=-1):
     return LOG_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
-__all__ = ["softmax", "log_softmax", "SoftmaxAttrs"]
+__all__ = ["softmax", "fast_softmax", "log_softmax", "SoftmaxAttrs"]

@@ -1,4 +1,5 @@
-"""LambdaLift: every nested non-primitive function becomes a global function of the module.
+"""LambdaLift (tvm.relay.transform.LambdaLift): every nested non-primitive function becomes a
+global function of the module. The VM compiler runs it before compiling closures.
 
 A lambda without free variables becomes a plain global `@lifted_name<hash>` and the literal is
 replaced by that GlobalVar. A lambda that captures variables `c1..ck` becomes
@@ -18,6 +19,7 @@ from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
 from ..ir.structural import structural_hash
 from ..ir.vars import free_vars
+from .pass_infra import module_pass
 
 CLOSURE_ATTR = "Closure"
 
@@ -106,10 +108,19 @@ class LambdaLifter(_Substitute):
         return _keep_type(ExprMutator.visit_let(self, let), let)
 
     def lift_global(self, fn: Function) -> Function:
-        """The global `fn` with its nested lambdas lifted (fn itself stays a global)."""
+        """The global `fn` with its nested lambdas lifted (fn itself stays a global). The body of
+        a lifted closure (Closure=1) is that closure's function: only the lambdas inside it are
+        lifted, so lifting a lifted module changes nothing."""
         if fn.is_primitive:
             return fn
-        body = self.visit(fn.body)
+        if int(fn.attrs.get(CLOSURE_ATTR, 0)) == 1 and _is_lambda(fn.body):
+            body = self._rebuilt(fn.body, self.visit(fn.body.body))
+        else:
+            body = self.visit(fn.body)
+        return self._rebuilt(fn, body)
+
+    @staticmethod
+    def _rebuilt(fn: Function, body) -> Function:
         if body is fn.body:
             return fn
         new = Function(fn.params, body, fn.ret_type, fn.type_params, fn.attrs)
@@ -118,7 +129,8 @@ class LambdaLifter(_Substitute):
 
 
 def lambda_lift(mod: IRModule) -> IRModule:
-    """A copy of `mod` in which no global function contains a non-primitive function literal."""
+    """A copy of `mod` in which no global function contains a non-primitive function literal
+    (a lifted closure's global aside, whose body is the closure)."""
     out = mod.copy()
     lifter = LambdaLifter(out)
     for gv, fn in list(mod.functions.items()):
@@ -127,10 +139,9 @@ def lambda_lift(mod: IRModule) -> IRModule:
 
 
 def LambdaLift():  # noqa: N802 - tvm.relay naming
-    """Module pass wrapping lambda_lift (tvm.relay.transform.LambdaLift)."""
-    from ..transform.pass_infra import module_pass
+    """Module pass (opt_level 1, as TVM) wrapping lambda_lift."""
 
-    @module_pass(opt_level=0, name="LambdaLift")
+    @module_pass(opt_level=1, name="LambdaLift")
     def _pass(mod, ctx):
         return lambda_lift(mod)
     return _pass

@@ -1,0 +1,72 @@
+"""What a fused kernel does, for profiles and pictures: its Relay ops and its multiply-adds.
+
+`relay_ops(prim)` lists the operator names inside a primitive function in post-order (e.g.
+["nn.conv2d", "add", "nn.relu"]); `mac_count(prim)` counts the multiply-accumulates of its
+matrix-product ops (tvm.relay.analysis.get_total_mac_number), so a profile can report GFLOP/s
+(2 FLOPs per MAC). Ops without a MAC rule count 0: their cost is memory, not arithmetic.
+"""
+import math
+
+from ..ir.expr import Call
+from ..ir.functor import post_order
+from ..ir.types import TensorType, is_any
+from ..op.registry import OpDef
+
+
+def op_calls(prim) -> list:
+    """The operator calls inside `prim`'s body, in post-order."""
+    return [n for n in post_order(prim.body) if isinstance(n, Call) and isinstance(n.op, OpDef)]
+
+
+def relay_ops(prim) -> list:
+    """The op names inside a primitive function in post-order, e.g. [nn.conv2d, add, nn.relu]."""
+    return [call.op.name for call in op_calls(prim)]
+
+
+def _static_shape(expr):
+    ty = getattr(expr, "_checked_type_", None) or getattr(expr, "checked_type", None)
+    if not isinstance(ty, TensorType) or any(is_any(d) for d in ty.shape):
+        return None
+    return tuple(int(d) for d in ty.shape)
+
+
+def _conv2d_macs(call, out):
+    weight = _static_shape(call.args[1])
+    layout = getattr(call.attrs, "kernel_layout", "OIHW") or "OIHW"
+    if weight is None or "O" not in layout or len(layout) != len(weight):
+        return 0
+    return math.prod(out) * math.prod(weight) // max(weight[layout.index("O")], 1)
+
+
+def _reduce_last(call, out, transpose_attr=None):
+    """out elements x K, K the reduced length of the first operand (its last axis, or the one
+    before when `transpose_attr` is set)."""
+    data = _static_shape(call.args[0])
+    if data is None or not data:
+        return 0
+    transposed = bool(transpose_attr and getattr(call.attrs, transpose_attr, False))
+    k = data[-2] if transposed and len(data) >= 2 else data[-1]
+    return math.prod(out) * k
+
+
+MAC_RULES = {
+    "nn.conv2d": _conv2d_macs,
+    "nn.dense": lambda call, out: _reduce_last(call, out),
+    "nn.matmul": lambda call, out: _reduce_last(call, out, "transpose_a"),
+    "nn.batch_matmul": lambda call, out: _reduce_last(call, out, "transpose_a"),
+}
+
+
+def mac_count(prim) -> int:
+    """Multiply-accumulates of one run of `prim` (a typed primitive function); 0 when it has no
+    matrix products or their shapes are not static."""
+    total = 0
+    for call in op_calls(prim):
+        rule = MAC_RULES.get(call.op.name)
+        out = _static_shape(call)
+        if rule is not None and out is not None:
+            total += rule(call, out)
+    return total
+
+
+__all__ = ["relay_ops", "mac_count", "op_calls", "MAC_RULES"]

@@ -1,0 +1,60 @@
+"""The C compiler: found once, used by the C backend, AOT builds and library linking.
+
+A C compiler is needed only for the "c" target, the AOT executor, exporting libraries and the
+exported standalone projects; everything else runs on LLVM in-process. `find_cc()` returns the
+command as a tuple (argv prefix): $CC (it may hold words, e.g. "zig cc"), else cc, gcc or clang
+on PATH, else the `zig cc` of the optional `ziglang` wheel (`pip install relay_backend[zig]`),
+else a CompileError saying how to install one.
+"""
+import functools
+import importlib.util
+import os
+import shlex
+import shutil
+
+from ..errors import CompileError
+
+SYSTEM_COMPILERS = ("cc", "gcc", "clang")
+INSTALL_HINT = ("install a C compiler (e.g. `apt-get install gcc`, `xcode-select --install`) or "
+                "the ziglang wheel, which brings `zig cc`: pip install \"relay_backend[zig]\"")
+
+
+@functools.lru_cache(maxsize=None)
+def find_cc() -> tuple:
+    """The C compiler command (a tuple to put before the arguments); see the module docstring."""
+    from_env = os.environ.get("CC", "").strip()
+    if from_env:
+        words = shlex.split(from_env)
+        resolved = shutil.which(words[0])
+        if resolved is None:
+            raise CompileError(f"$CC={from_env!r} is not on PATH; unset CC or {INSTALL_HINT}")
+        return (resolved, *words[1:])
+    for name in SYSTEM_COMPILERS:
+        path = shutil.which(name)
+        if path:
+            return (path,)
+    zig = zig_cc()
+    if zig:
+        return zig
+    raise CompileError(f"no C compiler found ($CC, {', '.join(SYSTEM_COMPILERS)} on PATH, or the "
+                       f"ziglang wheel); AOT builds, the 'c' target and exported projects need one: "
+                       f"{INSTALL_HINT}")
+
+
+def zig_cc() -> tuple:
+    """("<ziglang>/zig", "cc") when the ziglang wheel is installed with its binary, else ()."""
+    spec = importlib.util.find_spec("ziglang")
+    if spec is None or not spec.origin:
+        return ()
+    binary = os.path.join(os.path.dirname(spec.origin), "zig.exe" if os.name == "nt" else "zig")
+    if not os.access(binary, os.X_OK):
+        return ()
+    return (binary, "cc")
+
+
+def command_text(cc: tuple) -> str:
+    """The compiler command as one shell word list (for messages and Makefiles)."""
+    return " ".join(shlex.quote(word) for word in cc)
+
+
+__all__ = ["find_cc", "zig_cc", "command_text", "INSTALL_HINT"]

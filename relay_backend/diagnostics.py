@@ -1,0 +1,113 @@
+"""diagnostics: messages for developers through the `logging` module, under the `relay_backend` logger.
+
+Every message the library prints for a developer goes through a child logger of
+`relay_backend` (`relay_backend.passes`, `.kernels`, `.tir`, `.codegen`, `.runtime`, ...), so an
+application controls it like any other library's logging:
+
+    logging.getLogger("relay_backend").setLevel(logging.DEBUG)
+
+RB_DEBUG levels map onto it: RB_DEBUG=1 pass timings, 2 one line per kernel run, 3 each kernel's
+TIR, 4 the LLVM IR / C source. When RB_DEBUG is 1 or more, the `relay_backend` logger is set to
+DEBUG and prints to stderr (one handler, attached once); with RB_DEBUG unset nothing is printed
+unless the application configures logging itself. The expensive dumps (TIR, LLVM IR) are made
+only when `wants(level)` says RB_DEBUG asks for them.
+"""
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+import threading
+
+from . import config
+
+ROOT_NAME = "relay_backend"
+ROOT = logging.getLogger(ROOT_NAME)
+ROOT.addHandler(logging.NullHandler())        # a library never prints through logging.lastResort
+
+
+class _CurrentStderrHandler(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time of the record (pytest and notebooks swap it)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
+_HANDLER = _CurrentStderrHandler()
+_HANDLER.setFormatter(logging.Formatter("[relay_backend] %(message)s"))
+
+
+def get_logger(topic: str) -> logging.Logger:
+    """The logger `relay_backend.<topic>` (topic e.g. "passes", "kernels", "tir", "codegen")."""
+    sync_with_config()
+    return logging.getLogger(f"{ROOT_NAME}.{topic}")
+
+
+def sync_with_config() -> None:
+    """Attach the stderr handler (and set DEBUG) when RB_DEBUG >= 1; detach it when RB_DEBUG is 0
+    again (tests call config.reload())."""
+    debug = config.get().debug
+    attached = _HANDLER in ROOT.handlers
+    if debug >= 1 and not attached:
+        ROOT.addHandler(_HANDLER)
+        ROOT.setLevel(logging.DEBUG)
+    elif debug < 1 and attached:
+        ROOT.removeHandler(_HANDLER)
+        ROOT.setLevel(logging.NOTSET)
+
+
+def wants(level: int) -> bool:
+    """True when RB_DEBUG asks for diagnostics of `level` (1 passes ... 4 generated code)."""
+    sync_with_config()
+    return config.get().debug >= level
+
+
+_FD_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def native_remarks_to(logger: logging.Logger, markers=("remark: ", "warning: <unknown>")):
+    """Send what native code (LLVM) writes to file descriptor 2 meanwhile to `logger` at DEBUG.
+
+    LLVM prints optimisation remarks such as "loop not vectorized" straight to the process's
+    stderr, below Python; they would reach the user's terminal on every build. Lines starting
+    with one of `markers` become DEBUG records (shown with RB_DEBUG >= 1); any other line written
+    in that window (another thread's output) is passed on to stderr unchanged."""
+    with _FD_LOCK:
+        try:
+            saved = os.dup(2)
+        except OSError:                      # no fd 2 (a detached process): nothing to capture
+            yield
+            return
+        with tempfile.TemporaryFile() as capture:
+            try:
+                sys.stderr.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+            os.dup2(capture.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                capture.seek(0)
+                text = capture.read().decode("utf-8", "replace")
+        passed_on = []
+        for line in text.splitlines():
+            if line.startswith(markers):
+                logger.debug("%s", line)
+            elif line:
+                passed_on.append(line)
+        if passed_on:
+            os.write(2, ("\n".join(passed_on) + "\n").encode())
+
+
+__all__ = ["get_logger", "wants", "sync_with_config", "native_remarks_to", "ROOT", "ROOT_NAME"]

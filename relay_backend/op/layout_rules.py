@@ -1,0 +1,276 @@
+"""Per-operator layout rules for ConvertLayout (Relay's FInferCorrectLayout and
+FTVMConvertOpLayout), attached to the ops with register_op_attr.
+
+A value's layout is a LayoutInfo(orig, cur): the layout it had in the original program and the
+one it has now (equal, or both None when unknown, means untouched). A rule is
+
+    rule(call, new_attrs, infos) -> Decision(attrs, inputs, outputs)
+
+where `call` is the original typed call, `new_attrs` its attrs after any conversion and `infos`
+the LayoutInfo of each rewritten argument. `inputs[i]` says what argument i needs: None (take it
+as it is) or a function building the adapted argument (e.g. a layout_transform); `outputs` is the
+LayoutInfo of the result (a list for a tuple-valued op). An op without a rule gets its inputs
+back in their original layouts (`keep_original`), so ConvertLayout is correct for every op and
+the rules only decide how far a new layout travels.
+
+Rules here: conv2d (and its conversion to the desired layouts), every elementwise op (layout
+follows its input), every broadcast op (lower-rank operands are expanded and transformed along),
+bias_add / prelu / batch_norm / layer_norm / lrn / softmax / reductions / pad / split /
+concatenate (their axis attributes are remapped), transpose (its axes absorb the change) and the
+pools (their layout attribute follows the data). A rule with `takes_tuples = True` gets, for a
+tuple argument, the list of its fields' LayoutInfos; other rules see tuples in their original
+layouts.
+"""
+import dataclasses
+from typing import Callable, List, NamedTuple, Optional
+
+from ..ir.expr import Tuple, TupleGetItem
+from ..ir.types import TupleType
+from .layout import layout_transform
+from .pattern import OpPattern
+from .registry import list_ops, register_op_attr
+from .transform import expand_dims
+
+
+class LayoutInfo(NamedTuple):
+    orig: Optional[str] = None
+    cur: Optional[str] = None
+
+    @property
+    def changed(self) -> bool:
+        return self.orig is not None and self.cur is not None and self.orig != self.cur
+
+
+UNKNOWN = LayoutInfo()
+
+
+class Decision(NamedTuple):
+    attrs: object
+    inputs: List[Optional[Callable]]
+    outputs: object          # a LayoutInfo, or a list of them for a tuple result
+
+
+def transform_to(src: str, dst: str):
+    """An input adapter: layout_transform from src to dst (nothing when they agree)."""
+    if src == dst:
+        return None
+    return lambda e: layout_transform(e, src, dst)
+
+
+def keep_original(call, new_attrs, infos) -> Decision:
+    """The default: every changed input goes back to its original layout; the result is in the
+    original layout too."""
+    inputs = [transform_to(i.cur, i.orig) if i.changed else None for i in infos]
+    t = call.checked_type
+    out = [UNKNOWN] * len(t.fields) if isinstance(t, TupleType) else UNKNOWN
+    return Decision(new_attrs, inputs, out)
+
+
+def _remap_axis(axis: int, info: LayoutInfo) -> int:
+    ndim = len(info.orig)
+    return info.cur.index(info.orig[axis % ndim])
+
+
+def _with(attrs, **changes):
+    return dataclasses.replace(attrs, **changes)
+
+
+# --- conv2d ----------------------------------------------------------------------------------------
+def conv2d_layout(call, new_attrs, infos) -> Decision:
+    """The data and weight are brought to the (possibly converted) data/kernel layouts; the
+    output is in out_layout (default: data layout), originally the original call's."""
+    old = call.attrs
+    data_src = infos[0].cur if infos[0].cur is not None else old.data_layout
+    weight_src = infos[1].cur if infos[1].cur is not None else old.kernel_layout
+    out = LayoutInfo(old.out_layout or old.data_layout, new_attrs.out_layout or new_attrs.data_layout)
+    return Decision(new_attrs, [transform_to(data_src, new_attrs.data_layout),
+                                transform_to(weight_src, new_attrs.kernel_layout)], out)
+
+
+def convert_conv2d(call, desired_layouts):
+    """New attrs for a conv2d converted to desired_layouts = [data_layout, kernel_layout];
+    kernel "default" is OIHW for NCHW and HWIO for NHWC (HWOI when depthwise), as Relay."""
+    data_layout, kernel_layout = (list(desired_layouts) + ["default"])[:2]
+    attrs = call.attrs
+    if kernel_layout == "default":
+        if data_layout == "NCHW":
+            kernel_layout = "OIHW"
+        elif data_layout == "NHWC":
+            weight = call.args[1].checked_type.shape
+            channels = call.args[0].checked_type.shape[attrs.data_layout.index("C")]
+            depthwise = attrs.groups > 1 and attrs.groups == channels and \
+                weight[attrs.kernel_layout.index("I")] == 1
+            kernel_layout = "HWOI" if depthwise else "HWIO"
+        else:
+            kernel_layout = attrs.kernel_layout
+    return _with(attrs, data_layout=data_layout, kernel_layout=kernel_layout, out_layout="")
+
+
+# --- layout-agnostic ops ---------------------------------------------------------------------------
+def elemwise_layout(call, new_attrs, infos) -> Decision:
+    """One input, same layout out."""
+    return Decision(new_attrs, [None], infos[0])
+
+
+def broadcast_layout(call, new_attrs, infos) -> Decision:
+    """Operands follow the first changed full-rank one: same-rank operands are transformed,
+    lower-rank ones are first expanded to full rank (they broadcast from the right), scalars
+    are left alone."""
+    ranks = [a.checked_type.ndim for a in call.args]
+    lead = next((k for k, i in enumerate(infos) if i.changed and ranks[k] == max(ranks)), None)
+    if lead is None:
+        return keep_original(call, new_attrs, infos)
+    target = infos[lead]
+    inputs = []
+    for k, (info, rank) in enumerate(zip(infos, ranks)):
+        if k == lead or rank == 0 or info.cur == target.cur:
+            inputs.append(None)
+        elif rank == len(target.orig) and (not info.changed or info.orig == target.orig):
+            inputs.append(transform_to(info.cur or target.orig, target.cur))
+        elif rank < len(target.orig) and not info.changed:
+            missing = len(target.orig) - rank
+            inputs.append(lambda e, m=missing: layout_transform(expand_dims(e, 0, m), target.orig,
+                                                                target.cur))
+        else:
+            return keep_original(call, new_attrs, infos)
+    return Decision(new_attrs, inputs, target)
+
+
+def axis_layout(call, new_attrs, infos) -> Decision:
+    """Ops with one data layout and an `axis` attribute (bias_add, prelu, softmax): the axis
+    is moved to where its letter went."""
+    info = infos[0]
+    if not info.changed:
+        return keep_original(call, new_attrs, infos)
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)),
+                    [None] * len(infos), info)
+
+
+def batch_norm_layout(call, new_attrs, infos) -> Decision:
+    info = infos[0]
+    if not info.changed or any(i.changed for i in infos[1:]):
+        return keep_original(call, new_attrs, infos)
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)), [None] * len(infos),
+                    [info, UNKNOWN, UNKNOWN])
+
+
+def reduce_layout(call, new_attrs, infos) -> Decision:
+    """Reduced axes are renamed by their letters; without keepdims the result's layouts are the
+    input's with those letters dropped."""
+    info = infos[0]
+    if not info.changed:
+        return keep_original(call, new_attrs, infos)
+    ndim = len(info.orig)
+    axes = tuple(range(ndim)) if new_attrs.axis is None else tuple(a % ndim for a in new_attrs.axis)
+    letters = {info.orig[a] for a in axes}
+    new_axes = None if new_attrs.axis is None else tuple(sorted(info.cur.index(c) for c in letters))
+    if new_attrs.exclude:
+        kept = letters
+    else:
+        kept = set(info.orig) - letters
+    if new_attrs.keepdims:
+        out = info
+    else:
+        orig = "".join(c for c in info.orig if c in kept)
+        cur = "".join(c for c in info.cur if c in kept)
+        out = LayoutInfo(orig or None, cur or None)
+    return Decision(_with(new_attrs, axis=new_axes), [None], out)
+
+
+def pad_layout(call, new_attrs, infos) -> Decision:
+    info = infos[0]
+    if not info.changed:
+        return keep_original(call, new_attrs, infos)
+    widths = new_attrs.pad_width
+    return Decision(_with(new_attrs, pad_width=tuple(widths[info.orig.index(c)] for c in info.cur)),
+                    [None, None], info)
+
+
+def _permuted(info: LayoutInfo) -> bool:
+    """A changed layout that is a plain permutation of the original letters (no blocks)."""
+    return info.changed and sorted(info.orig) == sorted(info.cur) and info.cur.isupper()
+
+
+def per_field(adapters):
+    """An input adapter for a tuple argument: adapter k applied to field k (nothing when every
+    adapter is None). A tuple literal is rebuilt from its fields, any other tuple through
+    projections."""
+    if all(a is None for a in adapters):
+        return None
+
+    def adapt(expr):
+        fields = [expr.fields[k] if isinstance(expr, Tuple) else TupleGetItem(expr, k)
+                  for k in range(len(adapters))]
+        return Tuple([a(f) if a is not None else f for a, f in zip(adapters, fields)])
+    return adapt
+
+
+def concatenate_layout(call, new_attrs, infos) -> Decision:
+    """The fields follow the first changed one (fields in their original layout are
+    transformed to it) and the axis is remapped; fields changed from another original layout
+    send every field back to its original layout."""
+    fields = infos[0]
+    lead = next((i for i in fields if i.changed), None)
+    if lead is None or not _permuted(lead) or any(i.changed and i.orig != lead.orig for i in fields):
+        back = [transform_to(i.cur, i.orig) if i.changed else None for i in fields]
+        return Decision(new_attrs, [per_field(back)], UNKNOWN)
+    adapters = [transform_to(i.cur if i.changed else lead.orig, lead.cur) for i in fields]
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, lead)), [per_field(adapters)], lead)
+
+
+concatenate_layout.takes_tuples = True     # infos[0] is the list of the fields' LayoutInfos
+
+
+def split_layout(call, new_attrs, infos) -> Decision:
+    """Split along the remapped axis; every part keeps the data's layout."""
+    info = infos[0]
+    if not _permuted(info):
+        return keep_original(call, new_attrs, infos)
+    parts = len(call.checked_type.fields)
+    return Decision(_with(new_attrs, axis=_remap_axis(new_attrs.axis, info)), [None], [info] * parts)
+
+
+def transpose_layout(call, new_attrs, infos) -> Decision:
+    """A transpose absorbs the layout change: its axes are rewritten so that, applied to the
+    data in its new layout, it gives exactly the original output."""
+    info = infos[0]
+    if not _permuted(info):
+        return keep_original(call, new_attrs, infos)
+    ndim = len(info.orig)
+    axes = reversed(range(ndim)) if new_attrs.axes is None else (a % ndim for a in new_attrs.axes)
+    return Decision(_with(new_attrs, axes=tuple(info.cur.index(info.orig[a]) for a in axes)), [None], UNKNOWN)
+
+
+def pool_layout(call, new_attrs, infos) -> Decision:
+    """A pool follows its data into NHWC / NCHW (the layouts pools support)."""
+    info = infos[0]
+    if not info.changed or info.orig != new_attrs.layout or info.cur not in ("NCHW", "NHWC"):
+        return keep_original(call, new_attrs, infos)
+    return Decision(_with(new_attrs, layout=info.cur, out_layout=""), [None], info)
+
+
+_SPECIFIC = {
+    "nn.conv2d": conv2d_layout,
+    "nn.bias_add": axis_layout, "nn.prelu": axis_layout,
+    "nn.softmax": axis_layout, "nn.log_softmax": axis_layout, "nn.fast_softmax": axis_layout,
+    "nn.layer_norm": axis_layout, "nn.lrn": axis_layout,
+    "concatenate": concatenate_layout, "split": split_layout, "transpose": transpose_layout,
+    "nn.batch_norm": batch_norm_layout,
+    "nn.pad": pad_layout,
+}
+for _name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any"):
+    _SPECIFIC[_name] = reduce_layout
+for _name in ("nn.max_pool2d", "nn.avg_pool2d", "nn.global_max_pool2d", "nn.global_avg_pool2d",
+              "nn.adaptive_avg_pool2d"):
+    _SPECIFIC[_name] = pool_layout
+
+for _op in list_ops():
+    if _op.name in _SPECIFIC:
+        register_op_attr(_op.name, "FInferCorrectLayout", _SPECIFIC[_op.name])
+    elif _op.pattern == OpPattern.ELEMWISE and _op.num_inputs == 1:
+        register_op_attr(_op.name, "FInferCorrectLayout", elemwise_layout)
+    elif _op.pattern == OpPattern.BROADCAST and _op.attrs_type is None:
+        register_op_attr(_op.name, "FInferCorrectLayout", broadcast_layout)
+register_op_attr("nn.conv2d", "FTVMConvertOpLayout", convert_conv2d)
+
+__all__ = ["LayoutInfo", "Decision", "UNKNOWN", "keep_original", "transform_to", "per_field"]
