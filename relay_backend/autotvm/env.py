@@ -2,16 +2,17 @@
 
 A build scope is one compilation of a model (the graph / AOT codegen walk, the VM compiler's
 lowering). Inside it, Relay's warning for operators without tuning records is logged at most
-once (logger "autotvm", as relay.backend.te_compiler does), with each untuned workload at
-DEBUG level; and, when the user set no dispatch context of their own, the shipped records for
-this CPU (tophub.py) apply, as tvm.relay.build applies TopHub. Outside any build (a direct
+once (logger relay_backend.autotvm, TVM's "autotvm", as relay.backend.te_compiler does), with
+each untuned workload at DEBUG level; and, when the user set no dispatch context of their own,
+the shipped records for this CPU (tophub.py) apply, as tvm.relay.build applies TopHub. Outside any build (a direct
 TECompiler.lower), the warning is logged once per process.
 """
 import contextlib
-import logging
 import threading
 
-logger = logging.getLogger("autotvm")
+from ..diagnostics import get_logger
+
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 UNTUNED_WARNING = ("One or more operators have not been tuned. Please tune your model for better "
                    "performance. Use DEBUG logging level to see more details.")

@@ -17,13 +17,13 @@ Decoding only parses JSON and rebuilds registered classes; it never runs code fr
 """
 import enum
 import json
-import logging
 import os
 import warnings
 from collections import namedtuple
 
 import numpy as np
 
+from ..diagnostics import get_logger
 from ..config import VERSION
 from ..errors import RelayError, SerializationError
 from ..target import Target
@@ -31,7 +31,7 @@ from .task.config_space import ConfigEntity
 from .task.task import Task, clean_json
 
 AUTOTVM_LOG_VERSION = 0.2
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 class MeasureInput(namedtuple("MeasureInput", ["target", "task", "config"])):

@@ -11,14 +11,14 @@ width and caches. RB_TOPHUB=0 turns the shipped records off.
 """
 import contextlib
 import functools
-import logging
 import pathlib
 
+from ..diagnostics import get_logger
 from ..config import get as get_config
 from ..target import arch_family, as_target, host_cpu, host_triple
 from .task.dispatcher import ApplyHistoryBest, DispatchContext, FallbackContext
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 RECORDS_DIR = pathlib.Path(__file__).resolve().parent / "tophub"
 _NOTED = set()

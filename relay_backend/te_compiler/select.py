@@ -8,16 +8,16 @@ record the highest plevel wins, and if that one is tunable Relay's warning "One 
 operators have not been tuned..." is logged once per build (autotvm/env.py).
 """
 import contextlib
-import logging
 
 from ..autotvm import env as autotvm_env
 from ..autotvm.task.dispatcher import query_config
 from ..autotvm.task.topi_integration import TaskExtractEnv, get_workload
+from ..diagnostics import get_logger
 from ..errors import CompileError
 from ..strategy import op_strategy
 from ..target import Target, as_target
 
-logger = logging.getLogger("te_compiler")
+logger = get_logger("te_compiler")     # relay_backend.te_compiler (TVM: "te_compiler")
 
 
 def _condition_holds(condition, attrs, inputs, out_type) -> bool:

@@ -102,9 +102,9 @@ def test_untuned_warning_is_logged_once_per_build(caplog):
     mod = rb.IRModule.from_expr(rb.Function([x, w1, w2], rb.nn.dense(rb.nn.relu(rb.nn.dense(x, w1)), w2)))
     for build in range(2):                  # the second build reuses the cached kernels
         caplog.clear()
-        with caplog.at_level(logging.DEBUG, logger="autotvm"):
+        with caplog.at_level(logging.DEBUG, logger="relay_backend.autotvm"):
             rb.build(mod, TARGET)
-        warnings = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "autotvm"]
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "relay_backend.autotvm"]
         assert [r.getMessage() for r in warnings] == [UNTUNED_WARNING], build
         details = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG
                    and "Cannot find tuning records" in r.getMessage()]
@@ -116,17 +116,17 @@ def test_untuned_warning_is_logged_once_per_build(caplog):
         records.append((MeasureInput(task.target, task, config),
                         MeasureResult((1e-5,), MeasureErrorNo.NO_ERROR, 0.1, time.time())))
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="autotvm"), autotvm.apply_history_best(records):
+    with caplog.at_level(logging.WARNING, logger="relay_backend.autotvm"), autotvm.apply_history_best(records):
         rb.build(mod, TARGET)
-    assert not [r for r in caplog.records if r.name == "autotvm"]
+    assert not [r for r in caplog.records if r.name == "relay_backend.autotvm"]
 
 
 def test_untuned_ops_without_templates_never_warn(caplog):
     x = rb.var("x", shape=(4, 4))
     mod = rb.IRModule.from_expr(rb.Function([x], rb.exp(rb.add(x, x))))
-    with caplog.at_level(logging.WARNING, logger="autotvm"):
+    with caplog.at_level(logging.WARNING, logger="relay_backend.autotvm"):
         rb.build(mod, TARGET)
-    assert not [r for r in caplog.records if r.name == "autotvm"]
+    assert not [r for r in caplog.records if r.name == "relay_backend.autotvm"]
 
 
 def test_use_autotvm_false_ignores_records():

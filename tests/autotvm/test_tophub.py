@@ -70,7 +70,7 @@ def test_rb_tophub_0_turns_them_off(records_dir, monkeypatch):
 def test_other_families_are_skipped_with_one_note(records_dir, caplog):
     mod = _model()
     _write_records(records_dir / "x86_64-some-other-cpu.log", mod, tile_y=3)
-    with caplog.at_level(logging.INFO, logger="autotvm"):
+    with caplog.at_level(logging.INFO, logger="relay_backend.autotvm"):
         assert _kernel_tir(mod).startswith("dense_dot.x86")
         _kernel_tir(mod)
     notes = [r.getMessage() for r in caplog.records if "tophub" in r.getMessage()]

@@ -103,14 +103,28 @@ def test_resume_skips_measured_configs(tmp_path):
     assert tuner.best_config.index == min(indices, key=lambda i: synthetic_cost(task.config_space.get(i)))
 
 
-def test_callbacks_progress_bar_and_monitor(capsys):
-    task = _task()
-    option, _ = _option()
-    monitor = callback.Monitor()
-    bar = callback.progress_bar(8, prefix="[matmul]")
-    RandomTuner(task).tune(n_trial=8, measure_option=option, callbacks=[bar, monitor])
+@pytest.mark.parametrize("shown", [True, False])
+def test_callbacks_progress_bar_and_monitor(capsys, monkeypatch, shown):
+    """The bar is relay_backend.progress's: drawn with RB_PROGRESS=1, silent with RB_PROGRESS=0."""
+    from relay_backend import config
+    monkeypatch.setenv("RB_PROGRESS", "1" if shown else "0")
+    config.reload()
+    try:
+        task = _task()
+        option, _ = _option()
+        monitor = callback.Monitor()
+        bar = callback.progress_bar(8, prefix="[matmul]")
+        RandomTuner(task).tune(n_trial=8, measure_option=option, callbacks=[bar, monitor])
+    finally:
+        monkeypatch.delenv("RB_PROGRESS")
+        config.reload()
     assert len(monitor.trial_scores()) == 8 and (monitor.trial_scores() > 0).all()
-    assert bar.bar.n == 8 and "GFLOPS" in (bar.bar.postfix or "")
+    assert bar.bar.n == 8
+    err = capsys.readouterr().err
+    if shown:
+        assert "GFLOPS" in (bar.bar.postfix or "") and "[matmul]" in err
+    else:
+        assert "[matmul]" not in err and "GFLOPS" not in err
 
 
 xgboost = pytest.importorskip("xgboost", reason="xgboost is not installed (pip install relay_backend[xgboost])")

@@ -15,18 +15,18 @@ Contexts nest with `with`; a query goes to the innermost and falls through to th
 `recording_queries()` blocks around it, so the kernel cache can key a kernel on the configs it
 was built with and re-check them on the next lookup.
 """
-import logging
 import os
 import threading
 from io import TextIOBase
 
 import numpy as np
 
+from ...diagnostics import get_logger
 from ...errors import TuningError
 from ..env import recording
 from .config_space import FallbackConfigEntity
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 class DispatchContext:

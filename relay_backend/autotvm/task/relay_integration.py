@@ -6,8 +6,8 @@ TaskExtractEnv tracing, so every tunable implementation valid for a call (not on
 that would be chosen, as in TVM) contributes a task. One task per distinct (implementation,
 shapes, dtypes, attrs); nothing is compiled with LLVM.
 """
-import logging
 
+from ...diagnostics import get_logger
 from ...errors import TuningError
 from ...ir.expr import Call, Function
 from ...ir.functor import all_nodes_post_order
@@ -21,7 +21,7 @@ from .dispatcher import DispatchContext, FallbackContext
 from .task import create
 from .topi_integration import TaskExtractEnv
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 def _primitive_functions(mod) -> list:

@@ -2,7 +2,8 @@
 after every measured batch; one with a close() is closed when tune() ends.
 
     log_to_file(path)       append each measurement as a record line (record.encode)
-    progress_bar(total)     a tqdm bar: trials done, current and best GFLOPS, elapsed time
+    progress_bar(total)     a tqdm bar (relay_backend.progress: on a terminal, RB_PROGRESS=0/1):
+                            trials done, current and best GFLOPS, elapsed time
     Monitor()               keep every trial's score and timestamp
 """
 import logging
@@ -10,11 +11,14 @@ import os
 
 import numpy as np
 
+from ...diagnostics import get_logger
 from ...errors import TuningError
+from ...progress import QuietBar
+from ...progress import progress_bar as new_progress_bar
 from .. import record
 from .tuner import SI_PREFIXES
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 def log_to_file(file_out, protocol="json"):
@@ -55,15 +59,18 @@ class Monitor:
 
 
 class progress_bar:  # noqa: N801  (TVM's name for this callback)
-    """A tqdm progress bar over `total` trials, showing the current and best FLOPS."""
+    """A progress bar over `total` trials, showing the current and best FLOPS: the package's
+    bar (relay_backend.progress: drawn on a terminal, RB_PROGRESS=0 / 1 to force it), and none
+    while the autotvm logger prints DEBUG lines (each trial is one of those then)."""
 
     def __init__(self, total, prefix="", si_prefix="G"):
-        from tqdm import tqdm
         if si_prefix not in SI_PREFIXES:
             raise TuningError(f"si_prefix must be one of {sorted(SI_PREFIXES)}, got {si_prefix!r}")
         self.si_prefix, self.scale = si_prefix, SI_PREFIXES[si_prefix]
-        self.bar = tqdm(total=total, desc=prefix or None, unit="trial", leave=True,
-                        disable=logger.isEnabledFor(logging.DEBUG))
+        if logger.isEnabledFor(logging.DEBUG):
+            self.bar = QuietBar(total=total)
+        else:
+            self.bar = new_progress_bar(total=total, desc=prefix, unit="trial", leave=True)
 
     def __call__(self, tuner, inputs, results):
         current = max((tuner.flops_of(inp, res) for inp, res in zip(inputs, results)), default=0.0)

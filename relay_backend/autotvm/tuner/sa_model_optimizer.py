@@ -8,13 +8,13 @@ the best configs seen are kept, and the search stops after n_iter steps or `earl
 without a change to them.
 """
 import heapq
-import logging
 
 import numpy as np
 
+from ...diagnostics import get_logger
 from .model_based_tuner import ModelOptimizer
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 class SimulatedAnnealingOptimizer(ModelOptimizer):

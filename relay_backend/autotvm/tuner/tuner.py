@@ -12,15 +12,15 @@ strategy learn (`update`) and calls the callbacks. Tuning stops after n_trial me
 measurements without a better config. A strategy never proposes a config that was measured
 already (in this run or in the resumed log).
 """
-import logging
 
 import numpy as np
 
+from ...diagnostics import get_logger
 from ...errors import TuningError
 from .. import env
 from ..measure import MeasureInput, create_measure_batch
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 class Tuner:

@@ -13,16 +13,16 @@ transfer learning: its margin, discounted by 2^(-samples / 64), is where this mo
 starts, and is dropped once the discount is below 5%. xgboost is an optional dependency
 (`pip install relay_backend[xgboost]`, or the small CPU-only xgboost-cpu package).
 """
-import logging
 import time
 
 import numpy as np
 
+from ...diagnostics import get_logger
 from ...errors import TuningError
 from ..feature import config_features
 from .model_based_tuner import CostModel, FeatureCache
 
-logger = logging.getLogger("autotvm")
+logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 FEATURE_TYPES = ("itervar", "knob")
 LOSS_TYPES = ("reg", "rank", "rank-binary")
