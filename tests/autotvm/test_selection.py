@@ -156,3 +156,33 @@ def test_a_fallback_config_is_the_hand_picked_schedule():
     assert fallback["tile_y"].size[-1] == 8 and fallback["tile_x"].size[-1] == lanes("float32")
     assert fallback["tile_k"].size[-1] == 1
     assert isinstance(fallback["tile_y"], SplitEntity)
+
+
+def test_kernel_cache_keys_on_op_definitions_and_tuning_configs_together():
+    """The cache key holds the operator-definition generation (issue 14) and the configs the
+    kernel was built with (tuning): a changed op definition relowers even under the same
+    records, and within one generation other records get their own variant."""
+    from relay_backend.strategy.base import register_strategy, unregister_strategy
+    mod = _dense_relu(m=12)
+    pack = next(t for t in autotvm.task.extract_from_program(mod, {}, TARGET) if t.name == "dense_pack.x86")
+    records = [_record(pack, tile_y=3)]
+    with autotvm.apply_history_best(records):
+        before, before_tir = _prim_func(mod)
+
+    def adds_nothing(strategy, attrs, inputs, out_type, target):
+        """A user strategy registration: the op definitions change (a new generation)."""
+
+    register_strategy("nn.dense", "x86", adds_nothing)
+    try:
+        with autotvm.apply_history_best(records):
+            tuned, tuned_tir = _prim_func(mod)
+        assert tuned is not before                                      # relowered, same schedule
+        assert tuned_tir.replace(tuned.func_name, "kernel") == before_tir.replace(before.func_name, "kernel")
+        default, default_tir = _prim_func(mod)
+        assert default is not tuned and "unrolled(0, 3)" not in default_tir and "unrolled(0, 3)" in tuned_tir
+        lowered = te_compiler.get().stats["lowered"]
+        with autotvm.apply_history_best(records):
+            again, _ = _prim_func(mod)
+        assert again is tuned and te_compiler.get().stats["lowered"] == lowered     # its variant, reused
+    finally:
+        unregister_strategy("nn.dense", "x86", adds_nothing)

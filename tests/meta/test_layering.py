@@ -52,6 +52,8 @@ SAME_LEVEL = {
     ("autotvm/__init__", "autotvm/task/__init__"), ("__init__", "autotvm/__init__"),
     ("session", "frontend"), ("session", "build_module"),
     ("cli", "build_module"), ("cli", "frontend"), ("cli", "viz"), ("cli", "session"),
+    ("cli", "autotvm/measure"), ("cli", "autotvm/tuner"),       # `relay-backend tune` drives a tuner
+    ("cli", "autotvm/task/relay_integration"),                  # ... over the model's extracted tasks
 }
 MAX_LINES = 600
 
