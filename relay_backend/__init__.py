@@ -9,7 +9,7 @@ The public names follow tvm.relay, so Relay programs port by changing imports:
 """
 from .config import VERSION as __version__
 
-from . import errors
+from . import errors, cache
 from .errors import (CompileError, ExecutionError, InputError, OpNotImplemented, RelayError,
                      SerializationError, TypeInferenceError)
 from .runtime import Device, cpu, cuda, device
@@ -28,7 +28,8 @@ from .ir import ExprFunctor, ExprMutator, ExprVisitor
 from .ir.structural import assert_structural_equal, structural_equal, structural_hash
 from . import op
 from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...)
-from .op import nn, annotation
+from .op import nn, annotation, dyn, random
+from .op import image, vision  # noqa: F401  (relay.image, relay.vision)
 from . import transform, analysis
 from .build_module import create_executor
 from .prelude import Prelude

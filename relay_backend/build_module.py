@@ -21,9 +21,26 @@ EXECUTOR_KINDS = ("debug", "graph", "vm", "aot")
 
 
 def optimize(mod, target="llvm", params=None):
-    """(optimized module, params) as build() sees it before codegen (tvm.relay.optimize)."""
+    """The module as relay.build sees it just before code generation (tvm.relay.optimize):
+    parameters bound and the default optimisation pipeline applied.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module to optimise; it must have a "main" function.
+    target : str or Target, optional
+        The target (accepted for TVM's signature; the pipeline does not depend on it).
+        Defaults to "llvm".
+    params : dict of str to numpy.ndarray or NDArray, optional
+        Values for parameters of main, bound into it as constants first. Defaults to None.
+
+    Returns
+    -------
+    result : tuple
+        (the optimised IRModule, {}) - the params are part of the module now.
+    """
     mod = _as_module(mod, params)
-    return default_pipeline()(mod), {}
+    return default_pipeline(target=target)(mod), {}
 
 
 def _as_module(mod, params) -> IRModule:
@@ -40,28 +57,53 @@ def _as_module(mod, params) -> IRModule:
 
 def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, workspace_memory_pools=None,
           constant_memory_pools=None, params=None, mod_name="default"):
-    """Compile `mod`'s main for the graph or AOT executor (tvm.relay.build).
+    """Compile the main function of a module for the graph or AOT executor (tvm.relay.build).
+
+    The module goes through the default optimisation pipeline (transform.default_pipeline),
+    is fused into kernels, and each kernel is compiled with LLVM (or CUDA); the result is a
+    factory module from which a runnable module is made on a device:
+
+        factory = relay.build(mod, target="llvm", params=params)
+        module = relay.graph_executor.GraphModule(factory["default"](relay.cpu()))
+        module.set_input("data", data)
+        module.run()
+        out = module.get_output(0).numpy()
 
     Parameters
     ----------
-    mod : IRModule (a Function is accepted with a DeprecationWarning), with a "main".
-    target : a target.Target or its string: "llvm" (this CPU), "llvm -mcpu=... -mattr=...",
-        "llvm -mtriple=aarch64-linux-gnu" (cross-compile), "c", "cuda".
-    target_host : the host target of a device target (becomes target.host).
-    executor : "graph" (default), "aot", or relay.backend.Executor(name, options).
-    runtime : relay.backend.Runtime("cpp" | "crt", options); checked against the executor.
-    params : {name: numpy array or NDArray}, bound into main as constants before optimising;
-        GraphModule.set_input(**params) then ignores these names, as TVM does.
-    mod_name : the prefix of generated names ("default": tvmgen_default_...).
-    workspace_memory_pools, constant_memory_pools : not supported (must be None).
+    mod : IRModule
+        The module to compile; it must have a "main" function. A bare Function is accepted
+        too, with a DeprecationWarning, as in TVM.
+    target : str or Target, optional
+        What to compile for: "llvm" (the default: this CPU), "llvm -mcpu=... -mattr=...",
+        "llvm -mtriple=aarch64-linux-gnu" (cross-compiling), "c", or "cuda".
+    target_host : str or Target, optional
+        The host target of a device target such as "cuda" (it becomes target.host).
+        Defaults to None.
+    executor : str or backend.Executor, optional
+        "graph" (the default) for a graph-executor module, "aot" for one ahead-of-time C
+        program, or relay.backend.Executor(name, options).
+    runtime : backend.Runtime, optional
+        relay.backend.Runtime("cpp") or Runtime("crt"), checked against the executor.
+        Defaults to None (the executor's usual runtime).
+    workspace_memory_pools : None
+        Not supported: the graph and AOT executors plan one workspace each. Must be None.
+    constant_memory_pools : None
+        Not supported. Must be None.
+    params : dict of str to numpy.ndarray or NDArray, optional
+        Values for parameters of main, bound into it as constants before optimising (so they
+        can be folded); GraphModule.set_input then ignores these names, as TVM does.
+        Defaults to None.
+    mod_name : str, optional
+        The prefix of the generated symbol names (tvmgen_<mod_name>_...). Defaults to
+        "default".
 
     Returns
     -------
-    GraphExecutorFactoryModule (get_graph_json(), get_params() -> p0, p1, ..., get_lib(),
-    ["default"](device) -> GraphModule, export_library(path)), or for executor="aot" an
-    AotExecutorFactoryModule (["default"](device) -> AotModule, export_library(dir)).
-
-    Example: ``GraphModule(relay.build(mod, "llvm", params=params)["default"](relay.cpu()))``.
+    factory : GraphExecutorFactoryModule or AotExecutorFactoryModule
+        For executor="graph": get_graph_json(), get_params(), get_lib(),
+        factory["default"](device) -> a module for GraphModule, export_library(path).
+        For executor="aot": factory["default"](device) -> an AotModule, export_library(dir).
     """
     target = as_target(target)
     if target_host is not None:
@@ -71,7 +113,7 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
     if workspace_memory_pools is not None or constant_memory_pools is not None:
         raise RelayError("build: memory pools are not supported; the graph and AOT executors plan "
                          "one workspace each (omit workspace_memory_pools / constant_memory_pools)")
-    opt_mod = default_pipeline(device_type=target.device_type)(_as_module(mod, params))
+    opt_mod = default_pipeline(target=target)(_as_module(mod, params))
     if executor.name == "aot":  # one C program over a static workspace (aot/)
         from .aot.factory import aot_build
         factory = aot_build(opt_mod, target, mod_name)
@@ -83,11 +125,32 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
 
 
 def create_executor(kind="debug", mod=None, device=None, target="llvm", params=None):
-    """An executor of `kind` for `mod` on `device` (tvm.relay.create_executor).
+    """An executor that evaluates a module's functions (tvm.relay.create_executor).
 
-    kind: "debug" (reference interpreter), "graph", "vm" or "aot". mod defaults to an empty
-    IRModule; device defaults to the target's device; params (name -> numpy array / NDArray)
-    are bound into main as constants first, dropping the module's other functions, as TVM does.
+        run = relay.create_executor("graph", mod=mod, target="llvm").evaluate()
+        out = run(data)
+
+    Parameters
+    ----------
+    kind : str, optional
+        Which executor: "debug" (the default: the reference interpreter), "graph", "vm"
+        (needed for control flow, ADTs and shapes known only at run time) or "aot".
+    mod : IRModule, optional
+        The module whose functions are run; None (the default) is an empty module (useful
+        with evaluate(expr)).
+    device : Device or str, optional
+        Where to run; None (the default) is the target's device. It must match the target.
+    target : str or Target, optional
+        What to compile for. Defaults to "llvm".
+    params : dict of str to numpy.ndarray or NDArray, optional
+        Values bound into main as constants first (the module's other functions are then
+        dropped, as in TVM). Defaults to None.
+
+    Returns
+    -------
+    executor : Executor
+        Its evaluate(expr=None) returns a Python function that runs main (or `expr`) on
+        numpy arrays or NDArrays.
     """
     if kind not in EXECUTOR_KINDS:
         raise RelayError(f"unknown execution strategy: {kind}; valid kinds are {list(EXECUTOR_KINDS)}")

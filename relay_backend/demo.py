@@ -16,36 +16,11 @@ import time
 import numpy as np
 
 from . import build_module
-from .backend import te_compiler
+from .progress import build_progress
 from .testing import mlp, resnet, seed_cnn
 
 EXECUTORS = ("debug", "graph", "vm", "aot")
 TOLERANCE = 1e-4  # relative to the output's largest magnitude
-
-
-class KernelProgress:
-    """A one-line progress display of kernels being lowered (stderr; no-op when not a terminal)."""
-
-    def __init__(self, label: str, stream=sys.stderr):
-        self.label, self.stream, self.count = label, stream, 0
-        self.live = getattr(stream, "isatty", lambda: False)()
-
-    def __call__(self, event, name):
-        self.count += 1
-        if self.live:
-            bar = "#" * min(self.count, 30)
-            self.stream.write(f"\r  compiling {self.label}: [{bar:<30}] {self.count} kernels  {name[:40]:<40}")
-            self.stream.flush()
-
-    def __enter__(self):
-        te_compiler.get().add_listener(self)
-        return self
-
-    def __exit__(self, *exc):
-        te_compiler.get().remove_listener(self)
-        if self.live:
-            self.stream.write("\r" + " " * 110 + "\r")
-            self.stream.flush()
 
 
 def _median_ms(fn, repeats: int) -> float:
@@ -65,7 +40,7 @@ def run_model(name, mod, params, inputs, numpy_reference, repeats, reference_lab
     the first call."""
     rows, reference = [], None
     for kind in EXECUTORS:
-        with KernelProgress(f"{name} [{kind}]"):
+        with build_progress(f"{name} [{kind}]"):      # a bar on a terminal; quiet in logs
             start = time.perf_counter()
             func = build_module.create_executor(kind, mod=mod, params=params).evaluate()
             compile_s = time.perf_counter() - start

@@ -15,7 +15,8 @@ import numpy as np
 
 from .errors import InputError, RelayError
 from .ir.expr import Call, Constant, Expr, Function, GlobalVar, Let, RefCreate, Tuple, const
-from .ir.types import Any, TensorType, TupleType, regroup_by_type, type_to_str
+from .ir.shape_math import bind_shape, shape_mismatch
+from .ir.types import TensorType, TupleType, regroup_by_type, type_to_str
 from .ir.vars import free_vars
 from .runtime import ndarray as _nd
 from .runtime.container import ADT, tuple_object
@@ -169,25 +170,26 @@ def to_ast(arg) -> Expr:
     return Constant(to_value(arg))
 
 
-def _shape_matches(actual: tuple, expected: tuple) -> bool:
-    if len(actual) != len(expected):
-        return False
-    return all(isinstance(e, Any) or int(e) == a for a, e in zip(actual, expected))
+def type_mismatch(value, ty, sizes: dict = None) -> str:
+    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked).
 
-
-def type_mismatch(value, ty) -> str:
-    """Why `value` does not have type `ty` ("" if it does; only tensors and tuples are checked)."""
+    Symbolic dims: `sizes` ({Var: int}) binds the size variables across the values checked
+    together (a call's arguments); a variable already bound must get the same size again, and
+    an expression dim (`n * 2`) is checked once its variables are bound (check twice, as
+    check_arguments does, so a later input can bind what an earlier one uses)."""
+    sizes = {} if sizes is None else sizes
     if isinstance(ty, TensorType):
-        if not isinstance(value, NDArray):
+        if not isinstance(value, NDArray) or value.dtype != ty.dtype:
             return f"expected {type_to_str(ty)}, got {describe(value)}"
-        if not _shape_matches(value.shape, ty.shape) or value.dtype != ty.dtype:
-            return f"expected {type_to_str(ty)}, got {describe(value)}"
+        why = bind_shape(ty.shape, value.shape, sizes) or shape_mismatch(ty.shape, value.shape, sizes)
+        if why:
+            return f"expected {type_to_str(ty)}, got {describe(value)}: {why}"
         return ""
     if isinstance(ty, TupleType):
         if not isinstance(value, ADT) or value.tag != 0 or len(value) != len(ty.fields):
             return f"expected {type_to_str(ty)}, got {describe(value)}"
         for i, (v, t) in enumerate(zip(value.fields, ty.fields)):
-            why = type_mismatch(v, t)
+            why = type_mismatch(v, t, sizes)
             if why:
                 return f"field {i}: {why}"
     return ""
@@ -203,14 +205,16 @@ def check_arguments(func: Function, values, name: str = "main") -> None:
     names = [p.name_hint for p in func.params]
     if len(values) != len(names):
         _arity_error(name, names, len(values))
-    for param, value in zip(func.params, values):
-        ty = param_type(param)
-        if ty is None:
-            continue
-        why = type_mismatch(value, ty)
-        if why:
-            raise InputError(f"{name}: parameter '{param.name_hint}' expects {type_to_str(ty)}, "
-                             f"{why.replace('expected ' + type_to_str(ty) + ', ', '')}")
+    sizes = {}    # size variables bound by the arguments: two inputs sharing `n` must agree
+    for _ in range(2):      # the second pass checks expression dims bound by later inputs
+        for param, value in zip(func.params, values):
+            ty = param_type(param)
+            if ty is None:
+                continue
+            why = type_mismatch(value, ty, sizes)
+            if why:
+                raise InputError(f"{name}: parameter '{param.name_hint}' expects {type_to_str(ty)}, "
+                                 f"{why.replace('expected ' + type_to_str(ty) + ', ', '')}")
 
 
 class Executor:
@@ -229,9 +233,22 @@ class Executor:
         return convert_args(func, args, kwargs)
 
     def evaluate(self, expr=None, binds=None):
-        """With no expr: a callable running `main`. With a Function or GlobalVar: a callable
-        running it. With any other expression: its value, computed now. `binds` maps Vars to
-        values that are let-bound around `expr` first."""
+        """Evaluate an expression, or make a callable of a function (tvm's Executor.evaluate).
+
+        Parameters
+        ----------
+        expr : Expr, optional
+            None (the default): a callable running the module's main. A Function or GlobalVar: a
+            callable running it. Any other expression: its value, computed now.
+        binds : dict, optional
+            {Var: value} let-bound around `expr` first, to give its free variables values. Defaults
+            to None.
+
+        Returns
+        -------
+        result : callable or NDArray or ADT
+            The callable (arguments positional, then by keyword), or the value.
+        """
         if binds:
             scope = expr
             for bvar, bval in reversed(list(binds.items())):

@@ -17,12 +17,25 @@ from .transform.infer_type import InferType
 
 
 def parse(source: str, source_name: str = "from_string", init_module=None, init_meta_table=None):
-    """The type-checked IRModule that Relay text `source` defines (tvm.relay.parse).
+    """The type-checked IRModule that Relay text defines (tvm.relay.parse).
 
-    init_module: an IRModule whose functions, types and constructors the text may use (the
-        result then holds both, as TVM's ParseModule with an initial module does).
-    init_meta_table: {"relay.Constant": [Constant, ...]} appended to the text's metadata, for
-        text printed without its metadata section.
+    Parameters
+    ----------
+    source : str
+        The Relay text, starting with its version header (#[version = "0.0.5"]).
+    source_name : str, optional
+        The name of the source in spans and error messages. Defaults to "from_string".
+    init_module : IRModule, optional
+        A module whose functions, types and constructors the text may use; the result then
+        holds both, as TVM's ParseModule with an initial module does. Defaults to None.
+    init_meta_table : dict, optional
+        {"relay.Constant": [Constant, ...]} appended to the text's metadata, for text printed
+        without its metadata section. Defaults to None.
+
+    Returns
+    -------
+    mod : IRModule
+        The parsed, type-checked module.
     """
     mod = parse_module_text(source, source_name, init_module, init_meta_table)
     if init_module is not None:
@@ -33,13 +46,40 @@ def parse(source: str, source_name: str = "from_string", init_module=None, init_
 
 
 def fromtext(source: str, source_name: str = "from_string"):
-    """Same as parse (tvm.relay.fromtext)."""
+    """The same as parse (tvm.relay.fromtext).
+
+    Parameters
+    ----------
+    source : str
+        The Relay text.
+    source_name : str, optional
+        The name of the source in spans and error messages. Defaults to "from_string".
+
+    Returns
+    -------
+    mod : IRModule
+        The parsed, type-checked module.
+    """
     return parse(source, source_name)
 
 
 def parse_expr(source: str, source_name: str = "from_string"):
-    """The expression that Relay text `source` denotes, not type-checked (tvm.relay.parse_expr).
-    Variables the text uses without binding become free variables, one per name."""
+    """The expression that Relay text denotes, not type-checked (tvm.relay.parse_expr).
+
+    Variables the text uses without binding become free variables, one per name.
+
+    Parameters
+    ----------
+    source : str
+        The Relay text of one expression.
+    source_name : str, optional
+        The name of the source in spans and error messages. Defaults to "from_string".
+
+    Returns
+    -------
+    expr : Expr
+        The expression.
+    """
     return parse_expr_text(source, source_name)
 
 

@@ -19,7 +19,8 @@ import numpy as np
 from . import diagnostics
 from .build_module import build
 from .errors import InputError
-from .ir.types import TensorType, is_any
+from .ir.dims import dim_spec
+from .ir.types import TensorType
 from .runtime.device import cpu, cuda
 
 PROVIDERS = {"CPUExecutionProvider": "llvm", "CUDAExecutionProvider": "cuda"}
@@ -35,8 +36,19 @@ _ORT_TYPE = {"float32": "tensor(float)", "float64": "tensor(double)", "float16":
 
 @dataclass(frozen=True)
 class NodeArg:
-    """An input or output as onnxruntime describes it: name, shape (ints, or str/None for a
-    symbolic dimension) and type ("tensor(float)")."""
+    """An input or output of a session, as onnxruntime describes it.
+
+    Parameters
+    ----------
+    name : str
+        The input's or output's name in the model.
+    shape : list
+        Its dims: ints, or a str or None for a symbolic dimension.
+    type : str
+        Its ONNX type, as "tensor(float)".
+    dtype : str
+        Its numpy dtype name, as "float32".
+    """
 
     name: str
     shape: list
@@ -64,7 +76,7 @@ def _node_args(value_infos, types) -> list:
         if dims:
             shape = [d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in dims]
         elif isinstance(ty, TensorType):
-            shape = [None if is_any(d) else int(d) for d in ty.shape]
+            shape = [dim_spec(d) for d in ty.shape]
         else:
             shape = []
         args.append(NodeArg(info.name, shape, _ORT_TYPE.get(dtype, f"tensor({dtype})"), dtype))
@@ -72,17 +84,30 @@ def _node_args(value_infos, types) -> list:
 
 
 class InferenceSession:
-    """Compile an ONNX model once and run it (onnxruntime.InferenceSession's interface).
+    """Compile an ONNX model once and run it, with onnxruntime.InferenceSession's interface:
+    get_inputs(), get_outputs(), run(output_names, {name: array}).
+
+        session = relay_backend.InferenceSession("model.onnx")
+        (probabilities,) = session.run(None, {"data": batch})
+
+    Models with symbolic dimensions run on the VM whatever executor is asked for.
+    Attributes: `executor` (the one used), `target`, `device`, and `mod` and `params` (the
+    imported Relay program).
 
     Parameters
     ----------
-    path_or_model : a path to an .onnx file, its bytes, or an onnx.ModelProto.
-    sess_options : accepted for onnxruntime's signature, unused.
-    providers : None or ["CPUExecutionProvider"] (llvm), ["CUDAExecutionProvider"] (cuda).
-    executor : "graph" (default), "vm" or "aot"; symbolic dimensions always use "vm".
-    shape : {input name: shape} overriding the model's declared input shapes (from_onnx).
-
-    Attributes: `executor` (the one used), `target`, `mod` and `params` (the imported Relay).
+    path_or_model : str or os.PathLike or bytes or onnx.ModelProto
+        A path to an .onnx file, its bytes, or a loaded model.
+    sess_options : object, optional
+        Accepted for onnxruntime's signature and not used. Defaults to None.
+    providers : list of str, optional
+        ["CPUExecutionProvider"] (or None, the default) compiles for this CPU with LLVM;
+        ["CUDAExecutionProvider"] for a CUDA GPU.
+    executor : str, optional
+        "graph" (the default), "vm" or "aot" (CPU only).
+    shape : dict of str to tuple, optional
+        {input name: shape} overriding the shapes the model declares, as in from_onnx.
+        Defaults to None.
     """
 
     def __init__(self, path_or_model, sess_options=None, providers=None, executor: str = "graph",
@@ -103,7 +128,7 @@ class InferenceSession:
         inputs = [i for i in model.graph.input if i.name not in initializers]
         self._inputs = _node_args(inputs, in_types)
         self._outputs = _node_args(model.graph.output, out_types)
-        dynamic = any(isinstance(t, TensorType) and any(is_any(d) for d in t.shape) for t in in_types + out_types)
+        dynamic = any(isinstance(t, TensorType) and t.is_dynamic for t in in_types + out_types)
         if dynamic and executor != "vm":
             _LOG.info("InferenceSession: the model has symbolic dimensions; running it on the VM "
                       "instead of the %s executor", executor)
@@ -149,8 +174,22 @@ class InferenceSession:
         return ["CUDAExecutionProvider" if self.target == "cuda" else "CPUExecutionProvider"]
 
     def run(self, output_names, input_feed: dict, run_options=None) -> list:
-        """The outputs named in `output_names` (None: all, in the model's order) for `input_feed`
-        ({input name: array}); every model input must be given."""
+        """Run the model (onnxruntime's InferenceSession.run).
+
+        Parameters
+        ----------
+        output_names : list of str or None
+            The outputs to return, in that order; None returns all, in the model's order.
+        input_feed : dict of str to array-like
+            {input name: value} for every model input.
+        run_options : object, optional
+            Accepted for onnxruntime's signature and not used. Defaults to None.
+
+        Returns
+        -------
+        outputs : list of numpy.ndarray
+            The requested outputs.
+        """
         del run_options
         if not isinstance(input_feed, dict):
             raise InputError(f"InferenceSession.run: input_feed must be a dict {{name: array}}, got "

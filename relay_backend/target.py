@@ -40,8 +40,22 @@ COMMON_OPTIONS = {"keys": LIST, "tag": STR, "device": STR, "model": STR, "libs":
 
 @dataclass(frozen=True)
 class TargetKind:
-    """A registered target kind: its name, the device its code runs on, its default keys, its
-    options (name -> type) and the defaults the parser fills in."""
+    """A registered target kind ("llvm", "c", "cuda"): the device its code runs on, its
+    default keys, its options and the defaults the parser fills in.
+
+    Parameters
+    ----------
+    name : str
+        The kind's name, the first word of a target string.
+    device_type : int
+        The DLPack device type its code runs on (1 cpu, 2 cuda).
+    default_keys : tuple of str
+        The keys strategies are looked up by when the target names none (e.g. ("cpu",)).
+    own_options : tuple
+        The (name, type) pairs of the options the kind accepts beyond the common ones.
+    defaults : tuple, optional
+        (name, value) pairs the parser fills in when the text leaves them out. Defaults to ().
+    """
 
     name: str
     device_type: int
@@ -94,7 +108,18 @@ def host_cpu() -> tuple:
 
 
 def arch_family(triple: str) -> str:
-    """The instruction set of a triple: "x86_64", "x86", "aarch64", "arm" or its first field."""
+    """The instruction-set family of an LLVM target triple.
+
+    Parameters
+    ----------
+    triple : str
+        The triple, as "x86_64-pc-linux-gnu" or "aarch64-linux-gnu".
+
+    Returns
+    -------
+    family : str
+        "x86_64", "x86", "aarch64", "arm", or the triple's first field for anything else.
+    """
     arch = triple.split("-")[0].lower()
     if arch in ("x86_64", "amd64"):
         return "x86_64"
@@ -259,7 +284,20 @@ _CURRENT = threading.local()
 
 
 class Target:
-    """A parsed, immutable target (tvm.target.Target): kind, keys, attrs, host."""
+    """A parsed, immutable compilation target (tvm.target.Target): kind, keys, attrs, host.
+
+        Target("llvm -mcpu=skylake-avx512")
+        Target("cuda", host="llvm")
+
+    Parameters
+    ----------
+    target : str or dict or Target
+        The target's text ("llvm", "llvm -mtriple=aarch64-linux-gnu -mattr=+neon", "c",
+        "cuda -arch=sm_80", a tag), a dict with its kind and attributes, or a Target.
+    host : str or dict or Target, optional
+        The CPU target that runs the host code of a device target; None (the default) keeps
+        the host `target` names, if any.
+    """
 
     __slots__ = ("kind", "keys", "attrs", "host", "tag", "_text")
 
@@ -282,11 +320,29 @@ class Target:
     # -- construction helpers
     @staticmethod
     def list_kinds() -> list:
+        """The names of the registered target kinds ("c", "cuda", "llvm").
+
+        Returns
+        -------
+        kinds : list of str
+            The names, sorted.
+        """
         return sorted(KINDS)
 
     @staticmethod
     def current(allow_none: bool = True):
-        """The innermost target of a `with target:` block in this thread, or None."""
+        """The innermost target of a `with target:` block in this thread (tvm's Target.current).
+
+        Parameters
+        ----------
+        allow_none : bool, optional
+            If True (the default), None when no block is open; if False, a TargetError then.
+
+        Returns
+        -------
+        target : Target or None
+            The current target.
+        """
         stack = getattr(_CURRENT, "stack", [])
         if stack:
             return stack[-1]
@@ -304,6 +360,18 @@ class Target:
         _CURRENT.stack.pop()
 
     def with_host(self, host) -> "Target":
+        """A copy of the target with another host target: Target(self, host).
+
+        Parameters
+        ----------
+        host : str or dict or Target
+            The CPU target that runs the host code.
+
+        Returns
+        -------
+        target : Target
+            The copy.
+        """
         return Target(self, host)
 
     def export(self) -> dict:
@@ -324,30 +392,39 @@ class Target:
 
     @property
     def mcpu(self) -> str:
+        """The CPU the code is tuned for (-mcpu), "" when not given."""
         return self.attrs.get("mcpu", "")
 
     @property
     def mattr(self) -> tuple:
+        """The CPU features the code may use (-mattr, e.g. ("+avx2",)), () when not given."""
         return self.attrs.get("mattr", ())
 
     @property
     def model(self) -> str:
+        """The device model (-model), "unknown" when not given."""
         return self.attrs.get("model", "unknown")
 
     @property
     def arch(self) -> str:
+        """The GPU architecture (-arch, e.g. "sm_80"), "" when not given."""
         return self.attrs.get("arch", "")
 
     @property
     def max_num_threads(self) -> int:
+        """The most threads a GPU block may have (-max_num_threads), 1 when not given."""
         return self.attrs.get("max_num_threads", 1)
 
     @property
     def thread_warp_size(self) -> int:
+        """The number of threads of a GPU warp (-thread_warp_size), 1 when not given."""
         return self.attrs.get("thread_warp_size", 1)
 
     @property
     def max_shared_memory_per_block(self) -> int:
+        """The bytes of shared memory a GPU block may use (-max_shared_memory_per_block), a default
+        when not given.
+        """
         return self.attrs.get("max_shared_memory_per_block", DEFAULT_SHARED_MEMORY)
 
     @property
@@ -444,19 +521,60 @@ def _parse_text(text: str) -> Target:
 
 
 def as_target(target, default="llvm") -> Target:
-    """`target` as a Target: a str, dict or Target; None means Target.current() or `default`."""
+    """A Target from what a user passed.
+
+    Parameters
+    ----------
+    target : str or dict or Target or None
+        The target; None means the current target scope (with Target(...):) or else
+        `default`.
+    default : str, optional
+        The target used when `target` is None and no scope is active. Defaults to "llvm".
+
+    Returns
+    -------
+    target : Target
+        The parsed target.
+    """
     if target is None:
         target = Target.current() or default
     return target if isinstance(target, Target) else Target(target)
 
 
 def create(target) -> Target:
-    """tvm.target.create (deprecated in TVM): Target(target)."""
+    """Target(target) (tvm.target.create, deprecated in TVM).
+
+    Parameters
+    ----------
+    target : str or dict or Target
+        The target's text, dict or a Target.
+
+    Returns
+    -------
+    target : Target
+        The parsed target.
+    """
     return Target(target)
 
 
 def cuda(model: str = "unknown", arch: str = None, options=None) -> Target:
-    """A CUDA target (tvm.target.cuda): "cuda -model=<model> [-arch=<arch>] <options>"."""
+    """A CUDA target (tvm.target.cuda): "cuda -model=<model> [-arch=<arch>] <options>".
+
+    Parameters
+    ----------
+    model : str, optional
+        The GPU model, recorded for tuning logs. Defaults to "unknown".
+    arch : str, optional
+        The compute capability to compile for, as "sm_80"; None (the default) means the
+        device's own.
+    options : list of str, optional
+        More target options, as "-max_num_threads=1024". Defaults to None.
+
+    Returns
+    -------
+    target : Target
+        The CUDA target.
+    """
     opts = [f"-model={model}"] + ([f"-arch={arch}"] if arch else []) + list(options or ())
     return Target(" ".join(["cuda"] + opts))
 
@@ -471,7 +589,22 @@ _ARM_MODELS = {
 
 
 def arm_cpu(model: str = "unknown", options=None) -> Target:
-    """An ARM CPU target (tvm.target.arm_cpu): "llvm -device=arm_cpu" plus the model's options."""
+    """An ARM CPU target (tvm.target.arm_cpu): "llvm -device=arm_cpu" plus the options of a known
+    board model (its triple and features).
+
+    Parameters
+    ----------
+    model : str, optional
+        The board or SoC, as "rasp4b" or "pixel2"; an unknown name is only recorded as
+        -model. Defaults to "unknown".
+    options : list of str, optional
+        More target options. Defaults to None.
+
+    Returns
+    -------
+    target : Target
+        The LLVM target for that CPU.
+    """
     opts = ["-device=arm_cpu"] + _ARM_MODELS.get(model, [f"-model={model}"]) + list(options or ())
     return Target(" ".join(["llvm"] + opts))
 

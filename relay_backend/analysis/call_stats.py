@@ -17,13 +17,14 @@ from ..errors import RelayError
 from ..ir.expr import Call, Constant, Expr, Function, Tuple, Var
 from ..ir.functor import all_children, all_nodes_post_order, all_nodes_pre_order
 from ..ir.module import IRModule
-from ..ir.types import TensorType, is_any
+from ..ir.dims import is_static_shape, shape_to_str
+from ..ir.types import TensorType
 from ..op.registry import OpDef, get as get_op, register_op_attr
 
 
 def _size(shape) -> int:
-    if any(is_any(d) for d in shape):
-        raise RelayError(f"get_total_mac_number needs static shapes, got {shape}")
+    if not is_static_shape(shape):
+        raise RelayError(f"get_total_mac_number needs static shapes, got {shape_to_str(shape)}")
     return math.prod(int(d) for d in shape)
 
 
@@ -60,7 +61,20 @@ def _typed(expr: Expr) -> Expr:
 
 
 def get_total_mac_number(expr) -> int:
-    """Total multiply-accumulate operations of the ops that declare an FMacCount rule."""
+    """The total multiply-accumulate operations of a program, summed over the calls of ops that
+    declare an FMacCount rule (conv2d, dense, batch_matmul, ...)
+    (tvm.relay.analysis.get_total_mac_number).
+
+    Parameters
+    ----------
+    expr : Expr or IRModule
+        The program (a module's main).
+
+    Returns
+    -------
+    macs : int
+        The count.
+    """
     if isinstance(expr, IRModule):
         expr = expr["main"]
     total = 0
@@ -73,7 +87,21 @@ def get_total_mac_number(expr) -> int:
 
 
 def count_layers(expr, valid_ops) -> int:
-    """The number of calls to `valid_ops` (op names) on the deepest chain of the graph."""
+    """The number of calls to the given ops on the deepest chain of the dataflow graph
+    (tvm.relay.analysis.count_layers).
+
+    Parameters
+    ----------
+    expr : Expr or IRModule
+        The program (a module's main).
+    valid_ops : list of str
+        The op names that count as layers, e.g. ["nn.conv2d", "nn.dense"].
+
+    Returns
+    -------
+    layers : int
+        The count.
+    """
     if isinstance(expr, IRModule):
         expr = expr["main"]
     wanted = {get_op(name) for name in valid_ops}
@@ -91,9 +119,21 @@ def count_layers(expr, valid_ops) -> int:
 
 
 def search_fc_transpose(expr) -> list:
-    """The names of the weight variables w in nn.dense(x, transpose(w)) (the pattern
-    SimplifyFCTranspose rewrites), as Relay lists them: one per dense call, in pre-order from
-    the result (a consumer before its arguments)."""
+    """The names of the weight variables w in nn.dense(x, transpose(w)), the pattern
+    SimplifyFCTranspose rewrites (tvm.relay.analysis.search_fc_transpose): one per dense
+    call, in pre-order from the result (a consumer before its arguments), as Relay lists
+    them.
+
+    Parameters
+    ----------
+    expr : Expr
+        The program.
+
+    Returns
+    -------
+    names : list of str
+        The weight names.
+    """
     dense, transpose = get_op("nn.dense"), get_op("transpose")
     names = []
     for node in all_nodes_pre_order(expr):
@@ -106,7 +146,19 @@ def search_fc_transpose(expr) -> list:
 
 
 def check_constant(expr) -> bool:
-    """True for a Constant or a Tuple whose fields are all (recursively) constant."""
+    """Whether an expression is a constant: a Constant, or a Tuple whose fields all are
+    (tvm.relay.analysis.check_constant).
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to test; the fields of a Tuple (nested ones too) are tested in turn.
+
+    Returns
+    -------
+    constant : bool
+        True when it is constant.
+    """
     stack = [expr]
     while stack:
         e = stack.pop()

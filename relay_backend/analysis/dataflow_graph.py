@@ -27,6 +27,7 @@ from ..ir.adt import Constructor, Match
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var)
 from ..ir.functor import all_nodes_post_order, post_order
+from ..ir.dims import shape_key
 from ..ir.types import TensorType, TupleType
 from ..op.pattern import OpPattern
 
@@ -121,7 +122,8 @@ def edge_pattern(call: Call, arg, op_pattern: OpPattern) -> OpPattern:
     """The pattern of the edge arg -> call: a broadcast that does not broadcast is elementwise."""
     if op_pattern == OpPattern.BROADCAST:
         rtype, atype = _type(call), _type(arg)
-        if isinstance(rtype, TensorType) and isinstance(atype, TensorType) and rtype.shape == atype.shape:
+        if isinstance(rtype, TensorType) and isinstance(atype, TensorType) and \
+                shape_key(rtype.shape) == shape_key(atype.shape):  # `==` on dims builds tir EQ for size vars
             return OpPattern.ELEMWISE
     return op_pattern
 
@@ -184,12 +186,25 @@ class _Builder:
 
 
 def create_dataflow_graph(root, externals=(), materialize=()) -> nx.DiGraph:
-    """The indexed forward graph of the region rooted at `root` (see the module docstring).
+    """The indexed forward graph of the region rooted at an expression (see the module
+    docstring), the input of GraphPartitioner.
 
-    externals: a container of expressions already computed by enclosing regions; they are
-    opaque leaves here (e.g. a value defined before an `if` and used in a branch).
-    materialize: expressions that code after this region reuses (e.g. a later let value); those
-    in the region are marked extern_ref so that they stay values of their own.
+    Parameters
+    ----------
+    root : Expr
+        The region's result.
+    externals : container of Expr, optional
+        Expressions already computed by enclosing regions; they are opaque leaves here (e.g.
+        a value defined before an `if` and used in a branch). Defaults to ().
+    materialize : container of Expr, optional
+        Expressions that code after this region reuses (e.g. a later let value); those in the
+        region are marked extern_ref so they stay values of their own. Defaults to ().
+
+    Returns
+    -------
+    graph : networkx.DiGraph
+        Nodes numbered in post-order, each with its expression (`expr`), op pattern
+        (`pattern`) and `extern_ref` flag; edges run from a value to its users.
     """
     order, captures = region_nodes(root, externals)
     builder = _Builder(order, externals)

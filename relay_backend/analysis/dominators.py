@@ -17,7 +17,19 @@ VIRTUAL_SINK = ("virtual-sink",)  # a key no dataflow graph uses for a real node
 
 
 def post_dominator_tree(graph: nx.DiGraph) -> dict:
-    """{node: immediate post-dominator or None} for every node of `graph`."""
+    """The immediate post-dominator of every node of a dataflow graph (the node every path from
+    it to the graph's outputs passes through first).
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A graph from create_dataflow_graph.
+
+    Returns
+    -------
+    tree : dict
+        {node: its immediate post-dominator, or None for a node whose uses leave the region}.
+    """
     rev = nx.DiGraph()
     rev.add_node(VIRTUAL_SINK)
     rev.add_nodes_from(graph.nodes)

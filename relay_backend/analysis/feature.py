@@ -75,8 +75,21 @@ def _expr_features(expr: Expr) -> set:
 
 
 def detect_feature(a, b=None) -> set:
-    """The set of Features used by an expression and/or a module (either argument may be
-    either; at most one of each)."""
+    """The language features an expression and/or a module uses (tvm.relay.analysis.
+    detect_feature): let, if, closures, references, ADTs, recursion, ...
+
+    Parameters
+    ----------
+    a : Expr or IRModule
+        An expression or a module.
+    b : Expr or IRModule, optional
+        The other of the two (at most one of each kind). Defaults to None.
+
+    Returns
+    -------
+    features : set of Feature
+        The features found.
+    """
     if isinstance(a, IRModule):
         a, b = b, a
     if a is not None and not isinstance(a, Expr) or b is not None and not isinstance(b, IRModule):
@@ -91,7 +104,18 @@ def detect_feature(a, b=None) -> set:
 
 
 def check_feature(program, allowed, what: str) -> None:
-    """RelayError naming `what` and the features of `program` outside `allowed`."""
+    """Raise RelayError naming `what` and the features of a program outside those allowed
+    (e.g. the graph executor refuses control flow).
+
+    Parameters
+    ----------
+    program : Expr or IRModule
+        The program.
+    allowed : iterable of Feature
+        The features the caller supports.
+    what : str
+        The caller's name, used in the message.
+    """
     extra = detect_feature(program) - set(allowed)
     if extra:
         names = ", ".join(sorted(f.name for f in extra))

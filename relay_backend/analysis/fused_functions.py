@@ -12,7 +12,20 @@ from ..ir.structural import structural_hash
 
 
 def extract_fused_functions(mod: IRModule) -> dict:
-    """{structural hash: primitive Function} for every fused kernel of `mod`."""
+    """The primitive functions a module fuses into (tvm.relay.analysis.extract_fused_functions):
+    InferType, SimplifyInference and FuseOps at level 3 are run on it first.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module to list the kernels of, typed or not and not yet fused; it is not
+        changed.
+
+    Returns
+    -------
+    functions : dict of int to Function
+        {structural hash: primitive Function}, one per distinct kernel.
+    """
     from ..transform import FuseOps, InferType, Sequential, SimplifyInference
     fused = Sequential([InferType(), SimplifyInference(), FuseOps(fuse_opt_level=3),
                         InferType()])(mod)

@@ -43,7 +43,19 @@ def _elemwise_path(kind, is_sink):
 
 
 class GraphPartitioner:
-    """`GraphPartitioner(graph, opt_level, max_depth).partition()` -> root node of each node."""
+    """Relay's fusion rules over a dataflow graph: partition() returns, for each node, the root
+    of the group it fuses into (see the module docstring).
+
+    Parameters
+    ----------
+    graph : networkx.DiGraph
+        A graph from create_dataflow_graph.
+    opt_level : int, optional
+        The fusion level: 0 fuses nothing (every node is its own group); above 0 all three
+        phases run. Defaults to 2.
+    max_depth : int, optional
+        The largest number of nodes one group may hold. Defaults to 256.
+    """
 
     def __init__(self, graph, opt_level: int = 2, max_depth: int = DEFAULT_MAX_DEPTH):
         self.graph = graph
@@ -58,6 +70,18 @@ class GraphPartitioner:
 
     # --- union-find --------------------------------------------------------------------------
     def find(self, n):
+        """The root of the group a node belongs to (union-find, compressing the path walked).
+
+        Parameters
+        ----------
+        n : object
+            A node of the graph.
+
+        Returns
+        -------
+        root : object
+            The group's root node.
+        """
         root = n
         while self.parent[root] != root:
             root = self.parent[root]

@@ -9,7 +9,8 @@ import math
 
 from ..ir.expr import Call
 from ..ir.functor import post_order
-from ..ir.types import TensorType, is_any
+from ..ir.dims import is_static_shape
+from ..ir.types import TensorType
 from ..op.registry import OpDef
 
 
@@ -25,7 +26,7 @@ def relay_ops(prim) -> list:
 
 def _static_shape(expr):
     ty = getattr(expr, "_checked_type_", None) or getattr(expr, "checked_type", None)
-    if not isinstance(ty, TensorType) or any(is_any(d) for d in ty.shape):
+    if not isinstance(ty, TensorType) or not is_static_shape(ty.shape):
         return None
     return tuple(int(d) for d in ty.shape)
 

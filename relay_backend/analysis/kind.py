@@ -48,7 +48,21 @@ def _expect_type_kind(child, what: str, whole, mod) -> None:
 
 
 def check_kind(t, mod=None) -> TypeKind:
-    """The kind of type `t`; raises KindCheckError for an ill-kinded type."""
+    """The kind of a type (tvm.relay.analysis.check_kind); KindCheckError for an ill-kinded
+    type (e.g. a shape variable where a type is expected).
+
+    Parameters
+    ----------
+    t : Type
+        The type to check.
+    mod : IRModule, optional
+        The module defining the ADTs `t` refers to. Defaults to None.
+
+    Returns
+    -------
+    kind : TypeKind
+        The kind of `t`.
+    """
     if isinstance(t, TensorType):
         return TypeKind.Type
     if isinstance(t, (TypeVar, GlobalTypeVar, IncompleteType)):

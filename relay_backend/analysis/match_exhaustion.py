@@ -73,7 +73,21 @@ def _field_products(patterns, candidates, mod):
 
 
 def unmatched_cases(match: Match, mod=None) -> list:
-    """Patterns describing the values no clause of `match` handles ([] when exhaustive)."""
+    """Patterns describing the values no clause of a match handles
+    (tvm.relay.analysis.unmatched_cases).
+
+    Parameters
+    ----------
+    match : Match
+        The match expression.
+    mod : IRModule, optional
+        The module defining the ADTs the patterns take apart. Defaults to None.
+
+    Returns
+    -------
+    patterns : list of Pattern
+        The unhandled cases; [] when the match is exhaustive.
+    """
     if not isinstance(match, Match):
         raise RelayError(f"unmatched_cases expects a relay Match, got {type(match).__name__}")
     candidates, failures = [PatternWildcard()], []

@@ -6,6 +6,7 @@ explicit type arguments; a function's type parameters are bound, and so are an A
 variables where one of its constructors is used (looked up in `mod`). In a type, a FuncType's
 type parameters are bound. Each list is in order of first appearance, without repeats.
 """
+from ..docstrings import shared_parameters
 from ..errors import RelayError
 from ..ir.adt import Constructor
 from ..ir.expr import Call, Expr, Function, Var
@@ -73,19 +74,51 @@ def _collect(expr_or_type, mod) -> _Collector:
     return collector
 
 
+# the parameters the three queries share (shared_parameters completes their docstrings)
+TYPE_VAR_QUERY_PARAMETERS = {
+    "expr": ("Expr or Type", "The expression or type to search."),
+    "mod": ("IRModule, optional", "The module defining the ADTs whose constructors `expr` uses (their "
+                                  "type parameters count as used there)."),
+}
+
+
+@shared_parameters(TYPE_VAR_QUERY_PARAMETERS)
 def free_type_vars(expr, mod=None) -> list:
-    """Type variables used in `expr` (an Expr or Type) but not bound in it."""
+    """The type variables an expression or type uses but does not bind
+    (tvm.relay.analysis.free_type_vars).
+
+    Returns
+    -------
+    type_vars : list of TypeVar
+        The free type variables, in order of first appearance.
+    """
     c = _collect(expr, mod)
     return [tv for tv in c.all if tv not in c.bound]
 
 
+@shared_parameters(TYPE_VAR_QUERY_PARAMETERS)
 def bound_type_vars(expr, mod=None) -> list:
-    """Type variables bound in `expr` (function type params, FuncType params, ADT params)."""
+    """The type variables an expression or type binds: function type parameters, FuncType
+    parameters, ADT parameters (tvm.relay.analysis.bound_type_vars).
+
+    Returns
+    -------
+    type_vars : list of TypeVar
+        The bound type variables.
+    """
     return list(_collect(expr, mod).bound)
 
 
+@shared_parameters(TYPE_VAR_QUERY_PARAMETERS)
 def all_type_vars(expr, mod=None) -> list:
-    """Every type variable in `expr`, bound or free."""
+    """Every type variable of an expression or type, bound or free
+    (tvm.relay.analysis.all_type_vars).
+
+    Returns
+    -------
+    type_vars : list of TypeVar
+        The type variables.
+    """
     return list(_collect(expr, mod).all)
 
 

@@ -4,17 +4,21 @@ Flags are codegen.c's (`cc -O3 -march=native -fPIC -shared -std=c99`, plus -fope
 compiler supports it). Libraries are cached per process by (sources, flags): building the same
 model twice loads the same library, whose static workspace is then shared, so every call of
 `<prefix>_run` on one library holds that library's lock (concurrent runs would share the arena).
+Across processes the compiled library is kept in the on-disk cache (relay_backend/cache.py),
+keyed by the sources, the params, the flags and the compiler (its path and `--version`), so a
+second process building the same model runs no C compiler (`cc_compile_count()` says so).
 """
 import ctypes
+import functools
 import hashlib
 import os
 import subprocess
 import tempfile
 import threading
 
-from .. import diagnostics
+from .. import cache, config, diagnostics, progress
 from ..codegen.c import compile_flags
-from ..codegen.c_compiler import find_cc
+from ..codegen.c_compiler import command_text, find_cc
 from ..errors import CompileError
 from ..runtime.shared_library import SharedLibrary
 from .params import FILE_NAME as PARAMS_FILE, check_params
@@ -25,6 +29,26 @@ _RUN_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 _LOCKS = {}
 _LOCKS_GUARD = threading.Lock()
 _CACHE_DIR = []
+CACHE_KIND = "aot"
+_CC_RUNS = [0]
+
+
+def cc_compile_count() -> int:
+    """How many model libraries this process has built with the C compiler (cache hits add 0)."""
+    return _CC_RUNS[0]
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity(cc: tuple) -> str:
+    """The compiler command (find_cc()'s tuple) with its driver's real path, and the first line
+    of its `--version` (part of the cache key: another compiler version may generate other
+    code)."""
+    try:
+        proc = subprocess.run([*cc, "--version"], capture_output=True, text=True, timeout=60)
+        version = (proc.stdout or proc.stderr).strip().splitlines()[0] if (proc.stdout or proc.stderr) else ""
+    except (OSError, subprocess.SubprocessError):
+        version = "unknown"
+    return f"{command_text((os.path.realpath(cc[0]), *cc[1:]))} ({version})"
 
 
 def _cache_dir() -> str:
@@ -48,9 +72,29 @@ def _write(path: str, data) -> None:
 
 
 def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, options=()) -> str:
-    """Path of a shared library built from model.c + model.h + model_params.bin (`params`,
-    included by model.c's `.incbin`, validated first), cached by content and flags. cc runs in the folder that
-    holds the three files, where the assembler looks for model_params.bin."""
+    """Build (or find in the cache, by content and flags) a shared library from model.c,
+    model.h and model_params.bin. The C compiler runs in the folder that holds the three
+    files, where the assembler's `.incbin` looks for model_params.bin.
+
+    Parameters
+    ----------
+    c_source : str
+        The text of model.c.
+    h_source : str
+        The text of model.h.
+    params : bytes
+        The bytes of model_params.bin, validated first.
+    openmp : bool, optional
+        Whether to compile with -fopenmp; None (the default) means when the compiler
+        supports it.
+    options : tuple of str, optional
+        More compiler flags, after the usual ones. Defaults to ().
+
+    Returns
+    -------
+    path : str
+        The path of the shared library.
+    """
     check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
@@ -62,22 +106,46 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     if os.path.exists(lib_path):
         return lib_path
     os.makedirs(folder, exist_ok=True)
+    disk_key = "|".join(["aot-model-v1", digest.hexdigest(), compiler_identity(cc), config.VERSION])
+    stored = cache.load(CACHE_KIND, disk_key)
+    if stored is not None and "so" in stored:
+        _write(lib_path, stored["so"])
+        return lib_path
     for name, data in (("model.c", c_source), ("model.h", h_source), (PARAMS_FILE, params)):
         _write(os.path.join(folder, name), data)
     tmp = lib_path + f".{os.getpid()}.{threading.get_ident()}.tmp"
     cmd = [*cc, *flags, "model.c", "-o", tmp, "-lm"]
     if diagnostics.wants(4):
         _CODE_LOG.debug("AOT model.c (%d chars):\n%s", len(c_source), c_source)
+    progress.begin("compiled", total=1, note="C compiler, whole program")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
+    with _LOCKS_GUARD:
+        _CC_RUNS[0] += 1
     if proc.returncode != 0:
         raise CompileError(f"aot: the C compiler rejected the generated model:\n{' '.join(cmd)}\n"
                            f"{proc.stderr.strip()[:4000]}\n(the sources are in {folder})")
+    with open(tmp, "rb") as f:
+        cache.store(CACHE_KIND, disk_key, {"so": f.read()})
     os.replace(tmp, lib_path)
+    progress.advance("compiled")
     return lib_path
 
 
 class AotLibrary:
-    """A loaded model library: `run(inputs_struct, outputs_struct)` under the library's lock."""
+    """A loaded model library: run(inputs_struct, outputs_struct) calls its <prefix>_run under
+    the library's lock.
+
+    Parameters
+    ----------
+    path : str
+        The path of the shared library.
+    prefix : str
+        The prefix of its symbols, as "tvmgen_default".
+    c_source : str, optional
+        The text of model.c it was built from, kept for export. Defaults to "".
+    h_source : str, optional
+        The text of model.h. Defaults to "".
+    """
 
     def __init__(self, path: str, prefix: str, c_source: str = "", h_source: str = ""):
         self.path = path
@@ -97,10 +165,36 @@ class AotLibrary:
             self.lock = _LOCKS.setdefault(os.path.realpath(path), threading.Lock())
 
     def run(self, inputs_ptr, outputs_ptr) -> int:
+        """Run the whole model once under the library's lock: <prefix>_run(inputs, outputs).
+
+        Parameters
+        ----------
+        inputs_ptr : ctypes pointer
+            The address of the model's inputs struct (one tensor pointer per input).
+        outputs_ptr : ctypes pointer
+            The address of its outputs struct, which the results are written through.
+
+        Returns
+        -------
+        status : int
+            The return code of the C function (0 on success).
+        """
         with self.lock:
             return int(self._run(inputs_ptr, outputs_ptr))
 
     def get_source(self, fmt: str = "c") -> str:
+        """The C source the library was built from.
+
+        Parameters
+        ----------
+        fmt : str, optional
+            "h" for model.h; anything else (the default "c") for model.c.
+
+        Returns
+        -------
+        text : str
+            The source text ("" when it was not kept).
+        """
         return self.h_source if fmt == "h" else self.c_source
 
     def __repr__(self) -> str:

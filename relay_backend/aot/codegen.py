@@ -246,8 +246,24 @@ def emit_header(program: AotProgram, max_threads: int) -> str:
 
 
 def emit_source(program: AotProgram, max_threads: int = None, header_name: str = "model.h"):
-    """(model.c text, model.h text, workspace bytes, ParamsBlob) of the program: model.c
-    includes the blob's bytes, written next to it as model_params.bin, at compile time."""
+    """The C source of a program: model.c includes the params blob's bytes (written next to it
+    as model_params.bin) at compile time.
+
+    Parameters
+    ----------
+    program : AotProgram
+        The program to write.
+    max_threads : int, optional
+        The most threads a kernel may use, which sizes its scratch space; None (the default)
+        is the machine's CPU count.
+    header_name : str, optional
+        The name model.c includes its header by. Defaults to "model.h".
+
+    Returns
+    -------
+    result : tuple
+        (model.c text, model.h text, workspace bytes, ParamsBlob).
+    """
     blob = pack_params([arr for _, arr, _ in program.constants])
     max_threads = max_threads or os.cpu_count() or 1
     p, P = program.prefix, program.prefix.upper()

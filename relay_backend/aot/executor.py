@@ -10,12 +10,24 @@ from .factory import aot_build
 
 
 class AotExecutor(CompiledExecutor):
-    """The executor behind create_executor(kind="aot")."""
+    """The "aot" kind of relay.create_executor: evaluate() builds the module ahead of time once
+    and returns a function that runs main.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module to run.
+    device : Device
+        Where to run (the CPU).
+    target : str or Target
+        What the program is compiled for.
+    """
 
     executor_name = "AOT"
 
     def _build(self, mod):
-        return aot_build(default_pipeline(device_type=self.device.device_type)(mod), self.target)
+        return aot_build(default_pipeline(target=self.target, device_type=self.device.device_type)(mod),
+                         self.target)
 
 
 __all__ = ["AotExecutor"]

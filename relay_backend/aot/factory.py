@@ -6,6 +6,7 @@ model.h and model_params.bin (codegen.py, params.py), compiles and loads them (b
 and `export_library(dir)` writes the standalone sources (export.py).
 """
 from ..errors import CompileError, RelayError
+from ..progress import build_progress
 from ..target import as_target
 from .build import AotLibrary, compile_model
 from .codegen import emit_source, field_names
@@ -15,7 +16,30 @@ from .runtime import AotModule
 
 
 class AotExecutorFactoryModule:
-    """tvm.relay.backend.executor_factory.AOTExecutorFactoryModule."""
+    """What relay.build(..., executor="aot") returns
+    (tvm.relay.backend.executor_factory.AOTExecutorFactoryModule): the C program, its
+    compiled library and params; factory["default"](device) makes a runnable module and
+    export_library(dir) writes a standalone C project.
+
+    Parameters
+    ----------
+    ir_mod : IRModule
+        The optimised module the program was built from.
+    target : str or Target
+        What it was compiled for.
+    program : AotProgram
+        The lowered program (calls, tensors, memory plan).
+    lib : AotLibrary
+        The loaded shared library.
+    c_source : str
+        The text of model.c.
+    h_source : str
+        The text of model.h.
+    libmod_name : str, optional
+        The name the runnable module is made under. Defaults to "default".
+    params_blob : bytes, optional
+        The bytes of model_params.bin, the constants model.c embeds. Defaults to b"".
+    """
 
     def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default",
                  params_blob=b""):
@@ -36,6 +60,13 @@ class AotExecutorFactoryModule:
 
     # -- TVM accessors
     def get_lib(self) -> AotLibrary:
+        """The loaded model library (its <prefix>_run runs the whole model).
+
+        Returns
+        -------
+        lib : AotLibrary
+            The library.
+        """
         return self.lib
 
     def get_params(self) -> dict:
@@ -43,12 +74,26 @@ class AotExecutorFactoryModule:
         return {}
 
     def get_source(self, fmt: str = "c") -> str:
-        """model.c ("c") or model.h ("h")."""
+        """The generated C source.
+
+        Parameters
+        ----------
+        fmt : str, optional
+            "c" (the default) for model.c, "h" for model.h.
+
+        Returns
+        -------
+        text : str
+            The source text.
+        """
         if fmt not in ("c", "h"):
             raise RelayError(f"get_source: the AOT factory has 'c' (model.c) and 'h' (model.h), not {fmt!r}")
         return self.c_source if fmt == "c" else self.h_source
 
     def get_graph_json(self):
+        """Refused with a RelayError: the AOT executor has no graph JSON, its schedule is compiled
+        into the model's run function (read it with get_source("c")).
+        """
         raise RelayError("the AOT executor has no graph JSON: its schedule is compiled into "
                          "tvmgen_default_run; use get_source('c') to read it")
 
@@ -59,10 +104,23 @@ class AotExecutorFactoryModule:
 
     @property
     def primitive_functions(self) -> dict:
+        """Kernel name -> the primitive Relay function it was compiled from."""
         return dict(self.program.primitive_functions)
 
     # -- creating executors
     def create(self, device) -> AotModule:
+        """A runnable module on a device: what factory["default"](device) makes.
+
+        Parameters
+        ----------
+        device : Device
+            Where the module runs (the CPU).
+
+        Returns
+        -------
+        module : AotModule
+            The module.
+        """
         module = AotModule(self, device)
         module.bound_param_names = self.bound_param_names
         return module
@@ -75,7 +133,22 @@ class AotExecutorFactoryModule:
         raise RelayError(f"the AOT factory has no function {key!r}; use factory[{self.libmod_name!r}](device)")
 
     def export_library(self, directory, **kwargs) -> str:
-        """Write model.c, model.h, model_params.bin, a Makefile and a sample main.c into `directory`."""
+        """Write a standalone C project into a directory: model.c, model.h, model_params.bin, a
+        Makefile and a sample main.c, which build with no Python.
+
+        Parameters
+        ----------
+        directory : str or os.PathLike
+            The folder to write into (created when missing; a file there is an error).
+        **kwargs
+            Passed on to aot.export.export_sources: openmp=True/False forces whether the Makefile
+            links OpenMP (by default, when the C compiler has it).
+
+        Returns
+        -------
+        directory : str
+            The folder written.
+        """
         return export_sources(self, directory, **kwargs)
 
     def __repr__(self) -> str:
@@ -105,12 +178,28 @@ def check_aot_target(target) -> str:
 
 
 def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryModule:
-    """Compile the fused, typed main of `opt_mod` ahead of time into one C library."""
+    """Compile the fused, typed main of a module ahead of time into one C library.
+
+    Parameters
+    ----------
+    opt_mod : IRModule
+        A module through the default pipeline (fused and typed).
+    target : str or Target, optional
+        A CPU target ("llvm" or "c", possibly cross). Defaults to "llvm".
+    mod_name : str, optional
+        The prefix of the generated names (tvmgen_<mod_name>_run). Defaults to "default".
+
+    Returns
+    -------
+    factory : AotExecutorFactoryModule
+        The built program.
+    """
     check_aot_target(target)
     func = opt_mod["main"]
-    program = lower_program(func, target, mod_name)
-    c_source, h_source, _, blob = emit_source(program)
-    lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
+    with build_progress("aot build"):
+        program = lower_program(func, target, mod_name)
+        c_source, h_source, _, blob = emit_source(program)
+        lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
     return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name,
                                     params_blob=blob.data)
 

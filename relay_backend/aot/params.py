@@ -41,7 +41,17 @@ def _align(n: int) -> int:
 
 @dataclass(frozen=True)
 class ParamsBlob:
-    """The bytes of model_params.bin and, per constant, its byte offset and size."""
+    """The bytes of model_params.bin and where each constant lies in them.
+
+    Parameters
+    ----------
+    data : bytes
+        The whole file: a checked header, then the constants.
+    offsets : tuple of int
+        The byte offset of each constant (64-byte aligned).
+    sizes : tuple of int
+        The byte size of each constant.
+    """
 
     data: bytes
     offsets: tuple
@@ -65,7 +75,19 @@ def _raw(arr: np.ndarray) -> memoryview:
 
 
 def pack_params(arrays) -> ParamsBlob:
-    """Pack numpy `arrays` (in constant order) into one blob, each at a 64-byte aligned offset."""
+    """Pack arrays into one params blob, each at a 64-byte aligned offset, behind a header
+    holding a magic, a version, the size and a digest of the contents.
+
+    Parameters
+    ----------
+    arrays : list of numpy.ndarray
+        The constants, in constant order.
+
+    Returns
+    -------
+    blob : ParamsBlob
+        The packed bytes with each constant's offset and size.
+    """
     offsets, sizes, pos = [], [], HEADER_BYTES
     for arr in arrays:
         offsets.append(pos)
@@ -81,7 +103,21 @@ def pack_params(arrays) -> ParamsBlob:
 
 
 def check_params(data: bytes, where: str = FILE_NAME) -> int:
-    """Validate a model_params.bin (magic, version, size, digest); returns its constant count."""
+    """Validate a model_params.bin (magic, version, size, digest); SerializationError naming the
+    problem otherwise.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's contents.
+    where : str, optional
+        The name of the file in error messages. Defaults to "model_params.bin".
+
+    Returns
+    -------
+    count : int
+        The number of constants it holds.
+    """
     if len(data) < HEADER_BYTES:
         raise SerializationError(f"{where}: {len(data)} bytes is too short for an AOT params file "
                                  f"(header alone is {HEADER_BYTES})")

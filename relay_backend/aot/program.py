@@ -53,7 +53,44 @@ class KernelCall:
 
 @dataclass
 class AotProgram:
-    """Everything the C emitter needs; built by `lower_program`."""
+    """Everything the C emitter needs to write a model; built by lower_program.
+
+    Parameters
+    ----------
+    mod_name : str
+        The model's name (mod_name of relay.build).
+    prefix : str
+        The prefix of every generated symbol, as "tvmgen_default".
+    tensors : list of Tensor
+        Every tensor of the program, by id: shape, dtype, kind and where it lives.
+    inputs : list of tuple
+        (name, tensor id) per parameter of main, in order.
+    outputs : list of int
+        The tensor id of each flattened output.
+    constants : list of tuple
+        (name, numpy array, tensor id) per constant.
+    calls : list of KernelCall
+        The kernel calls, in execution order.
+    copies : list of tuple
+        (output index, source tensor id) copies made after the calls (an output that is an
+        input or a constant).
+    prim_funcs : dict of str to PrimFunc
+        The kernels, by name.
+    arena_bytes : int
+        The size of the planned intermediates, in 64-byte aligned slots.
+    plan : MemoryPlan, optional
+        The memory plan of the intermediates. Defaults to None.
+    steps : list, optional
+        The planner's steps (inputs and outputs of each call). Defaults to [].
+    entries : list, optional
+        The planner's entries (one per value). Defaults to [].
+    kernel_ws_offset : int, optional
+        Where the kernels' scratch space starts, after the arena. Defaults to 0.
+    kernel_ws_bytes : int, optional
+        The size of the kernels' scratch space. Defaults to 0.
+    primitive_functions : dict, optional
+        The Relay primitive function of each kernel, by name (for debugging). Defaults to {}.
+    """
 
     mod_name: str
     prefix: str                        # "tvmgen_default"
@@ -79,7 +116,22 @@ class AotProgram:
 
 
 def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
-    """Flatten the fused, typed `func` (main) into an AotProgram with a checked memory plan."""
+    """Flatten the fused, typed main into an AotProgram with a checked memory plan.
+
+    Parameters
+    ----------
+    func : Function
+        The main function, fused and typed.
+    target : str or Target, optional
+        What the kernels are compiled for. Defaults to "llvm".
+    mod_name : str, optional
+        The prefix of the generated names. Defaults to "default".
+
+    Returns
+    -------
+    program : AotProgram
+        The program.
+    """
     lowered = lower_main(func, target, mod_name, executor="AOT")
     tensors = [Tensor(e.shape, e.dtype, e.kind, e.name, e.nbytes) for e in lowered.entries]
     kinds = [t.kind for t in tensors]
@@ -139,11 +191,11 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         else:
             t.place = ("arena", offsets[plan.storage_ids[eid]])
 
-    used = set()
-    for step, node in zip(steps, lowered.calls):
+    used = {}                  # kernel names in first-call order: model.c is the same in every
+    for step, node in zip(steps, lowered.calls):    # process (a set's order follows the hash seed)
         if step.alias_of is not None:
             continue
-        used.add(node.func_name)
+        used.setdefault(node.func_name, None)
         calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
     prim_funcs = {}
     for name in used:

@@ -28,7 +28,19 @@ def _struct(fields):
 
 
 class AotModule(ExecutorModule):
-    """An AOT executor instance (tvm.runtime.executor.AotModule): one per device and thread."""
+    """An AOT executor instance (tvm.runtime.executor.AotModule): set_input, run, get_output
+    over the compiled C program's static workspace; one per device and thread.
+
+        module = relay.aot.AotModule(relay.build(mod, "llvm", executor="aot")["default"](relay.cpu()))
+
+    Parameters
+    ----------
+    module : AotModule or AotExecutorFactoryModule
+        What factory["default"](device) returned (the usual, TVM-style use), or the factory
+        itself.
+    device : Device or str, optional
+        Where to run: the CPU only. Defaults to None (the CPU).
+    """
 
     _module_name, _holder, _inputs_of = "AotModule", "the model", "the AOT model's"
     _type_key = "AotExecutor"
@@ -75,6 +87,13 @@ class AotModule(ExecutorModule):
             raise ExecutionError(f"{self.lib.prefix}_run returned error code {rc}: {run_error(rc, self.lib.prefix)}")
 
     def get_num_outputs(self) -> int:
+        """How many outputs the model has (the fields of a tuple result).
+
+        Returns
+        -------
+        count : int
+            The number of outputs.
+        """
         return len(self._outputs)
 
     def _output_array(self, idx: int) -> NDArray:

@@ -58,6 +58,7 @@ class _Config:
 
     @property
     def attrs(self) -> dict:
+        """A copy of the options: the registered defaults, updated with those given."""
         return dict(self._attrs)
 
     def __contains__(self, key) -> bool:
@@ -67,6 +68,20 @@ class _Config:
         return self._attrs[key]
 
     def get(self, key, default=None):
+        """One option's value, as dict.get.
+
+        Parameters
+        ----------
+        key : str
+            The option's name, e.g. "interface-api".
+        default : object, optional
+            What to return when the option is not set. Defaults to None.
+
+        Returns
+        -------
+        value : object
+            The option's value, or `default`.
+        """
         return self._attrs.get(key, default)
 
     def __eq__(self, other) -> bool:
@@ -89,7 +104,18 @@ class _Config:
 
     @classmethod
     def list_registered_options(cls, name) -> dict:
-        """{option name: type name} of the registered `name`."""
+        """The options a registered name accepts, with their types.
+
+        Parameters
+        ----------
+        name : str or Executor or Runtime
+            The registered name (e.g. "aot"), or a config whose name to look up.
+
+        Returns
+        -------
+        options : dict of str to str
+            {option name: type name}.
+        """
         name = getattr(name, "name", name)
         if name not in cls.registry:
             raise RelayError(f"{cls.what} {name!r} is not registered; valid {cls.what}s are "
@@ -102,7 +128,18 @@ def _only(expected, reason):
 
 
 class Executor(_Config):
-    """Which executor `build` generates code for: "graph" or "aot" (tvm.relay.backend.Executor)."""
+    """Which executor relay.build generates code for (tvm.relay.backend.Executor).
+
+    Parameters
+    ----------
+    name : str
+        "graph" or "aot".
+    options : dict, optional
+        Options of that executor, checked against what it supports: for "aot",
+        "interface-api" ("c"), "unpacked-api" (True), "link-params" (True),
+        "workspace-byte-alignment" and "constant-byte-alignment" (powers of two up to 64);
+        for "graph", "link-params" (False). Defaults to None.
+    """
 
     what = "executor"
     registry = {
@@ -126,8 +163,16 @@ class Executor(_Config):
 
 
 class Runtime(_Config):
-    """Which runtime the built artifact runs under: "cpp" (the Python runtime here) or "crt"
-    (no runtime at all: the AOT C program) (tvm.relay.backend.Runtime)."""
+    """Which runtime a built artifact runs under (tvm.relay.backend.Runtime).
+
+    Parameters
+    ----------
+    name : str
+        "cpp" (the Python runtime of this package) or "crt" (none at all: the AOT C
+        program).
+    options : dict, optional
+        Options of that runtime: "system-lib" (False for "cpp"). Defaults to None.
+    """
 
     what = "runtime"
     registry = {

@@ -7,7 +7,8 @@ from ..analysis.kernel_summary import mac_count, relay_ops
 from ..build_module import build
 from ..config import VERSION
 from ..frontend import from_onnx
-from ..ir.types import TensorType, is_any
+from ..ir.dims import dim_spec
+from ..ir.types import TensorType
 from ..target import as_target
 from ..transform import InferType, PassContext
 from ..transform.bind_params import bind_params_to_main
@@ -26,7 +27,7 @@ def _specs(types_and_names) -> list:
     for name, ty in types_and_names:
         if isinstance(ty, TensorType):
             specs.append({"name": name, "dtype": str(ty.dtype),
-                          "shape": [None if is_any(d) else int(d) for d in ty.shape]})
+                          "shape": [dim_spec(d) for d in ty.shape]})
     return specs
 
 

@@ -2,8 +2,9 @@
 
 `build(prim_funcs, target="llvm")` compiles one PrimFunc, a list, or a dict name -> PrimFunc
 for the host CPU and returns a runtime Module (like tvm.build). The LLVM backend lives in
-llvm.py (IR), llvm_expr.py / llvm_stmt.py (lowering), llvm_math.py (intrinsics) and
-llvm_target.py (target machine, pipeline, JIT, object files, linking). target="c" emits
+llvm.py (IR, one module per kernel), llvm_expr.py / llvm_stmt.py (lowering), llvm_math.py
+(intrinsics), llvm_target.py (target machine, pipeline, object files, loading, linking),
+llvm_cache.py (kernels through the on-disk cache) and llvm_pool.py (compiling them in parallel). target="c" emits
 portable C99 (c.py, c_stmt.py, c_expr.py, c_prelude.py) compiled by the system C compiler;
 target="cuda" emits CUDA C for GPU-scheduled PrimFuncs (cuda.py, cuda_lower.py, cuda_emit.py,
 cuda_prelude.py) compiled to PTX with nvcc (cuda_compile.py).

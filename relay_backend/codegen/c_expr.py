@@ -104,6 +104,7 @@ _MATH = {
     "cos": "cosf", "tan": "tanf", "asin": "asinf", "acos": "acosf", "atan": "atanf",
     "sinh": "sinhf", "cosh": "coshf", "pow": "powf", "atan2": "atan2f", "fmod": "fmodf",
 }
+_BIT_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right")
 _POLY = ("exp", "log", "tanh", "erf")     # float32: inline polynomials of c_math.py
 _CMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">="}
 _ARITH = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.Div: "/"}
@@ -206,7 +207,8 @@ class ExprPrinter:
                 continue
             texts = [memo[id(k)][0] for k in kids]
             depth = 1 + max((memo[id(k)][1] for k in kids), default=-1)
-            self._bind(key, self._lower(node, texts), depth, bool(kids) and hoist, node.dtype, uses, memo)
+            text = self._multiply_add(node, kids, uses, memo) or self._lower(node, texts)
+            self._bind(key, text, depth, bool(kids) and hoist, node.dtype, uses, memo)
 
     def _bind(self, key, text, depth, may_hoist, dtype, uses, memo):
         """memo[key] = (text, depth), or a const temporary holding the text when the node is
@@ -283,6 +285,24 @@ class ExprPrinter:
         memo.leave()
         self.owner.indent -= 1
         return self.owner.lines, text, depth
+
+    @staticmethod
+    def _multiply_add(node, kids, uses, memo):
+        """`a*b + c`, `a*b - c`, `c - a*b` on float32/64 as one RB_FMAF / RB_FMA (the LLVM
+        backend's `contract`), when the product is used only there and was not put into a
+        temporary; None otherwise."""
+        if not isinstance(node, (tir.Add, tir.Sub)) or node.dtype not in ("float32", "float64"):
+            return None
+        fma = "RB_FMAF" if node.dtype == "float32" else "RB_FMA"
+        for k, kid in enumerate(kids):
+            if isinstance(kid, tir.Mul) and kid.dtype == node.dtype and uses.get(id(kid), 0) == 1 \
+                    and memo[id(kid)][1] > 0:
+                a, b = memo[id(kid.a)][0], memo[id(kid.b)][0]
+                c = memo[id(kids[1 - k])][0]
+                if isinstance(node, tir.Add):
+                    return f"{fma}({a}, {b}, {c})"
+                return f"{fma}({a}, {b}, -{c})" if k == 0 else f"{fma}(-{a}, {b}, {c})"
+        return None
 
     # ------------------------------------------------------------------ nodes
     def _lower(self, node, t):
@@ -382,6 +402,10 @@ class ExprPrinter:
         if op == "omp_get_num_threads":
             return "rb_num_threads()"
         arg_dt = node.args[0].dtype if node.args else dt
+        if op == "reinterpret":
+            return self._reinterpret(t[0], arg_dt, dt)
+        if op in _BIT_OPS:
+            return self._bit_call(op, t, dt)
         if not is_float(arg_dt):
             return self._int_call(node, t, arg_dt)
         if op in ("isnan", "isinf"):
@@ -401,6 +425,36 @@ class ExprPrinter:
         if dt != arg_dt:
             return self._convert(text, arg_dt, dt)
         return f"rb_hround({text})" if dt == "float16" else text
+
+    @staticmethod
+    def _bit_call(op, t, dt):
+        """Bit operations in the unsigned type of the dtype's width (a signed left shift of a
+        negative value is undefined in C); right shifts of signed values stay arithmetic."""
+        if op == "shift_right":
+            return f"(({value_type(dt)})({t[0]} >> {t[1]}))"
+        if dt == "bool":
+            text = {"bitwise_and": "({0} & {1})", "bitwise_or": "({0} | {1})",
+                    "bitwise_xor": "({0} ^ {1})", "bitwise_not": "(!{0})"}[op].format(*t, "")
+            return text
+        utype = "u" + value_type(dt) if not dt.startswith("uint") else value_type(dt)
+        operands = [f"(({utype}){x})" for x in t]
+        text = {"bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+                "bitwise_not": "~{0}", "shift_left": "{0} << {1}"}[op].format(*operands, "")
+        return f"(({value_type(dt)})({utype})({text}))"
+
+    @staticmethod
+    def _reinterpret(text, src, dst):
+        """The bits of a `src` value read as `dst` (same width): floats through the prelude's
+        unions, float16 through its bit conversions, integers by a wrapping cast."""
+        if src == "float16":
+            text = f"rb_f2h({text})"
+        elif src in ("float32", "float64"):
+            text = f"rb_bits_of_f{src[-2:]}({text})"
+        if dst == "float16":
+            return f"rb_h2f((uint16_t)({text}))"
+        if dst in ("float32", "float64"):
+            return f"rb_f{dst[-2:]}_of_bits((uint{dst[-2:]}_t)({text}))"
+        return f"(({value_type(dst)})({text}))"
 
     def _int_call(self, node, t, arg_dt):
         op = node.op_name

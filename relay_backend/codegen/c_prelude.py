@@ -3,9 +3,9 @@ macros and small static inline helpers (float16 conversions, floor division, NaN
 min/max, a stable sigmoid, OpenMP thread queries that degrade to one thread), then the
 vectorizable float32 transcendentals of c_math.py.
 
-`HELPERS` (float16, min/max, floor division, the math helpers) is plain C whose functions are
-declared `RB_INLINE`, so the CUDA backend (cuda_prelude.py) shares it with `__device__`
-functions; `PRELUDE` defines RB_INLINE as `static inline` for C.
+`HELPERS` (FMA contraction, float16, min/max, floor division, the math helpers) is plain C
+whose functions are declared `RB_INLINE`, so the CUDA backend (cuda_prelude.py) shares it with
+`__device__` functions; `PRELUDE` defines RB_INLINE as `static inline` for C.
 
 Everything here is C99 plus guarded GNU extensions, so the file compiles with any C99
 compiler, with or without OpenMP. No heap use anywhere: AOT programs must not allocate.
@@ -13,6 +13,18 @@ compiler, with or without OpenMP. No heap use anywhere: AOT programs must not al
 from .c_math import math_helpers
 
 HELPERS = r"""
+/* ---- a*b+c in one rounding where the CPU has FMA (-march=native) or on a GPU, as the LLVM
+   backend contracts its kernels' multiply-adds (and nvcc its device code); written out only
+   where the printer fuses (c_expr.py, shared by the CUDA emitter), so the polynomial math of
+   the transcendentals keeps one rounding per operation, as in LLVM */
+#if defined(__FMA__) || defined(__CUDA_ARCH__)
+#define RB_FMAF(a, b, c) fmaf((a), (b), (c))
+#define RB_FMA(a, b, c) fma((a), (b), (c))
+#else
+#define RB_FMAF(a, b, c) ((a) * (b) + (c))
+#define RB_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* ---- float16: stored as IEEE binary16 bits (uint16_t), computed in float; every float16
    operation result is rounded back to half precision (round to nearest even, like numpy). */
 #if defined(__FLT16_MAX__) && !defined(RB_NO_FLOAT16)
@@ -103,6 +115,13 @@ RB_INLINE float rb_floormodf(float a, float b) { return a - floorf(a / b) * b; }
 RB_INLINE double rb_floordiv_d(double a, double b) { return floor(a / b); }
 RB_INLINE double rb_floormod_d(double a, double b) { return a - floor(a / b) * b; }
 
+/* ---- reinterpret: a float's bits as the integer of its width and back (type punning through
+   a union, defined in C99) */
+RB_INLINE uint32_t rb_bits_of_f32(float x) { union { float f; uint32_t u; } v; v.f = x; return v.u; }
+RB_INLINE float rb_f32_of_bits(uint32_t x) { union { float f; uint32_t u; } v; v.u = x; return v.f; }
+RB_INLINE uint64_t rb_bits_of_f64(double x) { union { double f; uint64_t u; } v; v.f = x; return v.u; }
+RB_INLINE double rb_f64_of_bits(uint64_t x) { union { double f; uint64_t u; } v; v.u = x; return v.f; }
+
 /* ---- math helpers not in <math.h> */
 RB_INLINE double rb_sigmoid_d(double x) {
   double e = exp(-fabs(x));
@@ -138,11 +157,20 @@ PRELUDE = r"""
 #define RB_PARALLEL_FOR
 #endif
 /* vectorized loops: buffers are restrict-qualified, so -O3 vectorizes them; clang is also
-   asked explicitly. No pragma that *asserts* independence is used (it could be wrong). */
+   asked explicitly. Independence is asserted (RB_SIMD) only where the loop is proven free of
+   cross-iteration dependences. */
 #if defined(__clang__)
 #define RB_VECTORIZE _Pragma("clang loop vectorize(enable)")
 #else
 #define RB_VECTORIZE
+#endif
+/* vectorized loops whose iterations are independent (tir/loop_deps.py proves it: each writes
+   its own elements): `omp simd` makes GCC vectorize them before unrolling the loops around
+   them, so a register tile's accumulators stay in vector registers */
+#ifdef _OPENMP
+#define RB_SIMD _Pragma("omp simd")
+#else
+#define RB_SIMD RB_VECTORIZE
 #endif
 
 static inline int32_t rb_thread_id(void) {

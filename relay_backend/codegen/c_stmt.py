@@ -24,6 +24,7 @@ import re
 
 from .. import tir
 from ..errors import CompileError
+from ..tir.loop_deps import iterations_independent
 from .c_expr import ExprPrinter, itemsize, storage_type, strip_parens, value_type
 from .c_prelude import PRELUDE
 
@@ -305,7 +306,7 @@ class FunctionEmitter:
             self.line("RB_PARALLEL_FOR")
             self.par_depth += 1
         elif s.kind == "vectorized":
-            self.line("RB_VECTORIZE")
+            self.line("RB_SIMD" if iterations_independent(s) else "RB_VECTORIZE")
         elif s.kind == "unrolled" and isinstance(s.extent, tir.IntImm) \
                 and 1 < s.extent.value <= UNROLL_LIMIT:
             self.line(f"#pragma GCC unroll {int(s.extent.value)}")

@@ -17,11 +17,14 @@ import re
 
 from llvmlite import ir
 
-from .. import diagnostics, tir
+from .. import diagnostics, progress, tir
 from ..errors import CompileError
 from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
+from ..target import as_target
+from ..tir.dim_json import dim_to_json, unique_var_names
 from . import llvm_target
+from .llvm_cache import compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_stmt import ALIGN, FunctionEmitter
@@ -31,8 +34,6 @@ _CODE_LOG = diagnostics.get_logger("codegen")
 # native symbol = SYMBOL_PREFIX + function name (load_module accepts only such symbols)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOP_ID = re.compile(r'^(!\d+) = !\{ !"rb\.loop\.\d+"', re.MULTILINE)
-_DIM_OPS = {tir.Add: "+", tir.Sub: "-", tir.Mul: "*", tir.FloorDiv: "//", tir.FloorMod: "%",
-            tir.Min: "min", tir.Max: "max"}
 
 
 class ModuleCodegen:
@@ -75,17 +76,8 @@ class ModuleCodegen:
     # ------------------------------------------------------------------ functions
     def add(self, func: "tir.PrimFunc") -> FunctionInfo:
         """Emit `func` (entry + compute function); returns its boundary signature."""
-        if not isinstance(func, tir.PrimFunc):
-            raise CompileError(f"build: expected a tir.PrimFunc, got {type(func).__name__}")
-        symbol = str(func.attrs.get("global_symbol", func.name))
-        if not _IDENT.match(symbol):
-            raise CompileError(f"build: function name {symbol!r} is not a C identifier; rename "
-                               f"the PrimFunc (letters, digits, underscores)")
-        if symbol in self._names:
-            raise CompileError(f"build: two functions are named {symbol!r}")
-        self._names.add(symbol)
+        info = kernel_signature(func, self._names)
         shape_vars = func.shape_vars
-        info = signature(func, symbol, shape_vars)
         symbol = info.symbol            # prefixed, so "exp" cannot shadow libm's exp
 
         params = func.params
@@ -125,31 +117,33 @@ class ModuleCodegen:
         return info
 
 
+def kernel_signature(func, taken: set) -> FunctionInfo:
+    """The boundary signature of `func`, after checking its name is a C identifier not in
+    `taken` (which then holds it)."""
+    if not isinstance(func, tir.PrimFunc):
+        raise CompileError(f"build: expected a tir.PrimFunc, got {type(func).__name__}")
+    symbol = str(func.attrs.get("global_symbol", func.name))
+    if not _IDENT.match(symbol):
+        raise CompileError(f"build: function name {symbol!r} is not a C identifier; rename "
+                           f"the PrimFunc (letters, digits, underscores)")
+    if symbol in taken:
+        raise CompileError(f"build: two functions are named {symbol!r}")
+    taken.add(symbol)
+    return signature(func, symbol, func.shape_vars)
+
+
 def shape_var_names(shape_vars) -> dict:
-    """{id(var): unique name} for a function's shape variables, in order."""
-    names, used = {}, set()
-    for v in shape_vars:
-        name, k = v.name, 0
-        while name in used:
-            k += 1
-            name = f"{v.name}_{k}"
-        used.add(name)
-        names[id(v)] = name
-    return names
+    """{id(var): unique name} for a function's shape variables, in order (tir/dim_json.py)."""
+    return unique_var_names(shape_vars)
 
 
 def encode_dim(e, names: dict, symbol: str):
     """A tir size expression as a signature dim (runtime/signature.py): an int, a shape-variable
-    name or (op, lhs, rhs) with op in + - * // % min max."""
-    if isinstance(e, tir.IntImm):
-        return int(e.value)
-    if isinstance(e, tir.Var) and id(e) in names:
-        return names[id(e)]
-    op = _DIM_OPS.get(type(e))
-    if op is None:
-        raise CompileError(f"build {symbol}: size `{e}` is not an int, a shape variable or "
-                           f"+,-,*,//,%,min,max of them")
-    return (op, encode_dim(e.a, names, symbol), encode_dim(e.b, names, symbol))
+    name or (op, lhs, rhs) with op in + - * // % min max; a CompileError naming `symbol` else."""
+    try:
+        return _as_tuples(dim_to_json(e, names))
+    except ValueError as err:
+        raise CompileError(f"build {symbol}: buffer {err}") from None
 
 
 def signature(func, symbol: str, shape_vars) -> FunctionInfo:
@@ -161,6 +155,11 @@ def signature(func, symbol: str, shape_vars) -> FunctionInfo:
     return FunctionInfo(symbol, params,
                         tuple(names[id(v)] for v in shape_vars), SYMBOL_PREFIX + symbol,
                         int(func.attrs.get("num_outputs", 0)))
+
+
+def _as_tuples(dim):
+    """A JSON dim with its [op, a, b] lists as tuples (ParamInfo is frozen and hashable)."""
+    return (dim[0], _as_tuples(dim[1]), _as_tuples(dim[2])) if isinstance(dim, list) else dim
 
 
 def codegen_llvm(funcs, has_openmp=None):
@@ -175,26 +174,39 @@ def codegen_llvm(funcs, has_openmp=None):
 def build_llvm(funcs, target=None) -> Module:
     """Compile PrimFuncs for an llvm Target (the host CPU by default) into a runtime Module.
 
-    Code for this machine is JIT-compiled and callable; code for another machine (-mtriple of
-    another instruction set, a -mcpu or -mattr the host lacks) is compiled to a relocatable
-    object for that machine: the Module exports it (export_library with cc= a cross compiler,
-    or a ".o" path) and refuses to run it here.
+    Every kernel is its own LLVM module: looked up in the on-disk cache, else compiled (in
+    parallel when there are several: llvm_cache / llvm_pool) to a position-independent object.
+    Code for this machine is then loaded into one MCJIT engine and callable; code for another
+    machine (-mtriple of another instruction set, a -mcpu or -mattr the host lacks) stays
+    object code for that machine: the Module exports it (export_library with cc= a cross
+    compiler, or a ".o" path) and refuses to run it here.
     """
     funcs = list(funcs)
+    target = as_target(target if target is not None else "llvm")
     spec = llvm_target.machine_spec(target)
     has_openmp = bool(llvm_target.libgomp_path())
-    text, infos = codegen_llvm(funcs, has_openmp)
+    taken = set()
+    infos = [kernel_signature(f, taken) for f in funcs]
+    kernels = compile_kernels(funcs, spec, str(target), has_openmp,
+                              lambda func: codegen_llvm([func], has_openmp)[0])
+    module = kernel_module(infos, kernels, spec, has_openmp)
+    module.build_stats = {"kernels": len(kernels),
+                          "compiled": sum(not k.from_cache for k in kernels),
+                          "from_cache": sum(k.from_cache for k in kernels)}
+    return module
+
+
+def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
+    """The runtime Module of compiled kernels (llvm_cache.CompiledKernel, in `infos` order)."""
+    optimized = [k.ir for k in kernels]
+    objects = [k.object_code for k in kernels]
     what = ", ".join(i.name for i in infos)
-    mod = llvm_target.parse(text, what, spec)
-    tm = llvm_target.target_machine(spec.runs_here, spec)
-    llvm_target.optimize(mod, tm, spec.opt_level)
-    optimized = str(mod)
     if diagnostics.wants(4):
-        _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, optimized)
+        _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, "\n".join(optimized))
     libs = ("m", "gomp") if has_openmp else ("m",)
 
     def object_code():
-        return llvm_target.emit_object(optimized, spec)
+        return objects[0] if len(objects) == 1 else llvm_target.emit_linked_object(optimized, spec)
 
     def exporter(path, cc=None, fcompile=None):
         if not spec.runs_here and cc is None and fcompile is None:
@@ -204,12 +216,15 @@ def build_llvm(funcs, target=None) -> Module:
                 f"compiler cannot link them: pass cc= a compiler for that machine (e.g. "
                 f"cc='aarch64-linux-gnu-gcc') or fcompile=, or export to a path ending in '.o' "
                 f"to get the object file")
-        llvm_target.link_shared(object_code(), path, libs, cc=cc, fcompile=fcompile)
-    sources = {"ll": optimized, "asm": lambda: llvm_target.emit_assembly(optimized, spec)}
+        llvm_target.link_shared(objects, path, libs, cc=cc, fcompile=fcompile)
+    sources = {"ll": "\n".join(optimized),
+               "asm": lambda: "\n".join(llvm_target.emit_assembly(text, spec) for text in optimized)}
     if not spec.runs_here:
         return Module(infos, {}, sources=sources, exporter=exporter, type_key="llvm",
                       object_code=object_code, unrunnable=spec.foreign)
-    engine = llvm_target.jit(mod, tm)
+    progress.begin("linked", total=1)
+    engine = llvm_target.load_objects(objects, spec)
+    progress.advance("linked")
     addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
     return Module(infos, addresses, handle=engine, sources=sources, exporter=exporter,
                   type_key="llvm", object_code=object_code)

@@ -202,6 +202,8 @@ class ExprEmitter:
             return self.thread_id if self.thread_id is not None else ir.Constant(ir.IntType(32), 0)
         if node.op_name == "omp_get_num_threads":
             return self.num_threads if self.num_threads is not None else ir.Constant(ir.IntType(32), 1)
+        if node.op_name == "reinterpret":          # same-width bits, e.g. float32 <-> int32
+            return self.builder.bitcast(vals[0], llvm_type(node.dtype))
         return self.math.call(self.builder, node.op_name, vals, node.dtype)
 
     def _compare(self, node, a, b_):

@@ -42,6 +42,7 @@ _LLVM_UNARY = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
                "exp2": "exp2"}
 _LIBM_UNARY = ("tan", "asin", "acos", "atan", "sinh", "cosh", "log1p")
 _LIBM_BINARY = ("atan2",)
+_BIT_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right")
 
 
 class MathLib:
@@ -75,6 +76,8 @@ class MathLib:
     def call(self, b: ir.IRBuilder, op: str, args: list, dtype: str):
         """The value of intrinsic `op` applied to LLVM values `args` (result dtype `dtype`)."""
         x = args[0]
+        if op in _BIT_OPS:
+            return self._bit_call(b, op, args, dtype)
         if isinstance(x.type, ir.IntType):
             return self._int_call(b, op, args)
         if op in ("isnan", "isinf"):
@@ -103,6 +106,18 @@ class MathLib:
         if op in _LIBM_UNARY or op in _LIBM_BINARY:
             return self.libm(b, op, *args)
         raise CompileError(f"llvm codegen: no lowering for math intrinsic {op!r} on {dtype}")
+
+    @staticmethod
+    def _bit_call(b, op, args, dtype):
+        """Bitwise ops and shifts on i1 / iN values (reinterpret is llvm_expr's bitcast)."""
+        x = args[0]
+        if op == "bitwise_not":
+            return b.xor(x, ir.Constant(x.type, -1))
+        y = args[1]
+        if op == "shift_right":
+            return b.lshr(x, y) if dtype.startswith("uint") else b.ashr(x, y)
+        return {"bitwise_and": b.and_, "bitwise_or": b.or_, "bitwise_xor": b.xor,
+                "shift_left": b.shl}[op](x, y)
 
     def _int_call(self, b, op, args):
         x = args[0]

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 
 from dataclasses import dataclass
 
@@ -26,6 +27,23 @@ from ..target import arch_family, as_target, host_triple
 _REMARKS_LOG = get_logger("codegen")
 
 OPT_LEVEL = 3
+# Held by every llvmlite call relay_backend makes that does real work, and by the compile
+# pool while it forks its workers (llvm_pool.py): a child forked while another thread is inside
+# LLVM would inherit llvmlite's lock taken, and hang on its first LLVM call.
+LLVM_LOCK = threading.RLock()
+_COMPILES = [0]
+
+
+def compile_count() -> int:
+    """How many modules LLVM has optimised and compiled for this process so far, in it or in
+    its compile workers (the disk cache's tests read it: a cache hit adds nothing)."""
+    return _COMPILES[0]
+
+
+def count_compiles(n: int = 1) -> None:
+    """Record `n` LLVM compiles (the compile pool calls it for work done in its workers)."""
+    with LLVM_LOCK:
+        _COMPILES[0] += n
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,13 +134,14 @@ def target_machine(jit: bool = True, spec: MachineSpec = None) -> "llvm.TargetMa
 def parse(ir_text: str, what: str = "kernel", spec: MachineSpec = None) -> "llvm.ModuleRef":
     """Parse and verify textual LLVM IR; a malformed module is a CompileError (a codegen bug)."""
     _initialize()
-    try:
-        mod = llvm.parse_assembly(ir_text)
-        mod.verify()
-    except RuntimeError as err:
-        raise CompileError(f"LLVM rejected the IR generated for {what}: {err}\n"
-                           f"(set RB_DEBUG=4 to print the IR)") from err
-    mod.triple, mod.data_layout = _triple_and_layout(spec or machine_spec())
+    with LLVM_LOCK:
+        try:
+            mod = llvm.parse_assembly(ir_text)
+            mod.verify()
+        except RuntimeError as err:
+            raise CompileError(f"LLVM rejected the IR generated for {what}: {err}\n"
+                               f"(set RB_DEBUG=4 to print the IR)") from err
+        mod.triple, mod.data_layout = _triple_and_layout(spec or machine_spec())
     return mod
 
 
@@ -135,40 +154,65 @@ def _triple_and_layout(spec: MachineSpec) -> tuple:
 def optimize(mod: "llvm.ModuleRef", tm, opt_level: int = OPT_LEVEL) -> "llvm.ModuleRef":
     """Run the standard module pipeline at `opt_level` (-O3: inlining, loop/SLP vectorization,
     unrolling)."""
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = True
-    pto.slp_vectorization = True
-    pto.loop_unrolling = True
-    pto.loop_interleaving = True
-    pb = llvm.create_pass_builder(tm, pto)
-    pm = pb.getModulePassManager()
-    with native_remarks_to(_REMARKS_LOG):     # "loop not vectorized" remarks: DEBUG records
-        pm.run(mod, pb)
+    with LLVM_LOCK:
+        pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pto.loop_interleaving = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pm = pb.getModulePassManager()
+        with native_remarks_to(_REMARKS_LOG):     # "loop not vectorized" remarks: DEBUG records
+            pm.run(mod, pb)
+        _COMPILES[0] += 1
     return mod
 
 
-def jit(mod: "llvm.ModuleRef", tm) -> "llvm.ExecutionEngine":
-    """Compile `mod` in-process with MCJIT; the engine owns the module and `tm` (a fresh
-    target_machine(True)) and must be kept alive while its functions are used."""
-    engine = llvm.create_mcjit_compiler(mod, tm)
-    engine.finalize_object()
-    engine.run_static_constructors()
+def compile_object(ir_text: str, spec: MachineSpec, what: str = "kernel") -> tuple:
+    """(relocatable position-independent object bytes, optimised IR text) of one module's IR:
+    the unit of work the compile pool hands to a worker and the disk cache stores."""
+    with LLVM_LOCK:
+        tm = target_machine(False, spec)
+        mod = parse(ir_text, what, spec)
+        optimize(mod, tm, spec.opt_level)
+        return tm.emit_object(mod), str(mod)
+
+
+def load_objects(objects, spec: MachineSpec = None) -> "llvm.ExecutionEngine":
+    """An MCJIT engine holding the (position-independent) object files `objects`, relocated
+    and ready to call: symbols between them and from the process (libm, libgomp) resolve
+    here. Keep the engine alive while its functions are used."""
+    spec = spec or machine_spec()
+    with LLVM_LOCK:
+        tm = target_machine(True, spec)
+        empty = llvm.parse_assembly("")
+        empty.triple, empty.data_layout = _triple_and_layout(spec)
+        engine = llvm.create_mcjit_compiler(empty, tm)
+        for data in objects:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(bytes(data)))
+        engine.finalize_object()
+        engine.run_static_constructors()
     return engine
 
 
-def emit_object(ir_text: str, spec: MachineSpec = None) -> bytes:
-    """A relocatable, position-independent object file for (already optimized) IR text."""
-    tm = target_machine(False, spec)
-    mod = parse(ir_text, spec=spec)
-    mod.triple = tm.triple
-    return tm.emit_object(mod)
+def emit_linked_object(ir_texts, spec: MachineSpec = None) -> bytes:
+    """One relocatable object for several (already optimised) modules: linked in LLVM, then
+    compiled without optimising again (export_library("x.o") of a multi-kernel module)."""
+    with LLVM_LOCK:
+        tm = target_machine(False, spec)
+        mods = [parse(text, spec=spec) for text in ir_texts]
+        for other in mods[1:]:
+            mods[0].link_in(other)
+        mods[0].triple = tm.triple
+        return tm.emit_object(mods[0])
 
 
 def emit_assembly(ir_text: str, spec: MachineSpec = None) -> str:
     """Assembly for (already optimized) IR text."""
-    tm = target_machine(False, spec)
-    mod = parse(ir_text, spec=spec)
-    return tm.emit_assembly(mod)
+    with LLVM_LOCK:
+        tm = target_machine(False, spec)
+        mod = parse(ir_text, spec=spec)
+        return tm.emit_assembly(mod)
 
 
 @functools.lru_cache(maxsize=None)
@@ -190,21 +234,25 @@ def libgomp_path() -> str:
     return name
 
 
-def link_shared(object_code: bytes, path: str, libs=("m",), cc: str = None, fcompile=None) -> None:
-    """Link one object file into a shared library at `path`: with `fcompile(path, [object
-    path])` when given (TVM's export_library hook), else `<cc> -shared` (cc: the system C
-    compiler by default, or a cross compiler such as "aarch64-linux-gnu-gcc")."""
+def link_shared(object_code, path: str, libs=("m",), cc: str = None, fcompile=None) -> None:
+    """Link object files (bytes, or a list of them) into a shared library at `path`: with
+    `fcompile(path, [object paths])` when given (TVM's export_library hook), else `<cc>
+    -shared` (cc: the system C compiler by default, or a cross compiler such as
+    "aarch64-linux-gnu-gcc")."""
+    objects = [object_code] if isinstance(object_code, (bytes, bytearray)) else list(object_code)
     with tempfile.TemporaryDirectory(prefix="rb_link_") as tmp:
-        obj = os.path.join(tmp, "lib.o")
-        with open(obj, "wb") as f:
-            f.write(object_code)
+        paths = []
+        for i, data in enumerate(objects):
+            paths.append(os.path.join(tmp, f"lib{i}.o"))
+            with open(paths[-1], "wb") as f:
+                f.write(data)
         if fcompile is not None:
-            fcompile(path, [obj])
+            fcompile(path, paths)
             return
         compiler = (shutil.which(cc),) if cc else find_cc()
         if compiler[0] is None:
             raise CompileError(f"export_library: the compiler cc={cc!r} is not on PATH")
-        cmd = [*compiler, "-shared", "-fPIC", "-o", path, obj] + [f"-l{lib}" for lib in libs]
+        cmd = [*compiler, "-shared", "-fPIC", "-o", path, *paths] + [f"-l{lib}" for lib in libs]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"linking {path} failed: {' '.join(cmd)}\n{proc.stderr.strip()}")

@@ -34,7 +34,19 @@ class GraphCodegenResult:
 
 
 class GraphExecutorCodegen:
-    """tvm.relay.backend.graph_executor_codegen.GraphExecutorCodegen(mod, target)."""
+    """Lower a module's main into a graph JSON, its kernels and its params
+    (tvm.relay.backend.graph_executor_codegen.GraphExecutorCodegen).
+
+    Parameters
+    ----------
+    mod : IRModule, optional
+        The optimised, fused module whose main is lowered (codegen can take it instead).
+        Defaults to None.
+    target : str or Target, optional
+        What the kernels are compiled for. Defaults to "llvm".
+    mod_name : str, optional
+        The prefix of the generated symbol names. Defaults to "default".
+    """
 
     def __init__(self, mod=None, target="llvm", mod_name="default"):
         self.mod = mod
@@ -44,7 +56,21 @@ class GraphExecutorCodegen:
 
     # ------------------------------------------------------------------ public
     def codegen(self, mod=None, func=None):
-        """(graph_json, lowered runtime Module, params {"p0": NDArray, ...}) for `func`."""
+        """Lower a function (by default the module's main) into a graph JSON, a kernel library and
+        params (tvm's GraphExecutorCodegen.codegen).
+
+        Parameters
+        ----------
+        mod : IRModule, optional
+            The optimised, fused module; None (the default) takes the one given to the constructor.
+        func : Function, optional
+            The function to lower; None (the default) takes the module's main.
+
+        Returns
+        -------
+        result : tuple
+            (graph_json, the kernels' runtime Module, params {"p0": NDArray, ...}).
+        """
         mod = mod if mod is not None else self.mod
         if func is None:
             func = mod["main"]
@@ -53,9 +79,23 @@ class GraphExecutorCodegen:
 
     # TVM-style accessors on the last codegen
     def get_graph_json(self) -> str:
+        """The graph JSON of the last codegen.
+
+        Returns
+        -------
+        graph_json : str
+            Nodes, their inputs, the storage plan, shapes and dtypes.
+        """
         return self.result.graph_json
 
     def get_params(self) -> dict:
+        """The params of the last codegen: the constants lifted out of the graph.
+
+        Returns
+        -------
+        params : dict of str to NDArray
+            {"p0": value, ...}, the graph's param inputs.
+        """
         return dict(self.result.params)
 
 

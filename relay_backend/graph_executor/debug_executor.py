@@ -17,14 +17,25 @@ import time
 import numpy as np
 
 from ..ir.module import IRModule
-from ..runtime.benchmark import time_per_call
+from ..docstrings import shared_parameters
+from ..runtime.benchmark import TIMING_PARAMETERS, time_per_call
 from ..runtime.params import save_param_dict
-from ..runtime.profiling import KernelCall, ProfileReport
+from ..runtime.profiling import PROFILE_PARAMETERS, PROFILE_RESULT, KernelCall, ProfileReport
 from .runtime import GraphModule
 
 
 class DebugReport:
-    """Per-node timing rows (TVM's debug table); str() is the table, csv() the same as CSV."""
+    """Per-node timing rows of a debug run (TVM's debug table): str() is the table, csv() the
+    same as CSV.
+
+    Parameters
+    ----------
+    rows : list of dict
+        One row per kernel node: name, func_name, ops, time_us, shape, num_inputs,
+        num_outputs and measurements.
+    sort_by_time : bool, optional
+        If True (the default) the slowest node comes first; if False, node order is kept.
+    """
 
     COLUMNS = ("Node Name", "Fused Function", "Ops", "Time(us)", "Time(%)", "Shape", "Inputs", "Outputs",
                "Measurements(us)")
@@ -42,6 +53,13 @@ class DebugReport:
                 "[" + ", ".join(f"{m:.3f}" for m in r["measurements"]) + "]"]
 
     def table(self) -> list:
+        """The report's rows as cells (the COLUMNS), with a closing Total_time row.
+
+        Returns
+        -------
+        rows : list of list of str
+            One list of cells per node, then the total.
+        """
         rows = [self._cells(r) for r in self.rows]
         rows.append(["Total_time", "-", "-", f"{self.total_us:.3f}", "-", "-", "-", "-", "-"])
         return rows
@@ -54,6 +72,13 @@ class DebugReport:
         return "\n".join(lines)
 
     def csv(self) -> str:
+        """The report as CSV text: a header row (COLUMNS), then the rows of table().
+
+        Returns
+        -------
+        text : str
+            The CSV, one line per row.
+        """
         def quote(c):
             return f'"{c}"' if ("," in c or '"' in c) else c
         return "\n".join(",".join(quote(c.replace('"', "'")) for c in row)
@@ -64,7 +89,21 @@ class DebugReport:
 
 
 class GraphModuleDebug(GraphModule):
-    """A GraphModule whose run() times every kernel node and keeps every node's outputs."""
+    """A GraphModule whose run() times every kernel node and keeps every node's outputs
+    (tvm.contrib.debugger.debug_executor.GraphModuleDebug).
+
+    Parameters
+    ----------
+    graph_json : str
+        The graph JSON of a build.
+    lib : runtime.Module
+        The compiled kernels the graph calls.
+    device : Device or str
+        Where the graph runs.
+    dump_root : str, optional
+        A folder to write each node's outputs to, as TVM's debugger does. Defaults to None
+        (nothing written).
+    """
 
     def __init__(self, graph_json, lib, device, dump_root=None):
         super().__init__(graph_json, lib, device)
@@ -95,8 +134,24 @@ class GraphModuleDebug(GraphModule):
         self._outputs = outputs
         return outputs
 
+    @shared_parameters(TIMING_PARAMETERS)
     def run(self, number=10, repeat=1, min_repeat_ms=0, sort_by_time=True, **inputs) -> DebugReport:
-        """Capture all outputs, then time each kernel node (`repeat` means of `number` calls)."""
+        """Run the graph node by node, keeping every node's outputs (debug_get_output, dump_outputs),
+        then time each kernel node on its own.
+
+        Parameters
+        ----------
+        sort_by_time : bool, optional
+            If True (the default), the report lists the slowest node first; if False, in node
+            order.
+        **inputs
+            Inputs set by name first.
+
+        Returns
+        -------
+        report : DebugReport
+            One row per kernel node: its time per call, share of the total, shape and fused ops.
+        """
         with self._guard.call("run"):
             self.run_node_by_node(**inputs)
             rows = self._time_nodes(number, repeat, min_repeat_ms)
@@ -125,13 +180,16 @@ class GraphModuleDebug(GraphModule):
                          "num_inputs": len(node.inputs), "num_outputs": node.num_outputs})
         return rows
 
+    @shared_parameters(PROFILE_PARAMETERS, PROFILE_RESULT)
     def profile(self, repeat: int = 1, warmup: int = 1, **inputs) -> ProfileReport:
-        """Time every kernel node of `repeat` whole runs (after `warmup` untimed runs).
+        """Time every kernel node over whole runs of the graph: `warmup` untimed runs, then `repeat`
+        timed ones.
 
-        inputs: set by name first, as in run(). Returns a runtime.profiling.ProfileReport with
-        one row per node (the Relay ops fused into it, output shape, calls, time, % of the
-        total, GFLOP/s for matrix products) and one KernelCall per node run, exportable as
-        CSV, JSON and a Chrome trace."""
+        Parameters
+        ----------
+        **inputs
+            Inputs set by name first, as in run().
+        """
         described = [(nid, call, self._describe_node(nid)) for nid, call in self._node_execs]
         calls = []
         with self._guard.call("profile") as me:
@@ -166,13 +224,39 @@ class GraphModuleDebug(GraphModule):
         return time_per_call(call, number, min_repeat_ms) * 1e6
 
     def debug_get_output(self, node_name: str, index: int = 0) -> np.ndarray:
-        """The captured output `index` of node `node_name` from the last debug run."""
+        """One output of one node, as captured by the last node-by-node run (made now if there was
+        none).
+
+        Parameters
+        ----------
+        node_name : str
+            The node's name in the graph JSON, e.g. "tvmgen_default_fused_nn_conv2d".
+        index : int, optional
+            Which output of the node. Defaults to 0.
+
+        Returns
+        -------
+        value : numpy.ndarray
+            The captured output.
+        """
         if not self._outputs:
             self.run_node_by_node()
         return self._outputs[f"{node_name}:{index}"]
 
     def dump_outputs(self, path) -> str:
-        """Write every node's outputs of the last run to an .npz file (keys "<node>:<i>")."""
+        """Write the outputs of every node of the last node-by-node run (made now if there was none)
+        to one .npz file, under keys "<node name>:<output index>".
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write; ".npz" is added when it does not end so (as numpy.savez does).
+
+        Returns
+        -------
+        path : str
+            The path of the written file.
+        """
         if not self._outputs:
             self.run_node_by_node()
         path = os.fspath(path)
@@ -198,18 +282,52 @@ class GraphModuleDebug(GraphModule):
 
 
 def create(graph_json_str, libmod, device, dump_root=None) -> GraphModuleDebug:
-    """tvm.contrib.debugger.debug_executor.create."""
+    """A debug GraphModule (tvm.contrib.debugger.debug_executor.create).
+
+    Parameters
+    ----------
+    graph_json_str : str
+        The graph JSON of a build.
+    libmod : runtime.Module
+        The compiled kernels the graph calls.
+    device : Device or list of Device
+        Where to run (the first of a list).
+    dump_root : str, optional
+        A folder to write each node's outputs to. Defaults to None.
+
+    Returns
+    -------
+    module : GraphModuleDebug
+        The module; its params are not set.
+    """
     if isinstance(device, (list, tuple)):
         device = device[0]
     return GraphModuleDebug(graph_json_str, libmod, device, dump_root=dump_root)
 
 
 def compare_with_interpreter(factory, inputs: dict, device=None, rtol=1e-5, atol=1e-5) -> list:
-    """Check every kernel node against the reference interpreter on the node's actual inputs.
+    """Check every kernel node of a build against the reference interpreter, each on the
+    inputs that node actually received.
 
-    Returns one row per compared node: {"name", "func_name", "max_abs_err", "ok"}, in node
-    order; the first row with ok=False is the first wrong kernel. Needs an in-memory factory
-    (it knows the primitive functions).
+    Parameters
+    ----------
+    factory : GraphExecutorFactoryModule
+        An in-memory build (it knows the primitive functions; a factory loaded from a file
+        does not).
+    inputs : dict of str to numpy.ndarray
+        The model's inputs by name.
+    device : Device or str, optional
+        Where to run the build. Defaults to None (the CPU).
+    rtol : float, optional
+        The relative tolerance of the comparison. Defaults to 1e-5.
+    atol : float, optional
+        The absolute tolerance of the comparison. Defaults to 1e-5.
+
+    Returns
+    -------
+    rows : list of dict
+        One row per compared node, in node order: {"name", "func_name", "max_abs_err",
+        "ok"}; the first row with ok=False is the first wrong kernel.
     """
     from ..interpreter.evaluator import Interpreter
     from ..executor import flatten_value

@@ -15,7 +15,8 @@ class GraphExecutor(CompiledExecutor):
     executor_name = "graph"
 
     def _build(self, mod):
-        return build_graph(default_pipeline(device_type=self.device.device_type)(mod), self.target)
+        return build_graph(default_pipeline(target=self.target, device_type=self.device.device_type)(mod),
+                           self.target)
 
 
 __all__ = ["GraphExecutor"]

@@ -25,7 +25,30 @@ FACTORY_VERSION = 1
 
 
 class GraphExecutorFactoryModule:
-    """tvm.relay.backend.executor_factory.GraphExecutorFactoryModule."""
+    """What relay.build returns for the graph executor
+    (tvm.relay.backend.executor_factory.GraphExecutorFactoryModule): the graph JSON, the
+    kernel library and the params; factory["default"](device) makes a runnable module.
+
+    Parameters
+    ----------
+    ir_mod : IRModule
+        The optimised module the graph was built from.
+    target : str or Target
+        What the kernels were compiled for.
+    graph_json_str : str
+        The graph JSON: nodes, their inputs, the storage plan, shapes and dtypes.
+    libmod : runtime.Module
+        The compiled kernels.
+    libmod_name : str, optional
+        The name the runnable module is made under (factory[libmod_name](device)). Defaults
+        to "default".
+    params : dict of str to NDArray, optional
+        Values of the graph's param inputs (p0, p1, ...), set on every module the factory
+        makes. Defaults to None.
+    codegen_result : object, optional
+        The in-memory result of code generation (primitive functions, kernel names) kept for
+        debugging tools; None for a factory loaded from a file. Defaults to None.
+    """
 
     def __init__(self, ir_mod, target, graph_json_str, libmod, libmod_name="default", params=None,
                  codegen_result=None):
@@ -45,15 +68,43 @@ class GraphExecutorFactoryModule:
 
     # -- TVM accessors
     def get_graph_json(self) -> str:
+        """The graph JSON the executor runs.
+
+        Returns
+        -------
+        graph_json : str
+            Nodes, their inputs, the storage plan, shapes and dtypes.
+        """
         return self.graph_json
 
     def get_executor_config(self) -> str:
+        """The executor's configuration, which for the graph executor is its graph JSON (as TVM's).
+
+        Returns
+        -------
+        graph_json : str
+            The graph JSON.
+        """
         return self.graph_json
 
     def get_params(self) -> dict:
+        """The values of the graph's param inputs, set on every module the factory makes.
+
+        Returns
+        -------
+        params : dict of str to NDArray
+            A copy of {"p0": value, ...}.
+        """
         return dict(self.params)
 
     def get_lib(self):
+        """The compiled kernels.
+
+        Returns
+        -------
+        lib : runtime.Module or None
+            The kernel library; None when the graph calls no kernel.
+        """
         return self.lib
 
     @property
@@ -70,6 +121,24 @@ class GraphExecutorFactoryModule:
 
     # -- creating executors
     def create(self, device, debug=False, dump_root=None) -> GraphModule:
+        """A runnable module on a device, with the params set: what factory["default"](device) makes.
+
+        Parameters
+        ----------
+        device : Device
+            Where the module runs.
+        debug : bool, optional
+            If True, a GraphModuleDebug (node-by-node outputs, per-node timing) instead of a
+            GraphModule. Defaults to False.
+        dump_root : str, optional
+            For a debug module: the folder its run() dumps outputs and the graph into (TVM's
+            _tvmdbg_device_* layout); None (the default) dumps nothing.
+
+        Returns
+        -------
+        module : GraphModule or GraphModuleDebug
+            The module.
+        """
         if debug:
             from .debug_executor import GraphModuleDebug
             gmod = GraphModuleDebug(self.graph_json, self.lib, device, dump_root=dump_root)
@@ -102,7 +171,25 @@ class GraphExecutorFactoryModule:
 
     # -- export
     def export_library(self, file_name, fcompile=None, addons=None, **kwargs) -> str:
-        """Write kernels + graph JSON + params as one loadable library file."""
+        """Write the kernels, the graph JSON and the params as one library file, which
+        runtime.load_module reads back as a factory.
+
+        Parameters
+        ----------
+        file_name : str or os.PathLike
+            The file to write (a shared library, .so).
+        fcompile : callable, optional
+            Replaces the link step, as in TVM: fcompile(path, [object files]). Defaults to None.
+        addons : list, optional
+            Accepted for TVM's signature; extra files to link are not supported. Defaults to None.
+        **kwargs
+            Passed on to runtime.Module.export_library (e.g. cc=, the compiler that links).
+
+        Returns
+        -------
+        path : str
+            The path written.
+        """
         if self.lib is None:
             raise SerializationError("this graph has no kernels to export (main only returns inputs or "
                                      "constants); nothing needs compiling")

@@ -164,7 +164,19 @@ def _attr_list(attrs: dict, key: str, required: bool):
 
 
 def parse_graph(graph_json) -> Graph:
-    """A validated Graph from a JSON string (or an already decoded dict)."""
+    """Read and validate a graph JSON: every key, node, entry reference, shape and dtype is
+    checked, so a bad file is a SerializationError rather than a crash at run time.
+
+    Parameters
+    ----------
+    graph_json : str or bytes or dict
+        The JSON text, or a dict already decoded from it.
+
+    Returns
+    -------
+    graph : Graph
+        The validated graph.
+    """
     try:
         obj = json.loads(graph_json) if isinstance(graph_json, (str, bytes)) else graph_json
     except (json.JSONDecodeError, RecursionError) as err:

@@ -29,9 +29,29 @@ from .graph import CPU_DEVICE_TYPE, CUDA_DEVICE_TYPE, Graph, check_sizes, parse_
 
 
 class GraphModule(ExecutorModule):
-    """A graph executor instance: set_input / run / get_output over preallocated storage.
+    """A graph executor instance (tvm.contrib.graph_executor.GraphModule): set_input, run,
+    get_output over storage planned once.
 
-    Not thread-safe: one thread at a time (see the module docstring); sharing raises."""
+        module = GraphModule(relay.build(mod, "llvm", params=params)["default"](relay.cpu()))
+        module.set_input("data", data)
+        module.run()
+        out = module.get_output(0).numpy()
+
+    Not thread-safe: one thread at a time (see the module docstring); sharing raises
+    ExecutionError.
+
+    Parameters
+    ----------
+    module : GraphModule or str
+        What a build factory's factory["default"](device) returned (the usual, TVM-style
+        use), or the graph JSON text of a build (then `lib` and `device` are needed too).
+    lib : runtime.Module, optional
+        The compiled kernels the graph calls, when `module` is graph JSON text. Defaults to
+        None.
+    device : Device or str, optional
+        Where the graph runs, when `module` is graph JSON text; it must be where the kernels
+        were built for. Defaults to None (the CPU).
+    """
 
     _module_name, _holder, _inputs_of = "GraphModule", "the graph", "graph's"
     _type_key = "GraphExecutor"
@@ -136,7 +156,13 @@ class GraphModule(ExecutorModule):
         return self._views[self.graph.entry_id(self.graph.arg_nodes[idx], 0)]
 
     def get_input_info(self):
-        """({name: shape}, {name: dtype}) of the inputs not set as params."""
+        """The shapes and dtypes of the inputs still to be given (those not set from params).
+
+        Returns
+        -------
+        info : tuple of dict
+            ({name: shape}, {name: dtype}).
+        """
         shapes, dtypes = {}, {}
         for name, idx in self._input_index.items():
             if name in self._param_names:
@@ -151,6 +177,13 @@ class GraphModule(ExecutorModule):
             call()
 
     def get_num_outputs(self) -> int:
+        """The number of outputs of the graph.
+
+        Returns
+        -------
+        count : int
+            How many outputs get_output can return.
+        """
         return len(self.graph.heads)
 
     def _output_array(self, idx: int) -> NDArray:
@@ -167,6 +200,13 @@ class GraphModule(ExecutorModule):
                          f"{[f'{self.graph.nodes[n].name}:{k}' for n, k in self.graph.heads]}")
 
     def get_output_info(self):
+        """The shapes and dtypes of the outputs, keyed "<node name>:<output index>".
+
+        Returns
+        -------
+        info : tuple of dict
+            ({name: shape}, {name: dtype}).
+        """
         shapes, dtypes = {}, {}
         for nid, k in self.graph.heads:
             view = self._views[self.graph.entry_id(nid, k)]
@@ -176,7 +216,23 @@ class GraphModule(ExecutorModule):
 
 
 def create(graph_json_str, libmod, device) -> GraphModule:
-    """A GraphModule over `graph_json_str` with kernels from `libmod` on `device`."""
+    """A GraphModule over a graph JSON and its kernels (tvm.contrib.graph_executor.create).
+
+    Parameters
+    ----------
+    graph_json_str : str
+        The graph JSON of a build (factory.get_graph_json()).
+    libmod : runtime.Module
+        The compiled kernels the graph calls (factory.get_lib()).
+    device : Device or list of Device
+        Where to run; a list must hold exactly one device (heterogeneous execution is not
+        supported).
+
+    Returns
+    -------
+    module : GraphModule
+        The runnable module; its params are not set (use set_input or load_params).
+    """
     if isinstance(device, (list, tuple)):
         if len(device) != 1:
             raise RelayError("heterogeneous graph execution is not supported: pass one device")

@@ -17,7 +17,7 @@ from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCrea
 from ..ir.vars import free_vars
 from ..runtime.container import ADT
 from ..runtime.ndarray import NDArray
-from .primitive import invoke_op
+from .primitive import invoke_op, is_dynamic_type
 from ..runtime.values import Closure, ConstructorValue, RecClosure, RefValue, describe, empty_tuple
 
 
@@ -54,6 +54,16 @@ class Machine:
         self.device = device
         self._globals = {}   # name -> Closure of a module function
         self._free = {}      # Function -> its free vars (computed once)
+        self._dynamic = {}   # op Call -> whether an argument's inferred type has a dynamic dim
+
+    def _dynamic_inputs(self, call) -> bool:
+        """Whether `call` has an argument of symbolic or Any shape (or of unknown type), so the
+        op's relation is replayed on the run-time shapes (computed once per call node)."""
+        known = self._dynamic.get(call)
+        if known is None:
+            known = self._dynamic[call] = any(
+                _known_type(a) is None or is_dynamic_type(_known_type(a)) for a in call.args)
+        return known
 
     # --- entry points -----------------------------------------------------------------------
     def eval_closed(self, expr):
@@ -126,7 +136,8 @@ class Machine:
         if isinstance(node, Call):
             args = [memo[a] for a in node.args]
             if isinstance(node.op, Op):
-                return invoke_op(node.op, args, node.attrs, _known_type(node), self.device)
+                return invoke_op(node.op, args, node.attrs, _known_type(node), self.device,
+                                 self._dynamic_inputs(node))
             if isinstance(node.op, Constructor):
                 return self._construct(node.op, args)
             return self.apply(memo[node.op], args) if _is_closure(memo[node.op]) else \
@@ -206,7 +217,8 @@ class Machine:
         if isinstance(callee, Op):
             out_type = _known_type(call) if call is not None else None
             attrs = call.attrs if call is not None else None
-            return invoke_op(callee, args, attrs, out_type, self.device)
+            return invoke_op(callee, args, attrs, out_type, self.device,
+                             call is None or self._dynamic_inputs(call))
         where = f": {_short(call)}" if call is not None else ""
         raise ExecutionError(f"cannot call {describe(callee)}; only functions, constructors and "
                              f"operators can be called{where}")

@@ -11,8 +11,8 @@ here is far cheaper than debugging a wrong answer three executors later.
 """
 import numpy as np
 
-from ..errors import ExecutionError, RelayError
-from ..ir.types import TensorType, TupleType, is_any
+from ..errors import ExecutionError, InputError, RelayError
+from ..ir.types import TensorType, TupleType
 from ..op.output_size import check_output_size, output_type_from_args, tensor_types
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
@@ -56,16 +56,35 @@ def _value_type(value):
     return None
 
 
-def _known_output_type(op, args, attrs, out_type):
-    """The call's output type with static shapes: the inferred one, or else the relation's answer
-    on the actual arguments (None when neither is known; the size check then waits for numpy)."""
-    if out_type is not None and not any(is_any(d) for t in tensor_types(out_type) for d in t.shape):
+def is_dynamic_type(ty) -> bool:
+    """Whether a tensor (or tuple of tensors) type has a dim known only at run time."""
+    return ty is not None and any(t.is_dynamic for t in tensor_types(ty))
+
+
+def _known_output_type(op, args, attrs, out_type, dynamic_inputs):
+    """The call's output type as far as it is known before the reference runs.
+
+    A static inferred type is used as is when the inputs were static too. Otherwise (symbolic
+    or Any dims) the relation is replayed on the actual argument shapes, as the VM's shape
+    functions do: dims the type checker could not compare (`n` against 8, TVM's AssertEQ) are
+    compared now, and an op that rejects the run-time shapes is an InputError naming them,
+    never a wrong answer."""
+    if out_type is not None and not dynamic_inputs and not is_dynamic_type(out_type):
         return out_type
-    return output_type_from_args(op, [_value_type(a) for a in args], attrs)
+    arg_types = [_value_type(a) for a in args]
+    if out_type is None or any(t is None for t in arg_types):
+        return output_type_from_args(op, arg_types, attrs)
+    try:
+        return op.rel(arg_types, attrs)
+    except RelayError as err:
+        shapes = ", ".join(describe(a) for a in args)
+        raise InputError(f"{op.name}: the run-time argument shapes ({shapes}) do not fit the op: {err}") from err
 
 
-def invoke_op(op, args, attrs, out_type, device):
-    """Run `op`'s numpy reference on runtime values `args`; check against `out_type` if known."""
+def invoke_op(op, args, attrs, out_type, device, dynamic_inputs: bool = True):
+    """Run `op`'s numpy reference on runtime values `args`; check against `out_type` if known.
+    `dynamic_inputs` (False when every argument's inferred type is static) says whether the
+    relation must be replayed on the run-time shapes first."""
     if op.ref is None:
         raise ExecutionError(op.missing("ref"))
     if 0 <= op.num_inputs != len(args):
@@ -73,7 +92,8 @@ def invoke_op(op, args, attrs, out_type, device):
                              f"got {len(args)}")
     if attrs is None and op.attrs_type is not None:
         attrs = op.attrs_type()
-    check_output_size(op, _known_output_type(op, args, attrs, out_type), "interpreter")
+    out_type = _known_output_type(op, args, attrs, out_type, dynamic_inputs)
+    check_output_size(op, out_type, "interpreter")
     np_args = [to_numpy_arg(a, op.name, i) for i, a in enumerate(args)]
     try:
         result = op.ref(*np_args, attrs)
@@ -95,4 +115,4 @@ def invoke_op(op, args, attrs, out_type, device):
     return value
 
 
-__all__ = ["invoke_op", "to_numpy_arg", "from_numpy_result", "type_mismatch"]
+__all__ = ["invoke_op", "to_numpy_arg", "from_numpy_result", "type_mismatch", "is_dynamic_type"]

@@ -6,6 +6,7 @@ can key on them. Validation lives in each class's __post_init__, using the helpe
 import dataclasses
 
 from ..errors import AttrsError, TypeInferenceError
+from .node import Node
 
 
 # Every Attrs subclass by class name (its type key "relay.attrs.<name>" in JSON): how load_json
@@ -14,7 +15,7 @@ ATTRS_TYPES = {}
 
 
 @dataclasses.dataclass(frozen=True)
-class Attrs:
+class Attrs(Node):
     """Base class for op attributes. Subclasses are frozen dataclasses with defaults."""
 
     def __init_subclass__(cls, **kwargs):
@@ -26,15 +27,41 @@ class Attrs:
             ATTRS_TYPES[cls.__name__] = cls
 
     def keys(self):
+        """The names of the attributes, in field order (as a dict's keys).
+
+        Returns
+        -------
+        names : list of str
+            The field names of the dataclass.
+        """
         return [f.name for f in dataclasses.fields(self)]
 
     def __getitem__(self, key):
         return getattr(self, key)
 
     def items(self):
+        """The (name, value) pairs of the attributes, in field order (as a dict's items).
+
+        Returns
+        -------
+        items : list of tuple
+            One (name, value) pair per field.
+        """
         return [(k, getattr(self, k)) for k in self.keys()]
 
     def with_(self, **changes) -> "Attrs":
+        """A copy with some attributes changed (the attrs are frozen, so this is how to vary them).
+
+        Parameters
+        ----------
+        **changes
+            New values by attribute name; they are validated as the constructor validates them.
+
+        Returns
+        -------
+        attrs : Attrs
+            The copy, of the same class.
+        """
         return dataclasses.replace(self, **changes)
 
 
@@ -48,7 +75,7 @@ def always_printed(default):
     return dataclasses.field(default=default, metadata={ALWAYS_PRINTED: True})
 
 
-class DictAttrs(dict):
+class DictAttrs(Node, dict):
     """Function attributes (e.g. {"Primitive": 1}); a dict whose keys can be read as fields."""
 
     def __getattr__(self, key):

@@ -12,6 +12,7 @@ from ..runtime.dtypes import supported_dtype
 from ..runtime.ndarray import NDArray
 from .attrs import DictAttrs
 from .const_value import constant_array
+from .node import Node
 from .types import TensorType, Type, type_to_str
 
 # Filled in by relay_backend.op at import: maps "add" -> function building the call. Keeps ir/ free
@@ -19,7 +20,7 @@ from .types import TensorType, Type, type_to_str
 _OPERATOR_HOOKS = {}
 
 
-class Expr:
+class Expr(Node):
     """Base class of Relay expressions."""
 
     _checked_type_ = None
@@ -27,11 +28,25 @@ class Expr:
 
     @property
     def checked_type(self) -> Type:
+        """The type InferType gave this expression (tvm's checked_type); a ValueError before it ran."""
         if self._checked_type_ is None:
             raise ValueError("the type of this expression has not been inferred; run transform.InferType() first")
         return self._checked_type_
 
     def astext(self, show_meta_data: bool = False) -> str:
+        """This expression as Relay text (tvm's astext), e.g. for printing or for the parser.
+
+        Parameters
+        ----------
+        show_meta_data : bool, optional
+            If True, the values of large constants follow in a metadata section; if False (the
+            default) only meta[relay.Constant][i] references to them are printed.
+
+        Returns
+        -------
+        text : str
+            The text, from the version header on.
+        """
         from .printer import astext
         return astext(self, show_meta_data=show_meta_data)
 
@@ -91,7 +106,24 @@ class Expr:
     __hash__ = object.__hash__
 
     def astype(self, dtype: str):
+        """This expression cast to another dtype: relay.cast(self, dtype).
+
+        Parameters
+        ----------
+        dtype : str
+            The dtype to cast to, e.g. "float16".
+
+        Returns
+        -------
+        result : Expr
+            The cast call.
+        """
         return _OPERATOR_HOOKS["cast"](self, dtype)
+
+    def __call__(self, *args) -> "Call":
+        """Call sugar, as tvm.relay: `f(x, y)` is Call(f, [x, y]) for a Function, a Var or any
+        expression that evaluates to a function (operators build their own calls)."""
+        return Call(self, args)
 
 
 def _dtype_hint(expr: Expr) -> str:
@@ -128,8 +160,22 @@ def _check_expr(value, what: str, note: str = ""):
 
 
 class Var(Expr):
-    """A local variable. `name_hint` is for printing only; identity is the object. Calling a
-    variable bound to a function builds a Call, as in tvm.relay: `f(x)` is `Call(f, [x])`."""
+    """A local variable: a function parameter or a let-bound name.
+
+    `name_hint` is for printing only; a variable's identity is the object. Calling a variable
+    bound to a function builds a Call, as in tvm.relay: `f(x)` is `Call(f, [x])`.
+
+    Parameters
+    ----------
+    name_hint : str
+        The name shown when the program is printed.
+    type_annotation : Type, optional
+        The variable's declared type (e.g. a TensorType); None (the default) leaves it to type
+        inference.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, name_hint: str, type_annotation: Type = None, span=None):
         self.name_hint = name_hint
@@ -138,6 +184,7 @@ class Var(Expr):
 
     @property
     def vid(self):
+        """The variable's identity (tvm's Id): here the Var itself, as Vars compare by identity."""
         return self
 
     def __call__(self, *args):
@@ -145,20 +192,40 @@ class Var(Expr):
 
 
 class GlobalVar(Expr):
-    """The name of a function in an IRModule. Calling it builds a Call, as in tvm.relay:
-    `gv(x, y)` is `Call(gv, [x, y])` (so Prelude code such as `p.sum(xs)` ports unchanged)."""
+    """The name of a function in an IRModule.
+
+    Calling it builds a Call, as in tvm.relay: `gv(x, y)` is `Call(gv, [x, y])` (so Prelude
+    code such as `p.sum(xs)` ports unchanged).
+
+    Parameters
+    ----------
+    name_hint : str
+        The function's name in the module (printed as @name).
+    type_annot : Type, optional
+        The function's type, when known. Defaults to None.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, name_hint: str, type_annot: Type = None, span=None):
         self.name_hint = name_hint
         self.type_annot = type_annot
         self.span = span
 
-    def __call__(self, *args):
-        return Call(self, args)
-
 
 class Constant(Expr):
-    """A constant tensor; `data` is an NDArray."""
+    """A constant tensor in a program.
+
+    Parameters
+    ----------
+    data : NDArray or numpy.ndarray or array-like
+        The value; anything else is converted with numpy.asarray. Its dtype must be one the
+        backend supports.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, data, span=None):
         self.span = span
@@ -178,19 +245,54 @@ OP_TABLE = {}
 
 
 class Op(Expr):
-    """A primitive operator. relay_backend.op.registry.OpDef subclasses this with its fields."""
+    """A primitive operator, referred to by name. relay_backend.op.registry.OpDef subclasses this
+    with the operator's fields.
+
+    Parameters
+    ----------
+    name : str
+        The operator's registered name, as "add" or "nn.conv2d".
+    """
 
     def __init__(self, name: str):
         self.name = name
 
     @staticmethod
     def get(name: str) -> "Op":
-        """The registered operator called `name` (tvm.ir.Op.get), or None when there is none."""
+        """A registered operator by name (tvm.ir.Op.get).
+
+        Parameters
+        ----------
+        name : str
+            The operator's name, e.g. "nn.conv2d".
+
+        Returns
+        -------
+        op : Op or None
+            The operator, or None when no operator has that name.
+        """
         return OP_TABLE.get(name)
 
 
 class Call(Expr):
-    """`op(args...)` with optional attrs (a frozen Attrs dataclass) and explicit type args."""
+    """A call: `op(args...)`, of an operator, a function, a variable holding one, or a constructor.
+
+    Parameters
+    ----------
+    op : Expr
+        What is called: an Op, a Function, a GlobalVar, a Var or a Constructor.
+    args : list of Expr
+        The arguments, in order.
+    attrs : Attrs, optional
+        The operator's attributes (a frozen Attrs dataclass); None (the default) for calls that
+        take none.
+    type_args : list of Type, optional
+        Explicit type arguments for a polymorphic callee; None (the default) leaves them to
+        type inference.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, op: Expr, args, attrs=None, type_args=None, span=None):
         self.span = span
@@ -203,7 +305,24 @@ class Call(Expr):
 
 
 class Function(Expr):
-    """`fn (params) -> ret_type { body }` with optional type params and attrs."""
+    """A function: `fn (params) -> ret_type { body }`.
+
+    Parameters
+    ----------
+    params : list of Var
+        The parameters, in order.
+    body : Expr
+        The expression the function computes from its parameters.
+    ret_type : Type, optional
+        The declared type of the result; None (the default) leaves it to type inference.
+    type_params : list of TypeVar, optional
+        The type parameters of a polymorphic function. Defaults to None (none).
+    attrs : dict, optional
+        Function attributes, such as {"Primitive": 1} on a fused kernel. Defaults to None.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, params, body: Expr, ret_type: Type = None, type_params=None, attrs=None,
                  span=None):
@@ -223,16 +342,41 @@ class Function(Expr):
         self.attrs = DictAttrs(attrs or {})
 
     def with_attr(self, key: str, value) -> "Function":
+        """A copy of the function with one attribute set (tvm's Function.with_attr).
+
+        Parameters
+        ----------
+        key : str
+            The attribute's name, e.g. "Primitive" or "Compiler".
+        value : object
+            Its value.
+
+        Returns
+        -------
+        func : Function
+            The copy (same parameters, body and types); this function is not changed.
+        """
         attrs = DictAttrs(self.attrs)
         attrs[key] = value
         return Function(self.params, self.body, self.ret_type, self.type_params, attrs, self.span)
 
     @property
     def is_primitive(self) -> bool:
+        """True for a fused kernel: a function whose attribute Primitive is 1 (set by FuseOps)."""
         return int(self.attrs.get("Primitive", 0)) == 1
 
 
 class Tuple(Expr):
+    """A tuple of expressions: `(a, b, ...)`.
+
+    Parameters
+    ----------
+    fields : list of Expr
+        The elements, in order.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
     def __init__(self, fields, span=None):
         self.span = span
         self.fields = tuple(fields)
@@ -247,6 +391,18 @@ class Tuple(Expr):
 
 
 class TupleGetItem(Expr):
+    """One field of a tuple: `tuple_value.index`.
+
+    Parameters
+    ----------
+    tuple_value : Expr
+        An expression of tuple type.
+    index : int
+        The position of the field to take, from 0.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
     def __init__(self, tuple_value: Expr, index: int, span=None):
         self.span = span
         self.tuple_value = _check_expr(tuple_value, "TupleGetItem: the tuple")
@@ -256,7 +412,20 @@ class TupleGetItem(Expr):
 
 
 class Let(Expr):
-    """`let var = value; body`."""
+    """A local binding: `let variable = value; body`.
+
+    Parameters
+    ----------
+    variable : Var
+        The variable bound to `value` inside `body` (available as the `var` field).
+    value : Expr
+        The bound expression, evaluated once.
+    body : Expr
+        The expression evaluated with the binding in scope; its value is the Let's.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, variable: Var, value: Expr, body: Expr, span=None):
         self.span = span
@@ -268,7 +437,20 @@ class Let(Expr):
 
 
 class If(Expr):
-    """`if (cond) { true_branch } else { false_branch }`; cond is a bool scalar tensor."""
+    """A conditional: `if (cond) { true_branch } else { false_branch }`.
+
+    Parameters
+    ----------
+    cond : Expr
+        A bool scalar tensor (e.g. relay.const(True) or a comparison such as x < y).
+    true_branch : Expr
+        The expression evaluated when `cond` is true.
+    false_branch : Expr
+        The expression evaluated when `cond` is false; of the same type as `true_branch`.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
 
     def __init__(self, cond: Expr, true_branch: Expr, false_branch: Expr, span=None):
         self.span = span
@@ -280,18 +462,50 @@ class If(Expr):
 
 
 class RefCreate(Expr):
+    """Create a mutable reference cell holding a value: `ref(value)`.
+
+    Parameters
+    ----------
+    value : Expr
+        The initial content of the cell.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
     def __init__(self, value: Expr, span=None):
         self.span = span
         self.value = _check_expr(value, "RefCreate: the value")
 
 
 class RefRead(Expr):
+    """Read the content of a reference cell: `ref.read`.
+
+    Parameters
+    ----------
+    ref : Expr
+        An expression of reference type.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
     def __init__(self, ref: Expr, span=None):
         self.span = span
         self.ref = _check_expr(ref, "RefRead: the reference")
 
 
 class RefWrite(Expr):
+    """Store a value in a reference cell: `ref := value`; evaluates to the empty tuple.
+
+    Parameters
+    ----------
+    ref : Expr
+        An expression of reference type.
+    value : Expr
+        The new content, of the cell's type.
+    span : Span, optional
+        The region of source text the node was parsed or imported from, shown in error
+        messages. Defaults to None (built in Python).
+    """
     def __init__(self, ref: Expr, value: Expr, span=None):
         self.span = span
         self.ref = _check_expr(ref, "RefWrite: the reference")
@@ -299,16 +513,39 @@ class RefWrite(Expr):
 
 
 class TupleWrapper:
-    """A multi-output op's result (e.g. split): index it to get each field, as in tvm.relay."""
+    """The result of a multi-output op (e.g. split, batch_norm), as in tvm.relay: index it or
+    unpack it to get each field as a TupleGetItem, or call astuple() for the tuple itself.
+
+    Parameters
+    ----------
+    tuple_value : Expr
+        The expression of tuple type.
+    size : int
+        The number of fields.
+    """
 
     def __init__(self, tuple_value: Expr, size: int):
         self.tuple_value = tuple_value
         self.size = size
 
     def astuple(self) -> Expr:
+        """The tuple-typed expression itself, to pass it on whole rather than field by field.
+
+        Returns
+        -------
+        tuple_value : Expr
+            The wrapped expression.
+        """
         return self.tuple_value
 
     def astext(self) -> str:
+        """The wrapped expression as Relay text (see Expr.astext).
+
+        Returns
+        -------
+        text : str
+            The text of the tuple-typed expression.
+        """
         return self.tuple_value.astext()
 
     def __getitem__(self, index):
@@ -324,7 +561,25 @@ class TupleWrapper:
 
 
 def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32") -> Var:
-    """relay.var: a Var with a tensor type from `shape`/`dtype`, or an explicit type."""
+    """A Var, with a tensor type built from `shape` and `dtype` or an explicit type (relay.var).
+
+    Parameters
+    ----------
+    name_hint : str
+        The name shown when the program is printed.
+    type_annotation : Type or str, optional
+        The variable's type; a dtype string stands for a scalar of that dtype. Give this or
+        `shape`, not both. Defaults to None.
+    shape : tuple of int, optional
+        The shape of a tensor variable (dims may be symbolic or relay.Any()). Defaults to None.
+    dtype : str, optional
+        The dtype of a tensor variable given by `shape`. Defaults to "float32".
+
+    Returns
+    -------
+    var : Var
+        The new variable.
+    """
     if type_annotation is not None and shape is not None:
         raise IRConstructionError(f"var({name_hint!r}): give either type_annotation or shape, not both")
     if isinstance(type_annotation, str):
@@ -342,9 +597,24 @@ def var(name_hint: str, type_annotation=None, shape=None, dtype: str = "float32"
 
 
 def const(value, dtype: str = None) -> Constant:
-    """relay.const: Python int -> int32, float -> float32, bool -> bool; numpy int64/float64
-    arrays become int32/float32 unless `dtype` is given (as in tvm.relay). A value the dtype
-    cannot hold raises instead of wrapping or overflowing (ir/const_value.py)."""
+    """A Constant from a Python or numpy value (relay.const).
+
+    A Python int becomes int32, a float float32, a bool bool; numpy int64 / float64 arrays
+    become int32 / float32 unless `dtype` is given (as in tvm.relay). A value the dtype cannot
+    hold raises instead of wrapping or overflowing.
+
+    Parameters
+    ----------
+    value : number or bool or numpy.ndarray or NDArray
+        The constant's value.
+    dtype : str, optional
+        The dtype to store it as; None (the default) applies the rules above.
+
+    Returns
+    -------
+    const : Constant
+        The constant expression.
+    """
     if isinstance(value, NDArray):
         value = value.view_numpy()
     return Constant(_nd.array(constant_array(value, dtype)))

@@ -6,6 +6,10 @@ dispatched `visit_call` etc. then call `self.visit(child)`, the child is already
 10,000-op chain costs constant stack depth. Function bodies, If branches and Match clauses are
 entered by their own `visit`, so depth grows only with how deeply functions/branches nest.
 """
+import inspect
+import textwrap
+
+from ..docstrings import WIDTH, section
 from .adt import (Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
                   PatternWildcard)
 from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
@@ -76,6 +80,21 @@ class ExprFunctor:
         self.memo_map = {}
 
     def visit(self, expr: Expr):
+        """The result of the visit_<kind> method for `expr`'s class, computed once per node.
+
+        The dataflow sub-graph of `expr` is dispatched first, children before parents, with an
+        explicit stack, so a visit_<kind> that visits its children finds them memoized.
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression to visit.
+
+        Returns
+        -------
+        result : object
+            What the visit_<kind> method returned for it (the same object on every call).
+        """
         memo = self.memo_map
         if expr in memo:
             return memo[expr]
@@ -89,7 +108,10 @@ class ExprFunctor:
 
 
 class ExprVisitor(ExprFunctor):
-    """Visits every sub-expression once; override visit_<kind> and call super() to descend."""
+    """Visits every sub-expression once; override visit_<kind> and call super() to descend.
+
+    (The visit_<kind> docstrings are written from _VISITED_PARTS, at the end of this module.)
+    """
 
     def visit_var(self, var):
         pass
@@ -158,7 +180,10 @@ class ExprVisitor(ExprFunctor):
 
 
 class ExprMutator(ExprFunctor):
-    """Rebuilds an expression bottom-up; a node whose children are unchanged is returned as is."""
+    """Rebuilds an expression bottom-up; a node whose children are unchanged is returned as is.
+
+    (The visit_<kind> docstrings are written from _VISITED_PARTS, at the end of this module.)
+    """
 
     def visit_var(self, var):
         return var
@@ -248,8 +273,73 @@ class ExprMutator(ExprFunctor):
         return pattern
 
 
+# kind -> (node class, what a visit reaches inside it): the visit_<kind> docstrings of both
+# traversals are written from this table, so each node's parts are described once
+_VISITED_PARTS = {
+    "var": ("Var", ""), "global_var": ("GlobalVar", ""), "constant": ("Constant", ""),
+    "op": ("Op", ""), "constructor": ("Constructor", ""),
+    "call": ("Call", "its callee and its arguments"),
+    "function": ("Function", "its parameters and its body"),
+    "tuple": ("Tuple", "its fields"),
+    "tuple_getitem": ("TupleGetItem", "the tuple it projects from"),
+    "let": ("Let", "its variable, its value and its body"),
+    "if": ("If", "its condition and both branches"),
+    "ref_create": ("RefCreate", "its initial value"),
+    "ref_read": ("RefRead", "the reference it reads"),
+    "ref_write": ("RefWrite", "the reference and the value it writes"),
+    "match": ("Match", "the matched value, then each clause's pattern and body"),
+    "pattern": ("Pattern", "the variables it binds, through its nested patterns"),
+}
+
+
+def _a(node: str) -> str:
+    return f"an {node}" if node[0] in "AEIOU" else f"a {node}"
+
+
+def _visitor_summary(node: str, parts: str) -> str:
+    if not parts:
+        return (f"Visit {_a(node)} node, a leaf: nothing inside it is visited. Override it to act on "
+                f"{node} nodes.")
+    return (f"Visit {_a(node)} node by visiting {parts}. Override it to act on {node} nodes; call "
+            f"super() to keep descending.")
+
+
+def _mutator_summary(node: str, parts: str) -> str:
+    if not parts:
+        return f"Return {_a(node)} node as it is (a leaf); override it to replace {node} nodes."
+    return (f"Rebuild {_a(node)} node from the results of visiting {parts}; the node itself when "
+            f"none of them changed.")
+
+
+def _describe_visits(cls, summary, returns: bool) -> None:
+    """Write the docstring of each visit_<kind> method `cls` defines from _VISITED_PARTS."""
+    for kind, (node, parts) in _VISITED_PARTS.items():
+        method = vars(cls)[f"visit_{kind}"]
+        parameter = list(inspect.signature(method).parameters)[1]
+        entry = (parameter, f"relay.{node}", f"The {node} to visit.")
+        doc = [textwrap.fill(summary(node, parts), WIDTH), section("Parameters", [entry])]
+        if returns:
+            doc.append(section("Returns", [("result", f"relay.{'Pattern' if node == 'Pattern' else 'Expr'}",
+                                            f"What replaces the {node} in the rebuilt expression.")]))
+        method.__doc__ = "\n\n".join(doc) + "\n"
+
+
+_describe_visits(ExprVisitor, _visitor_summary, returns=False)
+_describe_visits(ExprMutator, _mutator_summary, returns=True)
+
+
 def post_order_visit(expr: Expr, fvisit) -> None:
-    """Call fvisit(node) on every sub-expression of expr (bodies and branches too), children first."""
+    """Call a function on every sub-expression, children before their parents.
+
+    Function bodies, branches and clause bodies are visited too.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to walk.
+    fvisit : callable
+        Called as fvisit(node) once per node; its result is ignored.
+    """
     for node in all_nodes_post_order(expr):
         fvisit(node)
 

@@ -5,13 +5,14 @@ A kind lists its reference fields (other nodes, written as node indices) and its
 node apart (`fields(node)`) and build it back (`build(fields)`). ir/serialization.py walks the
 graph and calls these; this file is the one place that knows what each node holds.
 
-Shape dims are the only values whose representation is still changing (ints, Any, symbolic
-sizes); `dim_fields` / `dim_build` isolate them.
+Shape dims (ir/dims.py) are ints, Any, size variables and tir arithmetic on them: the leaves are
+written by `dim_fields` / read by `dim_build`, the arithmetic nodes are kinds (`tir.Add`, ...,
+`tir.Cast`) with TVM's type keys; a variable shared by several dims is one node.
 """
 from dataclasses import dataclass
 from typing import Callable
 
-from ..tir.expr import SizeVar
+from ..tir import expr as E
 from .adt import (Clause, Constructor, Match, PatternConstructor, PatternTuple, PatternVar,
                   PatternWildcard, TypeData)
 from .expr import (Call, Constant, Function, GlobalVar, If, Let, RefCreate, RefRead, RefWrite,
@@ -107,21 +108,48 @@ _EXPR_KINDS = [
 
 
 def dim_fields(dim):
-    """(type key, plain fields) of one shape dimension."""
+    """(type key, plain fields) of one leaf of a shape dimension (TVM's keys)."""
     if isinstance(dim, Any):
         return "tir.Any", {}
-    if isinstance(dim, SizeVar):
-        return "tir.SizeVar", {"name": dim.name, "dtype": dim.dtype}
+    if isinstance(dim, E.Var):
+        key = "tir.SizeVar" if isinstance(dim, E.SizeVar) else "tir.Var"
+        return key, {"name": dim.name, "dtype": dim.dtype}
+    if isinstance(dim, E.IntImm):
+        return "IntImm", {"dtype": dim.dtype, "value": str(int(dim.value))}
     return "IntImm", {"dtype": "int64", "value": str(int(dim))}
 
 
 def dim_build(type_key: str, plain: dict):
-    """The dimension a dim node denotes (the inverse of dim_fields)."""
+    """The dimension leaf a dim node denotes (the inverse of dim_fields)."""
     if type_key == "tir.Any":
         return Any()
     if type_key in ("tir.SizeVar", "tir.Var"):
-        return SizeVar(plain.get("name") or plain.get("name_hint", "n"), plain.get("dtype", "int32"))
+        var_class = E.SizeVar if type_key == "tir.SizeVar" else E.Var
+        return var_class(plain.get("name") or plain.get("name_hint", "n"), plain.get("dtype", "int32"))
     return int(plain["value"])
+
+
+def _dim_operand(value, dtype: str):
+    """A built child of a dim expression as a tir expression of `dtype` (an int read back from an
+    IntImm node becomes a constant again)."""
+    return E.convert(int(value), dtype) if isinstance(value, int) else value
+
+
+def _dim_binary(type_key: str, cls):
+    """The Kind of a binary node of a symbolic dim (`n * 2`, `(h + 2) // 3`, `min(n, m)`)."""
+    return Kind(type_key, cls, ("a", "b"), ("dtype",),
+                lambda n: {"a": n.a, "b": n.b, "dtype": n.dtype},
+                lambda f: cls(_dim_operand(f["a"], f["dtype"] or "int32"),
+                              _dim_operand(f["b"], f["dtype"] or "int32")))
+
+
+# symbolic dims: tir arithmetic on size variables (the variables and IntImm leaves: dim_fields)
+_DIM_KINDS = [_dim_binary(f"tir.{cls.__name__}", cls)
+              for cls in (E.Add, E.Sub, E.Mul, E.FloorDiv, E.FloorMod, E.Min, E.Max)] + [
+    Kind("tir.Cast", E.Cast, ("value",), ("dtype",),
+         lambda n: {"value": n.value, "dtype": n.dtype},
+         lambda f: E.Cast(f["dtype"], _dim_operand(f["value"], "int32"))),
+]
 
 
 _TYPE_KINDS = [
@@ -165,7 +193,7 @@ def _kind_name(value, default: str) -> str:
     return _TVM_TYPE_KINDS.get(str(value), str(value) or default)
 
 
-KINDS = _EXPR_KINDS + _TYPE_KINDS
+KINDS = _EXPR_KINDS + _TYPE_KINDS + _DIM_KINDS
 BY_KEY = {k.type_key: k for k in KINDS}
 BY_CLASS = {k.cls: k for k in KINDS if k.fields is not None}
 

@@ -25,6 +25,7 @@ from ..errors import IRConstructionError, ModuleLookupError
 from .adt import Constructor, TypeData
 from .attrs import DictAttrs
 from .expr import Expr, Function, GlobalVar
+from .node import Node
 from .types import GlobalTypeVar
 
 STD_DIR = pathlib.Path(__file__).resolve().parents[1] / "std"
@@ -60,8 +61,21 @@ class DefinitionsView(Mapping):
 TYPE_CHECKER = {}
 
 
-class IRModule:
-    """A set of named functions and type definitions (tvm.IRModule)."""
+class IRModule(Node):
+    """A set of named functions and type definitions (tvm.IRModule).
+
+    Parameters
+    ----------
+    functions : dict, optional
+        GlobalVar (or name) -> Function, the module's functions; "main" is the entry point.
+        Defaults to None (empty).
+    type_definitions : dict, optional
+        GlobalTypeVar -> TypeData, the algebraic data types it defines. Defaults to None.
+    attrs : dict, optional
+        Module attributes (e.g. the executor chosen for it). Defaults to None.
+    global_infos : dict, optional
+        name -> list of global information entries, as TVM's GlobalInfo lists. Defaults to None.
+    """
 
     def __init__(self, functions=None, type_definitions=None, attrs=None, global_infos=None):
         self._functions = {}        # GlobalVar -> Function
@@ -118,15 +132,38 @@ class IRModule:
         self._functions[gv] = value
 
     def add(self, key, func) -> None:
+        """Add or replace a function: the same as mod[key] = func.
+
+        Parameters
+        ----------
+        key : str or GlobalVar
+            The function's name (a new GlobalVar, or the existing one of that name) or GlobalVar.
+        func : Function
+            The function; a TypeData is added as a type definition instead.
+        """
         self[key] = func
 
     def update_func(self, var, func) -> None:
-        """Replace (or add) the function of `var` (tvm IRModule.update_func)."""
+        """Replace (or add) the function of one GlobalVar (tvm IRModule.update_func).
+
+        Parameters
+        ----------
+        var : GlobalVar or str
+            The function's GlobalVar, or its name.
+        func : Function
+            The new definition.
+        """
         self[var] = func
 
     def update(self, other) -> None:
-        """Add every function and type definition of `other` (an IRModule or a dict of functions)
-        to this module, replacing those with the same name (tvm IRModule.update)."""
+        """Add every function and type definition of another module, replacing those with the same
+        name (tvm IRModule.update).
+
+        Parameters
+        ----------
+        other : IRModule or dict
+            The module to merge in, or a dict {name or GlobalVar: Function}.
+        """
         if isinstance(other, dict):
             other = IRModule(other)
         if not isinstance(other, IRModule):
@@ -166,7 +203,18 @@ class IRModule:
         del self._gvars[gv.name_hint]
 
     def get_global_var(self, name: str) -> GlobalVar:
-        """The GlobalVar called `name` (tvm IRModule.get_global_var)."""
+        """The GlobalVar of a function (tvm IRModule.get_global_var).
+
+        Parameters
+        ----------
+        name : str
+            The function's name, e.g. "main".
+
+        Returns
+        -------
+        gv : GlobalVar
+            Its GlobalVar; a ModuleLookupError names the functions there are when it has none.
+        """
         if not isinstance(name, str):
             raise IRConstructionError(f"get_global_var takes a name, got {type(name).__name__}")
         return self._to_gvar(name, create=False)
@@ -176,6 +224,13 @@ class IRModule:
         return sorted(self._functions, key=lambda gv: gv.name_hint)
 
     def items(self):
+        """The (GlobalVar, Function) pairs, in the order the functions were added (as dict.items).
+
+        Returns
+        -------
+        items : dict_items
+            A live view of the module's functions.
+        """
         return self._functions.items()
 
     def functions_items(self) -> list:
@@ -184,7 +239,18 @@ class IRModule:
 
     def replace_global_vars(self, replacements) -> "IRModule":
         """A copy with GlobalVars renamed or replaced everywhere, definitions and references
-        (tvm IRModule.replace_global_vars): {old name or GlobalVar: new name or GlobalVar}."""
+        (tvm IRModule.replace_global_vars).
+
+        Parameters
+        ----------
+        replacements : dict
+            {old name or GlobalVar: new name or GlobalVar}; a new name makes a fresh GlobalVar.
+
+        Returns
+        -------
+        mod : IRModule
+            The renamed copy; this module is not changed.
+        """
         from .functor import ExprMutator
         mapping = {}
         for old, new in dict(replacements).items():
@@ -218,9 +284,28 @@ class IRModule:
         self._type_definitions[key] = data
 
     def add_type_definition(self, data: TypeData) -> None:
+        """Add (or replace) an algebraic data type, under its own header GlobalTypeVar.
+
+        Parameters
+        ----------
+        data : TypeData
+            The definition: its header and its constructors.
+        """
         self._add_type(data.header, data)
 
     def get_global_type_var(self, name: str) -> GlobalTypeVar:
+        """The GlobalTypeVar of an ADT defined in the module.
+
+        Parameters
+        ----------
+        name : str
+            The type's name, e.g. "List".
+
+        Returns
+        -------
+        gtv : GlobalTypeVar
+            Its header; a ModuleLookupError names the types there are when it has none.
+        """
         if name not in self._tvars:
             raise ModuleLookupError(f"IRModule has no type {name!r}; it has {sorted(self._tvars)}")
         return self._tvars[name]
@@ -230,13 +315,38 @@ class IRModule:
         return sorted(self._type_definitions, key=lambda gtv: gtv.name_hint)
 
     def get_type(self, name: str) -> tuple:
-        """(GlobalTypeVar, *constructors) of the ADT called `name`, e.g. (List, Cons, Nil)."""
+        """The header and constructors of an ADT, e.g. (List, Cons, Nil) for "List"
+        (tvm IRModule.get_type).
+
+        Parameters
+        ----------
+        name : str
+            The type's name.
+
+        Returns
+        -------
+        definition : tuple
+            (GlobalTypeVar, *constructors), the constructors in tag order.
+        """
         gtv = self.get_global_type_var(name)
         return (gtv, *self._type_definitions[gtv].constructors)
 
     def get_constructor(self, tag: int, type_name: str = None) -> Constructor:
-        """The constructor with `tag` (its index in its ADT); give type_name when several ADTs
-        have one with that tag."""
+        """The constructor with a given tag (tvm IRModule.get_constructor).
+
+        Parameters
+        ----------
+        tag : int
+            Its index among the constructors of its ADT.
+        type_name : str, optional
+            The ADT to look in, needed when several define that tag; None (the default) takes the
+            first ADT that does.
+
+        Returns
+        -------
+        constructor : Constructor
+            The constructor; a ModuleLookupError when none has the tag.
+        """
         for data in self._type_definitions.values():
             if type_name is not None and data.header.name_hint != type_name:
                 continue
@@ -247,35 +357,105 @@ class IRModule:
 
     # --- attributes --------------------------------------------------------------------------
     def get_attr(self, attr_key: str):
-        """The module attribute `attr_key`, or None (tvm IRModule.get_attr)."""
+        """A module attribute (tvm IRModule.get_attr).
+
+        Parameters
+        ----------
+        attr_key : str
+            The attribute's name, e.g. "executor".
+
+        Returns
+        -------
+        value : object
+            Its value, or None when the module does not have it.
+        """
         return self.attrs.get(attr_key)
 
     def with_attr(self, attr_key: str, attr_value) -> "IRModule":
-        """A copy of the module with attribute `attr_key` set (tvm IRModule.with_attr)."""
+        """A copy of the module with one attribute set (tvm IRModule.with_attr).
+
+        Parameters
+        ----------
+        attr_key : str
+            The attribute's name.
+        attr_value : object
+            Its value.
+
+        Returns
+        -------
+        mod : IRModule
+            The copy; this module is not changed.
+        """
         new = self.copy()
         new.attrs = DictAttrs({**self.attrs, attr_key: attr_value})
         return new
 
     def with_attrs(self, attr_map) -> "IRModule":
+        """A copy of the module with several attributes set at once (tvm IRModule.with_attrs).
+
+        Parameters
+        ----------
+        attr_map : dict or DictAttrs
+            {name: value} for each attribute to set; the others are kept.
+
+        Returns
+        -------
+        mod : IRModule
+            The copy; this module is not changed.
+        """
         new = self.copy()
         new.attrs = DictAttrs({**self.attrs, **dict(attr_map)})
         return new
 
     def without_attr(self, attr_key: str) -> "IRModule":
+        """A copy of the module without one attribute (tvm IRModule.without_attr).
+
+        Parameters
+        ----------
+        attr_key : str
+            The attribute to drop; a name the module does not have is ignored.
+
+        Returns
+        -------
+        mod : IRModule
+            The copy; this module is not changed.
+        """
         new = self.copy()
         new.attrs = DictAttrs({k: v for k, v in self.attrs.items() if k != attr_key})
         return new
 
     def update_global_info(self, name: str, global_info) -> None:
-        """Set the list of global infos called `name` (tvm IRModule.update_global_info)."""
+        """Set one list of global information entries (tvm IRModule.update_global_info).
+
+        Parameters
+        ----------
+        name : str
+            The list's name.
+        global_info : iterable
+            Its entries; they replace any list of that name.
+        """
         self.global_infos[name] = list(global_info)
 
     # --- construction and printing -----------------------------------------------------------
     @staticmethod
     def from_expr(expr: Expr, functions=None, type_defs=None) -> "IRModule":
-        """A module whose `main` is `expr` (wrapped in a Function over its free vars if needed),
-        with the given functions ({name or GlobalVar: Function}) and type definitions
-        ({name or GlobalTypeVar: TypeData})."""
+        """A module whose "main" is an expression (tvm IRModule.from_expr).
+
+        Parameters
+        ----------
+        expr : Expr
+            The entry point; an expression that is not a Function is wrapped in one whose
+            parameters are its free variables.
+        functions : dict, optional
+            {name or GlobalVar: Function}, more functions to add. Defaults to None.
+        type_defs : dict, optional
+            {name or GlobalTypeVar: TypeData}, type definitions to add. Defaults to None.
+
+        Returns
+        -------
+        mod : IRModule
+            The new module.
+        """
         if not isinstance(expr, Expr):
             raise IRConstructionError(f"IRModule.from_expr takes a relay expression, got {type(expr).__name__}")
         mod = IRModule(functions, type_defs)
@@ -286,8 +466,19 @@ class IRModule:
         return mod
 
     def import_from_std(self, file_to_import: str) -> "IRModule":
-        """Add the definitions of relay_backend/std/<file_to_import> (e.g. "prelude.rly",
-        "nat.rly") to this module, once; returns the module, type-checked."""
+        """Add the definitions of a standard library file shipped in relay_backend/std (tvm
+        IRModule.import_from_std); each file is read once per module.
+
+        Parameters
+        ----------
+        file_to_import : str
+            The bare name of the file, e.g. "prelude.rly" or "nat.rly" (never a path).
+
+        Returns
+        -------
+        mod : IRModule
+            This module, with the definitions added and type-checked.
+        """
         known = sorted(p.name for p in STD_DIR.glob("*.rly"))
         if file_to_import not in known:   # a bare name of a shipped file, never a path
             raise ModuleLookupError(f"no standard library file {file_to_import!r}; available: {known}")
@@ -321,6 +512,19 @@ class IRModule:
     clone = copy
 
     def astext(self, show_meta_data: bool = False) -> str:
+        """The module as Relay text: its type definitions, then `def @name(...)` per function.
+
+        Parameters
+        ----------
+        show_meta_data : bool, optional
+            If True, end with the metadata section holding the values of large constants (else
+            they print as meta[relay.Constant][i] references). Defaults to False.
+
+        Returns
+        -------
+        text : str
+            The text, starting with the version header.
+        """
         from .printer import module_astext
         return module_astext(self, show_meta_data=show_meta_data)
 

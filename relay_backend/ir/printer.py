@@ -516,15 +516,44 @@ class _Printer:
 
 
 def astext(expr: Expr, show_meta_data: bool = False) -> str:
-    """Relay text of one expression (a Function prints as `fn (...) { ... }`)."""
+    """The Relay text of one expression (a Function prints as `fn (...) { ... }`).
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression to print.
+    show_meta_data : bool, optional
+        Whether to append the metadata section that holds the values of large constants
+        (without it they print as references such as meta[relay.Constant][0]). Defaults to
+        False.
+
+    Returns
+    -------
+    text : str
+        The text, starting with the version header.
+    """
     printer = _Printer(show_meta_data)
     text = printer.expr_text(expr)
     return f"{VERSION_HEADER}\n{text}{printer.metadata_text()}"
 
 
 def module_astext(mod, show_meta_data: bool = False) -> str:
-    """Relay text of an IRModule: type definitions, then `def @name(...)` for each function,
-    both sorted by name."""
+    """The Relay text of an IRModule: its type definitions, then `def @name(...)` for each
+    function, both sorted by name.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module to print.
+    show_meta_data : bool, optional
+        Whether to append the metadata section that holds the values of large constants.
+        Defaults to False.
+
+    Returns
+    -------
+    text : str
+        The text, starting with the version header.
+    """
     printer = _Printer(show_meta_data)
     parts = []
     for gtv in sorted(mod.type_definitions, key=lambda t: t.name_hint):

@@ -48,7 +48,20 @@ class ScopeBuilder:
         return self._bindings.pop(), self._ret_values.pop()
 
     def let(self, var, value) -> Var:
-        """Bind value to var (a Var, a name, or a (name, type) pair) in the current scope."""
+        """Bind a value to a variable in the current scope (a let around what follows).
+
+        Parameters
+        ----------
+        var : Var or str or tuple
+            The variable: a Var, a name, or a (name, type) pair.
+        value : Expr
+            The value bound.
+
+        Returns
+        -------
+        var : Var
+            The bound variable, to use in later statements.
+        """
         if isinstance(var, (tuple, list)):
             if len(var) > 2:
                 raise ScopeError(f"ScopeBuilder.let: expected (name, type), got {var!r}")
@@ -65,7 +78,18 @@ class ScopeBuilder:
 
     @contextmanager
     def if_scope(self, cond: Expr):
-        """The true branch: statements inside the `with` form it; else_scope must follow."""
+        """A `with` block whose statements form the true branch of an If; else_scope must follow.
+
+        Parameters
+        ----------
+        cond : Expr
+            The condition, a boolean scalar.
+
+        Returns
+        -------
+        scope : context manager
+            Enter it with `with`; the If becomes the result of the enclosing scope.
+        """
         self._enter_scope()
         try:
             yield
@@ -96,7 +120,19 @@ class ScopeBuilder:
         self._ret_values[-1] = If(partial_if.cond, partial_if.true_branch, false_branch)
 
     def type_of(self, expr: Expr):
-        """The type of expr: a Var's annotation, else a fresh IncompleteType bound by a let."""
+        """The type of an expression, to annotate a variable with it.
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression. For a Var it is its annotation; for anything else a fresh IncompleteType,
+            tied to the expression by a let, that type inference fills in.
+
+        Returns
+        -------
+        type : Type
+            The type.
+        """
         if isinstance(expr, Var):
             return expr.type_annotation
         ty = IncompleteType()
@@ -104,7 +140,13 @@ class ScopeBuilder:
         return ty
 
     def ret(self, value: Expr) -> None:
-        """Set the result of the current scope (once)."""
+        """Set the result of the current scope; a scope returns once.
+
+        Parameters
+        ----------
+        value : Expr
+            The result.
+        """
         if self._ret_values[-1] is not None:
             raise ScopeError("ScopeBuilder: ret() was already called in this scope")
         self._ret_values[-1] = value

@@ -25,7 +25,7 @@ from ..config import VERSION
 from ..errors import RelayError, SerializationError
 from ..runtime.ndarray import NDArray
 from ..runtime.params import load_ndarray, save_ndarray
-from ..tir.expr import SizeVar
+from ..tir import expr as tir_expr
 from .adt import Clause, Pattern, TypeData
 from .attrs import ATTRS_TYPES, Attrs, DictAttrs
 from .expr import Expr, Op, bind_type
@@ -35,7 +35,7 @@ from .span import SourceName, Span
 from .types import Any, Type
 
 _ATTRS_PREFIX = "relay.attrs."
-_GRAPH_NODES = (Expr, Type, TypeData, Clause, Pattern, Span, SourceName, Attrs, DictAttrs, SizeVar,
+_GRAPH_NODES = (Expr, Type, TypeData, Clause, Pattern, Span, SourceName, Attrs, DictAttrs, tir_expr.PrimExpr,
                 Any, IRModule, NDArray)
 
 
@@ -89,7 +89,7 @@ class _Writer:
         if isinstance(value, Attrs) and dataclasses.is_dataclass(value):
             return {"type_key": _ATTRS_PREFIX + type(value).__name__,
                     "attrs": {f.name: str(self.ref(getattr(value, f.name))) for f in dataclasses.fields(value)}}
-        if isinstance(value, (Any, SizeVar)):   # symbolic shape dims (ints are IntImm nodes)
+        if isinstance(value, (Any, tir_expr.Var, tir_expr.IntImm)):   # leaves of shape dims (ints are IntImm nodes)
             key, plain = dim_fields(value)
             return {"type_key": key, "attrs": plain}
         if isinstance(value, dict):
@@ -130,7 +130,19 @@ def _encode_scalar(value) -> dict:
 
 
 def save_json(node) -> str:
-    """The JSON text of an IR node: an expression, type, module, attrs or plain value."""
+    """The JSON text of an IR node (tvm.ir.save_json).
+
+    Parameters
+    ----------
+    node : Expr or Type or IRModule or Attrs or plain value
+        What to save: an expression, a type, a module, attrs, or numbers, strings, lists and
+        dicts of them.
+
+    Returns
+    -------
+    text : str
+        JSON in TVM's graph-of-nodes layout; constants are base64 arrays.
+    """
     writer = _Writer()
     root = writer.run(node)
     return json.dumps({"root": root, "nodes": writer.nodes, "b64ndarrays": writer.arrays,
@@ -297,7 +309,22 @@ def _attr_values(d: dict) -> dict:
 
 
 def load_json(text: str, what: str = "load_json"):
-    """The IR node saved by save_json (or TVM's tvm.ir.save_json for the node kinds Relay has)."""
+    """The IR node saved by save_json (or by TVM's tvm.ir.save_json, for the node kinds Relay has).
+
+    Loading never runs code from the text; a malformed document raises SerializationError.
+
+    Parameters
+    ----------
+    text : str or bytes
+        The JSON text.
+    what : str, optional
+        The name of the caller, used to open error messages. Defaults to "load_json".
+
+    Returns
+    -------
+    node : object
+        The IR node (expression, type, module, ...).
+    """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
     if not isinstance(text, str):

@@ -17,7 +17,13 @@ _MAX_SOURCES = 256            # keep memory bounded: forget the oldest texts bey
 
 
 class SourceName:
-    """The name of a source (tvm.ir.SourceName): a file path, "from_string", an ONNX node."""
+    """The name of a source (tvm.ir.SourceName): a file path, "from_string", an ONNX node.
+
+    Parameters
+    ----------
+    name : str
+        The name.
+    """
 
     __slots__ = ("name",)
 
@@ -35,10 +41,24 @@ class SourceName:
 
 
 class Span:
-    """A region of a source (tvm.ir.Span(source_name, line, end_line, column, end_column)).
+    """A region of a source (tvm.ir.Span).
 
     Lines and columns are 1-based; line 0 means "no position inside the source" (an imported
-    model's node)."""
+    model's node).
+
+    Parameters
+    ----------
+    source_name : SourceName or str
+        The source the region lies in.
+    line : int
+        The line the region starts on.
+    end_line : int
+        The line it ends on.
+    column : int
+        The column it starts at.
+    end_column : int
+        The column it ends at.
+    """
 
     __slots__ = ("source_name", "line", "end_line", "column", "end_column")
 
@@ -50,7 +70,18 @@ class Span:
         self.column, self.end_column = int(column), int(end_column)
 
     def merge(self, other: "Span") -> "Span":
-        """The smallest span covering self and other (same source)."""
+        """The smallest span covering this one and another of the same source.
+
+        Parameters
+        ----------
+        other : Span or None
+            The other span; None gives this span.
+
+        Returns
+        -------
+        span : Span
+            The covering span.
+        """
         if other is None:
             return self
         start = min((self.line, self.column), (other.line, other.column))

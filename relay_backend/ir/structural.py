@@ -15,6 +15,7 @@ import hashlib
 
 import numpy as np
 
+from ..docstrings import shared_parameters
 from ..runtime.ndarray import NDArray
 from .adt import (Clause, Constructor, Match, PatternConstructor, PatternTuple,
                   PatternVar, PatternWildcard, TypeData, pattern_vars)
@@ -22,6 +23,7 @@ from .attrs import Attrs
 from .expr import (Call, Constant, Expr, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                    RefWrite, Tuple, TupleGetItem, Var)
 from .module import IRModule
+from .dims import dim_key, dim_to_str, match_dims
 from .types import (Any, FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType, TupleType,
                     Type, TypeCall, TypeVar)
 
@@ -152,19 +154,43 @@ class _EqualChecker:
         self.rmap[rhs] = lhs
 
     def run(self, lhs, rhs):
-        stack = [(lhs, rhs, None)]
+        # `defining`: inside a binder's type annotation (a Function param, a Let or pattern var),
+        # where size variables met for the first time are bound, as TVM's DefEqual maps them
+        stack = [(lhs, rhs, None, self.map_free_vars)]
         while stack:
-            l, r, path = stack.pop()
+            l, r, path, defining = stack.pop()
             key = (id(l), id(r))
             if key in self.done:
                 continue
             self.done.add(key)
             kids = []
+            self.defining = defining
             reason = self.compare(l, r, kids)
             if reason is not None:
                 return _Mismatch(path, l, r, reason)
-            for cl, cr, step in reversed(kids):
-                stack.append((cl, cr, (path, step)))
+            for kid in reversed(kids):
+                cl, cr, step = kid[:3]
+                stack.append((cl, cr, (path, step), kid[3] if len(kid) > 3 else defining))
+        return None
+
+    def _size_vars(self, l, r) -> bool:
+        """Whether size variables l and r correspond: mapped before, bound now (first met in a
+        binder's annotation, or map_free_vars), or the same object."""
+        if l in self.lmap or r in self.rmap:
+            return self.lmap.get(l) is r
+        if self.defining:
+            self.bind(l, r)
+            return True
+        return l is r
+
+    def _tensor_types(self, l, r):
+        if l.dtype != r.dtype or len(l.shape) != len(r.shape):
+            return f"tensor types {l} vs {r}"
+        if l._key == r._key and not (self.lmap or self.rmap):
+            return None
+        for x, y in zip(l.shape, r.shape):
+            if not match_dims(x, y, self._size_vars):
+                return f"tensor types {l} vs {r} (dimension {dim_to_str(x)} vs {dim_to_str(y)})"
         return None
 
     def _var_like(self, l, r, what: str):
@@ -227,13 +253,13 @@ class _EqualChecker:
                 self.bind(a, b)
             for i, (a, b) in enumerate(zip(l.params, r.params)):
                 self.bind(a, b)
-                kids.append((a.type_annotation, b.type_annotation, f".params[{i}].type_annotation"))
+                kids.append((a.type_annotation, b.type_annotation, f".params[{i}].type_annotation", True))
             kids.append((l.ret_type, r.ret_type, ".ret_type"))
             kids.append((l.body, r.body, ".body"))
             return None
         if kl == "Let":
             self.bind(l.var, r.var)
-            kids.extend(((l.var.type_annotation, r.var.type_annotation, ".var.type_annotation"),
+            kids.extend(((l.var.type_annotation, r.var.type_annotation, ".var.type_annotation", True),
                          (l.value, r.value, ".value"), (l.body, r.body, ".body")))
             return None
         if kl in ("Tuple", "TupleType"):
@@ -273,7 +299,7 @@ class _EqualChecker:
             return None
         if kl == "PatternVar":
             self.bind(l.var, r.var)
-            kids.append((l.var.type_annotation, r.var.type_annotation, ".var.type_annotation"))
+            kids.append((l.var.type_annotation, r.var.type_annotation, ".var.type_annotation", True))
             return None
         if kl in ("PatternConstructor", "PatternTuple"):
             if len(l.patterns) != len(r.patterns):
@@ -287,9 +313,7 @@ class _EqualChecker:
     def compare_other(self, kl, l, r, kids):
         """Types, type definitions, modules, attrs and plain values."""
         if kl == "TensorType":
-            if l.dtype != r.dtype or l.shape != r.shape:
-                return f"tensor types {l} vs {r}"
-            return None
+            return self._tensor_types(l, r)
         if kl == "FuncType":
             if len(l.arg_types) != len(r.arg_types) or len(l.type_params) != len(r.type_params):
                 return f"function types {l} vs {r}"
@@ -347,8 +371,24 @@ def _find_mismatch(lhs, rhs, map_free_vars: bool):
     return _EqualChecker(map_free_vars).run(lhs, rhs)
 
 
+# what the two comparisons share (shared_parameters completes their docstrings)
+COMPARISON_PARAMETERS = {
+    "lhs": ("object", "An expression, type, module or attrs."),
+    "rhs": ("object", "The node to compare it with."),
+    "map_free_vars": ("bool", "If True, free variables may also correspond by position rather than "
+                              "identity (as when comparing two separately built programs)."),
+}
+
+
+@shared_parameters(COMPARISON_PARAMETERS)
 def structural_equal(lhs, rhs, map_free_vars: bool = False) -> bool:
-    """True if lhs and rhs are equal up to renaming of bound variables (tvm.ir.structural_equal)."""
+    """Whether two IR nodes are equal up to renaming of bound variables (tvm.ir.structural_equal).
+
+    Returns
+    -------
+    equal : bool
+        True when they are equal.
+    """
     return _find_mismatch(lhs, rhs, map_free_vars) is None
 
 
@@ -362,8 +402,11 @@ def _excerpt(node, limit: int = 600) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+@shared_parameters(COMPARISON_PARAMETERS)
 def assert_structural_equal(lhs, rhs, map_free_vars: bool = False) -> None:
-    """Raise AssertionError showing both programs and the first mismatch if they differ."""
+    """Raise AssertionError, showing both programs and the first mismatch, if lhs and rhs differ
+    structurally (tvm.ir.assert_structural_equal).
+    """
     mismatch = _find_mismatch(lhs, rhs, map_free_vars)
     if mismatch is None:
         return
@@ -385,8 +428,10 @@ def _digest(payload) -> int:
     return int.from_bytes(hashlib.blake2b(repr(payload).encode(), digest_size=8).digest(), "little")
 
 
-def _hash_parts(node, map_free_vars):
-    """(leaf key, children) of a node for hashing; roles of bound vars are added separately."""
+def _hash_parts(node, map_free_vars, size_vars: dict):
+    """(leaf key, children) of a node for hashing; roles of bound vars are added separately.
+    Size variables in tensor types are keyed by the order they are first met (`size_vars`,
+    shared by one hash computation), so renaming them keeps the hash, as equality allows."""
     k = _kind(node)
     if k in ("Var", "PatternWildcard", "IncompleteType"):
         return (k,), ((node.type_annotation,) if k == "Var" else ())
@@ -430,7 +475,10 @@ def _hash_parts(node, map_free_vars):
     if k == "PatternTuple":
         return (k, len(node.patterns)), node.patterns
     if k == "TensorType":
-        return (k, tuple("?" if isinstance(d, Any) else d for d in node.shape), node.dtype), ()
+        def position(var):
+            return size_vars.setdefault(var, (len(size_vars), var.dtype))
+        return (k, tuple("?" if isinstance(d, Any) else dim_key(d, position) for d in node.shape),
+                node.dtype), ()
     if k == "FuncType":
         return ((k, len(node.arg_types), len(node.type_params)),
                 (*node.type_params, *node.arg_types, node.ret_type))
@@ -470,8 +518,23 @@ def _binder_roles(node, roles: dict) -> None:
 
 
 def structural_hash(node, map_free_vars: bool = False) -> int:
-    """A 64-bit hash consistent with structural_equal and stable across runs (tvm.ir.structural_hash)."""
-    roles, memo, parts = {}, {}, {}
+    """A 64-bit hash consistent with structural_equal and stable across runs
+    (tvm.ir.structural_hash).
+
+    Parameters
+    ----------
+    node : object
+        An expression, type, module or attrs.
+    map_free_vars : bool, optional
+        If True, free variables hash by position rather than identity, matching
+        structural_equal(..., map_free_vars=True). Defaults to False.
+
+    Returns
+    -------
+    hash : int
+        The hash.
+    """
+    roles, memo, parts, size_vars = {}, {}, {}, {}
     order = []
     stack = [(node, False)]
     while stack:  # iterative post-order over every node (bodies, branches, types included)
@@ -484,7 +547,7 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
             continue
         if id(n) in parts:
             continue
-        leaf, kids = _hash_parts(n, map_free_vars)
+        leaf, kids = _hash_parts(n, map_free_vars, size_vars)
         parts[id(n)] = (leaf, kids)
         _binder_roles(n, roles)
         stack.append((n, True))

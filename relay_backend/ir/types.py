@@ -4,51 +4,19 @@ which compare by identity (alpha-equivalence is handled by ir.structural).
 
 Composite types hash in O(1) (the hash is computed once, from the fields' cached hashes) and
 compare and print with explicit stacks, so a tuple type nested 10,000 deep is fine."""
-import numpy as np
-
 from ..errors import IRConstructionError
 from ..runtime.dtypes import supported_dtype
+from .node import Node
+from .dims import Any, is_any, is_static, normalize_dim, shape_key, shape_to_str  # noqa: F401
 
 
-class Type:
+class Type(Node):
     """Base class of all Relay types."""
 
     def __repr__(self) -> str:
         return type_to_str(self)
 
     __str__ = __repr__
-
-
-class Any:
-    """An unknown (dynamic) dimension: `relay.Any()`. All Any dims compare equal."""
-
-    __slots__ = ()
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Any)
-
-    def __hash__(self) -> int:
-        return hash("relay.Any")
-
-    def __repr__(self) -> str:
-        return "?"
-
-
-def is_any(dim) -> bool:
-    return isinstance(dim, Any)
-
-
-def _norm_dim(d):
-    if isinstance(d, Any):
-        return d
-    if d is None:
-        return Any()
-    if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-        raise IRConstructionError(f"a tensor dimension must be an int or relay.Any(), got "
-                                  f"{type(d).__name__} {d!r}")
-    if d < 0:
-        raise IRConstructionError(f"a tensor dimension must be >= 0, got {d}")
-    return int(d)
 
 
 def _norm_dtype(dtype) -> str:
@@ -59,41 +27,68 @@ def _norm_shape(shape) -> tuple:
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise IRConstructionError(f"a tensor shape must be a sequence of dimensions, e.g. (3,) or "
                                   f"(1, 3), got {type(shape).__name__} {shape!r}")
-    return tuple(_norm_dim(d) for d in shape)
+    return tuple(normalize_dim(d) for d in shape)
 
 
 class TensorType(Type):
-    """A tensor of static rank: `shape` is a tuple of ints and Any(); `dtype` a numpy name."""
+    """The type of a tensor: its shape and dtype.
 
-    __slots__ = ("shape", "dtype")
+    Equality and hashing are structural over the dims, with size variables compared by
+    identity.
+
+    Parameters
+    ----------
+    shape : tuple, optional
+        The dims: ints, size variables or tir expressions on them, or relay.Any() for a size
+        known only at run time. Defaults to () (a scalar).
+    dtype : str, optional
+        The element type, a numpy name. Defaults to "float32".
+    """
+
+    __slots__ = ("shape", "dtype", "_key")
 
     def __init__(self, shape=(), dtype="float32"):
         self.shape = _norm_shape(shape)
         self.dtype = _norm_dtype(dtype)
+        self._key = shape_key(self.shape)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (0 for a scalar)."""
         return len(self.shape)
 
     @property
     def is_dynamic(self) -> bool:
-        return any(is_any(d) for d in self.shape)
+        """True when some dim is not a constant (Any or symbolic)."""
+        return not all(is_static(d) for d in self.shape)
 
     @property
     def concrete_shape(self) -> tuple:
+        """The shape as ints, for a type whose every dim is static; a ValueError when one is not."""
         if self.is_dynamic:
             raise ValueError(f"{self} has dynamic dimensions")
         return self.shape
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, TensorType) and self.shape == other.shape and self.dtype == other.dtype
+        return isinstance(other, TensorType) and self._key == other._key and self.dtype == other.dtype
 
     def __hash__(self) -> int:
-        return hash(("TensorType", self.shape, self.dtype))
+        return hash(("TensorType", self._key, self.dtype))
 
 
 def scalar_type(dtype) -> TensorType:
-    """A 0-d tensor type."""
+    """The type of a 0-d tensor (a scalar).
+
+    Parameters
+    ----------
+    dtype : str
+        The element type, a numpy name.
+
+    Returns
+    -------
+    type : TensorType
+        TensorType((), dtype).
+    """
     return TensorType((), dtype)
 
 
@@ -111,6 +106,13 @@ class _CompositeType(Type):
 
 
 class TupleType(_CompositeType):
+    """The type of a tuple.
+
+    Parameters
+    ----------
+    fields : list of Type
+        The types of the elements, in order.
+    """
     __slots__ = ("fields",)
 
     def __init__(self, fields):
@@ -152,7 +154,16 @@ def regroup_by_type(ty, leaf, make_tuple):
 
 
 class TypeVar(Type):
-    """A type parameter of a polymorphic function or ADT; compared by identity."""
+    """A type parameter of a polymorphic function or ADT; compared by identity.
+
+    Parameters
+    ----------
+    name_hint : str
+        The name shown when printed.
+    kind : str, optional
+        What the variable stands for: "Type" (the default) for a type, or another kind such
+        as "ShapeVar".
+    """
 
     __slots__ = ("name_hint", "kind")
 
@@ -160,9 +171,21 @@ class TypeVar(Type):
         self.name_hint = name_hint
         self.kind = kind
 
+    def __call__(self, *args) -> "TypeCall":
+        """`T(a, b)` is the type call TypeCall(T, [a, b]), as in tvm.relay."""
+        return TypeCall(self, args)
+
 
 class GlobalTypeVar(Type):
-    """The name of an ADT definition in a module (e.g. `List`); compared by identity."""
+    """The name of an ADT definition in a module (e.g. `List`); compared by identity.
+
+    Parameters
+    ----------
+    name_hint : str
+        The type's name in the module.
+    kind : str, optional
+        Its kind. Defaults to "AdtHandle" (an algebraic data type).
+    """
 
     __slots__ = ("name_hint", "kind")
 
@@ -176,7 +199,15 @@ class GlobalTypeVar(Type):
 
 
 class TypeCall(_CompositeType):
-    """An ADT applied to type arguments, e.g. `List[Tensor[(), int32]]`."""
+    """An ADT applied to type arguments, e.g. `List[Tensor[(), int32]]`.
+
+    Parameters
+    ----------
+    func : GlobalTypeVar
+        The data type.
+    args : list of Type
+        One type per type parameter of the data type.
+    """
 
     __slots__ = ("func", "args")
 
@@ -187,6 +218,19 @@ class TypeCall(_CompositeType):
 
 
 class FuncType(_CompositeType):
+    """The type of a function: `fn [type_params] (arg_types) -> ret_type`.
+
+    Parameters
+    ----------
+    arg_types : list of Type
+        The parameter types, in order.
+    ret_type : Type
+        The type of the result.
+    type_params : list of TypeVar, optional
+        The type parameters of a polymorphic function. Defaults to None (none).
+    type_constraints : list, optional
+        Constraints (type relations) on the type parameters. Defaults to None (none).
+    """
     __slots__ = ("arg_types", "ret_type", "type_params", "type_constraints")
 
     def __init__(self, arg_types, ret_type, type_params=None, type_constraints=None):
@@ -198,7 +242,13 @@ class FuncType(_CompositeType):
 
 
 class RefType(_CompositeType):
-    """The type of a mutable reference cell holding `value`."""
+    """The type of a mutable reference cell.
+
+    Parameters
+    ----------
+    value : Type
+        The type of the value the cell holds.
+    """
 
     __slots__ = ("value",)
 
@@ -243,7 +293,14 @@ def _types_equal(a, b) -> bool:
 
 
 class IncompleteType(Type):
-    """A placeholder the type solver fills in; compared by identity."""
+    """A placeholder for a type not known yet, which the type solver fills in; compared by
+    identity.
+
+    Parameters
+    ----------
+    kind : str, optional
+        What it stands for. Defaults to "Type".
+    """
 
     __slots__ = ("kind",)
 
@@ -251,16 +308,25 @@ class IncompleteType(Type):
         self.kind = kind
 
 
-def shape_to_str(shape) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ")"
-
-
 def type_to_str(t, memo: dict = None) -> str:
-    """Relay text for a type: Tensor[(1, 3), float32], (T1, T2), fn (T) -> T, ...
+    """The Relay text of a type: Tensor[(1, 3), float32], (T1, T2), fn (T) -> T, ...
 
-    Built as one list of pieces with an explicit stack, so deep nesting costs O(output). With
-    `memo` (id -> (type, text), e.g. one per printout), sub-types printed before are reused and
-    `t`'s text is remembered, so printing the types of nested tuples costs their text's length."""
+    Built as one list of pieces with an explicit stack, so deep nesting costs O(output).
+
+    Parameters
+    ----------
+    t : Type
+        The type to print.
+    memo : dict, optional
+        A cache shared by one printout (id -> (type, text)): sub-types printed before are
+        reused and `t`'s text is remembered, so printing the types of nested tuples costs
+        their text's length. Defaults to None (no cache).
+
+    Returns
+    -------
+    text : str
+        The text.
+    """
     if isinstance(t, TensorType):
         return _type_pieces(t)
     out, stack = [], [(False, t)]

@@ -1,4 +1,5 @@
 """free_vars / bound_vars / all_vars (re-exported by relay_backend.analysis)."""
+from ..docstrings import shared_parameters
 from .adt import Match, pattern_vars
 from .expr import Function, Let, Var
 from .functor import all_children, all_nodes_pre_order
@@ -17,13 +18,33 @@ def _walk_pre_order(expr):
     return all_nodes_pre_order(expr, children=_children_with_pattern_vars)
 
 
+# the parameter the three queries share (shared_parameters completes their docstrings)
+VARIABLE_QUERY_PARAMETERS = {"expr": ("Expr", "The expression to search; function bodies, branches and "
+                                              "match clauses are searched too.")}
+
+
+@shared_parameters(VARIABLE_QUERY_PARAMETERS)
 def all_vars(expr) -> list:
-    """Every Var in expr, bound or free, in order of first appearance."""
+    """Every variable in an expression, bound or free, in order of first appearance.
+
+    Returns
+    -------
+    vars : list of Var
+        The variables.
+    """
     return [e for e in _walk_pre_order(expr) if isinstance(e, Var)]
 
 
+@shared_parameters(VARIABLE_QUERY_PARAMETERS)
 def bound_vars(expr) -> list:
-    """Vars bound in expr (function params, let vars, pattern vars), in order of appearance."""
+    """The variables an expression binds (function parameters, let variables, pattern variables),
+    in order of appearance.
+
+    Returns
+    -------
+    vars : list of Var
+        The bound variables.
+    """
     out, seen = [], set()
     for e in _walk_pre_order(expr):
         if isinstance(e, Function):
@@ -41,8 +62,15 @@ def bound_vars(expr) -> list:
     return out
 
 
+@shared_parameters(VARIABLE_QUERY_PARAMETERS)
 def free_vars(expr) -> list:
-    """Vars used in expr but not bound in it, in order of first use."""
+    """The variables an expression uses but does not bind, in order of first use.
+
+    Returns
+    -------
+    vars : list of Var
+        The free variables (for a function body: its inputs).
+    """
     bound = set(bound_vars(expr))
     return [v for v in all_vars(expr) if v not in bound]
 

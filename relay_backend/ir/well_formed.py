@@ -123,7 +123,14 @@ class _Checker:
 
 
 def check_well_formed(expr) -> None:
-    """Raise WellFormedError (a RelayError) naming the first problem; accepts an IRModule too."""
+    """Raise WellFormedError (a RelayError) naming the first problem found: a variable bound more
+    than once, or used outside the scope that binds it.
+
+    Parameters
+    ----------
+    expr : Expr or IRModule
+        The program to check (each function of a module in turn).
+    """
     if isinstance(expr, IRModule):
         for gv in sorted(expr.functions, key=lambda g: g.name_hint):
             try:
@@ -137,7 +144,18 @@ def check_well_formed(expr) -> None:
 
 
 def well_formed(expr) -> bool:
-    """True if every variable is bound at most once and used only in its scope."""
+    """Whether every variable is bound at most once and used only inside its scope.
+
+    Parameters
+    ----------
+    expr : Expr or IRModule
+        The program to check.
+
+    Returns
+    -------
+    ok : bool
+        True when well formed; check_well_formed says what is wrong otherwise.
+    """
     try:
         check_well_formed(expr)
     except WellFormedError:

@@ -22,6 +22,7 @@ from ..ir.attrs import Attrs
 from ..ir.expr import Function
 from ..runtime.device import Device, device as _make_device
 from . import samples as S
+from .constructor_docs import documented
 from .pattern import OpPattern
 from .registry import defop
 from .relations import identity_rel
@@ -53,14 +54,31 @@ def _device_type(dev, what: str) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class CompilerAttrs(Attrs):
-    """The external compiler a compiler_begin / compiler_end region is meant for."""
+    """The external compiler a compiler_begin / compiler_end region is meant for.
+
+    Parameters
+    ----------
+    compiler : str
+        The name of the external compiler (BYOC codegen), as "ccompiler". Defaults to "".
+    """
     compiler: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class OnDeviceAttrs(Attrs):
-    """on_device: the device type (1 cpu, 2 cuda) and id a value lives on, and whether the
-    constraint binds the result and/or the body (TVM's constrain_result / constrain_body)."""
+    """The attributes of on_device: where a value lives and what the constraint binds.
+
+    Parameters
+    ----------
+    device_type : int
+        The device type number (1 cpu, 2 cuda), at least 1. Defaults to 1.
+    device_id : int
+        The device's index among devices of that type. Defaults to 0.
+    constrain_result : bool
+        Whether the result of the annotated expression must be on the device. Defaults to False.
+    constrain_body : bool
+        Whether the annotated expression itself must be computed on the device. Defaults to True.
+    """
     device_type: int = 1
     device_id: int = 0
     constrain_result: bool = False
@@ -96,30 +114,92 @@ ON_DEVICE_OP = defop("on_device", attrs=OnDeviceAttrs, samples=_on_device_sample
 
 
 def stop_fusion(data):
-    """`data`, with fusion stopped here: FuseOps puts its producer and its consumers in
-    different kernels (tvm.relay.annotation.stop_fusion)."""
+    """`data`, with fusion stopped here (tvm.relay.annotation.stop_fusion).
+
+    FuseOps puts the producer of `data` and its consumers in different kernels.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The expression at which fusion stops.
+
+    Returns
+    -------
+    result : relay.Expr
+        `data`, annotated; it computes the same value.
+    """
     return STOP_FUSION_OP(data)
 
 
 def checkpoint(data):
-    """`data`, marked as a checkpoint: gradient passes recompute from here rather than keep
-    intermediate values (tvm.relay.annotation.checkpoint)."""
+    """`data`, marked as a checkpoint (tvm.relay.annotation.checkpoint).
+
+    Gradient passes recompute the marked expression from its inputs rather than keep its
+    intermediate values.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The expression to checkpoint.
+
+    Returns
+    -------
+    result : relay.Expr
+        `data`, annotated; it computes the same value.
+    """
     return CHECKPOINT_OP(data)
 
 
+# what compiler_begin and compiler_end share (constructor_docs completes their docstrings)
+REGION_PARAMETERS = {"compiler": ("str", "The name of the external compiler the region is meant for.")}
+REGION_MARK = ("result", "relay.Expr", "`data`, annotated; it computes the same value.")
+
+
+@documented(REGION_PARAMETERS, REGION_MARK)
 def compiler_begin(data, compiler):
-    """`data`, marked as entering a region for external `compiler` (annotation.compiler_begin)."""
+    """`data`, marked as entering a region for an external compiler (annotation.compiler_begin).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The value flowing into the region.
+    """
     return COMPILER_BEGIN_OP(data, attrs=CompilerAttrs(str(compiler)))
 
 
+@documented(REGION_PARAMETERS, REGION_MARK)
 def compiler_end(data, compiler):
-    """`data`, marked as leaving a region for external `compiler` (annotation.compiler_end)."""
+    """`data`, marked as leaving a region for an external compiler (annotation.compiler_end).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The value flowing out of the region.
+    """
     return COMPILER_END_OP(data, attrs=CompilerAttrs(str(compiler)))
 
 
 def on_device(body, device, constrain_result=False, constrain_body=True):
-    """`body`, annotated to live on `device` (a Device, "cpu"/"cuda" or a device type number),
-    as tvm.relay.annotation.on_device. PlanDevices checks it names the module's one device."""
+    """`body`, annotated to live on a device (tvm.relay.annotation.on_device).
+
+    PlanDevices checks the annotation names the module's one device.
+
+    Parameters
+    ----------
+    body : relay.Expr
+        The expression to annotate.
+    device : Device or str or int
+        The device: a Device (relay_backend.cpu()), "cpu" / "cuda", or a device type number.
+    constrain_result : bool, optional
+        Whether the result of `body` must be on the device. Defaults to False.
+    constrain_body : bool, optional
+        Whether `body` itself must be computed on the device. Defaults to True.
+
+    Returns
+    -------
+    result : relay.Expr
+        `body`, annotated; it computes the same value.
+    """
     dev_type = _device_type(device, "on_device")
     dev_id = device.device_id if isinstance(device, Device) else 0
     return ON_DEVICE_OP(body, attrs=OnDeviceAttrs(dev_type, dev_id, bool(constrain_result),
@@ -128,7 +208,22 @@ def on_device(body, device, constrain_result=False, constrain_body=True):
 
 def function_on_device(function, param_devices, result_device):
     """`function` with the device of each parameter and of its result recorded in its attrs
-    (tvm.relay.annotation.function_on_device); PlanDevices checks them."""
+    (tvm.relay.annotation.function_on_device); PlanDevices checks them.
+
+    Parameters
+    ----------
+    function : relay.Function
+        The function to annotate.
+    param_devices : list of Device or str or int
+        One device per parameter of `function`, in order.
+    result_device : Device or str or int
+        The device the function's result lives on.
+
+    Returns
+    -------
+    result : relay.Function
+        A copy of `function` carrying the device attrs.
+    """
     if not isinstance(function, Function):
         raise AttrsError(f"function_on_device: expected a Function, got {type(function).__name__}")
     params = [_device_type(d, "function_on_device") for d in param_devices]

@@ -14,11 +14,11 @@ from ..ir.types import TensorType, type_to_str
 from .. import tir
 from . import samples as S
 from .compute_common import cast as _te_cast, shaped_compute
-from .dynamic_shape import dyn_arange
+from .constructor_docs import documented
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
-from .static_args import static_ints, static_scalar
+from .static_args import is_dynamic_arg, static_ints, static_scalar
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,36 +140,92 @@ def _scalar_expr(value, dtype):
 
 
 # --- Python constructors with tvm.relay's names ---------------------------------------------------------------
+def _dyn():
+    """relay.dyn's constructors (op/dyn builds on this module's ops, so it is imported on use)."""
+    from . import dyn
+    return dyn
+
+
 def full(fill_value, shape=(), dtype=""):
-    """relay.full: a tensor of `shape` filled with the scalar `fill_value` (an Expr or a number);
-    dtype "" keeps the fill value's dtype."""
+    """A tensor of a given shape filled with one value.
+
+    Parameters
+    ----------
+    fill_value : relay.Expr or float or int
+        The scalar every element takes (a Python number becomes a constant).
+    shape : tuple of int or relay.Expr, optional
+        The shape of the result; () (the default) is a scalar. A non-constant Relay
+        expression builds dyn.full.
+    dtype : str, optional
+        The dtype of the result; "" (the default) keeps the dtype of `fill_value`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The filled tensor.
+    """
+    if is_dynamic_arg(shape):
+        return _dyn().full(fill_value, shape, dtype)
     if not isinstance(fill_value, _expr.Expr):
         fill_value = _expr.const(fill_value, dtype or None)
     return FULL(fill_value, attrs=InitOpAttrs(static_ints(shape, "full", "shape"), dtype))
 
 
+# the parameters of zeros and ones (constructor_docs completes their docstrings)
+FILL_PARAMETERS = {
+    "shape": ("tuple of int or relay.Expr",
+              "The shape of the result. A non-constant Relay expression builds the dyn variant of "
+              "the op (dyn.zeros, dyn.ones), whose shape is known only at run time."),
+    "dtype": ("str, optional", "The dtype of the result."),
+}
+
+
+@documented(FILL_PARAMETERS, ("result", "relay.Expr", "The tensor of zeros."))
 def zeros(shape, dtype="float32"):
-    """relay.zeros: a tensor of zeros."""
+    """A tensor of zeros."""
+    if is_dynamic_arg(shape):
+        return _dyn().zeros(shape, dtype)
     return ZEROS(attrs=InitOpAttrs(static_ints(shape, "zeros", "shape"), dtype))
 
 
+@documented(FILL_PARAMETERS, ("result", "relay.Expr", "The tensor of ones."))
 def ones(shape, dtype="float32"):
-    """relay.ones: a tensor of ones."""
+    """A tensor of ones."""
+    if is_dynamic_arg(shape):
+        return _dyn().ones(shape, dtype)
     return ONES(attrs=InitOpAttrs(static_ints(shape, "ones", "shape"), dtype))
 
 
 def arange(start, stop=None, step=None, dtype="float32"):
-    """relay.arange: evenly spaced values in [start, stop); arange(n) is [0, n). With Python
-    numbers or relay constants the limits are attrs and the length is static; when a limit is
-    any other relay expression (known only at run time) the call is dyn.arange, whose length
-    the VM computes when it runs (op/dynamic_shape.py)."""
+    """Evenly spaced values in the half-open interval [start, stop), as numpy.arange.
+
+    arange(n) gives [0, n). With Python numbers or Relay constants the limits are attrs and
+    the length is static; when a limit is any other Relay expression (known only at run
+    time) the call is dyn.arange, whose length the VM computes when it runs.
+
+    Parameters
+    ----------
+    start : float or int or relay.Expr
+        The first value; when `stop` is None, the end of the interval and the start is 0.
+    stop : None or float or int or relay.Expr, optional
+        The end of the interval (excluded). Defaults to None.
+    step : None or float or int or relay.Expr, optional
+        The spacing between values; None (the default) means 1.
+    dtype : str, optional
+        The dtype of the result. Defaults to "float32".
+
+    Returns
+    -------
+    result : relay.Expr
+        The 1-D tensor of values.
+    """
     limits = (start, stop, step)
     if any(isinstance(v, _expr.Expr) and not isinstance(v, _expr.Constant) for v in limits):
         if stop is None:
             start, stop = 0, start
         if step is None:
             step = 1
-        return dyn_arange(*(_scalar_expr(v, dtype) for v in (start, stop, step)), dtype=dtype)
+        return _dyn().arange(*(_scalar_expr(v, dtype) for v in (start, stop, step)), dtype=dtype)
     start = static_scalar(start, "arange", "start")
     if stop is None:
         start, stop = 0, start

@@ -4,10 +4,10 @@ A dim here is a Python int when static or a tir PrimExpr when symbolic (a te.var
 shape), so the same helpers size outputs and map indices for static and dynamic shapes alike.
 Every helper only builds index expressions: the computes stay injective (one load per element).
 """
-import math
-
 from .. import te, tir
-from ..ir.types import Any, TensorType
+from ..ir import shape_math
+from ..ir.dims import DIM_NODE_TYPES, Any
+from ..ir.types import TensorType
 from ..tir import expr as E
 
 
@@ -17,8 +17,13 @@ def te_dims(t) -> tuple:
 
 
 def probe_type(t) -> TensorType:
-    """A relay TensorType for te Tensor `t` (symbolic dims become Any) to call relation helpers with."""
-    return TensorType(tuple(d if isinstance(d, int) else Any() for d in te_dims(t)), t.dtype)
+    """A relay TensorType for te Tensor `t` to call relation helpers with: its symbolic dims stay
+    symbolic (so a compute decides exactly as the relation did), any other expression is Any."""
+    return TensorType(tuple(d if isinstance(d, int) or _is_dim(d) else Any() for d in te_dims(t)), t.dtype)
+
+
+def _is_dim(d) -> bool:
+    return all(isinstance(n, DIM_NODE_TYPES) and E.is_int_dtype(n.dtype) for n in tir.walk(d))
 
 
 def is_static(d) -> bool:
@@ -109,4 +114,4 @@ def wrap_index(i, d) -> E.PrimExpr:
 
 def prod_dims(dims):
     """Product of dims (ints, or PrimExprs in a compute), or Any if one of them is Any."""
-    return Any() if any(isinstance(d, Any) for d in dims) else math.prod(dims)
+    return shape_math.prod(dims)

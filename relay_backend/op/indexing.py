@@ -10,13 +10,15 @@ import numpy as np
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed, as_int_tuple, check_choice
-from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+from ..ir.dims import dim_to_str, is_any, is_static
+from ..ir.shape_math import dims_differ, prod
+from ..ir.types import Any, TensorType, TupleType, type_to_str
 from . import index_math as IM
 from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
-from .static_args import static_ints
+from .static_args import is_dynamic_arg, static_ints
 
 
 def _fail(op_name, msg, *types):
@@ -149,7 +151,7 @@ def slice_specs(data: TensorType, attrs) -> dict:
             raise _fail("strided_slice", f"axis {a} is sliced twice (axes={attrs.axes})", data)
         if attrs.slice_mode == "size":
             dim = data.shape[a]
-            if b < 0 and not is_any(dim):
+            if b < 0 and is_static(dim):
                 b += dim
             # size -1 means "to the end"; so does a negative begin (dynamic dim) whose size reaches it
             e, s = (None if e < 0 or (b < 0 and b + e >= 0) else b + e), 1
@@ -161,8 +163,10 @@ def _strided_slice_rel(arg_types, attrs):
     data = expect_tensor(arg_types[0], "strided_slice data")
     shape = list(data.shape)
     for a, (b, e, s) in slice_specs(data, attrs).items():
-        if not is_any(shape[a]):
+        if is_static(shape[a]):
             shape[a] = len(range(*slice(b, e, s).indices(shape[a])))
+        elif not is_any(shape[a]):     # numpy's clamping written over the size variable
+            shape[a] = IM.slice_range(b, e, s, shape[a])[1]
     return TensorType(shape, data.dtype)
 
 
@@ -217,11 +221,9 @@ class TakeAttrs(Attrs):
 
 def _static_size(shape):
     """The element count of `shape` when it is known: 0 as soon as one static dim is 0,
-    None when an Any dim leaves it open."""
-    dims = list(shape)
-    if any(not is_any(d) and int(d) == 0 for d in dims):
-        return 0
-    return None if any(is_any(d) for d in dims) else int(np.prod([int(d) for d in dims], dtype=np.int64))
+    None when a dynamic dim leaves it open."""
+    size = prod(shape)
+    return int(size) if is_static(size) else None
 
 
 def _check_axis_not_empty(data, indices, axis):
@@ -251,8 +253,9 @@ def _take_layout(data, indices, attrs):
                     f"indices rank={indices.ndim})]", data, indices)
     for k in range(bd):
         d, i = data.shape[k], indices.shape[k]
-        if not (is_any(d) or is_any(i)) and d != i:
-            raise _fail("take", f"batch dim {k} differs: data has {d}, indices have {i}", data, indices)
+        if dims_differ(d, i):
+            raise _fail("take", f"batch dim {k} differs: data has {dim_to_str(d)}, indices have "
+                        f"{dim_to_str(i)}", data, indices)
     return axis, bd
 
 
@@ -319,7 +322,23 @@ TAKE = defop("take", inputs=("data", "indices"), attrs=TakeAttrs, rel=_take_rel,
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def split(data, indices_or_sections, axis=0):
-    """relay.split: a TupleWrapper of `sections` equal parts, or parts cut at the given indices."""
+    """Split `data` into several tensors along one axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    indices_or_sections : int or tuple of int
+        An int n cuts the axis into n equal parts (its length must divide by n); a tuple of
+        increasing indices cuts the axis just before each of them, as numpy.split.
+    axis : int, optional
+        The axis to split; negative values count from the last axis. Defaults to 0.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The parts, as a tuple expression that can be indexed and unpacked.
+    """
     if not isinstance(indices_or_sections, (int, np.integer)):
         indices_or_sections = static_ints(indices_or_sections, "split", "indices_or_sections")
     attrs = SplitAttrs(indices_or_sections, axis)
@@ -327,8 +346,33 @@ def split(data, indices_or_sections, axis=0):
 
 
 def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
-    """relay.strided_slice: numpy-style data[begin:end:strides] on leading dims (or `axes`);
-    slice_mode="size" reads `end` as sizes (-1: to the end) and ignores strides."""
+    """Take a strided slice of `data`, as data[begin:end:strides] in numpy.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    begin : list of int or relay.Expr
+        Where the slice starts on each sliced axis; negative values count from the end.
+    end : list of int or relay.Expr
+        Where it stops (exclusive) on each sliced axis, or the sizes when slice_mode="size".
+    strides : None or list of int or relay.Expr, optional
+        The step on each sliced axis (may be negative); None (the default) steps by 1.
+    axes : None or list of int, optional
+        The axes that begin/end/strides refer to; None (the default) means the leading axes.
+    slice_mode : str, optional
+        "end" (the default) reads `end` as stop positions; "size" reads it as the number of
+        elements to take on each axis (-1: through the end) and ignores `strides`.
+
+    Returns
+    -------
+    result : relay.Expr
+        The slice. When begin, end or strides is a non-constant Relay expression the call is
+        dyn.strided_slice, whose shape is known at run time.
+    """
+    if any(is_dynamic_arg(v) for v in (begin, end, strides)):
+        return _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode)
+
     def ints(v, name):
         return None if v is None else static_ints(v, "strided_slice", name)
     begin, end = ints(begin, "begin"), ints(end, "end")
@@ -336,9 +380,64 @@ def strided_slice(data, begin, end, strides=None, axes=None, slice_mode="end"):
                                                        slice_mode))
 
 
+def _dynamic_strided_slice(data, begin, end, strides, axes, slice_mode):
+    """dyn.strided_slice for begin/end/strides given as Relay expressions (static ones become
+    int64 constants; strides default to ones), as tvm.relay.strided_slice builds it."""
+    from .dyn import transform as dyn_transform     # op/dyn builds on this module's ops
+    if axes is not None:
+        raise AttrsError("strided_slice: `axes` cannot be combined with begin/end/strides given as "
+                         "Relay expressions (dyn.strided_slice slices the leading axes)")
+
+    def tensor(v, name):
+        if isinstance(v, _expr.Expr):
+            return v
+        return _expr.const(np.array(static_ints(v, "strided_slice", name), dtype="int64"))
+    begin = tensor(begin, "begin")
+    if strides is None:
+        strides = _expr.const(np.ones(_length(begin), dtype="int64"))
+    return dyn_transform.strided_slice(data, begin, tensor(end, "end"), tensor(strides, "strides"), slice_mode)
+
+
+def _length(expr) -> int:
+    """The static length of a 1-D shape expression whose type is known (for default strides)."""
+    ty = getattr(expr, "_checked_type_", None) or getattr(expr, "type_annotation", None)
+    if isinstance(ty, TensorType) and ty.ndim == 1 and is_static(ty.shape[0]):
+        return int(ty.shape[0])
+    raise AttrsError("strided_slice: pass `strides` explicitly when `begin` is a Relay expression whose "
+                     "length is not known yet (run InferType first, or annotate it)")
+
+
 def take(data, indices, axis=None, batch_dims=0, mode="clip"):
-    """relay.take: gather along `axis` (flattened data when None); mode clip/wrap/fast handles
-    out-of-range indices (fast assumes they are in range)."""
+    """Gather elements of `data` at `indices` along an axis, as numpy.take.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The tensor to read from.
+    indices : relay.Expr
+        An integer tensor of positions along `axis`.
+    axis : None or int, optional
+        The axis to index; None (the default) indexes the flattened `data`.
+    batch_dims : int, optional
+        The number of leading axes that `data` and `indices` share as batch axes, gathered
+        batch by batch. Defaults to 0.
+    mode : str, optional
+        What an out-of-range index does: "clip" (the default) clamps it to the valid range,
+        "wrap" takes it modulo the axis length, "fast" assumes every index is in range (so constant indices out of
+        range are an InputError here).
+
+    Returns
+    -------
+    result : relay.Expr
+        The gathered tensor: data's shape with `axis` replaced by the shape of `indices`.
+    """
+    if mode == "fast":
+        from .index_rules import check_constant_indices, constant_value, known_shape
+        values, shape = constant_value(indices), known_shape(data)
+        if values is not None and shape is not None and (axis is None or -len(shape) <= int(axis) < len(shape)):
+            size = int(np.prod(shape)) if axis is None else shape[int(axis)]
+            where = "the flattened data" if axis is None else f"axis {int(axis) % len(shape)}"
+            check_constant_indices("take", np.asarray(values), size, where)
     return TAKE(data, indices, attrs=TakeAttrs(axis, batch_dims, mode))
 
 

@@ -13,7 +13,9 @@ import numpy as np
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir.attrs import Attrs
-from ..ir.types import TensorType, is_any, type_to_str
+from ..ir import shape_math
+from ..ir.dims import dim_to_str, is_static
+from ..ir.types import TensorType, type_to_str
 from . import index_math as IM
 from . import samples as S
 from .pattern import OpPattern
@@ -95,7 +97,7 @@ def _primal_sizes(op, data: TensorType, src: Layout) -> dict:
     sizes = {}
     for (letter, _), d in zip(src.axes, data.shape):
         if letter.isupper():
-            sizes[letter] = d if is_any(d) else int(d) * src.block(letter)
+            sizes[letter] = shape_math.mul(d, src.block(letter))
     return sizes
 
 
@@ -108,11 +110,12 @@ def _dst_shape(op, data, attrs) -> tuple:
             shape.append(factor)
             continue
         size, block = sizes[letter], dst.block(letter)
-        if not is_any(size) and size % block:
-            raise TypeInferenceError(f"{op}: axis {letter} of size {size} does not split into blocks of "
-                                     f"{block} ({attrs.src_layout} -> {attrs.dst_layout}, data: "
+        rest = shape_math.floormod(size, block)
+        if is_static(rest) and rest:     # a symbolic size is split as TVM's layout does, unchecked
+            raise TypeInferenceError(f"{op}: axis {letter} of size {dim_to_str(size)} does not split into "
+                                     f"blocks of {block} ({attrs.src_layout} -> {attrs.dst_layout}, data: "
                                      f"{type_to_str(data)})")
-        shape.append(size if is_any(size) else size // block)
+        shape.append(shape_math.floordiv(size, block))
     return tuple(shape)
 
 
@@ -206,7 +209,23 @@ LAYOUT_TRANSFORM = defop(
 
 
 def layout_transform(data, src_layout: str, dst_layout: str):
-    """relay.layout_transform: data in `src_layout` rearranged into `dst_layout`."""
+    """Rearrange `data` from one memory layout into another (e.g. "NCHW" into "NCHW8c").
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, laid out as `src_layout`.
+    src_layout : str
+        The layout of `data`: one upper-case letter per primal axis, and a number followed by
+        the lower-case letter for a split (blocked) axis, as "NCHW16c".
+    dst_layout : str
+        The layout of the result, over the same primal axes.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor in `dst_layout`.
+    """
     return LAYOUT_TRANSFORM(data, attrs=LayoutTransformAttrs(src_layout, dst_layout))
 
 

@@ -7,7 +7,7 @@ output's shape from the op's type relation (which doubles as its shape function)
 with runtime.limits.check_tensor_size first, so the user gets an AllocationError naming the op.
 """
 from ..errors import RelayError
-from ..ir.types import TensorType, TupleType, is_any
+from ..ir.types import TensorType, TupleType
 from ..runtime.limits import check_tensor_size
 
 
@@ -25,10 +25,11 @@ def tensor_types(ty) -> list:
 
 def check_output_size(op, out_type, where: str) -> None:
     """AllocationError naming `where` and `op` if an output of type `out_type` is over the limit
-    (outputs with dynamic dims, or an unknown type (None), are skipped: no size is known yet)."""
+    (outputs with dynamic (symbolic or Any) dims, or an unknown type (None), are skipped: no size
+    is known yet; the concrete output is checked where it is allocated)."""
     tensors = tensor_types(out_type) if out_type is not None else []
     for i, ty in enumerate(tensors):
-        if not any(is_any(d) for d in ty.shape):
+        if not ty.is_dynamic:
             which = "the output" if len(tensors) == 1 else f"output {i}"
             check_tensor_size(ty.shape, ty.dtype, f"{where}: {which} of {op.name}")
 

@@ -22,6 +22,7 @@ from .. import te
 from . import compute_common as C
 from . import samples as S
 from .accumulation import acc_dtype, average_acc_dtype
+from .constructor_docs import constructor_doc, documented
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import (arg_reduce_rel, broadcast_shape, expect_tensor, no_bool_rel, reduce_axes, reduce_rel,
@@ -317,6 +318,16 @@ VARIANCE = defop("variance", inputs=("data", "mean"), attrs=VarianceAttrs,
 
 
 # --- Python constructors with tvm.relay's names ---------------------------------------------------------
+# One line per reduction for the constructors' docstrings (constructor_docs adds the sections).
+SUMMARIES = {"sum": "The sum of the elements over the given axes.",
+             "mean": "The arithmetic mean of the elements over the given axes.",
+             "max": "The largest element over the given axes.",
+             "min": "The smallest element over the given axes.",
+             "prod": "The product of the elements over the given axes.",
+             "all": "Logical and of a bool tensor's elements over the given axes.",
+             "any": "Logical or of a bool tensor's elements over the given axes."}
+
+
 def _reduce_ctor(op_name):
     from .registry import get
     op = get(op_name)
@@ -324,21 +335,32 @@ def _reduce_ctor(op_name):
     def ctor(data, axis=None, keepdims=False, exclude=False):
         return op(data, attrs=ReduceAttrs(axis, keepdims, exclude))
     ctor.__name__ = op_name
-    ctor.__doc__ = f"relay.{op_name}: reduce `data` with {op_name} over `axis` (None = all axes)."
+    summary = SUMMARIES.get(op_name, f"Reduce `data` with relay.{op_name} over the given axes.")
+    ctor.__doc__ = constructor_doc(summary, ctor)
     return ctor
 
 
 sum, mean, max, min, prod, all, any = (_reduce_ctor(n) for n in  # noqa: A001
                                        ("sum", "mean", "max", "min", "prod", "all", "any"))
 
+_ARG_MEANINGS = {"select_last_index": ("bool", "If True, a tie returns the index of the last extreme "
+                                                "element; if False, of the first.")}
+_INDEX_RESULT = ("result", "relay.Expr", "An int32 tensor of indices into the reduced axes.")
+_UNBIASED = {"unbiased": ("bool", "If True, divide by N - 1 (Bessel's correction, the sample estimate) "
+                                   "instead of N.")}
 
+
+@documented(_ARG_MEANINGS, _INDEX_RESULT)
 def argmax(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
-    """relay.argmax: int32 index of the maximum over `axis` (flattened over several axes)."""
+    """The int32 index of the largest element over the given axes (counted in the flattened
+    reduced axes when there are several)."""
     return ARGMAX(data, attrs=ArgReduceAttrs(axis, keepdims, exclude, select_last_index))
 
 
+@documented(_ARG_MEANINGS, _INDEX_RESULT)
 def argmin(data, axis=None, keepdims=False, exclude=False, select_last_index=False):
-    """relay.argmin: int32 index of the minimum over `axis` (flattened over several axes)."""
+    """The int32 index of the smallest element over the given axes (counted in the flattened
+    reduced axes when there are several)."""
     return ARGMIN(data, attrs=ArgReduceAttrs(axis, keepdims, exclude, select_last_index))
 
 
@@ -353,32 +375,37 @@ def _mean_and_variance(data, axis, keepdims, exclude, unbiased):
     return (m if keepdims else mean(data, axis, keepdims=False, exclude=exclude)), v
 
 
+@documented(_UNBIASED)
 def variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
-    """relay.variance: mean squared deviation over `axis` (divided by N-1 when `unbiased`)."""
+    """The variance over the given axes: the mean squared deviation from the mean."""
     return _variance_call(data, axis, keepdims, exclude, unbiased)[1]
 
 
+@documented(_UNBIASED)
 def std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
-    """relay.std: square root of variance()."""
+    """The standard deviation over the given axes: the square root of variance()."""
     from .tensor import sqrt
     return sqrt(variance(data, axis, keepdims, exclude, unbiased))
 
 
+@documented(_UNBIASED, ("result", "relay.TupleWrapper", "A 2-tuple (mean, variance) of expressions."))
 def mean_variance(data, axis=None, keepdims=False, exclude=False, unbiased=False):
-    """relay.mean_variance: a 2-tuple (mean, variance) sharing one mean computation."""
+    """The mean and the variance over the given axes, sharing one computation of the mean."""
     m, v = _mean_and_variance(data, axis, keepdims, exclude, unbiased)
     return _expr.TupleWrapper(_expr.Tuple([m, v]), 2)
 
 
+@documented(_UNBIASED, ("result", "relay.TupleWrapper", "A 2-tuple (mean, std) of expressions."))
 def mean_std(data, axis=None, keepdims=False, exclude=False, unbiased=False):
-    """relay.mean_std: a 2-tuple (mean, std)."""
+    """The mean and the standard deviation over the given axes."""
     from .tensor import sqrt
     m, v = _mean_and_variance(data, axis, keepdims, exclude, unbiased)
     return _expr.TupleWrapper(_expr.Tuple([m, sqrt(v)]), 2)
 
 
+@documented()
 def logsumexp(data, axis=None, keepdims=False):
-    """relay.logsumexp: log(sum(exp(x))) computed stably as max + log(sum(exp(x - max)))."""
+    """log(sum(exp(data))) over the given axes, computed stably as max + log(sum(exp(data - max)))."""
     from .tensor import exp, log
     peak = max(data, axis, keepdims=True)
     out = log(sum(exp(data - peak), axis, keepdims=True)) + peak

@@ -3,13 +3,32 @@
 An OpDef is itself a relay `Op` expression, so `Call(opdef, args, attrs)` is a call to it.
 Fields (the one-place rule): name, input names, attrs class, type relation, pattern, support
 level, numpy reference, samples for conformance tests, and (added by the compiler issue) the te
-compute; a data-dependent op also declares a shape function, and an op that only changes its
-input's shape says so (`is_reshape`, TVM's TReshapeOp).
+compute; a data-dependent op also declares a shape function, an op whose relation can tell
+the type of an unannotated input (a weight from `units`) declares fill_inputs, and an op that
+only changes its input's shape says so (`is_reshape`, TVM's TReshapeOp).
 
 Contracts:
   rel(arg_types, attrs) -> Type       plain Python over TensorType/TupleType; raises
-                                      TypeInferenceError naming what is wrong. Called on concrete
-                                      shapes at run time too, so it doubles as the shape function.
+                                      TypeInferenceError naming what is wrong. Dims may be
+                                      symbolic or Any: compute them with ir/shape_math.py (its
+                                      docstring says how a relation treats each kind). Called on
+                                      concrete shapes at run time too, so it doubles as the shape
+                                      function.
+  fill_inputs(arg_types, attrs) -> {index: Type}   optional; arg_types has None for inputs
+                                      whose type is not known yet. Returns the types the op implies
+                                      for some of them (TVM's relations Assign them), e.g. nn.dense's
+                                      weight (units, in_features); InferType unifies them in.
+  shape_func(attrs, input_arrays) -> Type   data-dependent ops only: the output type for the
+                                      concrete input *values* (the VM calls it at run time; the
+                                      op's inputs must then be inputs of its fused function, so
+                                      such ops are OPAQUE).
+  to_static(args, attrs) -> (OpDef, Attrs)   dyn ops only (op/dyn/common.py): the static op and
+                                      its attrs for concrete values of the shape arguments (args
+                                      holds None at `static_inputs`, the positions of the data the
+                                      static op takes); DynamicToStatic rewrites calls with it.
+  shape_only                          True for ops that read only their inputs' shapes and dtypes
+                                      (shape_of, ndarray_size): FoldConstant folds them once those
+                                      shapes are static, as TVM's does.
   ref(*inputs, attrs) -> ndarray|tuple numpy reference; an input of TupleType arrives as a list.
   samples(rng) -> [Sample]            example inputs/attrs the conformance tests run.
   compute(attrs, inputs, out_type) -> [te.Tensor]   (compiler issue)
@@ -54,7 +73,8 @@ class OpDef(OpAttrs, Op):
                  samples: Callable = None, attrs: type = None, level: int = 1,
                  compute: Callable = None, shape_func: Callable = None, tag: str = None,
                  doc: str = "", user_defined: bool = False,
-                 is_reshape: bool = False):
+                 is_reshape: bool = False, fill_inputs: Callable = None,
+                 to_static: Callable = None, static_inputs=(), shape_only: bool = False):
         super().__init__(name)
         self.input_names = tuple(inputs)
         self.num_inputs = len(self.input_names)
@@ -66,6 +86,10 @@ class OpDef(OpAttrs, Op):
         self.support_level = level
         self.compute = compute
         self.shape_func = shape_func
+        self.fill_inputs = fill_inputs
+        self.to_static = to_static
+        self.static_inputs = tuple(static_inputs)
+        self.shape_only = bool(shape_only)
         self._tag = tag   # None: follows the pattern (see the tag property)
         self.doc = doc
         # TVM's TReshapeOp: the op only reinterprets its input's shape (same elements, same
@@ -148,7 +172,18 @@ def defop(name: str, **fields) -> OpDef:
 
 
 def get(name: str) -> OpDef:
-    """The registered op called `name` (relay.op.get)."""
+    """The registered operator called `name` (relay.op.get).
+
+    Parameters
+    ----------
+    name : str
+        The operator's name, as "add" or "nn.conv2d".
+
+    Returns
+    -------
+    op : OpDef
+        The operator; calling it builds a relay Call. An unknown name raises OpDefinitionError.
+    """
     try:
         return _REGISTRY[name]
     except KeyError:

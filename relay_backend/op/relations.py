@@ -1,11 +1,13 @@
 """Shared type relations: identity (and its float-only / no-bool variants), broadcast,
-broadcast-compare and reduce. All handle Any dims.
+broadcast-compare and reduce. All handle symbolic and Any dims (ir/shape_math.py rules).
 
 A relation maps the argument types (and attrs) to the output type or raises TypeInferenceError.
 Because it is plain Python over shapes, the VM also calls it on concrete shapes at run time.
 """
 from ..errors import TypeInferenceError
-from ..ir.types import Any, TensorType, TupleType, is_any, type_to_str
+from ..ir.dims import dim_to_str, is_static, shape_to_str
+from ..ir.shape_math import broadcast_shapes
+from ..ir.types import TensorType, TupleType, type_to_str
 
 
 def expect_tensor(t, what: str = "argument") -> TensorType:
@@ -65,29 +67,23 @@ def no_bool_rel(op_name: str, base=identity_rel, hint: str = ""):
 
 
 def broadcast_shape(lhs_shape, rhs_shape, lhs=None, rhs=None) -> tuple:
-    """numpy-style right-aligned broadcast of two shapes; Any meets n gives n (or Any if n == 1)."""
+    """numpy-style right-aligned broadcast of two shapes with TVM's rules for symbolic dims
+    (shape_math.broadcast_dims): 1 or Any meets d gives d, n meets n gives n, and dims that
+    cannot be proven equal (n vs m, n vs 3) are an error, as in TVM's BroadcastRel."""
+    out, bad = broadcast_shapes(lhs_shape, rhs_shape)
+    if bad is None:
+        return out
     ndim = max(len(lhs_shape), len(rhs_shape))
-    a = (1,) * (ndim - len(lhs_shape)) + tuple(lhs_shape)
-    b = (1,) * (ndim - len(rhs_shape)) + tuple(rhs_shape)
-    out = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        if is_any(x) and is_any(y):
-            out.append(Any())
-        elif is_any(x):
-            out.append(Any() if y == 1 else y)
-        elif is_any(y):
-            out.append(Any() if x == 1 else x)
-        elif x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        else:
-            lt = type_to_str(lhs) if lhs is not None else str(tuple(lhs_shape))
-            rt = type_to_str(rhs) if rhs is not None else str(tuple(rhs_shape))
-            raise TypeInferenceError(
-                f"Incompatible broadcast type {lt} and {rt}: dimension {i} (from the right: "
-                f"{ndim - i}) is {x} vs {y}")
-    return tuple(out)
+    x = lhs_shape[bad - ndim] if bad - ndim >= -len(lhs_shape) else 1
+    y = rhs_shape[bad - ndim] if bad - ndim >= -len(rhs_shape) else 1
+    lt = type_to_str(lhs) if lhs is not None else shape_to_str(lhs_shape)
+    rt = type_to_str(rhs) if rhs is not None else shape_to_str(rhs_shape)
+    fix = ("" if is_static(x) and is_static(y) else
+           "; symbolic dims broadcast only when they are provably equal or one of them is 1 "
+           "(use the same size variable, or relay.Any() for a size known at run time)")
+    raise TypeInferenceError(
+        f"Incompatible broadcast type {lt} and {rt}: dimension {bad} (from the right: "
+        f"{ndim - bad}) is {dim_to_str(x)} vs {dim_to_str(y)}{fix}")
 
 
 def broadcast_rel(arg_types, attrs=None) -> TensorType:
@@ -153,7 +149,7 @@ def arg_reduce_rel(op_name: str):
     def rel(arg_types, attrs) -> TensorType:
         data = expect_tensor(arg_types[0], "data")
         axes = reduce_axes(attrs, data.ndim)
-        empty = [a for a in axes if not is_any(data.shape[a]) and int(data.shape[a]) == 0]
+        empty = [a for a in axes if is_static(data.shape[a]) and int(data.shape[a]) == 0]
         if empty:
             raise TypeInferenceError(
                 f"{op_name}: axis {empty[0]} of data {type_to_str(data)} has size 0, so there is no index to "

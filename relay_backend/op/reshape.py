@@ -1,13 +1,15 @@
 """The reshape operator: attrs with Relay's newshape codes, the shape rule, reference and te compute.
 
 Split out of op/transform.py (which re-exports it) because the newshape codes need a page of
-their own. reshape_shape works on int/Any dims (the relation, also the VM's shape function) and on
-symbolic PrimExpr dims (the compute), so both agree by construction.
+their own. reshape_shape works on int, symbolic and Any dims (the relation, also the VM's shape
+function) and on the compute's te dims, so both agree by construction.
 """
 import dataclasses
 
 from ..errors import AttrsError, TypeInferenceError
 from ..ir.attrs import Attrs, always_printed, as_int_tuple
+from ..ir.dims import dim_to_str
+from ..ir.shape_math import floordiv
 from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
 from . import index_math as IM
 from . import samples as S
@@ -110,11 +112,11 @@ def reshape_shape(data: TensorType, attrs: ReshapeAttrs, ishape=None) -> tuple:
         old_size, new_size = _prod(old), _prod(new)
         if is_any(old_size) or is_any(new_size):
             out[infer_at] = Any()
-        elif IM.is_static(old_size) and IM.is_static(new_size) and (new_size == 0 or old_size % new_size):
-            raise _fail("reshape", f"cannot infer the -1 in newshape {ns}: {old_size} elements do not "
-                        f"divide into {new_size}", data)
-        else:
-            out[infer_at] = old_size // new_size
+        elif IM.is_static(new_size) and (new_size == 0 or IM.is_static(old_size) and old_size % new_size):
+            raise _fail("reshape", f"cannot infer the -1 in newshape {ns}: {dim_to_str(old_size)} elements "
+                        f"do not divide into {new_size}", data)
+        else:                       # symbolic: (n * 12) // 4 simplifies to n * 3, as TVM's Analyzer
+            out[infer_at] = floordiv(old_size, new_size)
     total_in, total_out = _prod(ishape), _prod(out)
     if IM.is_static(total_in) and IM.is_static(total_out) and total_in != total_out:
         raise TypeInferenceError(f"reshape: cannot reshape {type_to_str(data)} to {shape_to_str(ns)}: "

@@ -2,6 +2,8 @@
 
 Each generator takes a numpy Generator and returns a list of registry.Sample.
 """
+import math
+
 import numpy as np
 
 from .registry import Sample
@@ -12,6 +14,8 @@ FLOAT_DTYPES = ("float32", "float16", "float64")
 # already sum to 2,048 only by luck; the next one is lost), so the conformance test catches an
 # op that forgets to accumulate in float32 (tests/op/test_float16_samples.py checks the rule).
 FLOAT16_REDUCTION_TERMS = 2048
+# the side of a square window with at least FLOAT16_REDUCTION_TERMS cells (pools, depthwise convs)
+LONG_WINDOW_SIDE = math.isqrt(FLOAT16_REDUCTION_TERMS - 1) + 1
 UNARY_SHAPES = ((), (1,), (5,), (2, 3), (1, 4, 1, 3))
 BROADCAST_PAIRS = (((3,), (3,)), ((2, 3), (3,)), ((2, 1), (1, 4)), ((1, 3, 1, 2), (3, 4, 2)),
                    ((), (2, 2)), ((5, 1), ()))

@@ -1,13 +1,19 @@
 """Reading constructor arguments that must be static (shapes, slice bounds, arange limits).
 
 tvm.relay accepts either Python values or relay expressions for these; a relay Constant is read
-into the attrs so output shapes stay static, while any other expression would need the dynamic
-("dyn.*") form of the op, which relay_backend does not support yet.
+into the attrs so output shapes stay static, while any other expression (`is_dynamic_arg`) makes
+the constructor build the op's dyn.* form (op/dyn/) where one exists.
 """
 import numpy as np
 
 from ..errors import AttrsError, OpNotImplemented
 from ..ir.expr import Constant, Expr
+
+
+def is_dynamic_arg(value) -> bool:
+    """Whether a shape-like constructor argument is a Relay expression known only at run time (not
+    a Constant): the constructor then builds the op's dyn.* form, as tvm.relay's do."""
+    return isinstance(value, Expr) and not isinstance(value, Constant)
 
 
 def _constant_value(value, op_name: str, arg: str):

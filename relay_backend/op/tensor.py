@@ -23,8 +23,10 @@ from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed
 from ..ir.types import TensorType
 from ..runtime.dtypes import SUPPORTED_DTYPES
+from . import elemwise_math as M
 from . import samples as S
 from .compute_common import broadcast_compute, cast as _te_cast, is_float as _is_float
+from .constructor_docs import constructor_doc
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import (broadcast_comp_rel, broadcast_rel, broadcast_shape, expect_tensor, float_rel,
@@ -202,6 +204,26 @@ UNARY_OPS = [
     ("fast_exp", _quiet(lambda x, a: np.exp(x)), te.exp, S.unary(), 1, _FLOAT),
     ("fast_tanh", lambda x, a: np.tanh(x), te.tanh, S.unary(low=-4, high=4), 1, _FLOAT),
     ("fast_erf", _erf_ref, te.erf, S.unary(low=-3, high=3), 1, _FLOAT),
+    # inverse trigonometric / hyperbolic functions, other logs, trunc (elemwise_math.py's rules)
+    ("acos", M.float_ref(np.arccos), te.acos, S.unary(low=-0.95, high=0.95), 3, _FLOAT),
+    ("acosh", M.float_ref(np.arccosh), M.te_acosh, S.unary(low=1.0, high=6.0), 3, _FLOAT),
+    ("asin", M.float_ref(np.arcsin), te.asin, S.unary(low=-0.95, high=0.95), 3, _FLOAT),
+    ("asinh", M.float_ref(np.arcsinh), M.te_asinh, S.unary(low=-6.0, high=6.0), 3, _FLOAT),
+    ("atan", M.float_ref(np.arctan), te.atan, S.unary(low=-6.0, high=6.0), 3, _FLOAT),
+    ("atanh", M.float_ref(np.arctanh), M.te_atanh, S.unary(low=-0.95, high=0.95), 3, _FLOAT),
+    ("tan", M.float_ref(np.tan), te.tan, S.unary(low=-1.4, high=1.4), 3, _FLOAT),
+    ("sinh", M.float_ref(np.sinh), te.sinh, S.unary(low=-4.0, high=4.0), 3, _FLOAT),
+    ("cosh", M.float_ref(np.cosh), te.cosh, S.unary(low=-4.0, high=4.0), 3, _FLOAT),
+    ("log2", M.float_ref(np.log2), te.log2, S.unary(**_POS), 3, _FLOAT),
+    ("log10", M.float_ref(np.log10), te.log10, S.unary(**_POS), 3, _FLOAT),
+    ("trunc", _rounding_ref(np.trunc), _rounding(te.trunc), S.unary(_ROUNDING_DTYPES, low=-5, high=5), 3, _ANY),
+    # bool results on every dtype (TVM's IdentityCompRel); samples hold NaN and +-inf
+    ("isnan", M.classify_ref(np.isnan), M.te_classify("isnan"), M.special_samples, 3, M.classify_rel_of),
+    ("isinf", M.classify_ref(np.isinf), M.te_classify("isinf"), M.special_samples, 3, M.classify_rel_of),
+    ("isfinite", M.classify_ref(np.isfinite), M.te_classify("isfinite"), M.special_samples, 3,
+     M.classify_rel_of),
+    ("bitwise_not", lambda x, a: np.invert(x), te.bitwise_not, S.unary(M.BIT_DTYPES, low=-100, high=100), 4,
+     lambda name: M.integer_rel(name, binary=False, allow_bool=True)),
 ]
 
 
@@ -238,6 +260,30 @@ def _floor_mod_ref(a, b, attrs):
         return np.mod(a, b).astype(a.dtype)
 
 
+def _trunc_divide_ref(a, b, attrs):
+    """Quotient rounded toward zero: relay divide for ints, trunc(a / b) for floats."""
+    if np.dtype(a.dtype).kind in "iu":
+        return _divide_ref(a, b, attrs)
+    with np.errstate(**_QUIET):
+        return np.trunc(np.divide(a, b)).astype(a.dtype)
+
+
+def _trunc_mod_ref(a, b, attrs):
+    """Remainder with the dividend's sign (C's %, fmod); x % 0 is 0 for ints, NaN for floats."""
+    with np.errstate(**_QUIET):
+        return np.fmod(a, b).astype(a.dtype)
+
+
+def _te_trunc_divide(a, b):
+    return te.trunc(a / b) if _is_float(a.dtype) else _te_divide(a, b)
+
+
+def _te_trunc_mod(a, b):
+    if _is_float(a.dtype):
+        return te.fmod(a, b)
+    return _guarded_int_div(a, b, tir.truncmod, lambda x: tir.const(0, x.dtype))
+
+
 _ALL_NUM_BOOL = _with(S.binary(_ALL_NUM), lambda rng: S.binary(_bool_only)(rng)[:2])
 _INT_DIVISORS = S.binary(("int64", "int8", "uint8"), low=-9, high=9, rhs_low=-2, rhs_high=3)  # 0 and -1 divisors
 
@@ -268,6 +314,18 @@ BINARY_OPS = [
     ("greater", lambda a, b, t: np.greater(a, b), lambda a, b: a > b, S.binary(("float32", "int32")), True, 4),
     ("greater_equal", lambda a, b, t: np.greater_equal(a, b), lambda a, b: a >= b,
      S.binary(("float32", "int32")), True, 4),
+    # TVM's mod is trunc_mod: the remainder takes the dividend's sign
+    ("mod", _trunc_mod_ref, _te_trunc_mod,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
+    ("trunc_divide", _trunc_divide_ref, _te_trunc_divide,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
+    ("trunc_mod", _trunc_mod_ref, _te_trunc_mod,
+     _with(S.binary(("float32", "int32"), low=-9, high=9, avoid_zero_rhs=True), _INT_DIVISORS), False, 1),
+    ("left_shift", M.shift_ref(np.left_shift), M.te_shift("left"), M.shift_samples, False, 4),
+    ("right_shift", M.shift_ref(np.right_shift), M.te_shift("right"), M.shift_samples, False, 4),
+    ("bitwise_and", lambda a, b, t: np.bitwise_and(a, b), te.bitwise_and, M.bit_samples, False, 4),
+    ("bitwise_or", lambda a, b, t: np.bitwise_or(a, b), te.bitwise_or, M.bit_samples, False, 4),
+    ("bitwise_xor", lambda a, b, t: np.bitwise_xor(a, b), te.bitwise_xor, M.bit_samples, False, 4),
 ]
 
 
@@ -286,12 +344,18 @@ def _rule(fn):
 # the arithmetic binary ops that reject bool, with the logical op that does what was meant
 _BOOL_HINTS = {"add": "use logical_or for bool tensors", "multiply": "use logical_and for bool tensors",
                "subtract": "for bool tensors not_equal is xor"}
-_NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod")
+_NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod", "mod",
+                   "trunc_divide", "trunc_mod")
+# bit operations: integer tensors, and bool ones where the op is also a logical op
+_BIT_BINARY = {"left_shift": False, "right_shift": False, "bitwise_and": True, "bitwise_or": True,
+               "bitwise_xor": True}
 
 
 def _binary_rel(name, is_comparison):
     if is_comparison:
         return broadcast_comp_rel
+    if name in _BIT_BINARY:
+        return M.integer_rel(name, binary=True, allow_bool=_BIT_BINARY[name])
     if name in _NO_BOOL_BINARY:
         return no_bool_rel(name, base=broadcast_rel, hint=_BOOL_HINTS.get(name, ""))
     return broadcast_rel
@@ -310,7 +374,8 @@ LOGICAL_NOT = defop("logical_not", inputs=("data",), rel=_logical_not_rel, patte
                     ref=lambda x, a: np.logical_not(x), samples=S.unary(_bool_only), level=4,
                     compute=broadcast_compute("logical_not", _rule(lambda x: ~x)))
 for _name, _fn, _te_rule in (("logical_and", np.logical_and, lambda a, b: a & b),
-                             ("logical_or", np.logical_or, lambda a, b: a | b)):
+                             ("logical_or", np.logical_or, lambda a, b: a | b),
+                             ("logical_xor", np.logical_xor, lambda a, b: a != b)):
     defop(_name, inputs=("lhs", "rhs"), rel=_logical_rel, pattern=OpPattern.BROADCAST,
           ref=(lambda fn: lambda a, b, t: fn(a, b))(_fn), samples=S.binary(_bool_only), level=4,
           compute=broadcast_compute(_name, _rule(_te_rule)))
@@ -423,6 +488,52 @@ WHERE = defop("where", inputs=("condition", "x", "y"), rel=_where_rel, pattern=O
 
 
 # --- Python constructors with tvm.relay's names ----------------------------------------------------
+# One line per op for the constructors' docstrings (constructor_docs adds Parameters and Returns);
+# a row missing here gets a generic line naming the op.
+SUMMARIES = {
+    "negative": "Negate each element: -data (ints wrap around, as numpy's).",
+    "exp": "The exponential e**x of each element (float tensors).",
+    "log": "The natural logarithm of each element (float tensors; log(0) is -inf).",
+    "sqrt": "The square root of each element (float tensors; negative inputs give NaN).",
+    "rsqrt": "The reciprocal square root 1 / sqrt(x) of each element (float tensors).",
+    "sigmoid": "The logistic function 1 / (1 + exp(-x)) of each element (float tensors).",
+    "tanh": "The hyperbolic tangent of each element (float tensors).",
+    "nn.relu": "Rectified linear unit: max(x, 0) for each element.",
+    "abs": "The absolute value of each element.",
+    "floor": "Round each element down to an integer value (ints are returned unchanged).",
+    "ceil": "Round each element up to an integer value (ints are returned unchanged).",
+    "round": "Round each element to the nearest integer value, halves to even (ints unchanged).",
+    "sign": "The sign of each element: -1, 0 or 1 (NaN stays NaN).",
+    "sin": "The sine of each element, in radians (float tensors).",
+    "cos": "The cosine of each element, in radians (float tensors).",
+    "erf": "The Gauss error function of each element (float tensors).",
+    "copy": "A copy of the tensor (same shape, dtype and values).",
+    "zeros_like": "A tensor of zeros with the shape and dtype of `data`.",
+    "ones_like": "A tensor of ones with the shape and dtype of `data`.",
+    "logical_not": "Logical negation of each element of a bool tensor.",
+    "fast_exp": "Exponential for FastMath: e**x of each element, by a fast approximation.",
+    "fast_tanh": "Hyperbolic tangent for FastMath, by a fast approximation.",
+    "fast_erf": "Gauss error function for FastMath, by a fast approximation.",
+    "add": "Elementwise sum lhs + rhs, broadcasting.",
+    "subtract": "Elementwise difference lhs - rhs, broadcasting.",
+    "multiply": "Elementwise product lhs * rhs, broadcasting.",
+    "divide": "Elementwise quotient lhs / rhs, broadcasting (ints truncate toward zero; x / 0 is 0 for ints).",
+    "power": "Elementwise power lhs ** rhs, broadcasting.",
+    "maximum": "Elementwise maximum of lhs and rhs, broadcasting.",
+    "minimum": "Elementwise minimum of lhs and rhs, broadcasting.",
+    "floor_divide": "Elementwise floor(lhs / rhs), broadcasting (numpy's //).",
+    "floor_mod": "Elementwise remainder with the sign of rhs, broadcasting (numpy's %).",
+    "equal": "Elementwise lhs == rhs as a bool tensor, broadcasting.",
+    "not_equal": "Elementwise lhs != rhs as a bool tensor, broadcasting.",
+    "less": "Elementwise lhs < rhs as a bool tensor, broadcasting.",
+    "less_equal": "Elementwise lhs <= rhs as a bool tensor, broadcasting.",
+    "greater": "Elementwise lhs > rhs as a bool tensor, broadcasting.",
+    "greater_equal": "Elementwise lhs >= rhs as a bool tensor, broadcasting.",
+    "logical_and": "Elementwise logical and of two bool tensors, broadcasting.",
+    "logical_or": "Elementwise logical or of two bool tensors, broadcasting.",
+}
+
+
 def _unary_ctor(op_name):
     from .registry import get
     op = get(op_name)
@@ -430,7 +541,8 @@ def _unary_ctor(op_name):
     def ctor(data):
         return op(data)
     ctor.__name__ = op_name.split(".")[-1]
-    ctor.__doc__ = f"relay.{op_name}: elementwise {op_name.split('.')[-1]}."
+    summary = SUMMARIES.get(op_name, f"relay.{op_name}, applied to each element of `data`.")
+    ctor.__doc__ = constructor_doc(summary, ctor)
     return ctor
 
 
@@ -441,7 +553,8 @@ def _binary_ctor(op_name):
     def ctor(lhs, rhs):
         return op(lhs, rhs)
     ctor.__name__ = op_name
-    ctor.__doc__ = f"relay.{op_name}: broadcasting {op_name}."
+    summary = SUMMARIES.get(op_name, f"relay.{op_name} of `lhs` and `rhs`, elementwise with broadcasting.")
+    ctor.__doc__ = constructor_doc(summary, ctor)
     return ctor
 
 
@@ -458,20 +571,72 @@ add, subtract, multiply, divide, power, maximum, minimum = (_binary_ctor(n) for 
 floor_divide, floor_mod, equal, not_equal, less, less_equal, greater, greater_equal = (_binary_ctor(n) for n in (
     "floor_divide", "floor_mod", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"))
 logical_and, logical_or = _binary_ctor("logical_and"), _binary_ctor("logical_or")
+acos, acosh, asin, asinh, atan, atanh, tan, sinh, cosh = (_unary_ctor(n) for n in (
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh", "cosh"))
+log2, log10, trunc, isnan, isinf, isfinite, bitwise_not = (_unary_ctor(n) for n in (
+    "log2", "log10", "trunc", "isnan", "isinf", "isfinite", "bitwise_not"))
+mod, trunc_divide, trunc_mod, left_shift, right_shift = (_binary_ctor(n) for n in (
+    "mod", "trunc_divide", "trunc_mod", "left_shift", "right_shift"))
+bitwise_and, bitwise_or, bitwise_xor, logical_xor = (_binary_ctor(n) for n in (
+    "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor"))
 
 
 def clip(a, a_min, a_max):
-    """relay.clip: limit values to [a_min, a_max] (numbers with a_min <= a_max)."""
+    """Limit each element to the interval [a_min, a_max].
+
+    Parameters
+    ----------
+    a : relay.Expr
+        The input tensor (any dtype but bool).
+    a_min : float
+        The lower bound; smaller elements become a_min. Must not be NaN.
+    a_max : float
+        The upper bound; larger elements become a_max. Must be at least a_min.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of a's shape and dtype (for ints, the bounds are truncated toward zero, as numpy).
+    """
     return CLIP(a, attrs=ClipAttrs(a_min, a_max))
 
 
 def cast(data, dtype):
-    """relay.cast: convert to `dtype`."""
+    """Convert each element of `data` to another dtype.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    dtype : str
+        The dtype of the result, e.g. "float32", "int8" or "bool" (numpy's conversion rules:
+        floats to ints truncate toward zero).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape with dtype `dtype`.
+    """
     return CAST(data, attrs=CastAttrs(dtype))
 
 
 def where(condition, x, y):
-    """relay.where: pick from x where condition is true, else from y (broadcasting)."""
+    """Choose each element from `x` where `condition` holds, else from `y`.
+
+    Parameters
+    ----------
+    condition : relay.Expr
+        A bool tensor saying, per element, which input to take.
+    x : relay.Expr
+        The values taken where `condition` is True.
+    y : relay.Expr
+        The values taken where `condition` is False; same dtype as `x`.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of the three inputs' broadcast shape and x's dtype.
+    """
     return WHERE(condition, x, y)
 
 
@@ -479,7 +644,10 @@ __all__ = ["negative", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "abs", 
            "sign", "sin", "cos", "erf", "copy", "zeros_like", "ones_like", "logical_not", "add", "subtract",
            "multiply", "divide", "power", "maximum", "minimum", "floor_divide", "floor_mod", "equal",
            "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
-           "clip", "cast", "where", "fast_exp", "fast_tanh", "fast_erf"]
+           "clip", "cast", "where", "fast_exp", "fast_tanh", "fast_erf",
+           "acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh", "cosh", "log2", "log10", "trunc",
+           "isnan", "isinf", "isfinite", "bitwise_not", "mod", "trunc_divide", "trunc_mod", "left_shift",
+           "right_shift", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_xor"]
 
 _expr._OPERATOR_HOOKS.update(add=add, subtract=subtract, multiply=multiply, divide=divide,
                              negative=negative, less=less, greater=greater, less_equal=less_equal,

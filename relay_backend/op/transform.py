@@ -6,8 +6,9 @@ own files and are re-exported here.
 Each op's te compute is injective: every output element is one load from an index computed
 from the output index (op/index_math.py), so schedules can inline it into its consumers.
 
-Every relation is plain Python over shapes that may hold Any, so the VM reuses it as the shape
-function; an output dim that cannot be known before run time is Any.
+Every relation is plain Python over shapes that may hold symbolic dims or Any (ir/shape_math.py),
+so the VM reuses it as the shape function; an output dim that cannot be known before run time
+is Any.
 """
 import dataclasses
 
@@ -16,14 +17,16 @@ import numpy as np
 from ..errors import AttrsError, TypeInferenceError
 from ..ir import expr as _expr
 from ..ir.attrs import Attrs, always_printed, as_int_tuple
-from ..ir.types import Any, TensorType, is_any, shape_to_str, type_to_str
+from ..ir.dims import dim_to_str, is_static, shape_to_str
+from ..ir.shape_math import broadcast_dims, dims_differ, merge_dims, prod, total
+from ..ir.types import TensorType, type_to_str
 from . import samples as S
 from . import index_math as IM
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .reshape import RESHAPE, ReshapeAttrs, reshape_shape  # noqa: F401  (reshape's block lives there)
 from .relations import expect_tensor, expect_tuple, normalize_axes
-from .static_args import static_ints
+from .static_args import is_dynamic_arg, static_ints
 
 
 def _fail(op_name: str, msg: str, *types) -> TypeInferenceError:
@@ -40,7 +43,7 @@ def _axis(op_name: str, axis: int, ndim: int, t=None) -> int:
     return axis + ndim if axis < 0 else axis
 
 
-_prod = IM.prod_dims
+_prod = prod
 
 
 # --- transpose ----------------------------------------------------------------------------------------
@@ -136,15 +139,21 @@ class SqueezeAttrs(Attrs):
 
 
 def _squeeze_axes(data: TensorType, attrs) -> tuple:
-    """The axes squeeze removes (axis None: every static dim of size 1)."""
+    """The axes squeeze removes (axis None: every dim of size 1, which needs every dim static,
+    as in TVM: whether a dynamic dim is 1 is known only at run time)."""
     if attrs.axis is None:
-        return tuple(k for k, d in enumerate(data.shape) if not is_any(d) and d == 1)
+        dynamic = [k for k, d in enumerate(data.shape) if not is_static(d)]
+        if dynamic:
+            raise _fail("squeeze", f"axis must be given when data has dynamic dims (axis {dynamic[0]} is "
+                        f"{dim_to_str(data.shape[dynamic[0]])}): squeeze(x, axis=[...]) names the size-1 "
+                        f"axes to drop", data)
+        return tuple(k for k, d in enumerate(data.shape) if d == 1)
     try:
         axes = normalize_axes(attrs.axis, data.ndim)
     except TypeInferenceError as err:
         raise _fail("squeeze", str(err), data) from None
     for a in axes:
-        if not is_any(data.shape[a]) and data.shape[a] != 1:
+        if is_static(data.shape[a]) and data.shape[a] != 1:
             raise _fail("squeeze", f"cannot squeeze axis {a}: its size is {data.shape[a]}, not 1", data)
     return axes
 
@@ -199,9 +208,9 @@ def _broadcast_to_rel(arg_types, attrs):
     if data.ndim > len(target):
         raise _fail("broadcast_to", f"cannot broadcast rank {data.ndim} to the lower rank shape {target}", data)
     for d, t in zip(data.shape, target[len(target) - data.ndim:]):
-        if not (is_any(d) or d == t or d == 1):
-            raise _fail("broadcast_to", f"cannot broadcast to {shape_to_str(target)}: a dim of size {d} "
-                        f"meets {t} (a dim must equal the target or be 1)", data)
+        if broadcast_dims(d, t) is None:
+            raise _fail("broadcast_to", f"cannot broadcast to {shape_to_str(target)}: a dim of size "
+                        f"{dim_to_str(d)} meets {t} (a dim must equal the target or be 1)", data)
     return TensorType(target, data.dtype)
 
 
@@ -332,12 +341,11 @@ REVERSE = defop(
 
 # --- concatenate / stack (one input of TupleType) -------------------------------------------------------
 def _merge_dim(op_name, a, b, k, types):
-    """Two dims that must agree: static wins over Any; two different statics are an error."""
-    if is_any(a):
-        return b
-    if is_any(b) or a == b:
-        return a
-    raise _fail(op_name, f"dim {k} differs between inputs ({a} vs {b})", *types)
+    """Two dims that must agree: an error only when they provably differ (TVM's AssertEQ; the
+    VM checks the concrete shapes at run time); the first that is not Any is kept."""
+    if dims_differ(a, b):
+        raise _fail(op_name, f"dim {k} differs between inputs ({dim_to_str(a)} vs {dim_to_str(b)})", *types)
+    return merge_dims(a, b)
 
 
 def _tuple_fields(op_name, t):
@@ -361,8 +369,7 @@ def _concatenate_rel(arg_types, attrs):
         for k in range(ndim):
             if k != axis:
                 shape[k] = _merge_dim("concatenate", shape[k], f.shape[k], k, fields)
-    sizes = [f.shape[axis] for f in fields]
-    shape[axis] = Any() if any(is_any(d) for d in sizes) else sum(sizes)
+    shape[axis] = total(f.shape[axis] for f in fields)
     return TensorType(shape, fields[0].dtype)
 
 
@@ -429,43 +436,185 @@ STACK = defop(
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
+def _dyn():
+    """The dyn.* constructors (op/dyn builds on this module's ops, so it is imported on use)."""
+    from .dyn import transform as dyn_transform
+    return dyn_transform
+
+
 def reshape(data, newshape, allowzero=False):
-    """relay.reshape: codes 0 (copy), -1 (infer), -2 (copy rest), -3 (merge two), -4 (split one)."""
+    """Give `data` a new shape holding the same elements in the same order.
+
+    Besides plain sizes, `newshape` may hold Relay's special codes: 0 copies the input's
+    dimension at that position, -1 is inferred from the remaining elements (at most one),
+    -2 copies all the remaining input dimensions, -3 merges two consecutive input dimensions
+    into one, and -4 splits one input dimension into the two sizes that follow it (one of
+    which may be -1).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    newshape : int or tuple of int or relay.Expr
+        The target shape, with the codes above. A Relay expression that is not a constant
+        (a shape known only at run time) builds dyn.reshape instead.
+    allowzero : bool, optional
+        If True, a 0 in `newshape` means a dimension of size zero rather than "copy the
+        input's dimension". Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The reshaped tensor.
+    """
+    if is_dynamic_arg(newshape):
+        return _dyn().reshape(data, newshape, allowzero)
     return RESHAPE(data, attrs=ReshapeAttrs(static_ints(newshape, "reshape", "newshape"), allowzero))
 
 
 def transpose(data, axes=None):
-    """relay.transpose: permute dims by `axes` (None reverses them)."""
+    """Permute the axes of `data`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axes : None or list of int, optional
+        The new order of the axes: output axis i is input axis axes[i]; negative values count
+        from the last axis. None (the default) reverses the axes.
+
+    Returns
+    -------
+    result : relay.Expr
+        The transposed tensor.
+    """
     return TRANSPOSE(data, attrs=TransposeAttrs(axes))
 
 
 def expand_dims(data, axis, num_newaxis=1):
-    """relay.expand_dims: insert `num_newaxis` size-1 dims at `axis`."""
+    """Insert new axes of length 1 into the shape of `data`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : int or relay.Expr
+        Where the new axes go, in -ndim-1 .. ndim (negative values count from the end).
+        A non-constant Relay expression builds dyn.expand_dims.
+    num_newaxis : int, optional
+        How many axes to insert at `axis`. Defaults to 1.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with `num_newaxis` more dimensions.
+    """
+    if is_dynamic_arg(axis):
+        return _dyn().expand_dims(data, axis, num_newaxis)
+    axis = static_ints(axis, "expand_dims", "axis")[0] if not isinstance(axis, int) else axis
     return EXPAND_DIMS(data, attrs=ExpandDimsAttrs(axis, num_newaxis))
 
 
 def squeeze(data, axis=None):
-    """relay.squeeze: drop size-1 dims (all of them when axis is None)."""
+    """Remove axes of length 1 from the shape of `data`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : None or list of int or relay.Expr, optional
+        The axes to remove; each must have length 1. None (the default) removes every axis of
+        length 1. A non-constant Relay expression builds dyn.squeeze.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor without those axes.
+    """
+    if is_dynamic_arg(axis):
+        return _dyn().squeeze(data, axis)
+    if axis is not None and not isinstance(axis, (int, list, tuple)):
+        axis = static_ints(axis, "squeeze", "axis")
     return SQUEEZE(data, attrs=SqueezeAttrs(axis))
 
 
 def broadcast_to(data, shape):
-    """relay.broadcast_to: numpy-style broadcast to a static `shape`."""
+    """Broadcast `data` to a larger shape, as numpy.broadcast_to.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor; each of its dimensions must be 1 or equal the target's.
+    shape : tuple of int or relay.Expr
+        The target shape. A non-constant Relay expression builds dyn.broadcast_to.
+
+    Returns
+    -------
+    result : relay.Expr
+        The broadcast tensor.
+    """
+    if is_dynamic_arg(shape):
+        return _dyn().broadcast_to(data, shape)
     return BROADCAST_TO(data, attrs=ShapeAttrs(static_ints(shape, "broadcast_to", "shape")))
 
 
 def tile(data, reps):
-    """relay.tile: repeat the whole tensor `reps` times along each dim (numpy.tile)."""
+    """Repeat the whole of `data` along each axis, as numpy.tile.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    reps : tuple of int or relay.Expr
+        How many copies to lay side by side along each axis; when it is longer than the rank
+        of `data`, `data` gets leading axes of length 1 first. A non-constant Relay
+        expression builds dyn.tile.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tiled tensor.
+    """
+    if is_dynamic_arg(reps):
+        return _dyn().tile(data, reps)
     return TILE(data, attrs=TileAttrs(static_ints(reps, "tile", "reps")))
 
 
 def repeat(data, repeats, axis):
-    """relay.repeat: repeat each element `repeats` times along `axis` (numpy.repeat)."""
+    """Repeat each element of `data` along one axis, as numpy.repeat.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    repeats : int
+        How many times each element is repeated (at least 1).
+    axis : int
+        The axis along which to repeat; negative values count from the last axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with axis `axis` `repeats` times longer.
+    """
     return REPEAT(data, attrs=RepeatAttrs(repeats, axis))
 
 
 def reverse(data, axis):
-    """relay.reverse: flip along `axis`."""
+    """Reverse the order of the elements of `data` along one axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : int
+        The axis to flip; negative values count from the last axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The flipped tensor, of data's shape.
+    """
     return REVERSE(data, attrs=AxisAttrs(axis))
 
 
@@ -479,12 +628,40 @@ def _as_tuple_expr(op_name, data):
 
 
 def concatenate(data, axis):
-    """relay.concatenate: join a list (or tuple expr) of tensors along an existing `axis`."""
+    """Join tensors along an existing axis.
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The tensors to join (a non-empty list, or an expression of tuple type); they must
+        agree in rank, dtype and every dimension but `axis`.
+    axis : int
+        The axis to join along; negative values count from the last axis.
+
+    Returns
+    -------
+    result : relay.Expr
+        The joined tensor.
+    """
     return CONCATENATE(_as_tuple_expr("concatenate", data), attrs=AxisAttrs(axis))
 
 
 def stack(data, axis):
-    """relay.stack: join a list (or tuple expr) of same-shaped tensors along a new `axis`."""
+    """Join tensors of one shape along a new axis.
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The tensors to stack (a non-empty list, or an expression of tuple type), all of one
+        shape and dtype.
+    axis : int
+        Where the new axis goes in the result, in -ndim-1 .. ndim.
+
+    Returns
+    -------
+    result : relay.Expr
+        The stacked tensor, one dimension more than each input.
+    """
     return STACK(_as_tuple_expr("stack", data), attrs=AxisAttrs(axis))
 
 
@@ -492,7 +669,12 @@ from .indexing import *  # noqa: E402,F401,F403  (split, strided_slice, take)
 from .indexing import __all__ as _indexing_all  # noqa: E402
 from .creation import *  # noqa: E402,F401,F403  (full, zeros, ones, arange)
 from .creation import __all__ as _creation_all  # noqa: E402
-from .dynamic_shape import shape_of  # noqa: E402,F401  (shape_of, dyn.arange)
+from .shape_query import ndarray_size, shape_of  # noqa: E402,F401  (relay.op.transform's, as TVM)
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "tile", "repeat", "reverse",
-           "concatenate", "stack"] + _indexing_all + _creation_all + ["shape_of"]
+           "concatenate", "stack"] + _indexing_all + _creation_all + ["shape_of", "ndarray_size"]
+
+from .transform_more import *  # noqa: E402,F401,F403  (issue 20's shape/indexing ops, as tvm.relay.op.transform)
+from .transform_more import __all__ as _more_all  # noqa: E402
+
+__all__ += _more_all

@@ -22,7 +22,7 @@ from ..errors import ModuleLookupError
 from ..ir.adt import Clause, Match, PatternConstructor, PatternVar, PatternWildcard
 from ..ir.expr import Function, GlobalVar, If, Let, Var, const
 from ..ir.types import Any, TensorType, scalar_type
-from ..op.dynamic_shape import shape_of
+from ..op.shape_query import shape_of
 from ..op.tensor import add, equal, subtract
 from ..op.transform import take
 

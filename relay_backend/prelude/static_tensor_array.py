@@ -18,6 +18,7 @@ Operations whose results have another shape define (or reuse) the array of that 
 from ..errors import InputError
 from ..ir.adt import Clause, Constructor, Match, PatternConstructor, PatternVar, TypeData
 from ..ir.expr import Function, Var
+from ..ir.dims import dim_to_str, is_static, shape_to_str
 from ..ir.types import Any, GlobalTypeVar, TensorType, TypeCall, is_any
 from ..op.creation import arange
 from ..op.transform import concatenate, expand_dims, take
@@ -25,6 +26,12 @@ from .array_common import INT32, TensorArrayBase
 
 
 def _shape_str(shape) -> str:
+    """The shape part of a definition's name, read back by get_tensor_array_shape: ints and
+    `any`; a size variable has no such spelling, so it is refused (use relay.Any())."""
+    for d in shape:
+        if not (is_any(d) or is_static(d)):
+            raise InputError(f"static tensor array: shape {shape_to_str(shape)} has the symbolic dim "
+                             f"{dim_to_str(d)}; give an int or relay.Any() for each dim")
     return "_".join("any" if is_any(d) else str(int(d)) for d in shape)
 
 

@@ -23,6 +23,24 @@ from .limits import check_tensor_size
 from .registry import get_global_func
 
 GOLDEN_RATIO = 1.618
+# the timing parameters of every time_evaluator and benchmark (shared_parameters completes the
+# docstrings of Module.time_evaluator and of the executors' benchmark methods)
+TIMING_PARAMETERS = {
+    "device": ("Device", "Accepted for TVM's signature: kernels finish before they return, so the "
+                         "timings need no device synchronisation."),
+    "number": ("int", "How many calls each measurement averages over (grown to reach min_repeat_ms)."),
+    "repeat": ("int", "How many measurements to take; the result holds one mean time per measurement."),
+    "min_repeat_ms": ("float", "The least time one measurement lasts, in milliseconds: `number` grows "
+                               "until it does. None or 0 means no minimum."),
+    "limit_zero_time_iterations": ("int", "How many times a measurement that reads zero time is "
+                                          "retried before it is kept."),
+    "cooldown_interval_ms": ("float", "A pause after every `repeats_to_cooldown` measurements, in "
+                                      "milliseconds."),
+    "repeats_to_cooldown": ("int", "How many measurements run between two pauses."),
+}
+TIMING_PARAMETERS["dev"] = TIMING_PARAMETERS["device"]
+TIMING_RESULT = ("result", "BenchmarkResult", "The mean seconds per call of each measurement, with "
+                                              "their mean, median, std, min and max.")
 
 
 @dataclass
@@ -133,8 +151,23 @@ def module_time_evaluator(module, func_name, dev=None, number=10, repeat=1, min_
 
 
 def time_per_call(run_once, number=5, min_repeat_ms=0) -> float:
-    """Mean seconds per call of `run_once` over one measurement (no warm-up) of at least
-    `number` calls lasting at least `min_repeat_ms`."""
+    """The mean seconds per call of a function over one measurement (no warm-up).
+
+    Parameters
+    ----------
+    run_once : callable
+        A function of no arguments to time.
+    number : int, optional
+        The least number of calls the measurement makes (at least 1). Defaults to 5.
+    min_repeat_ms : float, optional
+        The least time the measurement lasts, in milliseconds; the number of calls grows until
+        it does. Defaults to 0.
+
+    Returns
+    -------
+    seconds : float
+        The mean time of one call.
+    """
     counter = {"warm": False}
 
     def once():

@@ -2,7 +2,16 @@
 
 
 class ADT:
-    """An algebraic data type value: a constructor tag and its fields (tvm.runtime.container.ADT)."""
+    """An algebraic data type value at run time: a constructor tag and its fields
+    (tvm.runtime.container.ADT). Indexing and iterating give the fields.
+
+    Parameters
+    ----------
+    tag : int
+        The index of the constructor among its type's constructors (0 for a tuple).
+    fields : list
+        The field values (NDArrays, ADTs, closures).
+    """
 
     __slots__ = ("tag", "fields")
 
@@ -24,5 +33,16 @@ class ADT:
 
 
 def tuple_object(fields) -> ADT:
-    """A runtime tuple: an ADT with tag 0."""
+    """A runtime tuple: an ADT with tag 0 (tvm.runtime.container.tuple_object).
+
+    Parameters
+    ----------
+    fields : list
+        The tuple's elements.
+
+    Returns
+    -------
+    value : ADT
+        ADT(0, fields).
+    """
     return ADT(0, fields)

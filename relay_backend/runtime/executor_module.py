@@ -15,8 +15,9 @@ one module per thread, a lock around whole set_input/run/get_output cycles, or
 import numpy as np
 
 from .. import diagnostics
+from ..docstrings import shared_parameters
 from ..errors import InputError, RelayError
-from .benchmark import BenchmarkResult
+from .benchmark import TIMING_PARAMETERS, TIMING_RESULT, BenchmarkResult
 from .ndarray import NDArray
 from .packed_module import PackedModule
 from .params import load_param_dict
@@ -63,9 +64,23 @@ class ExecutorModule:
         self._run_call = self._guard.call("run")
 
     def get_num_inputs(self) -> int:
+        """The number of inputs of the model, params included.
+
+        Returns
+        -------
+        count : int
+            How many inputs set_input accepts.
+        """
         return len(self._input_names)
 
     def get_num_outputs(self) -> int:
+        """How many outputs the model has (the fields of a tuple result).
+
+        Returns
+        -------
+        count : int
+            The number of outputs.
+        """
         raise NotImplementedError
 
     def _input_array(self, idx: int) -> NDArray:
@@ -80,7 +95,19 @@ class ExecutorModule:
 
     # ------------------------------------------------------------------ inputs
     def get_input_index(self, name: str) -> int:
-        """The index of input `name`, or -1 (InputError if several inputs have that name)."""
+        """The index of the input called `name`.
+
+        Parameters
+        ----------
+        name : str
+            The input's name.
+
+        Returns
+        -------
+        index : int
+            Its index, or -1 when there is no such input (InputError when several inputs have
+            that name: set them by index).
+        """
         if not isinstance(name, str):
             raise InputError(f"get_input_index: an input name is a string, got {type(name).__name__} {name!r}")
         self._check_unambiguous(name)
@@ -130,12 +157,23 @@ class ExecutorModule:
             self._unset -= 1
 
     def set_input(self, key=None, value=None, **params):
-        """Copy `value` into input `key` (name or index); keyword params are copied largest-first.
+        """Copy a value into an input, checked by name, shape and dtype before anything native runs.
 
         As in TVM, keyword names that are not inputs are ignored (a params dict may hold more
         than this module takes, e.g. the params relay.build bound as constants; logged at DEBUG
         on the relay_backend logger); an unknown `key` is an InputError. If an input then stays
-        unset, `run` names the ignored keywords."""
+        unset, `run` names the ignored keywords.
+
+        Parameters
+        ----------
+        key : str or int, optional
+            The input's name or index. Defaults to None (only keyword inputs are set).
+        value : numpy.ndarray or NDArray or number, optional
+            The value for `key`; its shape and dtype must match the input exactly. Defaults to
+            None.
+        **params
+            More inputs by name; they are copied largest first.
+        """
         if key is None and value is not None:
             raise InputError(f"set_input(None, value): an input is named by a string or numbered by "
                              f"an int; the inputs are {self._input_names}")
@@ -161,8 +199,14 @@ class ExecutorModule:
                 self._param_names.add(name)
 
     def load_params(self, params_bytes) -> None:
-        """Set inputs from a save_param_dict blob (bytes or bytearray; names that are not inputs
-        are ignored)."""
+        """Set inputs from a params blob made by save_param_dict; names that are not inputs are
+        ignored.
+
+        Parameters
+        ----------
+        params_bytes : bytes or bytearray
+            The contents of the blob (not a file name: pass open(path, "rb").read()).
+        """
         if not isinstance(params_bytes, (bytes, bytearray, memoryview)):
             hint = (": that looks like a file name; pass its contents, open(path, 'rb').read()"
                     if isinstance(params_bytes, str) else "")
@@ -181,8 +225,24 @@ class ExecutorModule:
         self._guard.input_set(me, idx, self._input_names[idx])
 
     def get_input(self, key, out=None) -> NDArray:
-        """The internal array of input `key` (copied into `out` if given). Without `out` the
-        caller may fill the array in place, so the input counts as set from then on."""
+        """The array behind an input.
+
+        Without `out` the caller may fill the returned array in place, so the input counts as
+        set from then on.
+
+        Parameters
+        ----------
+        key : str or int
+            The input's name or index.
+        out : NDArray, optional
+            An array of the input's shape and dtype to copy the value into. Defaults to None
+            (return the module's own array).
+
+        Returns
+        -------
+        value : NDArray
+            The module's array, or `out` holding a copy.
+        """
         with self._guard.call("get_input"):
             idx = self._index(key)
             arr = self._input_array(idx)
@@ -204,7 +264,16 @@ class ExecutorModule:
 
     # ------------------------------------------------------------------ running
     def run(self, **inputs) -> None:
-        """Set `inputs` (by name), then run the model once."""
+        """Run the model once over the current inputs, after setting any given here.
+
+        Every input must have been set (params bound at build time count as set); otherwise
+        InputError names those missing.
+
+        Parameters
+        ----------
+        **inputs
+            Inputs to set first, by name (as set_input(**inputs)).
+        """
         with self._run_call as me:
             self._begin_run(me, inputs)
             self._execute()
@@ -239,7 +308,21 @@ class ExecutorModule:
                          f"an index from 0 to {self.get_num_outputs() - 1}, got {name!r}")
 
     def get_output(self, index, out=None) -> NDArray:
-        """Output `index`: the internal array (overwritten by the next run) or a copy into `out`."""
+        """One output of the last run.
+
+        Parameters
+        ----------
+        index : int or str
+            The output's index (or its name, where the module names outputs).
+        out : NDArray, optional
+            An array of the output's shape and dtype to copy the value into. Defaults to None.
+
+        Returns
+        -------
+        value : NDArray
+            The module's own array, overwritten by the next run (copy it, or call .numpy(),
+            before running again), or `out` holding a copy.
+        """
         with self._guard.call("get_output") as me:
             self._guard.before_output(me)
             arr = self._output_array(self._output_index(index))
@@ -268,8 +351,23 @@ class ExecutorModule:
         return getattr(self, "lib", None)
 
     def run_from_inputs(self, device_type=None, device_id=0, *args):
-        """TVM's end-to-end run: set the inputs given as name, value pairs, run, and copy every
-        output to the host; returns the outputs as numpy arrays."""
+        """TVM's end-to-end run: set the inputs, run, and copy every output to the host.
+
+        Parameters
+        ----------
+        device_type : int, optional
+            The device type TVM passes first (not used: the module runs on its own device).
+            Defaults to None.
+        device_id : int, optional
+            The device id TVM passes second (not used). Defaults to 0.
+        *args
+            The inputs, as name, value pairs.
+
+        Returns
+        -------
+        outputs : list of numpy.ndarray
+            Every output, in order.
+        """
         if len(args) % 2:
             raise InputError(f"run_from_inputs takes name, value pairs after the device, got "
                              f"{len(args)} values")
@@ -277,9 +375,19 @@ class ExecutorModule:
         return [self.get_output(i).numpy() for i in range(self.get_num_outputs())]
 
     def share_params(self, other, params_bytes) -> None:
-        """Use `other`'s arrays (zero copy) for the inputs named in the params blob
-        `params_bytes` (TVM: share weights between executors of one model). Names that are not
-        inputs of this module are skipped; a shared input must have the same shape and dtype."""
+        """Use another module's arrays, without copying, for the inputs named in a params blob
+        (TVM: share weights between executors of one model).
+
+        Names that are not inputs of this module are skipped; a shared input must have the same
+        shape, dtype and device in both modules.
+
+        Parameters
+        ----------
+        other : ExecutorModule
+            A module of the same class that holds the weights.
+        params_bytes : bytes or bytearray
+            A params blob (save_param_dict) whose names say which inputs to share.
+        """
         if type(other) is not type(self):
             raise InputError(f"share_params: other must be a {type(self).__name__}, got "
                              f"{type(other).__name__}")
@@ -311,13 +419,22 @@ class ExecutorModule:
     def _after_share(self) -> None:
         """Called once after share_params replaced inputs (the graph module re-binds kernels)."""
 
+    @shared_parameters(TIMING_PARAMETERS, TIMING_RESULT)
     def benchmark(self, device=None, func_name="run", repeat=5, number=5, min_repeat_ms=None,
                   limit_zero_time_iterations=100, end_to_end=False, cooldown_interval_ms=0,
                   repeats_to_cooldown=1, **kwargs) -> BenchmarkResult:
-        """Time `func_name` (TVM's GraphModule.benchmark): `repeat` measurements of `number`
-        calls through `self.module.time_evaluator`. Inputs in kwargs are set once before timing;
-        with end_to_end=True every call sets them and copies the outputs out
-        ("run_from_inputs")."""
+        """Time one of the module's functions (TVM's GraphModule.benchmark).
+
+        Parameters
+        ----------
+        func_name : str, optional
+            The function to time, as named in module (e.g. "run"). Defaults to "run".
+        end_to_end : bool, optional
+            If True, every call sets the inputs from `kwargs` and copies the outputs out
+            (run_from_inputs); if False (the default) inputs are set once before timing.
+        **kwargs
+            Inputs by name.
+        """
         min_repeat_ms = 0 if min_repeat_ms is None else min_repeat_ms
         if end_to_end:
             pairs = [x for kv in kwargs.items() for x in kv]

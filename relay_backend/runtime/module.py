@@ -30,8 +30,9 @@ import time
 import numpy as np
 
 from .. import diagnostics
+from ..docstrings import shared_parameters
 from ..errors import InputError, RelayError, SerializationError
-from .benchmark import BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)
+from .benchmark import TIMING_PARAMETERS, BenchmarkResult, module_time_evaluator  # noqa: F401 (re-exported)
 from .elf_check import check_elf_bounds, check_elf_machine
 from .ndarray import ALIGNMENT, NDArray
 from .shared_library import SharedLibrary
@@ -226,11 +227,42 @@ class Function:
 
 # ---------------------------------------------------------------- modules
 
+# the parameters of the two lookups (shared_parameters completes their docstrings)
+_LOOKUP_PARAMETERS = {
+    "name": ("str", "The function's name, e.g. a kernel's."),
+    "query_imports": ("bool", "If True, the modules imported with import_module are searched too, "
+                              "as TVM's executors look kernels up."),
+}
+
+
 class Module:
     """Named native functions (tvm.runtime.Module): `mod["f"](*arrays)`, export, sources.
 
     Built by codegen (a JIT engine plus callbacks that emit sources and object code) or by
-    `load_module` (a shared library). `handle` keeps the native code alive.
+    `load_module` (a shared library), not by users.
+
+    Parameters
+    ----------
+    infos : list
+        One signature record per function (its name, argument shapes and dtypes).
+    addresses : dict of str to int
+        The native address of each function, by name.
+    handle : object, optional
+        What keeps the native code alive (an LLVM engine or a loaded library). Defaults to
+        None.
+    sources : dict, optional
+        format -> source text (or a function making it), for get_source(fmt). Defaults to
+        None.
+    exporter : callable, optional
+        exporter(path, cc=None, fcompile=None) writes a shared library, for export_library.
+        Defaults to None.
+    type_key : str, optional
+        The kind of module ("llvm", "cuda", ...). Defaults to "llvm".
+    object_code : callable, optional
+        Returns the relocatable object code of the functions. Defaults to None.
+    unrunnable : str, optional
+        Why this process cannot call the functions (e.g. cross-compiled code); "" (the
+        default) when it can.
     """
 
     def __init__(self, infos, addresses: dict, handle=None, sources=None, exporter=None,
@@ -241,6 +273,8 @@ class Module:
         self._exporter = exporter                  # callable(path, cc=None, fcompile=None) -> .so
         self._object_code = object_code            # callable() -> relocatable object bytes
         self._unrunnable = unrunnable              # why this process cannot call the functions
+        # what building it took: {"kernels", "compiled", "from_cache"} for LLVM code (codegen)
+        self.build_stats = {}
         self._infos = {info.name: info for info in infos}
         # functions keep the native code (`handle`) alive, not the module: no reference cycle,
         # so a dropped module and its code are freed at once
@@ -252,6 +286,7 @@ class Module:
     # -- lookup
     @property
     def function_names(self) -> list:
+        """The names of the functions defined in this module (not in its imports), in build order."""
         return list(self._infos)
 
     @property
@@ -260,26 +295,59 @@ class Module:
         return not self._unrunnable
 
     def function_info(self, name: str) -> FunctionInfo:
+        """The signature of one function: its parameters' shapes and dtypes, as calls are checked
+        against them.
+
+        Parameters
+        ----------
+        name : str
+            The function's name; a RelayError lists the functions when it is not one.
+
+        Returns
+        -------
+        info : FunctionInfo
+            The signature.
+        """
         if name not in self._infos:
             raise RelayError(f"module has no function {name!r}; it has {sorted(self._infos)}")
         return self._infos[name]
 
     def import_module(self, module) -> None:
-        """Add `module` to the imports that `get_function(name, query_imports=True)` searches
-        (tvm.runtime.Module.import_module)."""
+        """Add a module to the imports that get_function(name, query_imports=True) searches
+        (tvm.runtime.Module.import_module).
+
+        Parameters
+        ----------
+        module : Module
+            The module to import, e.g. one built by an external codegen.
+        """
         if not isinstance(module, Module):
             raise RelayError(f"import_module expects a runtime Module, got {type(module).__name__}")
         self.imported_modules.append(module)
 
+    @shared_parameters(_LOOKUP_PARAMETERS)
     def has_function(self, name: str, query_imports: bool = False) -> bool:
-        """Whether `name` is defined here (or, with query_imports=True, in an imported module)."""
+        """Whether a function is defined here (or, with query_imports, in an imported module).
+
+        Returns
+        -------
+        defined : bool
+            True when it is.
+        """
         if name in self._infos:
             return True
         return query_imports and any(m.has_function(name, True) for m in self.imported_modules)
 
+    @shared_parameters(_LOOKUP_PARAMETERS)
     def get_function(self, name: str, query_imports: bool = False) -> Function:
-        """The function `name`; with query_imports=True the imported modules are searched too, as
-        TVM's executors look kernels up."""
+        """A function of the module, to call with NDArrays (tvm.runtime.Module.get_function).
+
+        Returns
+        -------
+        function : Function
+            The function; a RelayError when there is none of that name, or when the code was built
+            for another machine.
+        """
         if name in self._infos:
             if self._unrunnable:
                 raise RelayError(f"{name}: this module cannot run in this process: {self._unrunnable}; "
@@ -300,11 +368,24 @@ class Module:
 
     @property
     def entry_name(self) -> str:
+        """The name of the module's first function ("" for a module without any)."""
         return next(iter(self._infos), "")
 
     # -- sources
     def get_source(self, fmt: str = "ll") -> str:
-        """Optimized LLVM IR ("ll"/"llvm"), assembly ("asm"/"s"); "" for a loaded library."""
+        """The generated code of an LLVM module.
+
+        Parameters
+        ----------
+        fmt : str, optional
+            "ll" or "llvm" (the default "ll") for the optimized LLVM IR, "asm" or "s" for the
+            assembly.
+
+        Returns
+        -------
+        text : str
+            The code; "" for a module loaded from a library file.
+        """
         key = {"llvm": "ll", "s": "asm", "": "ll"}.get(fmt, fmt)
         if key not in ("ll", "asm"):
             raise RelayError(f"get_source: unknown format {fmt!r}; use 'll' or 'asm'")
@@ -314,25 +395,59 @@ class Module:
         return src
 
     # -- timing
+    @shared_parameters(TIMING_PARAMETERS)
     def time_evaluator(self, func_name: str, dev=None, number: int = 10, repeat: int = 1,
                        min_repeat_ms: int = 0, limit_zero_time_iterations: int = 100,
                        cooldown_interval_ms: int = 0, repeats_to_cooldown: int = 1,
                        cache_flush_bytes: int = 0, f_preproc: str = ""):
-        """A callable running `func_name` 1 + number x repeat times and returning a
-        BenchmarkResult (tvm.runtime.Module.time_evaluator; see runtime.benchmark)."""
+        """A callable that times one of the module's functions (tvm.runtime.Module.time_evaluator;
+        see runtime.benchmark): called with the function's arguments, it runs it once untimed, then
+        `repeat` measurements of `number` calls, and returns a BenchmarkResult.
+
+        Parameters
+        ----------
+        func_name : str
+            The function to time.
+        cache_flush_bytes : int, optional
+            If more than 0, that many bytes are copied between two buffers before each measurement,
+            so it starts with a cold cache. Defaults to 0.
+        f_preproc : str, optional
+            The name of a global function (runtime.registry) called with the same arguments before
+            each measurement; "" (the default) calls none.
+
+        Returns
+        -------
+        evaluator : callable
+            evaluator(*args) -> BenchmarkResult.
+        """
         return module_time_evaluator(self, func_name, dev, number, repeat, min_repeat_ms,
                                      limit_zero_time_iterations, cooldown_interval_ms,
                                      repeats_to_cooldown, cache_flush_bytes, f_preproc)
 
     # -- export
     def export_library(self, path: str, fcompile=None, sections=None, cc=None, **kwargs) -> str:
-        """Write a shared library loadable by `load_module(path)` (and by dlopen).
+        """Write a shared library that load_module(path) (and dlopen) loads back.
 
-        sections: optional {name: bytes} carried in the same file (see register_artifact_loader).
-        For code built by LLVM, `cc` names the compiler that links it (a cross compiler such as
-        "aarch64-linux-gnu-gcc" for a foreign -mtriple) and `fcompile(path, [object files])`
-        replaces that link step, as in TVM; a path ending in ".o" receives the relocatable object
-        file itself (no loader trailer: it is input for a linker).
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write. A path ending in ".o" receives the relocatable object file itself,
+            with no loader trailer (input for a linker).
+        fcompile : callable, optional
+            For code built by LLVM: replaces the link step, as in TVM, called as
+            fcompile(path, [object files]). Defaults to None.
+        sections : dict of str to bytes, optional
+            Named blobs carried in the same file (see register_artifact_loader). Defaults to None.
+        cc : str, optional
+            For code built by LLVM: the compiler that links it, e.g. a cross compiler such as
+            "aarch64-linux-gnu-gcc" for a foreign -mtriple. Defaults to None (the system's).
+        **kwargs
+            Accepted for TVM's signature and not used.
+
+        Returns
+        -------
+        path : str
+            The path written.
         """
         path = os.fspath(path)
         if path.endswith(".o"):
@@ -447,13 +562,24 @@ def register_artifact_loader(section: str, loader) -> None:
 
 
 def load_module(path: str):
-    """Load a library written by `Module.export_library` (tvm.runtime.load_module); a file
-    carrying a section with a registered loader comes back as that artifact.
+    """Load a library written by Module.export_library (tvm.runtime.load_module); a file carrying
+    a section with a registered loader (e.g. a build factory's) comes back as that artifact.
 
     Loading a library runs its code (its initializers on load, its kernels when called): only
     load files you trust. The checks made first (magic, version, SHA-256 of the contents, ELF
     bounds, signatures) catch accidental corruption and foreign files, not a file crafted to
     pass them.
+
+    Parameters
+    ----------
+    path : str
+        The path of the library file.
+
+    Returns
+    -------
+    module : Module or artifact
+        The runtime module, or the artifact its loader makes (e.g. a
+        GraphExecutorFactoryModule).
     """
     module, sections = load_library(path)
     for name in sections:

@@ -20,7 +20,16 @@ def _aligned_empty(shape, dtype) -> np.ndarray:
 
 
 class NDArray:
-    """A tensor on a device (tvm.nd.NDArray). `numpy()` returns a copy."""
+    """A tensor on a device (tvm.nd.NDArray); numpy() returns a copy. Make one with
+    relay_backend.nd.array(numpy_array, device).
+
+    Parameters
+    ----------
+    array : numpy.ndarray
+        The storage (host memory; a CUDA array keeps its device memory behind it).
+    device : Device
+        The device the tensor lives on.
+    """
 
     __slots__ = ("_array", "device")
 
@@ -30,24 +39,42 @@ class NDArray:
 
     @property
     def shape(self) -> tuple:
+        """The shape, a tuple of ints."""
         return tuple(self._array.shape)
 
     @property
     def dtype(self) -> str:
+        """The element type, as Relay spells it ("float32", "bool", ...)."""
         return dtype_name(self._array.dtype)
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions (0 for a scalar)."""
         return self._array.ndim
 
     @property
     def data_ptr(self) -> int:
+        """The address of the first element: what native kernels are given."""
         return self._array.ctypes.data
 
     def numpy(self) -> np.ndarray:
+        """A copy of the tensor as a numpy array (from the device's memory for a CUDA tensor).
+
+        Returns
+        -------
+        array : numpy.ndarray
+            The copy; changing it does not change the tensor.
+        """
         return self._array.copy()
 
     def asnumpy(self) -> np.ndarray:
+        """The old name of numpy(): a copy of the tensor as a numpy array.
+
+        Returns
+        -------
+        array : numpy.ndarray
+            The copy.
+        """
         return self.numpy()
 
     def view_numpy(self) -> np.ndarray:
@@ -55,6 +82,19 @@ class NDArray:
         return self._array
 
     def copyfrom(self, source) -> "NDArray":
+        """Overwrite the tensor's elements with another array's (tvm's NDArray.copyfrom).
+
+        Parameters
+        ----------
+        source : NDArray or numpy.ndarray or array-like
+            The values; they must have exactly this tensor's shape and dtype (a ValueError names
+            the mismatch).
+
+        Returns
+        -------
+        self : NDArray
+            This tensor, updated.
+        """
         if isinstance(source, NDArray):
             src = source.numpy() if source.device.device_type != 1 else source.view_numpy()
         else:
@@ -67,6 +107,18 @@ class NDArray:
         return self
 
     def copyto(self, target) -> "NDArray":
+        """Copy the tensor into another tensor or onto a device (tvm's NDArray.copyto).
+
+        Parameters
+        ----------
+        target : NDArray or Device
+            An NDArray of the same shape and dtype to overwrite, or the device of a new copy.
+
+        Returns
+        -------
+        copy : NDArray
+            `target` updated, or the new tensor on the device.
+        """
         if isinstance(target, NDArray):
             return target.copyfrom(self)
         return array(self._array, device=target)

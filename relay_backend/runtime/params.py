@@ -91,10 +91,18 @@ def _pack_array(arr: np.ndarray) -> bytes:
 
 
 def save_param_dict(params) -> bytearray:
-    """Serialize {name: numpy array | NDArray} to TVM's params byte layout (tvm.runtime.save_param_dict).
+    """Serialize named arrays to TVM's params byte layout (tvm.runtime.save_param_dict).
 
-    Arrays are written in the dict's iteration order; names must be strings. Returns a
-    bytearray, as TVM does (it compares equal to the same bytes).
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray or NDArray
+        The arrays by name, written in the dict's iteration order.
+
+    Returns
+    -------
+    blob : bytearray
+        The bytes, as TVM returns them (it compares equal to the same bytes); load_param_dict
+        and GraphModule.load_params read them back.
     """
     if not hasattr(params, "items"):
         raise SerializationError(
@@ -230,10 +238,20 @@ def load_ndarray(data: bytes, what: str = "array") -> NDArray:
 
 
 def load_param_dict(param_bytes) -> dict:
-    """Parse a params blob into {name: NDArray} (tvm.runtime.load_param_dict), in file order.
+    """Read a params blob back into named arrays (tvm.runtime.load_param_dict), in file order.
 
     A truncated, corrupt or foreign blob raises SerializationError naming the bad field and
     its byte offset.
+
+    Parameters
+    ----------
+    param_bytes : bytes or bytearray or memoryview
+        The contents of the blob (read a file with open(path, "rb").read()).
+
+    Returns
+    -------
+    params : dict of str to NDArray
+        The arrays by name.
     """
     if isinstance(param_bytes, (bytearray, memoryview)):
         param_bytes = bytes(param_bytes)

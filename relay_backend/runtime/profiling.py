@@ -19,13 +19,45 @@ import io
 import json
 from dataclasses import asdict, dataclass, field
 
+from ..docstrings import shared_parameters
+
+# the parameters of the executors' profile methods, and what they return (shared_parameters
+# completes their docstrings)
+PROFILE_PARAMETERS = {
+    "repeat": ("int", "How many timed runs the report covers (at least 1)."),
+    "warmup": ("int", "How many untimed runs come first (lazy set-up, cold caches)."),
+}
+PROFILE_RESULT = ("report", "ProfileReport", "One row per kernel (the Relay ops fused into it, its output "
+                  "shape, calls, time, share of the total, GFLOP/s for matrix products); printable, and "
+                  "exportable as CSV, JSON and a Chrome trace.")
+# where the save_* methods write
+_SAVE_PARAMETERS = {"path": ("str or os.PathLike", "The file to write; an existing file is replaced.")}
 TRACE_PID = 1                    # Chrome trace events need a process and thread id
 TRACE_TID = 1
 
 
 @dataclass
 class KernelCall:
-    """One timed call of one kernel."""
+    """One timed call of one kernel, as a profiler records it.
+
+    Parameters
+    ----------
+    name : str
+        The node's name (graph executor) or the kernel's name (VM).
+    kernel : str
+        The compiled function's name.
+    ops : list of str
+        The Relay ops fused into the kernel, in post-order.
+    start_us : float
+        When the call started, in microseconds from the start of the profiled run.
+    duration_us : float
+        How long it took, in microseconds.
+    shapes : list, optional
+        The shapes of its outputs. Defaults to [].
+    macs : int, optional
+        The multiply-adds of one call (0 for kernels that are not matrix products). Defaults
+        to 0.
+    """
 
     name: str                    # node name (graph executor) or kernel name (VM)
     kernel: str                  # the compiled function's name
@@ -37,7 +69,21 @@ class KernelCall:
 
 
 class ProfileReport:
-    """Timed kernel calls of `runs` runs of a model, aggregated per kernel `name`."""
+    """Timed kernel calls of one or more runs of a model, aggregated per kernel; printable, and
+    exportable as CSV, JSON or a Chrome trace.
+
+    Parameters
+    ----------
+    calls : list of KernelCall
+        Every timed call of every run.
+    executor : str
+        The executor that ran them ("graph" or "vm"), named in the report.
+    runs : int, optional
+        How many runs the calls come from (at least 1). Defaults to 1.
+    wall_us : float, optional
+        The measured wall time of the runs in microseconds; None (the default) uses the sum of
+        the kernel times.
+    """
 
     COLUMNS = ("Name", "Kernel", "Ops", "Calls", "Total(us)", "Mean(us)", "Percent", "GFLOP/s", "Shape")
 
@@ -110,6 +156,13 @@ class ProfileReport:
                 "calls": [asdict(c) for c in self.calls]}
 
     def json(self) -> str:
+        """The report as indented JSON text (to_dict's contents).
+
+        Returns
+        -------
+        text : str
+            The JSON.
+        """
         return json.dumps(self.to_dict(), indent=1)
 
     def chrome_trace(self) -> dict:
@@ -123,15 +176,21 @@ class ProfileReport:
                  "args": {"name": f"relay_backend {self.executor}"}}]
         return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
 
+    @shared_parameters(_SAVE_PARAMETERS)
     def save_csv(self, path) -> None:
+        """Write the CSV text of csv() to a file."""
         with open(path, "w", newline="") as f:
             f.write(self.csv())
 
+    @shared_parameters(_SAVE_PARAMETERS)
     def save_json(self, path) -> None:
+        """Write the JSON text of json() to a file."""
         with open(path, "w") as f:
             f.write(self.json())
 
+    @shared_parameters(_SAVE_PARAMETERS)
     def save_chrome_trace(self, path) -> None:
+        """Write chrome_trace() to a JSON file that chrome://tracing and Perfetto open."""
         with open(path, "w") as f:
             json.dump(self.chrome_trace(), f)
 

@@ -25,10 +25,24 @@ _LOCK = threading.Lock()
 
 
 def register_func(func_name, f=None, override=False):
-    """Register `f` as the global function `func_name` (also usable as a decorator).
+    """Register a Python function as a global function (tvm.register_func), also usable as a
+    decorator: `@register_func("my.name")` or a bare `@register_func`.
 
-    Returns `f` (or, without `f`, a decorator that registers and returns its function).
-    A name already registered is a GlobalFuncError unless `override=True`.
+    Parameters
+    ----------
+    func_name : str or callable
+        The name to register under; a callable here (bare decorator use) registers under its
+        own __name__.
+    f : callable, optional
+        The function to register; None (the default) returns a decorator instead.
+    override : bool, optional
+        If True, replace a function already registered under the name; if False (the
+        default), that is a GlobalFuncError.
+
+    Returns
+    -------
+    result : callable
+        `f`, or without `f` a decorator that registers and returns its function.
     """
     if callable(func_name) and f is None:          # bare @register_func
         f, func_name = func_name, func_name.__name__
@@ -51,8 +65,21 @@ def register_func(func_name, f=None, override=False):
 
 
 def get_global_func(name, allow_missing=False):
-    """The global function called `name`; GlobalFuncError (or None with allow_missing=True)
-    when nothing is registered under it."""
+    """The global function registered under a name (tvm.get_global_func).
+
+    Parameters
+    ----------
+    name : str
+        The registered name, as "relay.ext.ccompiler".
+    allow_missing : bool, optional
+        If True, return None when nothing is registered under `name`; if False (the default),
+        raise GlobalFuncError listing registered names with the same prefix.
+
+    Returns
+    -------
+    func : callable or None
+        The function.
+    """
     if not isinstance(name, str):
         raise GlobalFuncError(f"get_global_func: a name is a string, got {type(name).__name__} {name!r}")
     with _LOCK:
@@ -72,7 +99,13 @@ def list_global_func_names() -> list:
 
 
 def remove_global_func(name) -> None:
-    """Unregister `name` (tvm._ffi.registry.remove_global_func); GlobalFuncError when absent."""
+    """Unregister a global function (tvm._ffi.registry.remove_global_func).
+
+    Parameters
+    ----------
+    name : str
+        The registered name; GlobalFuncError when nothing is registered under it.
+    """
     with _LOCK:
         if name not in _FUNCS:
             raise GlobalFuncError(f"remove_global_func: {name!r} is not registered")

@@ -148,6 +148,12 @@ def _param(obj, where: str, shape_vars) -> ParamInfo:
     return ParamInfo(name, tuple(dims), dtype)
 
 
+def dim_from_json(dim, where: str, shape_vars=None):
+    """A JSON dim validated (see the module doc), expressions as tuples; `shape_vars` lists the
+    names a dim may use (None: any non-empty name)."""
+    return _dim_from_json(dim, where, shape_vars, 0)
+
+
 def _dim_from_json(dim, where: str, shape_vars, depth: int):
     """A JSON dim as ParamInfo holds it (expressions as tuples), validated; see the module doc."""
     if depth > MAX_DIM_DEPTH:
@@ -155,9 +161,11 @@ def _dim_from_json(dim, where: str, shape_vars, depth: int):
     if isinstance(dim, int) and not isinstance(dim, bool):
         return dim
     if isinstance(dim, str):
-        if dim not in shape_vars:
+        if shape_vars is None and dim:
+            return dim
+        if shape_vars is None or dim not in shape_vars:
             raise SerializationError(f"{where}: dim {dim!r} is not one of its shape variables "
-                                     f"{list(shape_vars)}")
+                                     f"{list(shape_vars or ())}")
         return dim
     if isinstance(dim, list) and len(dim) == 3 and isinstance(dim[0], str) and dim[0] in DIM_OPS:
         return (dim[0], _dim_from_json(dim[1], where, shape_vars, depth + 1),
@@ -166,4 +174,4 @@ def _dim_from_json(dim, where: str, shape_vars, depth: int):
                              f"variable or [op, a, b] with op in {list(DIM_OPS)}")
 
 
-__all__ = ["FunctionInfo", "ParamInfo", "eval_dim", "dim_str", "SYMBOL_PREFIX", "DIM_OPS"]
+__all__ = ["FunctionInfo", "ParamInfo", "eval_dim", "dim_str", "dim_from_json", "SYMBOL_PREFIX", "DIM_OPS"]

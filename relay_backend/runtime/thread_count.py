@@ -43,7 +43,14 @@ def num_threads() -> int:
 
 
 def set_num_threads(n: int) -> None:
-    """Limit parallel kernels to `n` threads (n >= 1) from now on, in every thread."""
+    """Limit parallel kernels to a number of threads from now on, in every thread.
+
+    Parameters
+    ----------
+    n : int
+        The number of threads, at least 1 (it also sets OMP_NUM_THREADS for libraries loaded
+        and programs started later).
+    """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise InputError(f"set_num_threads: n must be an int >= 1, got {n!r}")
     with _lock:

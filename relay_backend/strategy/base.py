@@ -15,6 +15,7 @@ from typing import Callable
 from ..errors import CompileError
 from ..target import as_target
 from ..op.op_attrs import bump_generation
+from ..op.registry import register_op_attr
 from ..op.op_strategy import OpImplementation, OpSpecialization, OpStrategy  # noqa: F401 (defined in op/)
 
 
@@ -58,6 +59,39 @@ def unregister_strategy(op_name: str, target_key: str, fstrategy: Callable) -> N
     """Remove a registration (tests that register their own implementation clean up with this)."""
     _ADDITIONS.get((op_name, target_key), []).remove(fstrategy)
     bump_generation()
+
+
+# (op name, target key) -> falter(call) -> (new op, new attrs) | None
+_ALTERS = {}
+
+
+def register_alter_layout(op_name: str, target_key: str, falter: Callable = None):
+    """Register how AlterOpLayout rewrites `op_name` on targets with `target_key` (usable as a
+    decorator; Relay's register_alter_op_layout). falter(call) gets the original typed call and
+    returns (new op, new attrs), or None to leave it; the new op's FInferCorrectLayout rule
+    then places the layout transforms. The op's "FTVMAlterOpLayout" attribute dispatches on
+    the target: attr(call, target)."""
+    if target_key not in KNOWN_KEYS:
+        raise CompileError(f"register_alter_layout: unknown target key {target_key!r}; use one of "
+                           f"{sorted(KNOWN_KEYS)}")
+
+    def register(fn):
+        if not any(name == op_name for name, _ in _ALTERS):
+            register_op_attr(op_name, "FTVMAlterOpLayout",
+                             lambda call, target: alter_op_layout(op_name, call, target))
+        _ALTERS[(op_name, target_key)] = fn
+        return fn
+    return register(falter) if falter is not None else register
+
+
+def alter_op_layout(op_name: str, call, target):
+    """The first registered alteration of `call` for `target`'s keys (most specific first), or None."""
+    for key in target_keys(target):
+        fn = _ALTERS.get((op_name, key))
+        altered = fn(call) if fn is not None else None
+        if altered is not None:
+            return altered
+    return None
 
 
 def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:

@@ -18,6 +18,7 @@ from .. import te
 from ..op.pattern import OpPattern
 from ..tir import expr as E
 from ..target import as_target
+from ..op.te_search import NO_INLINE
 from .common import inline_except
 
 VECTOR_LANES = (16, 8, 4)
@@ -56,7 +57,7 @@ def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True) -> No
     last = axes[-1]
     ext = const_extent(last)
     lanes = next((n for n in VECTOR_LANES if ext is not None and ext % n == 0), None)
-    if vectorize and not stage.op.is_reduction and lanes is not None:
+    if vectorize and not stage.op.is_reduction and lanes is not None and not stage.op.attrs.get(NO_INLINE):
         if ext == lanes:
             stage.vectorize(last)
         else:

@@ -14,10 +14,10 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 """
 import functools
 
-from .. import te
 from ..autotvm.task.space import OtherOptionEntity, SplitEntity
-from .common import (all_static, divisor_at_most, find_tagged, inline_except,  # noqa: F401
-                     last_reduction, ops_of, prod, static_shape)
+from .common import (all_static, dims_of, divisor_at_most, find_reduction, find_tagged,  # noqa: F401
+                     inline_except, last_reduction, nonempty, ops_of, prod, same_dims, static_product,
+                     static_shape)
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
 VECTOR_BYTES_FALLBACK = 16
@@ -35,6 +35,30 @@ def vector_bytes() -> int:
     except Exception:  # noqa: BLE001  (no LLVM target: a conservative width still works)
         pass
     return VECTOR_BYTES_FALLBACK
+
+
+def vector_registers() -> int:
+    """SIMD registers of this CPU: 32 with AVX-512, else 16."""
+    return 32 if vector_bytes() >= 64 else 16
+
+
+def register_tile(rows: int, col_blocks: int, block: int, registers: int = None) -> tuple:
+    """(col_tile, row_tile) of a register-blocked product out[rows, col_blocks * block]: per
+    reduction step, col_tile weight vectors are loaded and each of row_tile inputs is
+    broadcast against them, accumulating row_tile x col_tile blocks in registers. Picks the
+    tile with the most FMAs per load that fits the registers (accumulators + weight vectors
+    + one broadcast) and divides both extents (a guarded tile costs more than a smaller one)."""
+    vecs = max(1, -(-block // lanes("float32")))
+    registers = registers or vector_registers()
+    best = (None, 1, 1)
+    for ct in (d for d in range(1, col_blocks + 1) if col_blocks % d == 0):
+        for rt in (d for d in range(1, rows + 1) if rows % d == 0):
+            if ct * vecs * (rt + 1) + 1 > registers:
+                continue
+            score = (ct * rt / (rt + ct * vecs), ct * rt)
+            if best[0] is None or score > best[0]:
+                best = (score, ct, rt)
+    return best[1], best[2]
 
 
 def lanes(dtype: str) -> int:
@@ -79,7 +103,7 @@ def place_anchor(s, outs, anchor, result_shape):
     root stages that get the generic spatial schedule.
     """
     out_ops = [t.op for t in outs]
-    single = len(outs) == 1 and static_shape(outs[0]) == tuple(result_shape)
+    single = len(outs) == 1 and same_dims(dims_of(outs[0]), tuple(result_shape))
     if single and out_ops[0] is not anchor:
         return out_ops[0], anchor, []
     # the anchor is an output (or the outputs are several): accumulate in a local cache stage
@@ -96,7 +120,8 @@ def finish_others(s, others) -> None:
             schedule_spatial(stage)
 
 
-def parallel_if_large(stage, axis, work: int) -> None:
-    """Mark `axis` parallel when the stage does enough work for threads to pay off."""
-    if work >= PARALLEL_MIN_WORK:
+def parallel_if_large(stage, axis, work) -> None:
+    """Mark `axis` parallel when the stage does enough work for threads to pay off (`work` None:
+    a symbolic size, known only at run time, is assumed large)."""
+    if work is None or work >= PARALLEL_MIN_WORK:
         stage.parallel(axis)

@@ -32,24 +32,28 @@ from ..autotvm.task.topi_integration import register_topi_compute, register_topi
 from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
-from .x86_common import (all_static, divisor_at_most, factors_up_to, finish_others, find_tagged,
-                         inline_except, lanes, option_knob, parallel_if_large, prod, split_knob,
-                         static_shape)
+from .x86_common import (all_static, dims_of, divisor_at_most, factors_up_to, finish_others,
+                         find_tagged, inline_except, lanes, option_knob, parallel_if_large, prod,
+                         same_dims, split_knob, static_product, static_shape)
 from .x86_rows import rows_template
 
 CONV_TAG = "conv2d_nchw.x86"
 MAX_BW = 14
+SYMBOLIC_BW = 8   # output-width block when the width is symbolic
 DEPTHWISE_CONV = rows_template("depthwise_conv2d_nchw.x86", "nn.conv2d")
 GROUP_CONV = rows_template("group_conv2d_nchw.x86", "nn.conv2d")
 
 
-def _conv_knobs(cfg, o: int, oh: int, ow: int, acc: str) -> int:
-    """tile_oc / tile_ow / tile_oh / unroll_kw; returns bo (the channel block)."""
+def _conv_knobs(cfg, o: int, oh, ow, acc: str) -> int:
+    """tile_oc / tile_ow / tile_oh / unroll_kw (no tile_ow / tile_oh for a symbolic width /
+    height: the schedule then uses SYMBOLIC_BW / one row); returns bo (the channel block)."""
     width = lanes(acc)
     bo = split_knob(cfg, "tile_oc", o, {min(v, o) for v in (width // 2, width, 2 * width)}, min(width, o))
-    split_knob(cfg, "tile_ow", ow, factors_up_to(ow, 2 * MAX_BW),
-               divisor_at_most(ow, MAX_BW, floor=4) if ow >= 4 else ow)
-    split_knob(cfg, "tile_oh", oh, factors_up_to(oh, 4), 1)
+    if isinstance(ow, int):
+        split_knob(cfg, "tile_ow", ow, factors_up_to(ow, 2 * MAX_BW),
+                   divisor_at_most(ow, MAX_BW, floor=4) if ow >= 4 else ow)
+    if isinstance(oh, int):
+        split_knob(cfg, "tile_oh", oh, factors_up_to(oh, 4), 1)
     option_knob(cfg, "unroll_kw", (False,), True)
     return bo
 
@@ -59,7 +63,7 @@ def conv2d_nchw_compute(cfg, attrs, inputs, out_type):
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
-    n, c, h, w = static_shape(data)
+    n, c, h, w = dims_of(data)           # batch, height and width may be symbolic
     o, _, kh, kw = static_shape(weight)
     (sh, sw), (dh, dw) = attrs.strides, attrs.dilation
     top, left, bottom, right = attrs.padding
@@ -70,12 +74,16 @@ def conv2d_nchw_compute(cfg, attrs, inputs, out_type):
 
     def fpad(b, ch, y, x):
         value = data[b, ch, y - top, x - left].astype(acc)
-        if not any(attrs.padding):
+        if not any(attrs.padding) and isinstance(ow, int):
             return data[b, ch, y, x].astype(acc)
         inside = tir.all(y >= top, y < top + h, x >= left, x < left + w)
         return te.if_then_else(inside, value, zero)
-    pad = te.compute((n, c, h + top + bottom, w + left + right), fpad, name="conv_pad",
-                     tag=CONV_TAG + ",pad")
+    # a symbolic width: the accumulator covers whole SYMBOLIC_BW blocks (the schedule's block),
+    # reading zeros past the padded input, so only the final store needs a bounds guard
+    acc_w = ow if isinstance(ow, int) else (ow + (SYMBOLIC_BW - 1)) // SYMBOLIC_BW * SYMBOLIC_BW
+    pad_w = w + left + right if isinstance(ow, int) else \
+        tir.max(w + left + right, (acc_w - 1) * sw + (kw - 1) * dw + 1)
+    pad = te.compute((n, c, h + top + bottom, pad_w), fpad, name="conv_pad", tag=CONV_TAG + ",pad")
 
     def fpack(oo, ch, p, q, oi):
         value = weight[oo * bo + oi, ch, p, q].astype(acc)
@@ -88,7 +96,7 @@ def conv2d_nchw_compute(cfg, attrs, inputs, out_type):
     rh = te.reduce_axis((0, kh), "rh")
     rw = te.reduce_axis((0, kw), "rw")
     blk = te.compute(
-        (n, (o + bo - 1) // bo, oh, ow, bo),
+        (n, (o + bo - 1) // bo, oh, acc_w, bo),
         lambda b, oo, y, x, oi: te.sum(pad[b, rc, y * sh + rh.var * dh, x * sw + rw.var * dw]
                                        * wp[oo, rc, rh, rw, oi], axis=[rc, rh, rw]),
         name="conv_acc", tag=CONV_TAG + ",acc")
@@ -104,15 +112,16 @@ def conv2d_nchw_schedule(cfg, attrs, outs, target):
     blk = find_tagged(s, CONV_TAG + ",acc")
     pad = find_tagged(s, CONV_TAG + ",pad")
     pack = find_tagged(s, CONV_TAG + ",pack")
-    shape = static_shape(out.output(0))
-    bshape = static_shape(blk.output(0))
-    work = prod(bshape) * prod(int(iv.dom.extent.value) for iv in blk.reduce_axis)
+    shape = dims_of(out.output(0))
+    bshape = dims_of(blk.output(0))
+    blocks = static_product(bshape)
+    work = None if blocks is None else blocks * prod(int(iv.dom.extent.value) for iv in blk.reduce_axis)
     keep = [pack] + ([pad] if any(attrs.padding) else [])   # an unpadded "pad" is inlined
     inline_except(s, keep=keep)
     for st in keep:
         s[st].vectorize(st.axis[-1])    # serial, at the root: one parallel region per kernel
     out_ops = [t.op for t in outs]
-    if len(outs) == 1 and static_shape(outs[0]) == shape:
+    if len(outs) == 1 and same_dims(dims_of(outs[0]), shape):
         O, others = out_ops[0], []
     else:   # several outputs: accumulate at the root, the rest generic
         sb = s[blk]
@@ -123,7 +132,8 @@ def conv2d_nchw_schedule(cfg, attrs, outs, target):
         finish_others(s, [op for op in out_ops if s[op].attach_type == "root"])
         return s
     bo = bshape[-1]
-    bw, bh = cfg["tile_ow"].size[-1], cfg["tile_oh"].size[-1]
+    bw = cfg["tile_ow"].size[-1] if "tile_ow" in cfg else SYMBOLIC_BW   # symbolic width: no knob
+    bh = cfg["tile_oh"].size[-1] if "tile_oh" in cfg else 1
     so = s[O]
     b, oc, y, x = O.axis
     oco, oci = so.split(oc, factor=bo)
@@ -155,11 +165,15 @@ def _plain_groups(attrs, inputs, out_type):
 @register_strategy("nn.conv2d", "x86")
 def conv2d_strategy_x86(strategy, attrs, inputs, out_type, target):
     data, weight = inputs
-    if not all_static(data, weight) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
+    if not all_static(weight) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW":
         return
-    if attrs.groups == 1:
+    if not isinstance(dims_of(data)[1], int):
+        return
+    if attrs.groups == 1:       # N, H and W may be symbolic: one kernel for every size
         strategy.add_implementation(conv2d_nchw_compute, conv2d_nchw_schedule, CONV_TAG, 15,
                                     condition=_plain_groups)
+        return
+    if not all_static(data):
         return
     # grouped / depthwise: few channels per output, so no channel block to vectorize; the
     # generic compute with the row schedule (parallel rows, vectorized output width)

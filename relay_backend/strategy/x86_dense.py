@@ -29,9 +29,9 @@ from ..autotvm.task.topi_integration import register_topi_compute, register_topi
 from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
-from .x86_common import (all_static, divisor_at_most, factors_up_to, finish_others, find_tagged,
-                         inline_except, lanes, option_knob, parallel_if_large, place_anchor, prod,
-                         split_knob, static_shape)
+from .x86_common import (all_static, dims_of, divisor_at_most, factors_up_to, finish_others,
+                         find_tagged, inline_except, lanes, nonempty, option_knob, parallel_if_large,
+                         place_anchor, prod, split_knob, static_product, static_shape)
 
 DENSE_TAG = "dense_pack.x86"
 DENSE1_TAG = "dense_batch1.x86"
@@ -61,10 +61,12 @@ def _packed(w, n_ext, k_ext, bn, load, name):
 
 
 # --- nn.dense, packed ------------------------------------------------------------------------
-def _pack_knobs(cfg, rows: int, cols: int, k_ext: int, acc: str) -> int:
-    """tile_y / tile_x / tile_k of a packed product; returns bn (the packing block)."""
-    split_knob(cfg, "tile_y", rows, factors_up_to(rows, 16),
-               divisor_at_most(rows, ROWS, floor=4) if rows >= 4 else rows)
+def _pack_knobs(cfg, rows, cols: int, k_ext: int, acc: str) -> int:
+    """tile_y / tile_x / tile_k of a packed product (no tile_y for symbolic rows: the schedule
+    then uses ROWS); returns bn (the packing block)."""
+    if isinstance(rows, int):
+        split_knob(cfg, "tile_y", rows, factors_up_to(rows, 16),
+                   divisor_at_most(rows, ROWS, floor=4) if rows >= 4 else rows)
     width = lanes(acc)
     bn = split_knob(cfg, "tile_x", cols, (width // 2, width, 2 * width), width)
     split_knob(cfg, "tile_k", k_ext, factors_up_to(k_ext, 8), 1)
@@ -77,7 +79,7 @@ def dense_pack_compute(cfg, attrs, inputs, out_type):
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
     n_ext, k_ext = static_shape(weight)
-    rows = static_shape(data)[-2] if data.ndim >= 2 else 1
+    rows = dims_of(data)[-2] if data.ndim >= 2 else 1
     bn = _pack_knobs(cfg, rows, n_ext, k_ext, acc)
     wp = _packed(weight, n_ext, k_ext, bn, lambda lead, j, k: weight[j, k].astype(acc), "weight_pack")
     k = te.reduce_axis((0, k_ext), "k")
@@ -96,8 +98,9 @@ def _packed_schedule(cfg, attrs, outs, anchor_tag):
     s = te.create_schedule(outs)
     anchor = find_tagged(s, anchor_tag)
     pack = find_tagged(s, PACK_TAG)
-    shape = static_shape(anchor.output(0))
-    work = prod(shape) * int(anchor.reduce_axis[0].dom.extent.value)
+    shape = dims_of(anchor.output(0))          # leading (row) dims may be symbolic
+    rows_cols = static_product(shape)
+    work = None if rows_cols is None else rows_cols * int(anchor.reduce_axis[0].dom.extent.value)
     inline_except(s, keep=[pack])
     O, R, others = place_anchor(s, outs, anchor, shape)
     _tile_rows_cols(cfg, s, O, R, shape, work)
@@ -119,7 +122,8 @@ def _tile_rows_cols(cfg, s, O, R, shape, work):
     axes = list(O.axis)
     *lead, i, j = axes
     bn = min(cfg["tile_x"].size[-1], shape[-1])
-    bm = cfg["tile_y"].size[-1]
+    bm = cfg["tile_y"].size[-1] if "tile_y" in cfg else ROWS   # symbolic rows: no knob, full
+                                                                # tiles plus a guarded last one
     io, ii = so.split(i, factor=bm)
     jo, ji = so.split(j, factor=bn)
     so.reorder(*lead, io, jo, ii, ji)
@@ -218,7 +222,7 @@ def dense_dot_compute(cfg, attrs, inputs, out_type):
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
     n_ext, k_ext = static_shape(weight)
-    rows = static_shape(data)[-2] if data.ndim >= 2 else 1
+    rows = dims_of(data)[-2] if data.ndim >= 2 else 1
     split_knob(cfg, "tile_y", rows, factors_up_to(rows, 8), divisor_at_most(rows, DOT_TILE))
     split_knob(cfg, "tile_x", n_ext, factors_up_to(n_ext, 8), divisor_at_most(n_ext, DOT_TILE))
     option_knob(cfg, "order", ("rows_outer",), "cols_outer")
@@ -303,31 +307,28 @@ def batch_matmul_schedule(cfg, attrs, outs, target):
 
 
 # --- registration ----------------------------------------------------------------------------
-def _nonempty(attrs, inputs, out_type):
-    """Every dimension > 0: the packed/tiled schedules split by the extents, so zero-size
-    tensors fall back to the generic implementation."""
-    return all(d > 0 for t in inputs for d in static_shape(t))
-
-
 def _one_row(attrs, inputs, out_type):
-    return _nonempty(attrs, inputs, out_type) and prod(static_shape(inputs[0])[:-1]) == 1
+    return nonempty(attrs, inputs, out_type) and prod(static_shape(inputs[0])[:-1]) == 1
 
 
 def _few_rows(attrs, inputs, out_type):
     """2..DOT_MAX_ROWS rows and whole 4 x 4 tiles (other tile shapes measured slower than
     dense_pack: LLVM re-vectorizes small unrolled bodies badly)."""
     rows, cols = prod(static_shape(inputs[0])[:-1]), static_shape(inputs[1])[0]
-    return (_nonempty(attrs, inputs, out_type) and 2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
+    return (nonempty(attrs, inputs, out_type) and 2 <= rows <= DOT_MAX_ROWS and rows % DOT_TILE == 0 and cols % DOT_TILE == 0
             and cols >= 4 * DOT_TILE)
 
 
 @register_strategy("nn.dense", "x86")
 def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
     data, weight = inputs
-    if not all_static(data, weight):
+    if not all_static(weight) or not isinstance(dims_of(data)[-1], int):
         return
+    # rows (a batch) may be symbolic: one packed kernel serves every batch size
     strategy.add_implementation(dense_pack_compute, dense_pack_schedule, DENSE_TAG, 15,
-                                condition=_nonempty)
+                                condition=nonempty)
+    if not all_static(data):
+        return
     strategy.add_implementation(dense_dot_compute, dense_dot_schedule, DOT_TAG, 17,
                                 condition=_few_rows)
     strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, DENSE1_TAG, 20,

@@ -10,8 +10,10 @@ grouped and depthwise conv2d), as tunable templates.
 
 The window reduction is computed at the row (or row-chunk) loop of the final output, with the
 reduction axes outside the output width, so the width is the vectorized innermost loop; a
-chunk of a few registers keeps the accumulators in registers for a long row. The defaults
-(the whole row, kw not unrolled) are the schedule these ops had before tuning existed.
+chunk of a few registers keeps the accumulators in registers for a long row. Channel-blocked
+NCHW{b}c data (AlterOpLayout's pools) vectorize the channel block instead: per output pixel,
+the window outside the block. The defaults (the whole row, kw not unrolled) are the schedule
+these ops had before tuning existed.
 """
 from .. import te
 from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
@@ -27,9 +29,12 @@ def _row_knobs(cfg, outs) -> None:
     red = last_reduction(te.create_schedule(outs))
     if red is None:
         return
-    width = static_shape(red.output(0))[-1]
-    vec = lanes(red.output(0).dtype)
-    split_knob(cfg, "tile_ow", width, [v for v in (vec, 2 * vec, 4 * vec) if v < width], width)
+    shape = static_shape(red.output(0))
+    if len(shape) not in (4, 5):
+        return
+    width = shape[3]                 # W of NCHW and of NCHW{b}c
+    step = lanes(red.output(0).dtype) if len(shape) == 4 else 2   # pixels per vector / per chunk
+    split_knob(cfg, "tile_ow", width, [v for v in (step, 2 * step, 4 * step) if v < width], width)
     kw = int(red.reduce_axis[-1].dom.extent.value)
     option_knob(cfg, "unroll_kw", (True,) if kw <= UNROLL_KW_MAX else (), False)
 
@@ -51,7 +56,8 @@ def rows_template(task_name: str, op_name: str):
 
 def schedule_rows(attrs, outs, target, cfg=None):
     """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction plus its
-    fused epilogue; `cfg` (tile_ow, unroll_kw) refines it when given."""
+    fused epilogue (for channel-blocked NCHW{b}c data the block is the vector); `cfg`
+    (tile_ow, unroll_kw) refines it when given."""
     s = te.create_schedule(outs)
     red = last_reduction(s)
     if red is None:              # nothing to reduce (not expected): plain spatial schedule
@@ -62,30 +68,34 @@ def schedule_rows(attrs, outs, target, cfg=None):
     work = prod(shape) * prod(int(iv.dom.extent.value) for iv in red.reduce_axis)
     inline_except(s)
     out_ops = [t.op for t in outs]
-    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) == 4:
+    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) in (4, 5):
         if out_ops[0] is red:
             R = s.cache_write(red.output(0), "local").op
             O = red
         else:
             O, R = out_ops[0], red
         so = s[O]
-        n, c, y, x = O.axis
+        n, c, y, x, *block = O.axis
         row = so.fuse(n, c, y)
         parallel_if_large(so, row, work)
-        chunk = cfg["tile_ow"].size[-1] if cfg is not None and "tile_ow" in cfg else shape[-1]
+        chunk = cfg["tile_ow"].size[-1] if cfg is not None and "tile_ow" in cfg else shape[3]
         at = row
-        if chunk < shape[-1]:
+        if chunk < shape[3]:
             at, x = so.split(x, factor=chunk)
+        vector = (block or [x])[0]
         if shape[-1] > 1:
-            so.vectorize(x)
+            so.vectorize(vector)
         sr = s[R]
         sr.compute_at(so, at)
-        rn, rc, ry, rx = R.axis
-        sr.reorder(*R.reduce_axis, rn, rc, ry, rx)
+        rn, rc, ry, rx, *rblock = R.axis
+        if not rblock:              # NCHW: the width is the vector, the window outside it
+            sr.reorder(*R.reduce_axis, rn, rc, ry, rx)
+        else:                       # NCHW{b}c: per pixel, the window outside the channel block
+            sr.reorder(rn, rc, ry, rx, *R.reduce_axis, rblock[0])
         if cfg is not None and "unroll_kw" in cfg and cfg["unroll_kw"].val:
             sr.unroll(R.reduce_axis[-1])
         if shape[-1] > 1:
-            sr.vectorize(rx)
+            sr.vectorize((rblock or [rx])[0])
         return s
     # several outputs (or an unexpected shape): reduction rows at the root, the rest generic
     sr = s[red]

@@ -1,7 +1,9 @@
 """Scalar helpers for te computes: constants, symbolic vars, math intrinsics, if_then_else.
 
 Each math function builds a tir Call of the intrinsic of the same name (`abs` of an integer
-is a Select, `power` is "pow"); backends choose the implementation.
+is a Select, `power` is "pow"); backends choose the implementation. The bit operations
+(bitwise_and/or/xor/not, shift_left/right, reinterpret) take bool or integer expressions, as
+TVM's tir functions of those names.
 """
 from ..errors import CompileError
 from ..tir import expr as E
@@ -112,3 +114,64 @@ def fmod(x, y):
 def atan2(y, x):
     y, x = E._match(y, x, "atan2")
     return E.Call(y.dtype, "atan2", [y, x])
+
+
+def _bit_operands(name, *args):
+    if len(args) == 2:
+        args = E._match(args[0], args[1], name)
+    else:
+        args = (E.convert(args[0]),)
+    dtype = args[0].dtype
+    if not (E.is_int_dtype(dtype) or dtype == "bool"):
+        raise CompileError(f"te.{name}: expects integer or bool expressions, got `{args[0]}` ({dtype})")
+    return args
+
+
+def bitwise_and(x, y):
+    """x & y on integer or bool expressions."""
+    x, y = _bit_operands("bitwise_and", x, y)
+    return E.Call(x.dtype, "bitwise_and", [x, y])
+
+
+def bitwise_or(x, y):
+    """x | y on integer or bool expressions."""
+    x, y = _bit_operands("bitwise_or", x, y)
+    return E.Call(x.dtype, "bitwise_or", [x, y])
+
+
+def bitwise_xor(x, y):
+    """x ^ y on integer or bool expressions."""
+    x, y = _bit_operands("bitwise_xor", x, y)
+    return E.Call(x.dtype, "bitwise_xor", [x, y])
+
+
+def bitwise_not(x):
+    """~x on an integer or bool expression (logical not on bool)."""
+    x, = _bit_operands("bitwise_not", x)
+    return E.Call(x.dtype, "bitwise_not", [x])
+
+
+def _shift(name, x, y):
+    x, y = _bit_operands(name, x, y)
+    if x.dtype == "bool":
+        raise CompileError(f"te.{name}: expects integer expressions, got bool")
+    return E.Call(x.dtype, name, [x, y])
+
+
+def shift_left(x, y):
+    """x << y (wrapping) for 0 <= y < bits of x's dtype; other amounts are undefined."""
+    return _shift("shift_left", x, y)
+
+
+def shift_right(x, y):
+    """x >> y (arithmetic for signed dtypes) for 0 <= y < bits; other amounts are undefined."""
+    return _shift("shift_right", x, y)
+
+
+def reinterpret(dtype, x):
+    """The bits of `x` read as `dtype`, which must have the same width (tir.reinterpret)."""
+    x = E.convert(x)
+    if x.dtype == "bool" or dtype == "bool" or E._bits(x.dtype) != E._bits(dtype):
+        raise CompileError(f"te.reinterpret: {x.dtype} -> {dtype} needs two non-bool dtypes of the "
+                           f"same width")
+    return E.Call(dtype, "reinterpret", [x])

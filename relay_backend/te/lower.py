@@ -22,11 +22,12 @@ from ..errors import CompileError
 from ..tir import expr as E
 from ..tir import stmt as S
 from ..tir.buffer import Buffer
-from ..tir.functor import rewrite, substitute, walk
+from ..tir.functor import copy_with, rewrite, substitute, walk
 from ..tir.prim_func import PrimFunc
 from ..tir.simplify import simplify
 from ..tir.verify import verify
 from .bound import infer_region
+from .extern import ExternOp
 from .schedule import Fuse, Schedule, Split
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
@@ -79,8 +80,14 @@ class _Lowering:
     # -- driver -----------------------------------------------------------------------------
     def run(self):
         stages = self.sch.stages
+        self._materialize_extern_inputs()
         for st in stages:
             op = st.op
+            if isinstance(op, ExternOp):
+                if op in self.sch.outputs and id(op.outputs[0]) not in self.buffers:
+                    raise CompileError(f"lower {self.name}: output {op.name} is not in args; pass "
+                                       "the outputs after the inputs")
+                continue
             if isinstance(op, PlaceholderOp):
                 if id(op.outputs[0]) not in self.buffers:
                     raise CompileError(f"lower {self.name}: input {op.name} is read but not in "
@@ -97,19 +104,78 @@ class _Lowering:
         self._check_attachments()
         root_temps = []
         for st in stages:
-            if isinstance(st.op, ComputeOp) and st.attach_type == "root":
+            if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root":
                 for t in st.op.outputs:
                     if id(t) not in self.buffers:
                         buf = Buffer(self._unique(t.name), t.shape, t.dtype, scope="global")
                         self.buffers[id(t)] = buf
                         root_temps.append(buf)
-        body = S.seq(*[self._build(st, None) for st in stages
-                       if isinstance(st.op, ComputeOp) and st.attach_type == "root"])
+        body = S.seq(*[self._build_extern(st.op, root_temps) if isinstance(st.op, ExternOp)
+                       else self._build(st, None) for st in stages
+                       if isinstance(st.op, (ComputeOp, ExternOp)) and st.attach_type == "root"])
         for buf in reversed(root_temps):
             body = S.Allocate(buf, body, "global")
         func = PrimFunc(self.params, body, self.name,
                         {"global_symbol": self.name, "tir.noalias": True})
         return verify(simplify(func))
+
+    def _materialize_extern_inputs(self):
+        """An extern reads its inputs from memory: a stage it reads is computed at the root."""
+        for st in self.sch.stages:
+            if isinstance(st.op, ExternOp):
+                if st.attach_type != "root":
+                    raise CompileError(f"lower {self.name}: extern stage {st.op.name} must stay at the root")
+                for t in st.op.inputs:
+                    producer = self.sch.stage_map.get(t.op)
+                    if producer is not None and producer.attach_type == "inline":
+                        producer.attach_type = "root"
+
+    def _build_extern(self, op, root_temps):
+        """The extern's statement over the real buffers of its inputs and outputs. Its outermost
+        global scratch buffers join the function's root temporaries, and a statement with no
+        GPU thread binding runs inside a one-block, one-thread launch (serial loops of extent 1
+        on a CPU), so every target can compile it."""
+        remap = {}
+        for placeholder, t in zip(op.input_placeholders + op.output_placeholders, op.inputs + op.outputs):
+            if id(t) not in self.buffers:
+                raise CompileError(f"lower {self.name}: {t.name}, read by extern {op.name}, has no buffer")
+            remap[id(placeholder)] = self.buffers[id(t)]
+
+        # a view fcompute made of a placeholder (same data, another shape) views the real buffer
+        by_data = {id(placeholder.data): remap[id(placeholder)]
+                   for placeholder in op.input_placeholders + op.output_placeholders}
+        views = {}
+
+        def real_buffer(buf):
+            if id(buf) in remap:
+                return remap[id(buf)]
+            real = by_data.get(id(buf.data))
+            if real is None:
+                return None
+            if id(buf) not in views:
+                views[id(buf)] = Buffer(buf.name, buf.shape, buf.dtype, data=real.data, strides=buf.strides,
+                                        scope=real.scope)
+            return views[id(buf)]
+
+        def fn(n):
+            if isinstance(n, (E.BufferLoad, S.BufferStore)):
+                real = real_buffer(n.buffer)
+                return None if real is None else copy_with(n, buffer=real)
+            return None
+        body = rewrite(op.body, fn)
+        local = []
+        while isinstance(body, S.Allocate):
+            if body.scope == "global":
+                root_temps.append(body.buffer)
+            else:
+                local.append(body)
+            body = body.body
+        for alloc in reversed(local):
+            body = S.Allocate(alloc.buffer, body, alloc.scope)
+        if not any(isinstance(n, S.For) and n.thread_binding for n in walk(body)):
+            thread = S.For(E.Var(f"{op.name}_tx", "int32"), 0, 1, "serial", body, "threadIdx.x")
+            body = S.For(E.Var(f"{op.name}_bx", "int32"), 0, 1, "serial", thread, "blockIdx.x")
+        return body
 
     def _inline(self, expr):
         def fn(n):

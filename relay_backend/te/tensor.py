@@ -1,4 +1,4 @@
-"""Tensors and the operations that produce them: placeholder and compute.
+"""Tensors and the operations that produce them: placeholder and compute (extern: te/extern.py).
 
 A Tensor is output `value_index` of an Operation. `A[i, j]` builds a tir ProducerLoad, so a
 compute's body is an ordinary tir expression over its axis Vars; lowering (te/lower.py)

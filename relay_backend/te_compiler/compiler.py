@@ -6,33 +6,45 @@
     kernel(x_nd, y_nd, out_nd)
 
 Equal functions (up to alpha-renaming) share one cache entry; `items()` shows use counts.
-Compiled kernels are also kept on disk (cache.disk_cache_dir) so another process skips LLVM.
+Compiled kernels are also kept on disk (relay_backend/cache.py, through codegen's kernel
+cache) so another process skips LLVM; `stats` counts builds that ran LLVM and builds served
+entirely from disk.
 
 A kernel's schedule depends on the tuning configs the dispatch context gave its tunable
 implementations (autotvm): the lowering records every (workload, config) it was answered, and
 a cached kernel is reused only while the current contexts answer the same (otherwise the
-function is lowered again, kept as another variant of the same key); the configs also enter
-the on-disk key.
+function is lowered again, kept as another variant of the same key). The configs also enter
+the on-disk key: the PrimFunc carries their digest as its "autotvm_configs" attribute, which
+the content digest (tir/content_hash.py) of the disk cache's key covers.
 """
 import hashlib
-import os
 import threading
 import time
 import weakref
 
-from .. import codegen, diagnostics
+from .. import codegen, diagnostics, progress
 from ..autotvm.env import note_untuned, recording_untuned
 from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
+from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
 from ..runtime.module import Module
 from ..target import as_target
-from .cache import CachedFunc, CCacheKey, CCacheValue, disk_cache_dir, load_cached, store_cached
+from .cache import CachedFunc, CCacheKey, CCacheValue
 from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
 
 _TIR_LOG = diagnostics.get_logger("tir")
+# the PrimFunc attribute holding tuning_digest() of a kernel's tuning configs
+TUNING_ATTR = "autotvm_configs"
+
+# the parameters of lower and jit (shared_parameters completes their docstrings)
+LOOKUP_PARAMETERS = {
+    "func_or_key": ("Function or CCacheKey", "A primitive (fused) Relay function, or the cache key of "
+                                             "one, whose own target then wins over `target`."),
+    "target": ("str or Target", "What the kernel is compiled for."),
+}
 
 
 class TECompiler:
@@ -48,10 +60,23 @@ class TECompiler:
         self.stats = {"lowered": 0, "llvm_builds": 0, "disk_hits": 0}
 
     def add_listener(self, fn) -> None:
-        """Call fn(event, kernel_name) on every "lowered" kernel (a progress bar hooks in here)."""
+        """Register a function told about every kernel lowered (a progress bar hooks in here).
+
+        Parameters
+        ----------
+        fn : callable
+            Called as fn(event, kernel_name), with event "lowered".
+        """
         self._listeners.append(fn)
 
     def remove_listener(self, fn) -> None:
+        """Unregister a function add_listener registered.
+
+        Parameters
+        ----------
+        fn : callable
+            The same function object.
+        """
         self._listeners.remove(fn)
 
     # -- lowering -------------------------------------------------------------------------------
@@ -85,21 +110,36 @@ class TECompiler:
         with recording_queries() as queries, recording_untuned() as untuned:
             lowered = lower_to_te(key.source_func, key.target)
             prim = _to_primfunc(lowered, key.target, name, key.source_func)
+        queries = tuple(dict.fromkeys(queries))
+        if queries:                     # the configs enter the disk key with the PrimFunc's content
+            prim.attrs[TUNING_ATTR] = tuning_digest(queries)
         self.stats["lowered"] += 1
+        progress.advance("lowered")
         for fn in self._listeners:
             fn("lowered", name)
         if diagnostics.wants(3):
             from ..tir.printer import func_to_str
             _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
                            func_to_str(prim))
-        queries = tuple(dict.fromkeys(queries))
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
-                          {name: prim}, lowered.implementations,
-                          lowered.impl_fingerprint + _tuning_digest(queries), queries, tuple(dict.fromkeys(untuned)))
+                          {name: prim}, lowered.implementations, queries, tuple(dict.fromkeys(untuned)))
 
+    @shared_parameters(LOOKUP_PARAMETERS)
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
-        """The CachedFunc of a primitive Function or of a CCacheKey (whose target then wins);
-        lowered once per structurally equal function and target."""
+        """The lowered form of a primitive function (tvm's TECompiler.lower): lowered once per
+        structurally equal function and target, then taken from the cache.
+
+        Parameters
+        ----------
+        mod_name : str, optional
+            The prefix of the kernel's name, as the module being built names its kernels. Defaults
+            to "default".
+
+        Returns
+        -------
+        cached : CachedFunc
+            The kernel's name, te inputs and outputs and tir PrimFuncs.
+        """
         value = self._lookup(self._key(func_or_key, target), mod_name)
         value.use_count += 1
         return value.cached_func
@@ -111,24 +151,29 @@ class TECompiler:
         cached = value.cached_func
         if cached.external_module is not None:
             value.module = cached.external_module
-            return value.module
-        # only kernels this process can load go to disk (a cross-compiled or GPU module is rebuilt)
-        cache_dir = disk_cache_dir() if not key.target.host_mismatch() else None
-        key_text = key.disk_key_text(cached.func_name, cached.impl_fingerprint)
-        path = os.path.join(cache_dir, key.disk_key(cached.func_name, cached.impl_fingerprint) + ".so") if cache_dir else None
-        if path:
-            value.module = load_cached(path, key_text)
-            if value.module is not None:
-                self.stats["disk_hits"] += 1
-                return value.module
-        value.module = codegen.build(cached.funcs, target=key.target)
-        self.stats["llvm_builds"] += 1
-        if path and not os.path.lexists(path):     # never over what load_cached left alone
-            store_cached(path, value.module, key_text)
+        else:
+            value.module = self._codegen(cached.funcs, key.target)
         return value.module
 
+    def _codegen(self, funcs, target):
+        """codegen.build, counting whether LLVM ran or the disk cache served every kernel."""
+        module = codegen.build(funcs, target=target)
+        stats = module.build_stats
+        if stats.get("compiled"):
+            self.stats["llvm_builds"] += 1
+        elif stats.get("from_cache"):
+            self.stats["disk_hits"] += 1
+        return module
+
+    @shared_parameters(LOOKUP_PARAMETERS)
     def jit(self, func_or_key, target="llvm"):
-        """A native callable for the function: call it with input NDArrays then output NDArrays."""
+        """A native callable for a primitive function, compiled once (tvm's TECompiler.jit).
+
+        Returns
+        -------
+        kernel : runtime.Function
+            Call it with the input NDArrays, then the output NDArrays it writes into.
+        """
         key = self._key(func_or_key, target)
         value = self._lookup(key, None)
         value.use_count += 1
@@ -136,13 +181,26 @@ class TECompiler:
         return module[value.cached_func.func_name]
 
     def build(self, cached_funcs, target="llvm"):
-        """One runtime Module holding the kernels of several CachedFuncs (used by executors).
+        """One runtime Module holding the kernels of several lowered functions (used by executors).
 
-        The same kernels (a model built again) give the same Module while it is in use, or
-        when it was the last one built: kernels keep no state, so sharing is safe, and a
-        rebuild then costs no LLVM run. Each LLVM optimization run leaks ~100 KB inside
-        llvmlite (its pass builders' instrumentation callbacks are never freed), so building
-        one model in a loop would otherwise grow the process without bound.
+        The same kernels (a model built again) give the same Module while it is in use, or when it
+        was the last one built: kernels keep no state, so sharing is safe, and a rebuild then
+        costs no LLVM run (nor a disk-cache read). Each LLVM optimization run leaks ~50 KB inside
+        llvmlite (its pass builders' instrumentation callbacks are never freed), so building one
+        model in a loop without the disk cache would otherwise grow the process without bound.
+
+        Parameters
+        ----------
+        cached_funcs : iterable of CachedFunc
+            What lower returned for each kernel; those of external codegens are imported into the
+            Module.
+        target : str or Target, optional
+            What the kernels are compiled for. Defaults to "llvm".
+
+        Returns
+        -------
+        module : runtime.Module
+            The kernels, by name.
         """
         cached_funcs = tuple(cached_funcs)
         target = as_target(target)
@@ -157,7 +215,7 @@ class TECompiler:
             if cf.external_module is not None:
                 externals.append(cf.external_module)
             funcs.update(cf.funcs)
-        module = codegen.build(funcs, target=target) if funcs or not externals else Module([], {})
+        module = self._codegen(funcs, target) if funcs or not externals else Module([], {})
         for ext in dict.fromkeys(externals):              # imported once each, in order
             module.import_module(ext)
         with self._libraries_lock:
@@ -168,7 +226,18 @@ class TECompiler:
         return module
 
     def module_for(self, cached: CachedFunc):
-        """The compiled Module holding `cached`'s kernel (compiling it if needed)."""
+        """The compiled Module holding one lowered function's kernel (compiled now if needed).
+
+        Parameters
+        ----------
+        cached : CachedFunc
+            What lower returned; a CompileError when it is not in this compiler's cache.
+
+        Returns
+        -------
+        module : runtime.Module
+            The Module.
+        """
         for key, value in self.items():
             if value.cached_func is cached:
                 return self._compile(key, value)
@@ -180,6 +249,9 @@ class TECompiler:
         return [pair for variants in self._cache.values() for pair in variants]
 
     def clear(self) -> None:
+        """Forget every lowered function, kernel name and built Module (tvm's TECompiler.clear); the
+        disk cache is kept.
+        """
         self._cache.clear()
         self._names.clear()
         with self._libraries_lock:
@@ -187,12 +259,20 @@ class TECompiler:
             self._last_library = None
 
 
-def _tuning_digest(queries) -> str:
-    """"" without tuning queries, else a digest of the (workload, config) pairs: appended to the
-    implementations' fingerprint, so the on-disk key names the configs too."""
-    if not queries:
-        return ""
-    return "+" + hashlib.sha256(repr(sorted(map(repr, queries))).encode()).hexdigest()[:16]
+def tuning_digest(queries) -> str:
+    """A digest of the (workload, config fingerprint) pairs a kernel's lowering was answered.
+
+    Parameters
+    ----------
+    queries : iterable of tuple
+        What recording_queries collected while the kernel was lowered.
+
+    Returns
+    -------
+    digest : str
+        32 hex digits, the same in every process for the same pairs (in any order).
+    """
+    return hashlib.sha256(repr(sorted(map(repr, queries))).encode()).hexdigest()[:32]
 
 
 _GLOBAL = TECompiler()

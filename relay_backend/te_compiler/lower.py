@@ -1,7 +1,7 @@
 """Lowering a primitive Relay function to te tensors and then to a tir PrimFunc.
 
-    params  -> te.placeholder per tensor (a tuple param contributes one per field; Any dims
-               become symbolic te vars)
+    params  -> te.placeholder per tensor (a tuple param contributes one per field; size
+               variables stay, Any dims become fresh te vars: _ParamDims)
     body    -> post-order walk: each op call runs the selected implementation's compute on its
                arguments' tensors; 0-d constants become inlined te constants
     anchor  -> the call with the highest pattern (ties: the later one); its implementation's
@@ -10,14 +10,15 @@
 """
 from dataclasses import dataclass, field
 
-from .. import te
+from .. import te, tir
 from ..errors import CompileError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
+from ..ir.dims import dim_key, dim_vars, is_any, is_static
 from ..ir.span import attach_span
-from ..ir.types import TensorType, is_any, regroup_by_type, tuple_leaves
+from ..ir.types import TensorType, regroup_by_type, tuple_leaves
 from ..op.registry import OpDef
-from .cache import ensure_typed, implementations_fingerprint
+from .cache import ensure_typed
 from .select import select_implementation
 
 
@@ -31,12 +32,6 @@ class LoweredTE:
     anchor_attrs: object = None
     anchor_impl: object = None
     implementations: list = field(default_factory=list)  # (op name, implementation name)
-    chosen: list = field(default_factory=list)           # (op name, OpImplementation)
-
-    @property
-    def impl_fingerprint(self) -> str:
-        """A digest of the chosen implementations' names and code (part of the disk key)."""
-        return implementations_fingerprint(self.chosen)
 
 
 def flatten_type(ty) -> list:
@@ -48,8 +43,33 @@ def flatten_type(ty) -> list:
     return leaves
 
 
-def _te_shape(ty: TensorType, name: str) -> list:
-    return [te.var(f"{name}_dim{i}") if is_any(d) else int(d) for i, d in enumerate(ty.shape)]
+class _ParamDims:
+    """The te dims of a primitive function's parameters, as TVM's compile engine makes them.
+
+    A constant stays an int; a size variable stays itself (shared by every parameter using it,
+    so the kernel is compiled once over it and the runtime binds it from the arguments' shapes);
+    an expression on size variables stays itself when each of its variables is a whole dim of
+    some parameter (so the runtime can bind it), else it becomes one fresh variable per distinct
+    expression; every Any becomes its own fresh variable."""
+
+    def __init__(self, param_types):
+        self.whole = {id(d) for ty in param_types for d in ty.shape if isinstance(d, tir.Var)}
+        self.fresh = {}
+
+    def shape(self, ty: TensorType, name: str) -> list:
+        return [self._dim(d, f"{name}_dim{i}") for i, d in enumerate(ty.shape)]
+
+    def _dim(self, d, name: str):
+        if is_static(d):
+            return int(d)
+        if is_any(d):
+            return te.var(name)
+        if isinstance(d, tir.Var) or all(id(v) in self.whole for v in dim_vars(d)):
+            return d
+        key = dim_key(d)
+        if key not in self.fresh:
+            self.fresh[key] = te.var(name)
+        return self.fresh[key]
 
 
 def _flatten_value(value) -> list:
@@ -79,9 +99,11 @@ def lower_to_te(func: Function, target) -> LoweredTE:
     """Run each op's selected compute over placeholders for the function's parameters."""
     ensure_typed(func)
     env, inputs = {}, []
-    for i, param in enumerate(func.params):
-        ptype = param.checked_type if param._checked_type_ is not None else param.type_annotation
-        tensors = [te.placeholder(_te_shape(t, f"p{i}_{k}"), t.dtype, name=f"{param.name_hint}_{k}"
+    ptypes = [param.checked_type if param._checked_type_ is not None else param.type_annotation
+              for param in func.params]
+    dims = _ParamDims([t for ptype in ptypes for t in flatten_type(ptype)])
+    for i, (param, ptype) in enumerate(zip(func.params, ptypes)):
+        tensors = [te.placeholder(dims.shape(t, f"p{i}_{k}"), t.dtype, name=f"{param.name_hint}_{k}"
                                   if len(flatten_type(ptype)) > 1 else param.name_hint)
                    for k, t in enumerate(flatten_type(ptype))]
         inputs.extend(tensors)
@@ -111,7 +133,6 @@ def lower_to_te(func: Function, target) -> LoweredTE:
                                                f"{type(err).__name__}: {err}"),
                                   node.span or func.span) from err
             lowered.implementations.append((op.name, impl.name))
-            lowered.chosen.append((op.name, impl))
             env[node] = outs[0] if isinstance(node.checked_type, TensorType) else _regroup(node.checked_type, iter(outs))
             if int(op.pattern) >= best_pattern:
                 best_pattern = int(op.pattern)
@@ -133,7 +154,7 @@ def _distinct_outputs(outs, inputs) -> list:
     seen, result = set(), []
     input_ops = {id(t.op) for t in inputs}
     for t in outs:
-        if id(t.op) in input_ops or id(t) in seen or not isinstance(t.op, te.ComputeOp):
+        if id(t.op) in input_ops or id(t) in seen or not isinstance(t.op, (te.ComputeOp, te.ExternOp)):
             src = t
             t = te.compute(src.shape, lambda *idx, src=src: src[idx], name="copy", tag="elemwise")
         seen.add(id(t))
@@ -155,7 +176,23 @@ def schedule_lowered(lowered: LoweredTE, target):
 
 
 def lower_to_primfunc(func: Function, target, name: str = "main"):
-    """The tir PrimFunc of a primitive function (inputs then outputs as buffer parameters)."""
+    """The tir PrimFunc of a primitive function, its inputs then its outputs as buffer
+    parameters.
+
+    Parameters
+    ----------
+    func : Function
+        A primitive (fused) function.
+    target : str or Target
+        The target whose strategies choose the implementations.
+    name : str, optional
+        The PrimFunc's name. Defaults to "main".
+
+    Returns
+    -------
+    prim_func : PrimFunc
+        The lowered function.
+    """
     lowered = lower_to_te(func, target)
     return _to_primfunc(lowered, target, name, func)
 

@@ -29,7 +29,7 @@ from ..ir.adt import Constructor, Match
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
                        RefWrite, Tuple, TupleGetItem, Var)
 from ..ir.functor import post_order
-from ..ir.types import TensorType, is_any, tuple_leaves, type_to_str
+from ..ir.types import TensorType, tuple_leaves, type_to_str
 from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
@@ -68,7 +68,7 @@ def flatten_tensor_types(ty, where, executor: str = DEFAULT_EXECUTOR) -> list:
         if not isinstance(ty, TensorType):
             raise _unsupported(f"values of type {type_to_str(ty) if ty is not None else 'unknown'}", where,
                                executor)
-        if any(is_any(d) for d in ty.shape):
+        if ty.is_dynamic:
             raise GraphCodegenError(
                 f"the {executor} executor needs static shapes, not {type_to_str(ty)}; use "
                 f"create_executor(kind=\"vm\") for dynamic shapes (found in: {_excerpt(where)})")
@@ -182,6 +182,20 @@ class _Walk:
                 where = describe() if len(types) == 1 else f"{describe()} (field {k})"
                 check_tensor_size(ty.shape, ty.dtype, f"the {self.executor} executor: {where}")
 
+    def _refuse_dynamic_inputs(self, func) -> None:
+        """GraphCodegenError naming the first input whose type has a size variable or Any: the
+        graph and AOT executors plan memory for fixed sizes; the VM runs such programs."""
+        for p in func.params:
+            ty = p._checked_type_
+            for leaf in tuple_leaves(ty) if ty is not None else ():
+                if isinstance(leaf, TensorType) and leaf.is_dynamic:
+                    raise GraphCodegenError(
+                        f"the {self.executor} executor needs static shapes, but input '{p.name_hint}' has "
+                        f"type {type_to_str(ty)} (a size variable or Any is known only at run time); "
+                        f"use create_executor(kind=\"vm\") or relay_backend.vm.compile, which run "
+                        f"kernels compiled for any size, or give the input a static shape "
+                        f"(found in: {_excerpt(func)})")
+
     def _add_node(self, node: MainNode, types) -> list:
         nid = len(self.out.nodes)
         kind = {"input": "input", "const": "param"}.get(node.op, "intermediate")
@@ -199,6 +213,7 @@ class _Walk:
         if func.body._checked_type_ is None:
             raise GraphCodegenError(f"the {self.executor} executor needs a type-checked main; "
                                     f"run InferType first")
+        self._refuse_dynamic_inputs(func)
         flatten_tensor_types(func.body.checked_type, func, self.executor)
         for p in func.params:
             types = flatten_tensor_types(p.checked_type, p, self.executor)

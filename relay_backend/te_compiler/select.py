@@ -13,6 +13,7 @@ from ..autotvm import env as autotvm_env
 from ..autotvm.task.dispatcher import query_config
 from ..autotvm.task.topi_integration import TaskExtractEnv, get_workload
 from ..diagnostics import get_logger
+from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..strategy import op_strategy
 from ..target import Target, as_target
@@ -27,8 +28,25 @@ def _condition_holds(condition, attrs, inputs, out_type) -> bool:
         return False  # undecidable (e.g. a symbolic dim): the specialization does not apply
 
 
+# the description of one op call both functions take (shared_parameters completes their docstrings)
+CALL_PARAMETERS = {
+    "op": ("OpDef", "The operator."),
+    "attrs": ("Attrs", "The call's attributes."),
+    "inputs": ("list of te.Tensor", "The te tensors of its arguments."),
+    "out_type": ("Type", "The type of its result."),
+    "target": ("Target", "The target whose strategy is asked."),
+}
+
+
+@shared_parameters(CALL_PARAMETERS)
 def get_valid_implementations(op, attrs, inputs, out_type, target) -> list:
-    """Every implementation of `op` whose specialization condition holds for this call."""
+    """Every implementation of an op whose specialization condition holds for one call.
+
+    Returns
+    -------
+    implementations : list of OpImplementation
+        The candidates.
+    """
     strategy = op_strategy(op, attrs, inputs, out_type, target)
     impls = []
     for spec in strategy.specializations:
@@ -38,12 +56,39 @@ def get_valid_implementations(op, attrs, inputs, out_type, target) -> list:
 
 
 def is_tunable(impl) -> bool:
-    """Whether the implementation's compute is an autotvm template (register_topi_compute)."""
+    """Whether an implementation's compute is an autotvm template (register_topi_compute).
+
+    Parameters
+    ----------
+    impl : OpImplementation
+        The implementation.
+
+    Returns
+    -------
+    tunable : bool
+        True when its compute asks the dispatch context for a config.
+    """
     return getattr(impl.compute, "autotvm_task_name", None) is not None
 
 
+@shared_parameters(CALL_PARAMETERS)
 def select_implementation(op, attrs, inputs, out_type, target, use_autotvm=True):
-    """(best implementation, its output te tensors) for one op call."""
+    """The best implementation of an op for one call, and its output tensors.
+
+    Without autotvm the highest plevel wins; with it, the tunable implementation whose record
+    (in the current dispatch context) has the lowest cost, else the highest plevel.
+
+    Parameters
+    ----------
+    use_autotvm : bool, optional
+        Whether to consult the autotvm dispatch context. Defaults to True.
+
+    Returns
+    -------
+    result : tuple
+        (the OpImplementation, its list of output te tensors); CompileError when no
+        implementation fits.
+    """
     target = as_target(target)
     impls = get_valid_implementations(op, attrs, inputs, out_type, target)
     if not impls:

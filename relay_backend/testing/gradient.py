@@ -44,9 +44,38 @@ def _total(value) -> float:
 
 def check_grad(func, inputs=None, test_inputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, scale=None,
                mean=0, mode="higher_order", target_devices=None, executor_kind="debug", seed=0):
-    """Assert the analytic gradients of `func` match central differences (see the module
-    docstring). test_inputs: the inputs (some of `inputs`, by identity) whose gradients to
-    check. target_devices: [(target, device)], default [("llvm", cpu(0))]."""
+    """Assert that the analytic gradients of a function match central differences of its value
+    (tvm.relay.testing.check_grad); see the module docstring.
+
+    Parameters
+    ----------
+    func : Function
+        The function to differentiate; its outputs are summed into one scalar.
+    inputs : list of numpy.ndarray, optional
+        The point to check at, one array per parameter; None (the default) draws random
+        inputs.
+    test_inputs : list of numpy.ndarray, optional
+        The inputs (some of `inputs`, by identity) whose gradients are checked; None (the
+        default) checks all.
+    eps : float, optional
+        The step of the central differences. Defaults to 1e-6.
+    atol : float, optional
+        The absolute tolerance of the comparison. Defaults to 1e-5.
+    rtol : float, optional
+        The relative tolerance of the comparison. Defaults to 1e-3.
+    scale : float, optional
+        The standard deviation of random inputs; None (the default) means 10 * eps.
+    mean : float, optional
+        The mean of random inputs. Defaults to 0.
+    mode : str, optional
+        "higher_order" (the default) or "first_order": which gradient transform to check.
+    target_devices : list of tuple, optional
+        (target, device) pairs to check on; None (the default) means [("llvm", cpu(0))].
+    executor_kind : str, optional
+        The executor both functions run on. Defaults to "debug".
+    seed : int, optional
+        The seed of random inputs. Defaults to 0.
+    """
     fwd = _typed(func)
     bwd = first_order_gradient(fwd) if mode == "first_order" else higher_order_gradient(fwd)
     bwd = _typed(bwd)

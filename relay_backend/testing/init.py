@@ -7,6 +7,7 @@ normalisation is actually exercised by the numeric checks.
 import numpy as np
 
 from .. import ir
+from ..docstrings import shared_parameters
 from ..errors import RelayError
 from ..transform import InferType
 
@@ -31,8 +32,32 @@ def _param_value(name: str, shape, dtype: str, rng) -> np.ndarray:
     return value.astype(dtype)
 
 
+# the parameters the built-in networks share (shared_parameters completes their docstrings)
+NETWORK_PARAMETERS = {
+    "batch_size": ("int", "The batch size of the data input."),
+    "num_classes": ("int", "The number of output classes."),
+    "image_shape": ("tuple of int", "The (channels, height, width) of one image."),
+    "dtype": ("str", "The dtype of the data and weights."),
+    "seed": ("int", "The seed of the random parameter values."),
+}
+# ... and the parameters of their numpy oracles (numpy_forward)
+FORWARD_PARAMETERS = {"params": ("dict of str to numpy.ndarray", "The params of the workload, by name.")}
+WORKLOAD = ("workload", "tuple", "(IRModule, params dict): the network's module, and a numpy array for "
+                                 "every parameter but the data, by name.")
+
+
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def create_workload(func: ir.Function, seed: int = 0):
-    """(IRModule, params) for `func`: params for every parameter but the first (the data)."""
+    """A workload from a network function: the typed module and seeded random values for every
+    parameter but the first (the data), by name (weights Xavier-uniform, gammas and variances
+    near 1, betas, means and biases near 0).
+
+    Parameters
+    ----------
+    func : Function
+        The network; parameters after the first are named *_weight, *_bias, *_gamma, *_beta,
+        *_moving_mean or *_moving_var.
+    """
     mod = InferType()(ir.IRModule.from_expr(func))
     rng = np.random.default_rng(seed)
     params = {}

@@ -8,7 +8,25 @@ import numpy as np
 
 
 def conv2d(x, w, stride=1, pad=0):
-    """Convolution by summing one einsum per kernel tap over a zero-padded input."""
+    """A 2-D convolution (NCHW data, OIHW kernel) in float64, one einsum per kernel tap over the
+    zero-padded input.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input, (N, C, H, W).
+    w : numpy.ndarray
+        The kernel, (O, C, KH, KW).
+    stride : int, optional
+        The step in both directions. Defaults to 1.
+    pad : int, optional
+        The zero padding on every side. Defaults to 0.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        (N, O, OH, OW) in float64.
+    """
     x = np.asarray(x, dtype="float64")
     w = np.asarray(w, dtype="float64")
     n, _, h, wd = x.shape
@@ -25,7 +43,31 @@ def conv2d(x, w, stride=1, pad=0):
 
 
 def batch_norm(x, gamma, beta, mean, var, epsilon=1e-5, scale=True):
-    """Inference batch norm over axis 1: (x - mean) / sqrt(var + eps) * gamma + beta."""
+    """Inference batch normalization over axis 1: (x - mean) / sqrt(var + epsilon) * gamma +
+    beta.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input, channels on axis 1.
+    gamma : numpy.ndarray
+        The per-channel scale.
+    beta : numpy.ndarray
+        The per-channel offset.
+    mean : numpy.ndarray
+        The per-channel mean.
+    var : numpy.ndarray
+        The per-channel variance.
+    epsilon : float, optional
+        Added to the variance. Defaults to 1e-5.
+    scale : bool, optional
+        If False, gamma is not applied. Defaults to True.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        The normalized array.
+    """
     shape = (1, -1) + (1,) * (x.ndim - 2)
     y = (x - np.reshape(mean, shape)) / np.sqrt(np.reshape(var, shape).astype("float64") + epsilon)
     if scale:
@@ -34,7 +76,24 @@ def batch_norm(x, gamma, beta, mean, var, epsilon=1e-5, scale=True):
 
 
 def max_pool2d(x, size=3, stride=2, pad=1):
-    """Max pooling; padded cells are -inf so they never win."""
+    """2-D max pooling of an NCHW array; padded cells are -inf so they never win.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input, (N, C, H, W).
+    size : int, optional
+        The window's height and width. Defaults to 3.
+    stride : int, optional
+        The step in both directions. Defaults to 2.
+    pad : int, optional
+        The padding on every side. Defaults to 1.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        The pooled array.
+    """
     n, c, h, w = x.shape
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
     out_h = (h + 2 * pad - size) // stride + 1
@@ -48,15 +107,56 @@ def max_pool2d(x, size=3, stride=2, pad=1):
 
 
 def relu(x):
+    """max(x, 0) elementwise.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        The rectified array.
+    """
     return np.maximum(x, 0.0)
 
 
 def dense(x, w, b=None):
-    """x @ w.T (+ b): relay's dense keeps the weight as (units, features)."""
+    """x @ w.T (+ b) in float64: relay's dense keeps the weight as (units, features).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input, (batch, features).
+    w : numpy.ndarray
+        The weight, (units, features).
+    b : numpy.ndarray, optional
+        The bias, (units,); None (the default) adds none.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        (batch, units).
+    """
     y = np.asarray(x, dtype="float64") @ np.asarray(w, dtype="float64").T
     return y if b is None else y + b
 
 
 def softmax(x, axis=-1):
+    """Softmax along an axis, computed stably (the maximum subtracted first).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The input.
+    axis : int, optional
+        The axis to normalize over. Defaults to -1.
+
+    Returns
+    -------
+    out : numpy.ndarray
+        The probabilities, summing to 1 along `axis`.
+    """
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)

@@ -205,6 +205,7 @@ class Program:
     num_calls: int = 0
     has_control_flow: bool = False
     notes: list = field(default_factory=list)
+    specs: list = field(default_factory=list)     # InputSpec per parameter (how inputs are drawn)
 
     def __repr__(self) -> str:  # short: hypothesis notes the full describe() separately
         shapes = ", ".join(f"{k}: {list(v.shape)}" for k, v in self.inputs.items())
@@ -241,7 +242,7 @@ def build_program(draw, max_calls: int = 30, control_flow: bool = True, dtype: s
     inputs = make_inputs(specs, draw(st.integers(0, 2 ** 32 - 1)))
     flow = any(isinstance(n, ir.If) for n in nodes)
     num_calls = sum(isinstance(n, Call) for n in nodes)  # the calls actually in the body
-    return Program(mod, inputs, num_calls, flow)
+    return Program(mod, inputs, num_calls, flow, specs=specs)
 
 
 def _walk(expr):

@@ -13,11 +13,12 @@ in float64 numpy (testing.numpy_nn), independent of the op references.
 import numpy as np
 
 from .. import ir
+from ..docstrings import shared_parameters
 from ..errors import RelayError
 from ..op import nn
 from ..op import tensor as T
 from . import numpy_nn as F
-from .init import create_workload
+from .init import FORWARD_PARAMETERS, NETWORK_PARAMETERS, WORKLOAD, create_workload
 
 BN_EPSILON = 2e-5
 UNITS = {18: (2, 2, 2, 2), 34: (3, 4, 6, 3), 50: (3, 4, 6, 3), 101: (3, 4, 23, 3), 152: (3, 8, 36, 3)}
@@ -69,9 +70,25 @@ class _Builder:
         return nn.relu(T.add(y, x))
 
 
+@shared_parameters(NETWORK_PARAMETERS)
 def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape=(3, 224, 224),
             dtype: str = "float32") -> ir.Function:
-    """The relay Function of a ResNet v1 (data first, then every weight in creation order)."""
+    """The function of a ResNet v1 (data first, then every weight in creation order).
+
+    Parameters
+    ----------
+    num_layers : int, optional
+        The depth: 18 or 34 (basic blocks), or 50, 101 or 152 (bottleneck blocks).
+        Defaults to 50.
+    image_shape : tuple of int, optional
+        The (channels, height, width) of one image; a height of 32 or less takes the CIFAR
+        stem (3x3 convolution, no max pool). Defaults to (3, 224, 224).
+
+    Returns
+    -------
+    func : Function
+        The network.
+    """
     units, filters, bottleneck = _config(num_layers)
     data = ir.var("data", shape=(batch_size, *image_shape), dtype=dtype)
     b = _Builder(dtype)
@@ -96,20 +113,39 @@ def get_net(batch_size: int, num_classes: int, num_layers: int = 50, image_shape
     return ir.Function([data] + b.params + [w, bias], x)
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_workload(batch_size: int = 1, num_classes: int = 1000, num_layers: int = 18, image_shape=(3, 224, 224),
                  layout: str = "NCHW", dtype: str = "float32", seed: int = 0):
-    """(IRModule, params) of a ResNet v1 with seeded random params (tvm.relay.testing.resnet).
+    """A ResNet v1 with seeded random parameters (tvm.relay.testing.resnet.get_workload).
 
     The positional order is TVM's: batch_size, num_classes, num_layers, image_shape, layout,
-    dtype; layout must be "NCHW"; seed (keyword) fixes the random params."""
+    dtype.
+
+    Parameters
+    ----------
+    num_layers : int, optional
+        The depth (18, 34, 50, 101, 152). Defaults to 18.
+    layout : str, optional
+        The data layout; only "NCHW" (the default) is supported.
+    """
     if layout != "NCHW":
         raise RelayError(f"resnet.get_workload: layout={layout!r} is not supported; use layout=\"NCHW\"")
     return create_workload(get_net(batch_size, num_classes, num_layers, image_shape, dtype), seed)
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_block_workload(batch_size: int = 1, channels: int = 64, image_size: int = 56, dtype: str = "float32",
                        seed: int = 0):
-    """(IRModule, params) of one basic residual unit with an identity shortcut (the benchmark block)."""
+    """One basic residual unit with an identity shortcut, with seeded random parameters (the
+    benchmark block).
+
+    Parameters
+    ----------
+    channels : int, optional
+        The number of input and output channels. Defaults to 64.
+    image_size : int, optional
+        The height and width of the input. Defaults to 56.
+    """
     data = ir.var("data", shape=(batch_size, channels, image_size, image_size), dtype=dtype)
     b = _Builder(dtype)
     y = b.unit(data, "block", channels, channels, 1, bottleneck=False)
@@ -136,13 +172,40 @@ def _np_unit(x, params, name, stride, bottleneck):
     return F.relu(y + x)
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def block_numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
-    """get_block_workload's network in float64 numpy."""
+    """get_block_workload's network computed in float64 numpy.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input, (batch, channels, image_size, image_size).
+
+    Returns
+    -------
+    output : numpy.ndarray
+        The unit's output.
+    """
     return _np_unit(np.asarray(data, dtype="float64"), params, "block", 1, bottleneck=False)
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def numpy_forward(data: np.ndarray, params: dict, num_layers: int = 18) -> np.ndarray:
-    """get_workload's network in float64 numpy (the stem is chosen from the image height, as there)."""
+    """get_workload's network computed in float64 numpy (the stem chosen from the image height,
+    as there).
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input batch, NCHW.
+    num_layers : int, optional
+        The depth the workload was built with. Defaults to 18.
+
+    Returns
+    -------
+    probabilities : numpy.ndarray
+        The softmax output, (batch, num_classes).
+    """
     units, _, bottleneck = _config(num_layers)
     x = np.asarray(data, dtype="float64")
     small = x.shape[2] <= 32

@@ -6,12 +6,22 @@
 import numpy as np
 
 from .. import ir
+from ..docstrings import shared_parameters
 from ..op import nn
+from .init import FORWARD_PARAMETERS, NETWORK_PARAMETERS, WORKLOAD
 
 
+@shared_parameters(NETWORK_PARAMETERS, WORKLOAD)
 def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 16,
                  num_classes: int = 10, dtype: str = "float32", seed: int = 0):
-    """(IRModule, params) of the seed CNN; params are named like their relay vars."""
+    """The seed CNN (conv 3x3, relu, global average pool, dense) with seeded random parameters,
+    named like their relay variables.
+
+    Parameters
+    ----------
+    channels : int, optional
+        The number of convolution output channels. Defaults to 16.
+    """
     data = ir.var("data", shape=(batch_size, *image_shape), dtype=dtype)
     conv_w = ir.var("conv_weight", shape=(channels, image_shape[0], 3, 3), dtype=dtype)
     dense_w = ir.var("dense_weight", shape=(num_classes, channels), dtype=dtype)
@@ -33,8 +43,20 @@ def get_workload(batch_size: int = 1, image_shape=(3, 32, 32), channels: int = 1
     return ir.IRModule.from_expr(func), params
 
 
+@shared_parameters(FORWARD_PARAMETERS)
 def numpy_forward(data: np.ndarray, params: dict) -> np.ndarray:
-    """The same network written directly in numpy (im2col convolution), in float64."""
+    """The seed CNN written directly in numpy (an im2col convolution), in float64.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        The input batch, NCHW.
+
+    Returns
+    -------
+    logits : numpy.ndarray
+        The dense output, (batch, num_classes).
+    """
     x = data.astype("float64")
     w = params["conv_weight"].astype("float64")
     n, c, h, wd = x.shape

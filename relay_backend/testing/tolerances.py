@@ -23,7 +23,18 @@ class OutputMismatch(RelayError, AssertionError):
 
 
 def tolerance(dtype) -> tuple:
-    """(rtol, atol) for `dtype`; (0, 0) for integer and bool dtypes."""
+    """The (rtol, atol) this project compares results of a dtype with.
+
+    Parameters
+    ----------
+    dtype : str or numpy.dtype
+        The dtype of the expected values.
+
+    Returns
+    -------
+    tolerances : tuple of float
+        (rtol, atol); (0, 0), an exact match, for integer and bool dtypes.
+    """
     dtype = str(np.dtype(dtype))
     if dtype in TOLERANCES:
         return TOLERANCES[dtype]
@@ -33,9 +44,21 @@ def tolerance(dtype) -> tuple:
 
 
 def assert_allclose(actual, expected, what: str = "output", scale: float = 1.0) -> None:
-    """Raise OutputMismatch naming `what`, the worst element and both values when out of tolerance.
+    """Raise OutputMismatch naming what was compared, the worst element and both values when
+    `actual` is not within the dtype's tolerance of `expected` (shape and dtype must match
+    exactly).
 
-    `scale` multiplies both tolerances (e.g. for long chains of float32 ops)."""
+    Parameters
+    ----------
+    actual : array-like
+        The computed values.
+    expected : array-like
+        The reference values; their dtype picks the tolerance.
+    what : str, optional
+        What is compared, named in the error. Defaults to "output".
+    scale : float, optional
+        A factor on both tolerances (e.g. for long chains of float32 ops). Defaults to 1.0.
+    """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
     if actual.shape != expected.shape:

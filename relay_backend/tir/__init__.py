@@ -9,7 +9,8 @@ Expressions (tir/expr.py; every node has `dtype`; children listed in `_fields`):
   Select(condition, true_value, false_value) · Cast(dtype, value)
   Call(dtype, op_name, args)  math intrinsic, op_name in INTRINSICS ("exp", "log", "tanh",
       "sqrt", "rsqrt", "erf", "sigmoid", "fabs", "floor", "ceil", "round", "sin", "cos",
-      "pow", ...); `.op` aliases `.op_name`
+      "pow", ...) and bit operations ("bitwise_and", "shift_left", "reinterpret", ...);
+      `.op` aliases `.op_name`
   BufferLoad(buffer, indices) · Let(var, value, body)
   te level only (removed by lowering): ProducerLoad(producer, indices),
       Reduce(combiner, source, axis, condition, value_index), CommReducer(lhs, rhs, result,
@@ -44,3 +45,4 @@ from .simplify import simplify
 from .verify import verify, verify_errors
 from .printer import expr_to_str, func_to_str, stmt_to_str
 from . import interp
+from . import ir_builder

@@ -8,6 +8,8 @@ PrimExprs still work as dict keys.
 """
 import itertools
 
+import numpy as np
+
 from ..errors import CompileError
 
 _counter = itertools.count()
@@ -93,8 +95,7 @@ class PrimExpr:
 
     __hash__ = object.__hash__
 
-    def equal(self, other):
-        """The symbolic comparison `self == other` (an EQ node)."""
+    def equal(self, other):  # the symbolic comparison `self == other` (an EQ node)
         return EQ(*_match(self, other, "=="))
 
     def __and__(self, other):
@@ -113,6 +114,9 @@ class PrimExpr:
 
     def astype(self, dtype: str) -> "PrimExpr":
         return self if dtype == self.dtype else Cast(dtype, self)
+
+    def same_as(self, other) -> bool:   # object identity, as TVM's (`==` builds an EQ node)
+        return self is other
 
     def __repr__(self):
         from .printer import expr_to_str
@@ -352,13 +356,13 @@ class Cast(PrimExpr):
         self.value = value
 
 
-# Math intrinsics a Call may name, with their arity. Backends map each to an implementation.
+# Intrinsics a Call may name, with arity (bit ops: int/bool operands; shift amounts in [0, bits)).
 INTRINSICS = {
-    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "tanh": 1, "sqrt": 1,
-    "rsqrt": 1, "erf": 1, "sigmoid": 1, "fabs": 1, "floor": 1, "ceil": 1, "round": 1,
-    "trunc": 1, "sin": 1, "cos": 1, "tan": 1, "asin": 1, "acos": 1, "atan": 1, "sinh": 1,
-    "cosh": 1, "isnan": 1, "isinf": 1, "pow": 2, "atan2": 2, "fmod": 2,
-}
+    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "log10": 1, "log1p": 1, "tanh": 1, "sqrt": 1, "rsqrt": 1, "erf": 1,
+    "sigmoid": 1, "fabs": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1, "sin": 1, "cos": 1, "tan": 1,
+    "asin": 1, "acos": 1, "atan": 1, "sinh": 1, "cosh": 1, "isnan": 1, "isinf": 1, "pow": 2, "atan2": 2,
+    "fmod": 2, "reinterpret": 1, "bitwise_and": 2, "bitwise_or": 2, "bitwise_xor": 2, "bitwise_not": 1,
+    "shift_left": 2, "shift_right": 2}
 
 
 class Call(PrimExpr):
@@ -539,7 +543,6 @@ def _expect_bool(e, where):
 
 def min_value(dtype: str) -> PrimExpr:
     """The smallest value of a dtype (-inf for floats): the identity of max."""
-    import numpy as np
     if is_float_dtype(dtype):
         return FloatImm(dtype, float("-inf"))
     if dtype == "bool":
@@ -549,7 +552,6 @@ def min_value(dtype: str) -> PrimExpr:
 
 def max_value(dtype: str) -> PrimExpr:
     """The largest value of a dtype (+inf for floats): the identity of min."""
-    import numpy as np
     if is_float_dtype(dtype):
         return FloatImm(dtype, float("inf"))
     if dtype == "bool":
@@ -583,11 +585,10 @@ def max(a, b):  # noqa: A001
 
 def all(*conds):  # noqa: A001
     """The conjunction of bool expressions (True when empty)."""
-    out = None
-    for c in conds:
-        c = convert(c, "bool")
-        out = c if out is None else And(out, c)
-    return out if out is not None else const(True, "bool")
+    out = const(True, "bool") if not conds else convert(conds[0], "bool")
+    for c in conds[1:]:
+        out = And(out, convert(c, "bool"))
+    return out
 
 
 def if_then_else(cond, t, f):

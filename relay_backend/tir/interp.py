@@ -51,6 +51,29 @@ _INTRIN = {
 }
 
 
+def _wrap(dtype, value):
+    """An integer result wrapped to `dtype`'s width (bools stay bools)."""
+    if dtype == "bool":
+        return bool(value)
+    info = np.iinfo(dtype)
+    span = int(info.max) - int(info.min) + 1
+    return (int(value) - int(info.min)) % span + int(info.min)
+
+
+def _reinterpret(dtype, src, x):
+    return np.array(x, dtype=src).view(dtype).item()
+
+
+_BITS = {
+    "bitwise_and": lambda dt, a, b: _wrap(dt, int(a) & int(b)),
+    "bitwise_or": lambda dt, a, b: _wrap(dt, int(a) | int(b)),
+    "bitwise_xor": lambda dt, a, b: _wrap(dt, int(a) ^ int(b)),
+    "bitwise_not": lambda dt, a: (not a) if dt == "bool" else _wrap(dt, ~int(a)),
+    "shift_left": lambda dt, a, b: _wrap(dt, int(a) << int(b)),
+    "shift_right": lambda dt, a, b: _wrap(dt, int(a) >> int(b)),
+}
+
+
 def _tdiv(a, b):
     if isinstance(a, float) or isinstance(b, float):
         return a / b
@@ -155,6 +178,10 @@ class _Codegen:
             rhs = f"not {a[0]}"
         elif isinstance(n, E.Cast):
             rhs = f"_cast({n.dtype!r}, {a[0]})"
+        elif isinstance(n, E.Call) and n.op_name == "reinterpret":
+            rhs = f"_reinterpret({n.dtype!r}, {n.args[0].dtype!r}, {a[0]})"
+        elif isinstance(n, E.Call) and n.op_name in _BITS:
+            rhs = f"_BITS[{n.op_name!r}]({n.dtype!r}, {', '.join(a)})"
         elif isinstance(n, E.Call):
             rhs = f"_INTRIN[{n.op_name!r}]({', '.join(a)})"
         elif isinstance(n, E.BufferLoad):
@@ -242,8 +269,8 @@ def build(func):
     cg.stmt(func.body, 1)
     cg.emit("pass", 1)
     source = "\n".join(cg.lines)
-    scope = {"_INTRIN": _INTRIN, "_tdiv": _tdiv, "_tmod": _tmod, "_cast": _cast, "_oob": _oob,
-             "math": math}
+    scope = {"_INTRIN": _INTRIN, "_BITS": _BITS, "_reinterpret": _reinterpret, "_tdiv": _tdiv,
+             "_tmod": _tmod, "_cast": _cast, "_oob": _oob, "math": math}
     exec(compile(source, f"<tir {func.name}>", "exec"), scope)
     kernel = scope["kernel"]
     stored = {id(n.buffer.data) for n in walk(func.body) if isinstance(n, S.BufferStore)}
@@ -261,12 +288,21 @@ def build(func):
                                  f"{type(err).__name__}: {err}") from err
         for arr, lst, b in zip(np_arrays, lists, func.params):
             if id(b.data) in stored:
-                wide = np.float64 if E.is_float_dtype(b.dtype) else None
-                arr.reshape(-1)[:] = np.asarray(lst, dtype=wide).astype(arr.dtype)
+                arr.reshape(-1)[:] = _to_numpy(lst, arr.dtype)
         return None
 
     run.source = source
     return run
+
+
+def _to_numpy(values, dtype):
+    """Python values stored by a kernel as an array of `dtype`: integers wrap to its width
+    (uint64 values above 2**63 stay exact), floats round from float64."""
+    if E.is_int_dtype(str(dtype)):
+        span = 1 << (8 * dtype.itemsize)
+        return np.array([int(v) % span for v in values], dtype=f"uint{8 * dtype.itemsize}").view(dtype)
+    wide = np.float64 if E.is_float_dtype(str(dtype)) else None
+    return np.asarray(values, dtype=wide).astype(dtype)
 
 
 def run(func, *arrays):

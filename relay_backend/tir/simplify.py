@@ -9,7 +9,8 @@ Rules, applied bottom-up (children first):
 * `(q * c + r) // c` -> `q + r // c` and `(q * c + r) % c` -> `r % c` (exact for floor
   semantics), then `r // c` -> 0 and `r % c` -> r when 0 <= r < c is known from loop ranges;
 * comparisons, min and max are decided when the operands' ranges do not overlap, which removes
-  the guards of evenly dividing splits; a Select or IfThenElse on a constant keeps one side;
+  the guards of evenly dividing splits (and `x % n < n`, `x % n >= 0` for a size variable n,
+  the guards of splits over symbolic extents); a Select or IfThenElse on a constant keeps one side;
 * a loop of extent 1 is replaced by its body with the loop var set to the loop min.
 Variable ranges come from enclosing For loops (and SizeVar >= 0); everything else is unknown.
 """
@@ -89,6 +90,9 @@ def _bound_node(n, kb, ranges):
         if al is not None and ah is not None and 0 <= al and ah < bl:
             return (al, ah)
         return (0, bl - 1)
+    if isinstance(n, E.FloorMod) and bl is not None and bl >= 0:
+        # a non-negative divisor (a size variable): x % y is in [0, y - 1] (y = 0 is undefined)
+        return (0, None if bh is None else bh - 1)
     if isinstance(n, E.Min):
         return (_opt(al, bl, min), None if ah is None and bh is None else
                 min(x for x in (ah, bh) if x is not None))
@@ -261,6 +265,8 @@ def _simplify_node(n, ranges):
         if type(n) in _CMP and is_int:
             lo, hi = const_bound(_simplify_node(E.Sub(a, b), ranges), ranges)
             decided = _decide(type(n), lo, hi)
+            if decided is None:
+                decided = _mod_below_divisor(n, ranges)
             return E.IntImm("bool", decided) if decided is not None else n
         if isinstance(n, E.And):
             for x, y in ((a, b), (b, a)):
@@ -288,6 +294,40 @@ def _simplify_node(n, ranges):
                 return E.FloatImm(n.dtype, float(v))
             return E.IntImm(n.dtype, bool(v) if n.dtype == "bool" else int(v))
     return n
+
+
+def _mod_below_divisor(n, ranges):
+    """Decide `a < b` / `a <= b` (or `b > a`, `b >= a`) by bounding each `x % y` term of a - b
+    with a positive coefficient by y - 1, for a non-negative divisor y (a size variable: y = 0 is
+    undefined). The guards of splits over symbolic extents need exactly this:
+    `(f % q) * 8 + i < q * 8` for i in [0, 8) and `x % n < n`. Only proves True."""
+    a, b, cmp = n.a, n.b, type(n)
+    if cmp in (E.GT, E.GE):
+        a, b, cmp = b, a, (E.LT if cmp is E.GT else E.LE)
+    if cmp not in (E.LT, E.LE):
+        return None
+    terms, const = linear_form(E.Sub(a, b))
+    bounded, changed = [], False
+    for term, k in terms.values():
+        if k > 0 and isinstance(term, E.FloorMod) and _non_negative(term.b, ranges):
+            bounded.append((E.Sub(term.b, E.IntImm(term.dtype, 1)), k))
+            changed = True
+        else:
+            bounded.append((term, k))
+    if not changed:
+        return None
+    upper = E.IntImm(n.a.dtype, const)
+    for term, k in bounded:
+        upper = E.Add(upper, E.Mul(term, E.IntImm(n.a.dtype, k)))
+    _, hi = const_bound(from_linear(*linear_form(upper), n.a.dtype), ranges)
+    if hi is None:
+        return None
+    return True if (hi < 0 if cmp is E.LT else hi <= 0) else None
+
+
+def _non_negative(e, ranges) -> bool:
+    lo, _ = const_bound(e, ranges)
+    return lo is not None and lo >= 0
 
 
 def _decide(cmp, lo, hi):

@@ -13,6 +13,7 @@ from .fold_constant import FoldConstant, FoldConstantExpr
 from .dead_code import DeadCodeElimination, RemoveUnusedFunctions
 from .bind_params import BindParams, bind_params_by_name, bind_params_to_main
 from .fuse_ops import FuseOps
+from .dynamic_to_static import DynamicToStatic
 from .plan_devices import PlanDevices
 from .lambda_lift import LambdaLift
 from .to_a_normal_form import ToANormalForm, ToANormalFormExpr
@@ -34,6 +35,7 @@ from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldSc
 from .first_order_gradient import FirstOrderGradient
 from .gradient import gradient
 from .convert_layout import ConvertLayout
+from .alter_op_layout import AlterOpLayout
 from .to_mixed_precision import ToMixedPrecision
 from .pipeline import default_pipeline, pipeline_passes, print_pipeline
 from .annotate_spans import AnnotateSpans

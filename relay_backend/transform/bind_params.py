@@ -11,7 +11,8 @@ from ..errors import InputError, RelayError
 from ..ir.expr import Constant, Function
 from ..ir.functor import ExprMutator
 from ..ir.module import IRModule
-from ..ir.types import TensorType, is_any, type_to_str
+from ..ir.shape_math import bind_shape, shape_mismatch
+from ..ir.types import TensorType, type_to_str
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from .pass_infra import module_pass
@@ -30,8 +31,9 @@ def _as_numpy(name: str, value) -> np.ndarray:
                          f"({type(value).__name__}): {err}") from err
 
 
-def _check_matches(param, arr: np.ndarray) -> None:
-    """Raise InputError when `arr` disagrees with the parameter's tensor annotation."""
+def _check_matches(param, arr: np.ndarray, sizes: dict) -> None:
+    """Raise InputError when `arr` disagrees with the parameter's tensor annotation; `sizes`
+    binds the size variables of the annotations across the parameters bound together."""
     ann = param.type_annotation
     if ann is None:
         return
@@ -39,11 +41,11 @@ def _check_matches(param, arr: np.ndarray) -> None:
         raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} has non-tensor type "
                          f"{type_to_str(ann)} and cannot be bound to an array")
     given = type_to_str(TensorType(arr.shape, arr.dtype))
-    shape_ok = len(ann.shape) == arr.ndim and all(
-        is_any(d) or d == s for d, s in zip(ann.shape, arr.shape))
-    if not shape_ok:
+    why = bind_shape(ann.shape, arr.shape, sizes) or shape_mismatch(ann.shape, arr.shape, sizes)
+    if why:
         raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} expects shape "
-                         f"{type_to_str(ann)}, but the given value is {given}; pass an array of that shape")
+                         f"{type_to_str(ann)}, but the given value is {given} ({why}); pass an array "
+                         f"of that shape")
     if str(arr.dtype) != ann.dtype:
         raise InputError(f"bind_params_by_name: parameter {param.name_hint!r} expects dtype {ann.dtype} "
                          f"({type_to_str(ann)}), but the given value is {given}; "
@@ -59,7 +61,20 @@ class _Substitute(ExprMutator):
 
 
 def bind_params_by_name(func: Function, params) -> Function:
-    """Bind `params` ({name: array}) to the same-named parameters of `func` as Constants."""
+    """Replace the parameters of a function that have values by Constants of those values.
+
+    Parameters
+    ----------
+    func : Function
+        The function; two parameters of one name cannot be bound by name (RelayError).
+    params : dict of str to numpy.ndarray or NDArray
+        The values, keyed by parameter name; names that are not parameters are ignored.
+
+    Returns
+    -------
+    func : Function
+        The function without the bound parameters (the same object when nothing was bound).
+    """
     if not isinstance(func, Function):
         raise RelayError(f"bind_params_by_name expects a relay Function, got {type(func).__name__}")
     if not params:
@@ -73,10 +88,10 @@ def bind_params_by_name(func: Function, params) -> Function:
             by_name[p.name_hint] = p
     if not by_name:
         return func
-    mapping = {}
+    mapping, sizes = {}, {}
     for name, p in by_name.items():
         arr = _as_numpy(name, params[name])
-        _check_matches(p, arr)
+        _check_matches(p, arr, sizes)
         mapping[p] = Constant(_nd.array(arr))  # nd.array copies
     new_params = [p for p in func.params if p not in mapping]
     body = _Substitute(mapping).visit(func.body)
@@ -84,9 +99,26 @@ def bind_params_by_name(func: Function, params) -> Function:
 
 
 def bind_params_to_main(mod: IRModule, params, who: str, keep_others: bool = False) -> IRModule:
-    """A module whose main has `params` bound as constants: the one place every executor binds
-    params. Like TVM's build and create_executor, only main is kept, unless `keep_others` (the
-    VM compiler, whose other globals main may call). `who` names the caller in errors."""
+    """A module whose main has params bound as constants: the one place every executor binds
+    params. Like TVM's build and create_executor, only main is kept unless `keep_others`.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module; it must have a main when `params` is given.
+    params : dict of str to numpy.ndarray or NDArray or None
+        The values by parameter name; None or {} returns `mod` unchanged.
+    who : str
+        The caller's name, used to open error messages.
+    keep_others : bool, optional
+        If True, keep the module's other functions (the VM compiler: main may call them).
+        Defaults to False.
+
+    Returns
+    -------
+    mod : IRModule
+        The module with main's params bound.
+    """
     if not params:
         return mod
     if "main" not in mod:
@@ -100,7 +132,19 @@ def bind_params_to_main(mod: IRModule, params, who: str, keep_others: bool = Fal
 
 
 def BindParams(params):  # noqa: N802 - tvm.relay naming
-    """Module pass: bind `params` by name into the module's `main` (other functions untouched)."""
+    """Module pass: bind values by name into the module's main as constants (other functions
+    untouched).
+
+    Parameters
+    ----------
+    params : dict of str to numpy.ndarray or NDArray
+        The values, keyed by the names of main's parameters.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
 
     def transform(mod: IRModule, ctx) -> IRModule:
         if "main" not in mod:

@@ -7,9 +7,10 @@ rank 3 with equal batch size, dtype and out dtype, they become one batch_matmul 
 concatenates theirs along N (axis 1); following elementwise/broadcast ops are merged along the
 last axis and each branch slices its columns back. Meaning is unchanged. Opt_level 4.
 """
+from ..docstrings import shared_parameters
 from ..ir.expr import Call
 from ..op.transform import concatenate
-from .combine_parallel_op import ChannelConcatCombiner
+from .combine_parallel_op import COMBINER_PARAMETERS, COMBINER_PASS, ChannelConcatCombiner
 from .pass_infra import function_pass
 
 
@@ -34,8 +35,11 @@ class ParallelBatchMatmulCombiner(ChannelConcatCombiner):
                     root.attrs)
 
 
+@shared_parameters(COMBINER_PARAMETERS, COMBINER_PASS)
 def CombineParallelBatchMatmul(min_num_branches: int = 3):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 4)."""
+    """Function pass (opt_level 4): combine batch_matmuls that share their first input into one
+    batch_matmul over the concatenated second inputs, then split the result.
+    """
     return function_pass(
         lambda func, mod, ctx: ParallelBatchMatmulCombiner(min_num_branches).combine(func, mod),
         opt_level=4, name="CombineParallelBatchMatmul", required=["InferType"])

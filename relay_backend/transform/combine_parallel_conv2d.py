@@ -10,9 +10,10 @@ strided_slice. Meaning is unchanged. Opt_level 4.
 """
 import dataclasses
 
+from ..docstrings import shared_parameters
 from ..ir.expr import Call
 from ..op.transform import concatenate
-from .combine_parallel_op import ChannelConcatCombiner
+from .combine_parallel_op import COMBINER_PARAMETERS, COMBINER_PASS, ChannelConcatCombiner
 from .pass_infra import function_pass
 
 _SAME_ATTRS = ("strides", "padding", "dilation", "groups", "data_layout", "kernel_layout",
@@ -44,8 +45,12 @@ class ParallelConv2DCombiner(ChannelConcatCombiner):
         return Call(root.op, [root.args[0], weight], dataclasses.replace(root.attrs, channels=channels))
 
 
+@shared_parameters(COMBINER_PARAMETERS, COMBINER_PASS)
 def CombineParallelConv2D(min_num_branches: int = 3):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 4, named "CombineParallelConv2d" as in Relay)."""
+    """Function pass (opt_level 4, named "CombineParallelConv2d" as in Relay): combine conv2ds
+    that read the same input with compatible attributes into one wider conv2d, then split
+    its output channels.
+    """
     return function_pass(
         lambda func, mod, ctx: ParallelConv2DCombiner(min_num_branches).combine(func, mod),
         opt_level=4, name="CombineParallelConv2d", required=["InferType"])

@@ -13,12 +13,13 @@ Meaning is unchanged. Opt_level 4.
 """
 import dataclasses
 
+from ..docstrings import shared_parameters
 from ..ir.expr import Call, TupleGetItem
 from ..ir.types import TensorType
 from ..op.nn.dense import batch_matmul
 from ..op.indexing import split
 from ..op.transform import concatenate, expand_dims, squeeze, stack
-from .combine_parallel_op import ChannelConcatCombiner, ParallelOpCombiner
+from .combine_parallel_op import COMBINER_PARAMETERS, COMBINER_PASS, ChannelConcatCombiner, ParallelOpCombiner
 from .pass_infra import function_pass
 
 
@@ -79,8 +80,18 @@ class ParallelDenseToBatchCombiner(ParallelOpCombiner):
         return [squeeze(TupleGetItem(parts, i), axis=[0]) for i in range(len(group))]
 
 
+@shared_parameters(COMBINER_PARAMETERS, COMBINER_PASS)
 def CombineParallelDense(min_num_branches: int = 3, to_batch: bool = True):  # noqa: N802
-    """Function pass (opt_level 4)."""
+    """Function pass (opt_level 4): combine dense layers that read the same input into one
+    operation.
+
+    Parameters
+    ----------
+    to_batch : bool, optional
+        If True (the default), denses whose weights have equal shapes become one
+        batch_matmul over the stacked inputs and weights; if False, denses of equal input
+        width become one wider dense over the concatenated weights, sliced afterwards.
+    """
     combiner = ParallelDenseToBatchCombiner if to_batch else ParallelDenseToDenseCombiner
     return function_pass(lambda func, mod, ctx: combiner(min_num_branches).combine(func, mod),
                          opt_level=4, name="CombineParallelDense", required=["InferType"])

@@ -20,6 +20,10 @@ from ..op.registry import OpDef
 from ..op.transform import concatenate
 from .rewrite import typed_function
 
+# what the CombineParallel* pass constructors share (shared_parameters completes their docstrings)
+COMBINER_PARAMETERS = {"min_num_branches": ("int", "The least number of parallel branches worth combining.")}
+COMBINER_PASS = ("pass", "Pass", "The pass; call it on an IRModule.")
+
 
 class ParallelOpCombiner:
     """Subclasses define op_name, is_supported, compatible, make_combined, arg_compatible,

@@ -19,22 +19,30 @@ from ..errors import RelayError
 from ..ir.adt import Clause, Match
 from ..ir.expr import Call, Function, If, Let, Tuple, TupleGetItem
 from ..ir.functor import ExprMutator
-from ..op.layout import layout_transform
-from ..op.layout_rules import UNKNOWN, keep_original
+from ..op.layout_rules import UNKNOWN, PerField, Transform, keep_original
 from ..op.registry import OpDef
 from .pass_infra import function_pass
 from .rewrite import typed_function
 
 
-class LayoutConverter(ExprMutator):
+class LayoutRewriter(ExprMutator):
     """Rewrites calls bottom-up; `info` holds the LayoutInfo (or list for tuples) of each new
-    expression; every non-call consumer gets the original layout back (`realize`)."""
+    expression; every non-call consumer gets the original layout back (`realize`).
 
-    def __init__(self, desired_layouts: dict):
+    `new_op_and_attrs(call)` says what a call becomes (ConvertLayout: the same op with converted
+    layouts; AlterOpLayout: possibly another op); the (new) op's FInferCorrectLayout rule then
+    decides how each argument is adapted and which layout the result is in. A tuple keeps its
+    fields' layouts: a rule with `takes_tuples` (concatenate) gets them as a list, any other
+    consumer gets the tuple realized. One layout transform of a value per (source, destination)
+    is shared by all its consumers."""
+
+    def __init__(self):
         super().__init__()
-        self.desired = desired_layouts
         self.info = {}
-        self._realized = {}
+        self._transforms = {}
+
+    def new_op_and_attrs(self, call):
+        return call.op, call.attrs
 
     def layout_of(self, expr):
         return self.info.get(expr, UNKNOWN)
@@ -55,20 +63,25 @@ class LayoutConverter(ExprMutator):
     def _realize_one(self, expr, info):
         if not info.changed:
             return expr
-        done = self._realized.get(expr)
-        if done is None:
-            done = self._realized[expr] = layout_transform(expr, info.cur, info.orig)
-        return done
+        return self._adapt(expr, Transform(info.cur, info.orig))
+
+    def _adapt(self, arg, adapt):
+        """adapt(arg); a layout Transform of a value is made once and shared by its consumers
+        (also inside a tuple adapted field by field)."""
+        if isinstance(adapt, PerField):
+            return adapt(arg, self._adapt)
+        if not isinstance(adapt, Transform):
+            return adapt(arg)
+        key = (arg, adapt.src, adapt.dst)
+        if key not in self._transforms:
+            self._transforms[key] = adapt(arg)
+        return self._transforms[key]
 
     def visit_call(self, call):
         args = [self.visit(a) for a in call.args]
         if not isinstance(call.op, OpDef):
             return Call(self.visit(call.op), [self.realize(a) for a in args], call.attrs, call.type_args)
-        op = call.op
-        attrs = call.attrs
-        convert = op.get_attr("FTVMConvertOpLayout")
-        if op.name in self.desired and convert is not None:
-            attrs = convert(call, self.desired[op.name])
+        op, attrs = self.new_op_and_attrs(call)
         rule = op.get_attr("FInferCorrectLayout") or keep_original
         if getattr(rule, "takes_tuples", False):
             infos = [self.info.get(a, UNKNOWN) for a in args]
@@ -76,8 +89,8 @@ class LayoutConverter(ExprMutator):
             args = [self.realize(a) if isinstance(self.info.get(a), list) else a for a in args]
             infos = [self._tensor_info(a) for a in args]
         decision = rule(call, attrs, infos)
-        new_args = [adapt(a) if adapt is not None else a for a, adapt in zip(args, decision.inputs)]
-        new = Call(op, new_args, decision.attrs, call.type_args)
+        new_args = [self._adapt(a, adapt) if adapt is not None else a for a, adapt in zip(args, decision.inputs)]
+        new = Call(op, new_args, decision.attrs, call.type_args if op is call.op else None)
         self.info[new] = decision.outputs
         return new
 
@@ -126,6 +139,21 @@ class LayoutConverter(ExprMutator):
         return type(r)(self.realize(self.visit(r.ref)), self.realize(self.visit(r.value)))
 
 
+class LayoutConverter(LayoutRewriter):
+    """ConvertLayout's rewriter: ops named in `desired_layouts` get their FTVMConvertOpLayout
+    attrs."""
+
+    def __init__(self, desired_layouts: dict):
+        super().__init__()
+        self.desired = desired_layouts
+
+    def new_op_and_attrs(self, call):
+        convert = call.op.get_attr("FTVMConvertOpLayout")
+        if call.op.name in self.desired and convert is not None:
+            return call.op, convert(call, self.desired[call.op.name])
+        return call.op, call.attrs
+
+
 def convert_layout(func: Function, desired_layouts: dict, mod=None) -> Function:
     """`func` with the ops of `desired_layouts` ({op name: [layouts]}) converted."""
     if not isinstance(desired_layouts, dict) or not all(
@@ -137,7 +165,20 @@ def convert_layout(func: Function, desired_layouts: dict, mod=None) -> Function:
 
 
 def ConvertLayout(desired_layouts: dict):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 3; requires InferType and CanonicalizeOps, as Relay)."""
+    """Function pass (opt_level 3; requires InferType and CanonicalizeOps, as Relay): rewrite
+    layout-sensitive ops to the layouts asked for, with layout_transforms around them.
+
+    Parameters
+    ----------
+    desired_layouts : dict of str to list of str
+        {op name: [data layout, kernel layout]}, e.g. {"nn.conv2d": ["NHWC", "default"]};
+        "default" picks the kernel layout that goes with the data layout.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     if not isinstance(desired_layouts, dict):
         raise RelayError("ConvertLayout expects a dict {op name: [layouts]}, e.g. "
                          "{'nn.conv2d': ['NHWC', 'default']}")
@@ -145,4 +186,4 @@ def ConvertLayout(desired_layouts: dict):  # noqa: N802 - tvm.relay naming
                          opt_level=3, name="ConvertLayout", required=["InferType", "CanonicalizeOps"])
 
 
-__all__ = ["ConvertLayout", "convert_layout", "LayoutConverter"]
+__all__ = ["ConvertLayout", "convert_layout", "LayoutConverter", "LayoutRewriter"]

@@ -128,7 +128,21 @@ def dead_code_elimination(expr, inline_once: bool = False, ignore_impurity: bool
 
 
 def DeadCodeElimination(inline_once: bool = False, ignore_impurity: bool = False):  # noqa: N802
-    """Function pass (opt_level 1): remove unused let bindings; inline single-use ones if asked."""
+    """Function pass (opt_level 1): remove let bindings whose variable is never used.
+
+    Parameters
+    ----------
+    inline_once : bool, optional
+        If True, also inline bindings used exactly once. Defaults to False.
+    ignore_impurity : bool, optional
+        If True, remove unused bindings even when their value may have effects (reference
+        writes); if False (the default), such bindings stay.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
 
     def transform(func, mod, ctx):
         return dead_code_elimination(func, inline_once, ignore_impurity)
@@ -151,7 +165,20 @@ def reachable_functions(mod: IRModule, entry_functions) -> set:
 
 
 def RemoveUnusedFunctions(entry_functions=None):  # noqa: N802 - tvm.relay naming
-    """Module pass (opt_level 1): drop functions unreachable from `entry_functions` (["main"])."""
+    """Module pass (opt_level 1): drop the global functions unreachable from the entry
+    functions.
+
+    Parameters
+    ----------
+    entry_functions : list of str, optional
+        The names of the functions to keep with everything they reach; None (the default)
+        means ["main"].
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     entries = list(entry_functions) if entry_functions is not None else ["main"]
 
     def transform(mod: IRModule, ctx) -> IRModule:

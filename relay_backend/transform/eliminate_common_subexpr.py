@@ -78,7 +78,19 @@ def eliminate_common_subexpr(expr, fskip=None):
 
 
 def EliminateCommonSubexpr(fskip=None):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 3)."""
+    """Function pass (opt_level 3): compute each repeated operator call once.
+
+    Parameters
+    ----------
+    fskip : callable, optional
+        fskip(expr) -> bool; calls for which it returns True are never merged. Defaults to
+        None (merge every eligible call).
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     return function_pass(lambda func, mod, ctx: eliminate_common_subexpr(func, fskip),
                          opt_level=3, name="EliminateCommonSubexpr", required=["InferType"])
 

@@ -54,7 +54,22 @@ class EtaExpander(ExprMutator):
 
 
 def EtaExpand(expand_constructor: bool = False, expand_global_var: bool = False):  # noqa: N802
-    """Module pass (opt_level 1)."""
+    """Module pass (opt_level 1): wrap constructors and/or global functions used as values in
+    functions that call them (`Cons` becomes `fn (x, xs) { Cons(x, xs) }`).
+
+    Parameters
+    ----------
+    expand_constructor : bool, optional
+        Whether to expand constructors. Defaults to False.
+    expand_global_var : bool, optional
+        Whether to expand global functions. Defaults to False. At least one of the two must
+        be True.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     if not (expand_constructor or expand_global_var):
         raise RelayError("EtaExpand: must expand at least one language feature "
                          "(expand_constructor=True and/or expand_global_var=True)")

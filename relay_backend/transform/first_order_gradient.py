@@ -17,10 +17,9 @@ from ..errors import OpNotImplemented, RelayError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import ExprMutator, all_nodes_post_order
 from ..ir.types import FuncType, TensorType, TupleType
-from ..op.gradient.helpers import zeros_of
+from ..op.gradient.helpers import filled_of, zeros_of
 from ..op.registry import OpDef
-from ..op.tensor import add, ones_like
-from ..op.creation import ones
+from ..op.tensor import add
 from .pass_infra import module_pass
 from .rewrite import typed_function
 from .to_graph_normal_form import to_graph_normal_form
@@ -66,9 +65,7 @@ class Replace(ExprMutator):
 def ones_of(t, value=None):
     """The seed gradient of an output `value` of type `t`: ones_like(value) for a tensor, a
     tuple of ones for a tuple (Relay's OnesLike / Ones)."""
-    if isinstance(t, TupleType):
-        return Tuple([ones_of(f) for f in t.fields])
-    return ones_like(value) if value is not None else ones(tuple(int(d) for d in t.shape), t.dtype)
+    return filled_of(t, 1, value)
 
 
 class _Adjoints:
@@ -110,7 +107,8 @@ class _Adjoints:
         if value is None:
             return None
         if isinstance(value, list):
-            value = Tuple([v if v is not None else zeros_of(ft) for v, ft in zip(value, t.fields)])
+            value = Tuple([v if v is not None else zeros_of(ft, TupleGetItem(node, i))
+                           for i, (v, ft) in enumerate(zip(value, t.fields))])
         return self.bind(value, t)
 
 
@@ -188,7 +186,7 @@ def first_order_gradient(func: Function, mod=None) -> Function:
     for p in func.params:
         pt = p.checked_type
         g = adj.get(p, pt)
-        grads.append(g if g is not None else zeros_of(pt))
+        grads.append(g if g is not None else zeros_of(pt, p))
     result = Tuple([fwd[body], Tuple(grads)])
     for v, value in reversed(bindings):
         result = Let(v, value, result)

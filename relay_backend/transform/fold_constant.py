@@ -7,7 +7,8 @@ AllocationError naming the op instead of a MemoryError. The
 output type comes from the op's type relation, and the result is cast to its dtype, so folding
 never changes a dtype. Also (as TVM does): `let x = <Constant>` is substituted into its uses and
 dropped, `TupleGetItem(Tuple(...), i)` becomes field i, and an If whose condition is (or folds to)
-a constant becomes the branch it takes. Calls to Functions or GlobalVars, bodies of primitive
+a constant becomes the branch it takes; a shape-only op (shape_of, ndarray_size) of a value whose
+inferred shape is static becomes its value. Calls to Functions or GlobalVars, bodies of primitive
 (fused) functions and stateful ops are left alone. Dropout of a constant folds to its data through
 its reference (inference semantics); of a variable it is SimplifyInference's job, as in Relay.
 """
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..errors import RelayError
 from ..ir.expr import Constant, Tuple, bind_type
-from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..ir.types import TensorType, TupleType, is_static, type_to_str
 from ..op.output_size import check_output_size
 from ..op.pattern import OpPattern
 from ..op.registry import OpDef
@@ -70,7 +71,7 @@ def _to_expr(call, value, ty):
     if not isinstance(ty, TensorType):
         raise RelayError(f"FoldConstant: cannot fold {call.op.name} with output type {type_to_str(ty)}")
     expected = ty.shape
-    if len(expected) != arr.ndim or any(not is_any(d) and d != s for d, s in zip(expected, arr.shape)):
+    if len(expected) != arr.ndim or any(is_static(d) and d != s for d, s in zip(expected, arr.shape)):
         raise RelayError(f"FoldConstant: {call.op.name} reference returned shape {tuple(arr.shape)}, "
                          f"but its type relation says {type_to_str(ty)}; fix the op's ref or rel")
     arr = arr.astype(ty.dtype, copy=False)
@@ -91,6 +92,20 @@ def evaluate_call(call):
     return _to_expr(call, value, out_type)
 
 
+def _fold_shape_only(call, new):
+    """The value of a call to a shape-only op (shape_of, ndarray_size) whose arguments' inferred
+    types are static, from zero-stride stand-ins of those shapes (None when a shape is not known)."""
+    types = [a._checked_type_ for a in call.args]
+    if not all(isinstance(t, TensorType) and not t.is_dynamic for t in types):
+        return None
+    stand_ins = [np.broadcast_to(np.zeros((), t.dtype), tuple(int(d) for d in t.shape)) for t in types]
+    try:
+        out_type = new.op.rel(types, new.attrs)
+    except RelayError:
+        return None
+    return _to_expr(new, new.op.ref(*stand_ins, new.attrs), out_type)
+
+
 class ConstantFolder(LetChainMutator):
     """Rewrites bottom-up, so a chain of constant ops collapses in one traversal."""
 
@@ -98,6 +113,10 @@ class ConstantFolder(LetChainMutator):
         new = super().visit_call(call)
         if is_foldable_op(new.op) and all(_is_constant(a) for a in new.args):
             folded = evaluate_call(new)
+            if folded is not None:
+                return folded
+        if isinstance(new.op, OpDef) and new.op.shape_only:
+            folded = _fold_shape_only(call, new)
             if folded is not None:
                 return folded
         return new
@@ -134,7 +153,22 @@ class ConstantFolder(LetChainMutator):
 
 
 def fold_constant(expr, mod=None, fold_qnn: bool = False):
-    """Fold the constant sub-expressions of one expression (tvm's FoldConstantExpr)."""
+    """Fold the constant sub-expressions of one expression (tvm's FoldConstantExpr).
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression.
+    mod : IRModule, optional
+        The module it belongs to (accepted for TVM's signature). Defaults to None.
+    fold_qnn : bool, optional
+        Accepted for TVM's signature. Defaults to False.
+
+    Returns
+    -------
+    expr : Expr
+        The folded expression.
+    """
     return ConstantFolder().visit(expr)
 
 
@@ -142,7 +176,19 @@ FoldConstantExpr = fold_constant
 
 
 def FoldConstant(fold_qnn: bool = False):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 2): replace constant sub-expressions by their values."""
+    """Function pass (opt_level 2): replace sub-expressions whose inputs are all constants by
+    their values.
+
+    Parameters
+    ----------
+    fold_qnn : bool, optional
+        Accepted for TVM's signature (there are no QNN ops here). Defaults to False.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
 
     def transform(func, mod, ctx):
         return ConstantFolder().visit(func)

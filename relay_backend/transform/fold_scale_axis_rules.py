@@ -16,7 +16,9 @@ import numpy as np
 
 from .. import op as _op
 from ..ir.expr import Call, Constant
-from ..ir.types import TensorType, is_any
+from ..ir.dims import is_static, shape_key
+from ..ir.shape_math import dims_equal
+from ..ir.types import TensorType
 from ..op.registry import register_op_attr
 from .rewrite import type_locally
 
@@ -49,7 +51,7 @@ def expand_to_axes(scale, shape, axes):
     if len(axes) == 1:
         trailing = len(shape) - axes[0] - 1
         return _op.expand_dims(scale, axis=1, num_newaxis=trailing) if trailing > 0 else scale
-    if any(is_any(shape[a]) for a in axes):
+    if not all(is_static(shape[a]) for a in axes):     # a reshape needs the sizes as ints
         return None
     return _op.reshape(scale, [int(shape[i]) if i in axes else 1 for i in range(len(shape))])
 
@@ -69,6 +71,8 @@ def match_broadcast_to_left_axes(tlhs: TensorType, trhs: TensorType, axes, rhs_v
         return False, None
     base = tlhs.ndim - trhs.ndim
     if trhs.ndim == 0 and rhs_value is not None and axes:
+        if not all(is_static(tlhs.shape[a]) for a in axes):   # repeat counts are ints
+            return False, None
         out = _op.expand_dims(rhs_value, 0, len(axes))
         for i, a in enumerate(axes):
             out = _op.repeat(out, int(tlhs.shape[a]), i)
@@ -76,7 +80,7 @@ def match_broadcast_to_left_axes(tlhs: TensorType, trhs: TensorType, axes, rhs_v
     squeeze = []
     for i in range(tlhs.ndim):
         if i in axes:
-            if i < base or tlhs.shape[i] != trhs.shape[i - base]:
+            if i < base or not dims_equal(tlhs.shape[i], trhs.shape[i - base]):
                 return False, None
         elif i >= base:
             if trhs.shape[i - base] != 1:
@@ -207,7 +211,7 @@ def add_sub_backward_prep(call, in_messages):
         return ml
     if mr is not None and match_broadcast_to_left_axes(trhs, tlhs, mr.axes)[0]:
         return mr
-    if ml is not None and mr is not None and ml.axes == mr.axes and tlhs.shape == trhs.shape:
+    if ml is not None and mr is not None and ml.axes == mr.axes and shape_key(tlhs.shape) == shape_key(trhs.shape):
         return ml
     return None
 

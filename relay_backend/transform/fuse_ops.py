@@ -287,12 +287,22 @@ def _max_depth(ctx) -> int:
 
 
 def FuseOps(fuse_opt_level: int = -1):  # noqa: N802 - tvm.relay naming
-    """Function pass (opt_level 0): fuse operators into primitive functions.
+    """Function pass (opt_level 0): group operators into primitive functions, the kernels the
+    executors compile.
 
-    fuse_opt_level -1 takes the level from PassContext.current().opt_level; 0 puts every operator
-    call in a primitive function of its own (no fusion). The largest fused group is set by the
-    PassContext config "relay.FuseOps.max_depth" (default 256). Untyped modules are type-checked
-    first.
+    Untyped modules are type-checked first. The largest fused group is set by the
+    PassContext config "relay.FuseOps.max_depth" (default 256).
+
+    Parameters
+    ----------
+    fuse_opt_level : int, optional
+        How aggressively to fuse: -1 (the default) takes PassContext.current().opt_level;
+        0 puts every operator call in a primitive function of its own (no fusion).
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
     """
     if isinstance(fuse_opt_level, bool) or not isinstance(fuse_opt_level, int) or fuse_opt_level < -1:
         raise RelayError(f"FuseOps: fuse_opt_level must be an int >= -1 (-1: use the PassContext's "

@@ -19,7 +19,25 @@ MODES = ("higher_order", "first_order")
 
 
 def gradient(expr, mod=None, mode: str = "higher_order"):
-    """The gradient function of `expr` (a Function, or a GlobalVar of `mod`)."""
+    """The gradient function of a function (tvm.relay.transform.gradient): it returns the
+    original result and the gradients of (the sum of) its outputs with respect to each
+    parameter.
+
+    Parameters
+    ----------
+    expr : Function or GlobalVar
+        The function to differentiate (a GlobalVar of `mod` for higher-order mode).
+    mod : IRModule, optional
+        The module the function lives in. Defaults to None.
+    mode : str, optional
+        "higher_order" (the default, as Relay) handles closures, control flow and recursion;
+        "first_order" (deprecated here as in TVM) gives a plain dataflow program.
+
+    Returns
+    -------
+    func : Function
+        A function returning (result, (gradient for each parameter)).
+    """
     if mode == "first_order":
         warnings.warn("using transform.gradient for first-order AD is deprecated, please use the "
                       "FirstOrderGradient module pass", DeprecationWarning, stacklevel=2)

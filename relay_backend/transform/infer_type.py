@@ -199,11 +199,29 @@ class _Checker:
             raise TypeInferenceError(f"{op.name} takes {num} argument(s) {list(op.input_names)} but "
                                      f"`{excerpt(call)}` passes {len(arg_types)}")
         solver = self.solver
-        if all(solver.is_complete(t) for t in arg_types):
+        if all(solver.is_complete(t) for t in arg_types) or self._fill_inputs(call, op, arg_types):
             return self._run_rel(call, op, [solver.resolve(t) for t in arg_types])
         out = solver.fresh()
         self.pending.append(_Deferred(call, arg_types, out, self._solve_rel))
         return out
+
+    def _fill_inputs(self, call, op, arg_types) -> bool:
+        """Give inputs of unknown type the types the op implies for them (an unannotated weight
+        from `units`, a bias from the data's channel axis: OpDef.fill_inputs, TVM's relations
+        Assign them); True when every input type is then complete."""
+        fill = getattr(op, "fill_inputs", None)
+        if fill is None:
+            return False
+        solver = self.solver
+        known = [solver.resolve(t) if solver.is_complete(t) else None for t in arg_types]
+        implied = fill(known, call.attrs)
+        for i, ty in implied.items():
+            if known[i] is None:
+                names = getattr(op, "input_names", ())
+                self.unify(arg_types[i], ty, lambda i=i, names=names: (
+                    f"{op.name} implies the first type for its input "
+                    f"{names[i] if i < len(names) else i} (`{excerpt(call.args[i])}`) in `{excerpt(call)}`"))
+        return bool(implied) and all(solver.is_complete(t) for t in arg_types)
 
     def _run_rel(self, call, op, arg_types):
         try:
@@ -226,7 +244,8 @@ class _Checker:
 
     def _solve_rel(self, d: _Deferred) -> bool:
         solver = self.solver
-        if not all(solver.is_complete(t) for t in d.inputs):
+        if not all(solver.is_complete(t) for t in d.inputs) and \
+                not self._fill_inputs(d.node, d.node.op, d.inputs):
             return False
         try:
             out = self._run_rel(d.node, d.node.op, [solver.resolve(t) for t in d.inputs])
@@ -506,9 +525,21 @@ def InferType():
 
 
 def InferTypeLocal(expr, mod=None):
-    """Infer and attach the types of `expr` and its sub-expressions; returns expr's type.
+    """Infer and attach the types of an expression and of its sub-expressions (tvm's
+    InferTypeLocal).
 
-    `mod` (optional) supplies global functions and ADT definitions the expression refers to.
+    Parameters
+    ----------
+    expr : Expr
+        The expression.
+    mod : IRModule, optional
+        Supplies the global functions and ADT definitions the expression refers to. Defaults
+        to None.
+
+    Returns
+    -------
+    type : Type
+        The type of `expr`.
     """
     gv_types = infer_module_types(mod) if mod is not None else {}
     checker = _Checker(mod, gv_types)

@@ -19,8 +19,20 @@ HOOKS = ("enter_pass_ctx", "exit_pass_ctx", "should_run", "run_before_pass", "ru
 
 
 def pass_instrument(pi_cls=None):
-    """Decorate a class so its instances are PassInstruments (usable bare or called: both
-    `@pass_instrument` and `@pass_instrument()` work, as in TVM)."""
+    """Class decorator making a class's instances PassInstruments, whose hooks (enter_pass_ctx,
+    exit_pass_ctx, should_run, run_before_pass, run_after_pass) are called around pass runs.
+    Both `@pass_instrument` and `@pass_instrument()` work, as in TVM.
+
+    Parameters
+    ----------
+    pi_cls : type, optional
+        The class (given when used bare). Defaults to None.
+
+    Returns
+    -------
+    result : type or callable
+        The instrument class, or a decorator making one.
+    """
 
     def create(cls):
         if not isinstance(cls, type):

@@ -129,8 +129,20 @@ class LambdaLifter(_Substitute):
 
 
 def lambda_lift(mod: IRModule) -> IRModule:
-    """A copy of `mod` in which no global function contains a non-primitive function literal
-    (a lifted closure's global aside, whose body is the closure)."""
+    """Lift every nested non-primitive function of a module to a global function (the VM
+    compiles only global functions); a closure's captured variables become the parameters of
+    the global that builds it.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module whose functions hold nested function literals; it is not changed.
+
+    Returns
+    -------
+    mod : IRModule
+        A module in which no function literal is left inside another function.
+    """
     out = mod.copy()
     lifter = LambdaLifter(out)
     for gv, fn in list(mod.functions.items()):

@@ -13,6 +13,7 @@ import threading
 import time
 
 from .. import diagnostics
+from ..docstrings import shared_parameters
 from ..errors import RelayError
 from ..ir.expr import Function
 from ..ir.module import IRModule
@@ -21,7 +22,17 @@ _PASS_LOG = diagnostics.get_logger("passes")        # RB_DEBUG=1: one line per p
 
 
 class PassInfo:
-    """The metadata of a pass: its name, opt_level and the names of passes it requires."""
+    """The metadata of a pass (tvm.transform.PassInfo).
+
+    Parameters
+    ----------
+    opt_level : int
+        The least PassContext opt_level at which Sequential runs the pass.
+    name : str
+        The pass's name (as required_pass / disabled_pass refer to it).
+    required : list of str, optional
+        The names of passes to run before it. Defaults to ().
+    """
 
     def __init__(self, opt_level: int, name: str, required=()):
         self.opt_level = int(opt_level)
@@ -36,22 +47,58 @@ class PassInfo:
 # --------------------------------------------------------------------------------------------
 # Instruments
 # --------------------------------------------------------------------------------------------
+# the pass a hook is called for (shared_parameters completes the hooks' docstrings)
+_HOOK_PARAMETERS = {"info": ("PassInfo", "The pass's name, opt_level and required passes.")}
+
+
 class PassInstrument:
-    """Hooks called around every pass run under a PassContext (tvm.instrument.PassInstrument)."""
+    """Hooks called around every pass run under a PassContext (tvm.instrument.PassInstrument).
+    Subclass it and override the hooks wanted; the defaults do nothing and let every pass run."""
 
     def enter_pass_ctx(self):
+        """Called when a PassContext holding this instrument is entered (`with ctx:`)."""
         pass
 
     def exit_pass_ctx(self):
+        """Called when that PassContext is left, even after an error."""
         pass
 
+    @shared_parameters(_HOOK_PARAMETERS)
     def should_run(self, mod, info) -> bool:
+        """Whether a pass runs: a pass runs only if every instrument of the context says so.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module the pass would run on.
+
+        Returns
+        -------
+        run : bool
+            True (the default) to run it; False skips it, leaving the module as it is.
+        """
         return True
 
+    @shared_parameters(_HOOK_PARAMETERS)
     def run_before_pass(self, mod, info):
+        """Called just before a pass runs.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module the pass is about to run on.
+        """
         pass
 
+    @shared_parameters(_HOOK_PARAMETERS)
     def run_after_pass(self, mod, info):
+        """Called just after a pass ran.
+
+        Parameters
+        ----------
+        mod : IRModule
+            The module the pass returned.
+        """
         pass
 
 
@@ -111,8 +158,16 @@ class _PrintIR(PassInstrument):
             print(_module_text(mod), file=self.file or sys.stdout)
 
 
+# what the two printing instruments share (shared_parameters completes their docstrings)
+PRINT_IR_PARAMETERS = {
+    "name": ("str or list of str", "The pass name(s) to watch."),
+    "file": ("file-like", "Where to print; None is stdout."),
+}
+
+
+@shared_parameters(PRINT_IR_PARAMETERS)
 class PrintIRBefore(_PrintIR):
-    """Print the module before each run of the pass(es) named `name` (a name or a list)."""
+    """A pass instrument that prints the module before each run of the named pass(es)."""
 
     def __init__(self, name, file=None):
         super().__init__(name, "before", file)
@@ -121,8 +176,9 @@ class PrintIRBefore(_PrintIR):
         self._print(mod, info)
 
 
+@shared_parameters(PRINT_IR_PARAMETERS)
 class PrintIRAfter(_PrintIR):
-    """Print the module after each run of the pass(es) named `name` (a name or a list)."""
+    """A pass instrument that prints the module after each run of the named pass(es)."""
 
     def __init__(self, name, file=None):
         super().__init__(name, "after", file)
@@ -142,12 +198,23 @@ def _module_text(mod) -> str:
 # PassContext
 # --------------------------------------------------------------------------------------------
 class PassContext:
-    """The settings passes run under (tvm.transform.PassContext); use it as a context manager.
+    """The settings passes run under (tvm.transform.PassContext); use it as a context manager:
 
-    opt_level: passes with a higher opt_level are skipped by Sequential.
-    required_pass / disabled_pass: pass names always run / never run.
-    config: free-form options read by passes (e.g. {"relay.FuseOps.max_depth": 10}).
-    instruments: PassInstrument objects called around every pass run.
+        with relay.transform.PassContext(opt_level=3, disabled_pass=["FoldConstant"]):
+            factory = relay.build(mod, "llvm")
+
+    Parameters
+    ----------
+    opt_level : int, optional
+        Passes whose opt_level is higher are skipped by Sequential. Defaults to 2.
+    required_pass : list of str, optional
+        Names of passes that always run, whatever their opt_level. Defaults to None.
+    disabled_pass : list of str, optional
+        Names of passes that never run. Defaults to None.
+    config : dict, optional
+        Options read by passes, e.g. {"relay.FuseOps.max_depth": 10}. Defaults to None.
+    instruments : list of PassInstrument, optional
+        Objects called around every pass run (timing, printing). Defaults to None.
     """
 
     _local = threading.local()
@@ -196,7 +263,19 @@ class PassContext:
         return False
 
     def pass_enabled(self, info: PassInfo) -> bool:
-        """TVM's rule: disabled wins, then required, then opt_level."""
+        """Whether a pass runs under this context, by TVM's rule: a disabled pass never does, a
+        required one always does, any other when its opt_level is at most the context's.
+
+        Parameters
+        ----------
+        info : PassInfo
+            The pass's name and opt_level.
+
+        Returns
+        -------
+        enabled : bool
+            True when it runs.
+        """
         if info.name in self.disabled_pass:
             return False
         if info.name in self.required_pass:
@@ -232,13 +311,21 @@ def register_pass_factory(name: str, factory) -> None:
 
 
 class Pass:
-    """Base of all passes: `pass_obj(mod)` returns the transformed module."""
+    """The base of all passes: pass_obj(mod) returns the transformed module, under the current
+    PassContext (a disabled pass returns `mod`).
+
+    Parameters
+    ----------
+    info : PassInfo
+        The pass's name, opt_level and required passes.
+    """
 
     def __init__(self, info: PassInfo):
         self.info = info
 
     @property
     def name(self) -> str:
+        """The pass's name, as required_pass, disabled_pass and the instruments see it."""
         return self.info.name
 
     def __call__(self, mod: IRModule) -> IRModule:
@@ -282,7 +369,16 @@ def _run_instrumented(p: Pass, mod: IRModule, ctx: PassContext) -> IRModule:
 
 
 class ModulePass(Pass):
-    """A pass given as `pass_func(mod, ctx) -> IRModule`."""
+    """A pass given as a function of a whole module (tvm.transform.ModulePass); made by
+    module_pass.
+
+    Parameters
+    ----------
+    pass_func : callable
+        pass_func(mod, ctx) -> IRModule.
+    info : PassInfo
+        The pass's name, opt_level and required passes.
+    """
 
     def __init__(self, pass_func, info: PassInfo):
         super().__init__(info)
@@ -300,8 +396,17 @@ def function_pass_skips(func: Function) -> bool:
 
 
 class FunctionPass(Pass):
-    """A pass given as `pass_func(func, mod, ctx) -> Function`, applied to every global function
-    except primitive (Primitive=1), external (Compiler) and SkipOptimization ones."""
+    """A pass given as a function of one function (tvm.relay.transform.FunctionPass), applied to
+    every global function except primitive (Primitive=1), external (Compiler) and
+    SkipOptimization ones; made by function_pass.
+
+    Parameters
+    ----------
+    pass_func : callable
+        pass_func(func, mod, ctx) -> Function.
+    info : PassInfo
+        The pass's name, opt_level and required passes.
+    """
 
     def __init__(self, pass_func, info: PassInfo):
         super().__init__(info)
@@ -327,8 +432,20 @@ def _still_typed(mod, typed) -> bool:
 
 
 class Sequential(Pass):
-    """Runs `passes` in order, gating each by the current PassContext (opt_level, required and
-    disabled names) and running the passes each one lists in `required` first."""
+    """Run passes in order (tvm.transform.Sequential), each gated by the current PassContext
+    (opt_level, required and disabled names), after the passes it lists as required.
+
+    Parameters
+    ----------
+    passes : list of Pass, optional
+        The passes. Defaults to None (none).
+    opt_level : int, optional
+        The least opt_level at which an enclosing Sequential runs this one. Defaults to 0.
+    name : str, optional
+        The name of the sequence. Defaults to "sequential".
+    required : list of str, optional
+        Passes to run before the sequence. Defaults to None.
+    """
 
     def __init__(self, passes=None, opt_level=0, name="sequential", required=None):
         super().__init__(PassInfo(opt_level, name, required or ()))
@@ -402,14 +519,51 @@ def _wrap_class(klass, pass_cls, method: str, info: PassInfo):
     return PyPass
 
 
+# what module_pass and function_pass share (shared_parameters completes their docstrings)
+PASS_MAKER_PARAMETERS = {
+    "name": ("str", "The pass's name; None uses the function's or class's name."),
+    "required": ("list of str", "The names of passes to run before it."),
+}
+
+
+@shared_parameters(PASS_MAKER_PARAMETERS)
 def module_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Make a module pass from `f(mod, ctx) -> IRModule` or a class with `transform_module`."""
+    """Make a module pass (tvm.transform.module_pass), as a call or a decorator.
+
+    Parameters
+    ----------
+    pass_func : callable or type, optional
+        f(mod, ctx) -> IRModule, or a class with transform_module(mod, ctx); None (the
+        default) returns a decorator.
+    opt_level : int
+        The least PassContext opt_level at which the pass runs; required.
+
+    Returns
+    -------
+    result : ModulePass or callable
+        The pass (for a class, a class whose instances are passes), or a decorator.
+    """
     return _make_decorator("module_pass", ModulePass, "transform_module", pass_func, opt_level,
                            name, required)
 
 
+@shared_parameters(PASS_MAKER_PARAMETERS)
 def function_pass(pass_func=None, opt_level=None, name=None, required=None):
-    """Make a function pass from `f(func, mod, ctx) -> Function` or a class with
-    `transform_function`; it is applied to each non-primitive global function."""
+    """Make a function pass (tvm.relay.transform.function_pass), as a call or a decorator; it is
+    applied to each non-primitive global function.
+
+    Parameters
+    ----------
+    pass_func : callable or type, optional
+        f(func, mod, ctx) -> Function, or a class with transform_function(func, mod, ctx);
+        None (the default) returns a decorator.
+    opt_level : int
+        The least PassContext opt_level at which the pass runs; required.
+
+    Returns
+    -------
+    result : FunctionPass or callable
+        The pass (for a class, a class whose instances are passes), or a decorator.
+    """
     return _make_decorator("function_pass", FunctionPass, "transform_function", pass_func,
                            opt_level, name, required)

@@ -3,23 +3,35 @@
 It is Relay v0.18's list (GetPassPrefix in src/relay/backend/utils.cc, then FuseOps), with the
 passes that exist here, each gated by its own opt_level under the current PassContext:
 
-  RemoveUnusedFunctions(["main"])   1     EtaExpand(constructors)   1  (VM only)
-  ToBasicBlockNormalForm            1     EliminateCommonSubexpr    3
-  SimplifyInference                 0     CombineParallelConv2D(3)  4
-  CombineParallelDense(3)           4     CombineParallelBatchMatmul(3) 4
-  FoldConstant                      2     FoldScaleAxis (its passes 3)
-  SimplifyExpr                      0     CanonicalizeOps           3
+  RemoveUnusedFunctions(["main"])   1     PlanDevices(device type)  0
+  ToBasicBlockNormalForm            1     SimplifyInference         0
+  EtaExpand(constructors) 1 (VM only)     EliminateCommonSubexpr    3
+  CombineParallelConv2D(3)          4     CombineParallelDense(3)   4
+  CombineParallelBatchMatmul(3)     4     FoldConstant              2
+  FoldScaleAxis (its passes 3)            SimplifyExpr              0
+  CanonicalizeOps                   3     AlterOpLayout(target)     3
   SimplifyExprPostAlterOp           0     FastMath                  4
   FoldConstant                      2     FuseOps (at opt_level)    0
+(read row by row)
 
 PlanDevices runs first (device annotations checked against the target's device and removed).
-(Relay's Legalize, CanonicalizeCast, FlattenAtrousConv and AlterOpLayout have no counterpart
-here; InferType runs wherever a pass requires types, as Relay's Sequential does.)
+AlterOpLayout needs the target (x86 runs conv2d / dense in channel-blocked layouts with
+pre-packed weights, which the last FoldConstant packs); without one it changes nothing.
+(Relay's Legalize, CanonicalizeCast and FlattenAtrousConv have no counterpart here; InferType
+runs wherever a pass requires types, as Relay's Sequential does.)
+
+The pipeline is told what it compiles for by `target` (a Target or its string: AlterOpLayout
+alters for it, and PlanDevices checks annotations against its device type) and/or
+`device_type` (1 cpu, 2 cuda: PlanDevices only, as the executors that know their device pass
+it); an explicit device_type wins over the target's.
 `pipeline_passes(opt_level)` returns the names that run at an opt_level and `print_pipeline`
 prints them; `PassContext(disabled_pass=[...])` reaches all executors alike.
 """
 import sys
 
+from ..docstrings import shared_parameters
+from ..target import as_target
+from .alter_op_layout import AlterOpLayout
 from .canonicalize_ops import CanonicalizeOps
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .combine_parallel_conv2d import CombineParallelConv2D
@@ -39,9 +51,38 @@ from .simplify_inference import SimplifyInference
 from .to_basic_block_normal_form import ToBasicBlockNormalForm
 
 
-def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, device_type=None) -> list:
-    """Relay's GetPassPrefix: the optimisations before fusion, in order, after PlanDevices
-    (device annotations must name `device_type`, 1 cpu / 2 cuda, when the caller knows it)."""
+def _target_and_device(target, device_type) -> tuple:
+    """(target for AlterOpLayout, device type for PlanDevices): `device_type` when given, else
+    the target's. A bare device type passed as the target (the older positional call) is taken
+    as the device type, with no target to alter for."""
+    if isinstance(target, int) and not isinstance(target, bool):
+        return None, target if device_type is None else device_type
+    if device_type is None and target is not None:
+        target = as_target(target)
+        device_type = target.device_type
+    return target, device_type
+
+
+def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None, device_type=None) -> list:
+    """Relay's GetPassPrefix: the optimisations before fusion, in order, after PlanDevices.
+
+    Parameters
+    ----------
+    keep_only_main : bool, optional
+        If True (the default), first drop the functions main does not reach.
+    is_vm : bool, optional
+        If True, add the VM's passes (EtaExpand). Defaults to False.
+    target : Target or str or int, optional
+        What AlterOpLayout alters for; an int is taken as a device type. Defaults to None.
+    device_type : int, optional
+        The device type (1 cpu, 2 cuda) device annotations must name; defaults to the target's.
+
+    Returns
+    -------
+    passes : list of Pass
+        The passes, in order.
+    """
+    target, device_type = _target_and_device(target, device_type)
     passes = [RemoveUnusedFunctions(["main"])] if keep_only_main else []
     passes += [PlanDevices(device_type), ToBasicBlockNormalForm(), SimplifyInference()]
     if is_vm:   # constructors in argument position become closures the VM can pass around
@@ -56,6 +97,7 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, device_type=No
         FoldScaleAxis(),
         SimplifyExpr(),
         CanonicalizeOps(),
+        AlterOpLayout(target),
         SimplifyExprPostAlterOp(),
         FastMath(),
         FoldConstant(),
@@ -63,12 +105,30 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, device_type=No
     return passes
 
 
-def default_pipeline(keep_only_main: bool = True, is_vm: bool = False,
+def default_pipeline(keep_only_main: bool = True, is_vm: bool = False, target=None,
                      device_type=None) -> Sequential:
-    """The optimisation passes, in order, ending with FuseOps. `keep_only_main` first drops the
-    functions main does not reach (pass False for a module without main); `is_vm` adds the
-    VM's EtaExpand; `device_type` is the target's device for PlanDevices."""
-    passes = [InferType(), *pass_prefix(keep_only_main, is_vm, device_type),
+    """The optimisation passes relay.build and vm.compile run, in order, ending with FuseOps.
+
+    Parameters
+    ----------
+    keep_only_main : bool, optional
+        If True (the default), first drop the functions main does not reach; pass False for a
+        module without main.
+    is_vm : bool, optional
+        If True, add the VM's passes (EtaExpand). Defaults to False.
+    target : Target or str or int, optional
+        The build's target: what AlterOpLayout alters for (x86 NCHWc layouts on llvm), and whose
+        device type PlanDevices checks annotations against. Defaults to None (no layout change).
+    device_type : int, optional
+        The device type (1 cpu, 2 cuda) PlanDevices checks annotations against, when it differs
+        from the target's. Defaults to None.
+
+    Returns
+    -------
+    pipeline : Sequential
+        The passes.
+    """
+    passes = [InferType(), *pass_prefix(keep_only_main, is_vm, target, device_type),
               FuseOps(),            # fuse_opt_level=-1: fuse at PassContext.opt_level
               InferType()]
     return Sequential(passes, name="default_pipeline")
@@ -84,9 +144,23 @@ def _enabled_names(seq, ctx) -> list:
     return names
 
 
+# what the two listings share (shared_parameters completes their docstrings)
+LISTING_PARAMETERS = {
+    "opt_level": ("int", "The opt_level to list for; None is the current PassContext's."),
+    "is_vm": ("bool", "If True, list vm.compile's pipeline instead of build()'s."),
+}
+
+
+@shared_parameters(LISTING_PARAMETERS)
 def pipeline_passes(opt_level: int = None, is_vm: bool = False) -> list:
-    """The names of the passes build() (or, with is_vm, vm.compile()) runs at `opt_level`
-    (default: the current PassContext's), in order, with the InferType runs passes require."""
+    """The names of the passes build() (or, with is_vm, vm.compile()) runs, in order, with the
+    InferType runs the passes require.
+
+    Returns
+    -------
+    names : list of str
+        The pass names.
+    """
     ctx = PassContext.current()
     if opt_level is not None:
         ctx = PassContext(opt_level=opt_level, required_pass=ctx.required_pass,
@@ -94,8 +168,15 @@ def pipeline_passes(opt_level: int = None, is_vm: bool = False) -> list:
     return _enabled_names(default_pipeline(is_vm=is_vm), ctx)
 
 
+@shared_parameters(LISTING_PARAMETERS)
 def print_pipeline(opt_level: int = None, is_vm: bool = False, file=None) -> None:
-    """Print pipeline_passes(opt_level, is_vm), one per line."""
+    """Print pipeline_passes(opt_level, is_vm), one numbered pass per line.
+
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to print; None (the default) is stdout.
+    """
     level = PassContext.current().opt_level if opt_level is None else opt_level
     out = file or sys.stdout
     print(f"# default pipeline at opt_level={level}{' (vm)' if is_vm else ''}", file=out)

@@ -87,8 +87,20 @@ def _has_annotations(mod) -> bool:
 
 
 def PlanDevices(device_type=None):  # noqa: N802 - tvm.relay naming
-    """Module pass (opt_level 0): check that on_device / function_on_device name one device
-    (`device_type`, 1 cpu or 2 cuda, when given) and remove them."""
+    """Module pass (opt_level 0): check that on_device / function_on_device annotations name one
+    device, and remove them (one device per module here).
+
+    Parameters
+    ----------
+    device_type : int, optional
+        The device the module is built for (1 cpu, 2 cuda); annotations must name it. None
+        (the default) only requires them to agree with each other.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     def transform(mod, ctx):
         if not _has_annotations(mod):
             return mod

@@ -10,7 +10,21 @@ from .pass_infra import module_pass
 
 
 def PrintIR(header: str = "", show_meta_data: bool = False):  # noqa: N802 - tvm naming
-    """A pass printing `PrintIR(<header>):` and the module's text to stdout."""
+    """A pass that prints `PrintIR(<header>):` and the module's text to stdout and returns the
+    module unchanged (tvm.transform.PrintIR).
+
+    Parameters
+    ----------
+    header : str, optional
+        A label printed before the module. Defaults to "".
+    show_meta_data : bool, optional
+        Whether to print the metadata section (large constants). Defaults to False.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
 
     def print_module(mod, ctx):
         print(f"PrintIR({header}):", file=sys.stdout)

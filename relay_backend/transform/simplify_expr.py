@@ -30,7 +30,8 @@ import numpy as np
 
 from .. import op as _op
 from ..ir.expr import Call, Constant, const
-from ..ir.types import TensorType, is_any
+from ..ir.dims import is_static_shape
+from ..ir.types import TensorType
 from ..op.pattern import OpPattern
 from ..op.registry import OpDef, get as get_op
 from .fold_constant import fold_constant
@@ -50,7 +51,7 @@ def _ttype(expr) -> TensorType:
 
 def _static_shape(expr):
     t = _ttype(expr)
-    if t is None or any(is_any(d) for d in t.shape):
+    if t is None or not is_static_shape(t.shape):
         return None
     return tuple(int(d) for d in t.shape)
 

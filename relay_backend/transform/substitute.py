@@ -51,8 +51,21 @@ class Renamer(LetChainMutator, TypedMutator):
 
 
 def bind(expr: Expr, binds: dict) -> Expr:
-    """`expr` with the variables in `binds` replaced (tvm.relay.bind); a Function loses the
-    parameters that are bound."""
+    """Replace variables of an expression by expressions (tvm.relay.bind).
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression; for a Function, the bound parameters are removed from its parameter
+        list.
+    binds : dict of Var to Expr
+        What to put in place of each variable.
+
+    Returns
+    -------
+    expr : Expr
+        The expression with the variables replaced.
+    """
     if isinstance(expr, Function):
         params = [p for p in expr.params if p not in binds]
         body = Renamer(binds).visit(expr.body)
@@ -61,7 +74,19 @@ def bind(expr: Expr, binds: dict) -> Expr:
 
 
 def dedup(expr: Expr) -> Expr:
-    """A copy of `expr` in which every bound variable is a fresh Var (types kept)."""
+    """A copy of an expression in which every bound variable is a fresh Var (types kept), so no
+    variable is bound twice.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression whose binders to rename; free variables are kept as they are.
+
+    Returns
+    -------
+    expr : Expr
+        The renamed copy.
+    """
     return Renamer(fresh=True).visit(expr)
 
 

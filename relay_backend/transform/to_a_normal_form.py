@@ -169,7 +169,20 @@ class Fill:
 
 
 def to_a_normal_form(expr):
-    """The A-normal form of one expression or function (tvm's ToANormalFormExpr)."""
+    """The A-normal form of one expression or function (tvm's ToANormalFormExpr): every
+    intermediate value bound by a let.
+
+    Parameters
+    ----------
+    expr : Expr
+        The expression or function to convert; a function keeps its parameters and gets its
+        body converted.
+
+    Returns
+    -------
+    expr : Expr
+        The expression in A-normal form.
+    """
     return Fill(ScopeTree(expr), bind_all=True).run()
 
 

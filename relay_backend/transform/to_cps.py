@@ -165,8 +165,25 @@ def _typed_anf(func: Function, mod: IRModule) -> Function:
 
 
 def to_cps(func: Function, mod: IRModule = None, cps_globals: dict = None) -> Function:
-    """The CPS version of `func` (tvm.relay.transform.to_cps); CPS copies of the global
-    functions it calls are added to `mod` as <name>_cps."""
+    """The continuation-passing-style version of a function (tvm.relay.transform.to_cps): it
+    takes a continuation as its last parameter and passes its result to it.
+
+    Parameters
+    ----------
+    func : Function
+        The function.
+    mod : IRModule, optional
+        The module of the global functions it calls; their CPS copies are added to it as
+        <name>_cps. Defaults to None (a scratch module).
+    cps_globals : dict, optional
+        The CPS versions made so far, by global; shared across calls to convert several
+        functions. Defaults to None.
+
+    Returns
+    -------
+    func : Function
+        The CPS function, with an extra answer type parameter.
+    """
     if not isinstance(func, Function):
         raise RelayError(f"to_cps expects a relay Function, got {type(func).__name__}")
     mod = mod if mod is not None else IRModule()
@@ -177,7 +194,20 @@ def to_cps(func: Function, mod: IRModule = None, cps_globals: dict = None) -> Fu
 
 
 def un_cps(func: Function) -> Function:
-    """A direct-style wrapper of a CPS function (tvm.relay.transform.un_cps)."""
+    """A direct-style wrapper of a CPS function (tvm.relay.transform.un_cps): it calls the CPS
+    function with the identity continuation.
+
+    Parameters
+    ----------
+    func : Function
+        A function made by to_cps (a continuation parameter and an answer type parameter
+        last).
+
+    Returns
+    -------
+    func : Function
+        A function of the original parameters returning the result directly.
+    """
     if not isinstance(func, Function) or not func.params or not func.type_params:
         raise RelayError("un_cps expects a function in CPS: a continuation parameter last and an "
                          "answer type parameter last")

@@ -169,8 +169,26 @@ def _cast_like(rewriter, expr, t):
 
 
 def ToMixedPrecision(mixed_precision_type="float16", missing_op_mode=1):  # noqa: N802
-    """Pass (opt_level 0) over every function a function pass would visit; only the entry
-    function ("main") may change its result type, the others keep their signatures."""
+    """Pass (opt_level 0): run as much of the program as is safe in a lower-precision float
+    type, with casts around the ops that must stay in float32.
+
+    Only the entry function ("main") may change its result type (unless PassContext config
+    "relay.ToMixedPrecision.keep_orig_output_dtype" is True); other functions keep their
+    signatures.
+
+    Parameters
+    ----------
+    mixed_precision_type : str, optional
+        The lower-precision dtype. Defaults to "float16".
+    missing_op_mode : int, optional
+        What to do with an op that has no conversion rule: 0 raise an error, 1 (the default)
+        warn, 2 say nothing; in modes 1 and 2 such ops follow their inputs' type.
+
+    Returns
+    -------
+    pass : Pass
+        The pass; call it on an IRModule.
+    """
     if missing_op_mode not in (0, 1, 2):
         raise RelayError("Missing op mode is either 0, 1, or 2")
 

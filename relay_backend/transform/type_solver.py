@@ -1,6 +1,7 @@
 """The unifier behind InferType: IncompleteType holes bound by union-find, structural
-unification of Relay types (Any dims are compatible with any dim), substitution of type
-variables, and the "unable to unify ... in particular ..." error text.
+unification of Relay types (Any dims are compatible with any dim; a size variable unifies with
+itself, an equal expression, or a constant it is then bound to, as TVM's UnifyDim), substitution
+of type variables, and the "unable to unify ... in particular ..." error text.
 
 TypeVars are rigid: they unify only with themselves. A polymorphic FuncType met where a
 monomorphic one is expected (a polymorphic function passed as a value) is instantiated first.
@@ -12,8 +13,11 @@ change, and takes a memo so that resolving many types that share parts costs the
 from types import GeneratorType
 
 from ..errors import TypeInferenceError
+from ..ir.dims import dim_to_str, is_static
+from ..ir.shape_math import dims_equal, substitute_shape
 from ..ir.types import (Any, FuncType, GlobalTypeVar, IncompleteType, RefType, TensorType,
                         TupleType, TypeCall, TypeVar, is_any, type_to_str)
+from ..tir.expr import Var
 
 
 class UnifyError(TypeInferenceError):
@@ -53,6 +57,7 @@ class TypeSolver:
 
     def __init__(self):
         self._binding = {}   # IncompleteType -> Type
+        self._dims = {}      # size variable -> the constant dim unification bound it to
 
     def fresh(self) -> IncompleteType:
         return IncompleteType()
@@ -76,7 +81,7 @@ class TypeSolver:
         nothing to replace are kept as they are. `memo` (id -> (type, resolved)) may be shared by
         calls made while no hole is bound in between."""
         if isinstance(t, TensorType):
-            return t
+            return self._bind_dims(t)
         memo = {} if memo is None else memo
         stack = [(t, None)]
         while stack:
@@ -87,13 +92,20 @@ class TypeSolver:
                 rep = self.find(u)
                 kids = _children(rep)
                 if not kids:
-                    memo[id(u)] = (u, rep)
+                    memo[id(u)] = (u, self._bind_dims(rep) if isinstance(rep, TensorType) else rep)
                     continue
                 stack.append((u, rep))
                 stack.extend((k, None) for k in kids if id(k) not in memo)
             elif id(u) not in memo:               # children resolved: rebuild
                 memo[id(u)] = (u, _rebuild(rep, [memo[id(k)][1] for k in _children(rep)]))
         return memo[id(t)][1]
+
+    def _bind_dims(self, t: TensorType) -> TensorType:
+        """`t` with the size variables unification bound to constants replaced by them."""
+        if not self._dims or not t.is_dynamic:
+            return t
+        shape = substitute_shape(t.shape, self._dims)
+        return t if all(a is b for a, b in zip(shape, t.shape)) else TensorType(shape, t.dtype)
 
     def is_complete(self, t, memo: dict = None) -> bool:
         """True when `t` has no unbound hole (so a type relation can be run on it). `memo`
@@ -153,7 +165,7 @@ class TypeSolver:
 
     def _unify_step(self, a, b, where):
         if isinstance(a, TensorType) and isinstance(b, TensorType):
-            return _unify_tensor(a, b, where)
+            return self._unify_tensor(a, b, where)
         a, b = self.find(a), self.find(b)
         if a is b:
             return a
@@ -168,7 +180,7 @@ class TypeSolver:
         if type(a) is not type(b):
             raise _Conflict(f"{w}{_kind_name(a)} does not match {_kind_name(b)}")
         if isinstance(a, TensorType):
-            return _unify_tensor(a, b, where)
+            return self._unify_tensor(a, b, where)
         if isinstance(a, TupleType):
             if len(a.fields) != len(b.fields):
                 raise _Conflict(f"{w}a tuple of {len(a.fields)} fields does not match a tuple of "
@@ -202,6 +214,38 @@ class TypeSolver:
             b = FuncType([substitute(t, mapping) for t in b.arg_types],
                          substitute(b.ret_type, mapping), a.type_params)
         return _unify_func_parts(a, b, where)
+
+    def _unify_tensor(self, a: TensorType, b: TensorType, where) -> TensorType:
+        if a is b or a == b:
+            return a
+        if a.dtype != b.dtype:
+            raise _Conflict(f"{_where_text(where)}dtype {a.dtype} does not match {b.dtype}")
+        if len(a.shape) != len(b.shape):
+            raise _Conflict(f"{_where_text(where)}rank {len(a.shape)} does not match rank {len(b.shape)}")
+        dims = []
+        for i, (x, y) in enumerate(zip(a.shape, b.shape)):
+            d = self._unify_dim(x, y)
+            if d is None:
+                raise _Conflict(f"{_where_text(where)}dimension {i} conflicts: {dim_to_str(x)} does "
+                                f"not match {dim_to_str(y)}")
+            dims.append(d)
+        return a if all(d is x for d, x in zip(dims, a.shape)) else TensorType(dims, a.dtype)
+
+    def _unify_dim(self, x, y):
+        """TVM's UnifyDim: equal dims unify; Any with anything gives Any; a size variable meeting
+        a constant is bound to it (for the rest of this solve); anything else is a conflict."""
+        x, y = self._dims.get(x, x), self._dims.get(y, y)
+        if is_any(x) or is_any(y):
+            return Any()   # a dynamic dim is compatible with anything (as in TVM)
+        if dims_equal(x, y):
+            return x
+        if isinstance(x, Var) and is_static(y):
+            self._dims[x] = y
+            return y
+        if is_static(x) and isinstance(y, Var):
+            self._dims[y] = x
+            return x
+        return None
 
 
 def _where_text(where) -> str:
@@ -240,24 +284,6 @@ def _unify_func_parts(a: FuncType, b: FuncType, where):
         args.append((yield x, y, (where, f"argument {i}: ")))
     ret = yield a.ret_type, b.ret_type, (where, "return type: ")
     return FuncType(args, ret, a.type_params)
-
-
-def _unify_tensor(a: TensorType, b: TensorType, where) -> TensorType:
-    if a is b:
-        return a
-    if a.dtype != b.dtype:
-        raise _Conflict(f"{_where_text(where)}dtype {a.dtype} does not match {b.dtype}")
-    if len(a.shape) != len(b.shape):
-        raise _Conflict(f"{_where_text(where)}rank {len(a.shape)} does not match rank {len(b.shape)}")
-    dims = []
-    for i, (x, y) in enumerate(zip(a.shape, b.shape)):
-        if is_any(x) or is_any(y):
-            dims.append(Any())   # a dynamic dim is compatible with anything (as in TVM)
-        elif x != y:
-            raise _Conflict(f"{_where_text(where)}dimension {i} conflicts: {x} does not match {y}")
-        else:
-            dims.append(x)
-    return a if tuple(dims) == a.shape else TensorType(dims, a.dtype)
 
 
 def _children(t) -> tuple:

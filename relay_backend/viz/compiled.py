@@ -7,6 +7,10 @@ import numpy as np
 from ..errors import InputError
 from ..graph_executor.graph import Graph, parse_graph
 
+# the parameter of every view of a compiled graph (shared_parameters completes their docstrings)
+COMPILED_PARAMETERS = {"compiled": ("GraphExecutorFactoryModule or GraphModule or str",
+                                    "What relay.build returned, a GraphModule, or a graph JSON text.")}
+
 
 @dataclass
 class CompiledNode:

@@ -9,6 +9,7 @@ which node's output lives in which storage.
 """
 import html
 
+from ..docstrings import shared_parameters
 from ..errors import InputError
 from ..ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
@@ -16,7 +17,7 @@ from ..ir.module import IRModule
 from ..ir.types import type_to_str
 from ..op.registry import OpDef
 from ..te_compiler.naming import candidate_name
-from .compiled import compiled_nodes, tensor_text
+from .compiled import COMPILED_PARAMETERS, compiled_nodes, tensor_text
 
 INSTALL_HINT = 'pip install "relay_backend[viz]" (the graphviz package)'
 
@@ -125,7 +126,21 @@ class _RelayDrawer:
 
 
 def relay_graph(mod, func_name: str = "main"):
-    """The Relay graph of `mod[func_name]` (or a Function) as a graphviz.Digraph."""
+    """The Relay graph of a function as a graphviz.Digraph: parameters, one node per op call
+    (with its output type), tuples and the output.
+
+    Parameters
+    ----------
+    mod : IRModule or Function
+        The module (or a function) to draw.
+    func_name : str, optional
+        Which function of the module to draw. Defaults to "main".
+
+    Returns
+    -------
+    dot : graphviz.Digraph
+        The graph (render it with viz.render, or read its DOT text with .source).
+    """
     func = _main_of(mod, func_name)
     dot = _digraph(func_name)
     drawer = _RelayDrawer()
@@ -136,10 +151,22 @@ def relay_graph(mod, func_name: str = "main"):
     return dot
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def kernel_graph(compiled, collapse_params: bool = True):
-    """The compiled graph of a graph executor factory (or GraphModule / graph JSON): inputs,
-    one cluster per kernel node holding its Relay ops, and the outputs. With collapse_params the
-    params (bound weights) are one summary node instead of one node each."""
+    """The compiled graph as a graphviz.Digraph: inputs, one cluster per kernel node holding its
+    Relay ops, and the outputs.
+
+    Parameters
+    ----------
+    collapse_params : bool, optional
+        If True (the default), the params (bound weights) are one summary node instead of one
+        node each.
+
+    Returns
+    -------
+    dot : graphviz.Digraph
+        The graph.
+    """
     nodes = compiled_nodes(compiled)
     dot = _digraph("compiled")
     params = [n for n in nodes if n.kind == "param"]
@@ -168,9 +195,17 @@ def kernel_graph(compiled, collapse_params: bool = True):
     return dot
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def memory_plan_graph(compiled):
-    """The static memory plan as one table: a row per storage id with its bytes, a column per
-    node in execution order; a filled cell is a node output living in that storage."""
+    """The static memory plan as a graphviz table: a row per storage id with its bytes, a
+    column per node in execution order; a filled cell is a node output living in that
+    storage.
+
+    Returns
+    -------
+    dot : graphviz.Digraph
+        The picture.
+    """
     nodes = compiled_nodes(compiled)
     sizes = {}
     for node in nodes:

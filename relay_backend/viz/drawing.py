@@ -16,9 +16,24 @@ def can_draw() -> bool:
 
 
 def render(dot, path_prefix, formats=("svg",)) -> dict:
-    """Write `<path_prefix>.dot`, and `<path_prefix>.<fmt>` for each of `formats` when `dot` is
-    installed. Returns {"dot": path, fmt: path, ...} for what was written, plus "skipped": the
-    reason when pictures were not drawn."""
+    """Write a graph's DOT text, and pictures of it when graphviz's `dot` program is installed.
+
+    Parameters
+    ----------
+    dot : graphviz.Digraph
+        The graph, e.g. from relay_graph or kernel_graph.
+    path_prefix : str or os.PathLike
+        The path without extension: <path_prefix>.dot, <path_prefix>.svg, ... are written
+        (folders are created).
+    formats : tuple of str, optional
+        The picture formats, among "svg" and "png". Defaults to ("svg",).
+
+    Returns
+    -------
+    written : dict of str to str
+        {"dot": path, format: path, ...} for what was written, plus "skipped" (the reason)
+        when pictures were not drawn.
+    """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown:
         raise InputError(f"viz.render: unknown format(s) {unknown}; choose from {list(FORMATS)}")

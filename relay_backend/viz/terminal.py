@@ -1,10 +1,18 @@
 """Plain-text views of a compiled graph for a terminal: one line per kernel, and the memory plan
 as rows of storage ids over node order."""
-from .compiled import compiled_nodes, tensor_text
+from ..docstrings import shared_parameters
+from .compiled import COMPILED_PARAMETERS, compiled_nodes, tensor_text
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def text(compiled) -> str:
-    """The compiled graph, one line per node: `%3 = kernel(%0, %1) -> Tensor[...]  [ops]`."""
+    """The compiled graph as text, one line per node: `%3 = kernel(%0, %1) -> Tensor[...]  [ops]`.
+
+    Returns
+    -------
+    text : str
+        The lines.
+    """
     lines = []
     for node in compiled_nodes(compiled):
         outs = ", ".join(tensor_text(s, t) for s, t in zip(node.shapes, node.dtypes))
@@ -17,9 +25,16 @@ def text(compiled) -> str:
     return "\n".join(lines)
 
 
+@shared_parameters(COMPILED_PARAMETERS)
 def memory_plan_text(compiled) -> str:
-    """The memory plan: per storage id its bytes and a mark under each node whose output lives
-    there (I input, P param, # kernel output), nodes in execution order."""
+    """The memory plan as text: per storage id, its bytes and a mark under each node whose
+    output lives there (I input, P param, # kernel output), nodes in execution order.
+
+    Returns
+    -------
+    text : str
+        The table.
+    """
     nodes = compiled_nodes(compiled)
     marks = {"input": "I", "param": "P", "kernel": "#"}
     sizes, owners = {}, {}

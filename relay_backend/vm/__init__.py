@@ -8,10 +8,12 @@
 
 bytecode.py holds the instruction set; transform.LambdaLift turns closures into globals;
 manifest_alloc.py makes every kernel call's memory explicit in the memory dialect of
-dialect.py (storage, tensors, shape functions (shape_func.py) for outputs with `Any` dims,
-kernel invocations), which `VMCompiler.optimize` returns; function_compiler.py compiles one
-function to bytecode (memory_alloc.py: the dialect's instructions); late_bound.py and
-outputs.py hold the Executable's late-bound constants and invoke_with_outputs;
+dialect.py (storage, tensors, shape functions (shape_func.py) for outputs whose dims are known
+only at run time: Any, size variables, data-dependent dyn.* ops; kernel invocations), which
+`VMCompiler.optimize` returns; kernels over size variables are compiled once with them as
+parameters; function_compiler.py compiles one function to bytecode (memory_alloc.py: the
+dialect's instructions); late_bound.py and outputs.py hold the Executable's late-bound constants
+and invoke_with_outputs;
 executor.py is what `create_executor("vm")` returns.
 """
 from .bytecode import Opcode

@@ -18,14 +18,18 @@ import numpy as np
 
 from ..analysis.kernel_summary import mac_count, relay_ops
 from ..autotvm.env import build_scope
+from ..docstrings import shared_parameters
 from ..errors import CompileError
+from ..progress import build_progress
+from ..ir.dims import shape_vars
 from ..ir.module import IRModule
-from ..ir.types import TensorType, TupleType, is_any
+from ..ir.types import TensorType, TupleType, is_any, tuple_leaves
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from ..target import as_target
 from ..te_compiler import get as get_te_compiler
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
+from ..tir.dim_json import dim_to_json, unique_var_names
 from .. import transform
 from .bytecode import Opcode, make, read_registers
 from .executable import Executable, VMFunction
@@ -37,13 +41,26 @@ from .shape_func import ShapeProgram
 MOD_NAME = Unmangled("vm_mod")     # TVM's VM names kernels vm_mod_fused_... (no tvmgen_)
 
 
-def type_descriptor(ty):
-    """A JSON-able description of a parameter type, used to check inputs at run time."""
+def type_descriptor(ty, names: dict = None):
+    """A JSON-able description of a parameter type, used to check inputs at run time: dims are
+    ints, None for Any, or a symbolic dim in the runtime's JSON form (tir/dim_json.py) with the
+    size variables named by `names` ({id(var): name}, unique within one function, see
+    `param_descriptors`)."""
     if isinstance(ty, TensorType):
-        return {"shape": [None if is_any(d) else int(d) for d in ty.shape], "dtype": ty.dtype}
+        return {"shape": [None if is_any(d) else dim_to_json(d, names or {}) for d in ty.shape],
+                "dtype": ty.dtype}
     if isinstance(ty, TupleType):
-        return {"tuple": [type_descriptor(f) for f in ty.fields]}
+        return {"tuple": [type_descriptor(f, names) for f in ty.fields]}
     return None
+
+
+def param_descriptors(params) -> list:
+    """The type descriptors of one function's parameters; a size variable shared by two of them
+    gets one name, so the VM checks that their run-time sizes agree."""
+    types = [getattr(p, "_checked_type_", None) or p.type_annotation for p in params]
+    names = unique_var_names(v for ty in types for t in tuple_leaves(ty) if isinstance(t, TensorType)
+                             for v in shape_vars(t.shape))
+    return [type_descriptor(ty, names) for ty in types]
 
 
 class CompileContext:
@@ -155,6 +172,13 @@ def insert_kills(code: list, keep: int) -> list:
     return out
 
 
+# what optimize and lower share (shared_parameters completes their docstrings)
+COMPILE_PARAMETERS = {
+    "mod": ("IRModule", "The module to compile."),
+    "target": ("str or Target", "What the kernels are compiled for."),
+}
+
+
 class VMCompiler:
     """tvm.relay.vm.VMCompiler: set_params, optimize, lower, codegen, get_exec."""
 
@@ -165,31 +189,63 @@ class VMCompiler:
         self.optimized_mod = None
 
     def set_params(self, params) -> None:
-        """Parameters bound into main as constants by the next optimize/lower."""
+        """Give values to parameters of main: the next optimize or lower binds them as constants.
+
+        Parameters
+        ----------
+        params : dict of str to NDArray or numpy.ndarray
+            {parameter name: value}; None adds nothing.
+        """
         for name, value in (params or {}).items():
             self._params[name] = value if isinstance(value, NDArray) else _nd.array(np.asarray(value))
 
     def get_params(self) -> dict:
+        """The parameter values set so far (set_params, optimize).
+
+        Returns
+        -------
+        params : dict of str to NDArray
+            A copy of {name: value}.
+        """
         return dict(self._params)
 
+    @shared_parameters(COMPILE_PARAMETERS)
     def optimize(self, mod: IRModule, target="llvm", params=None):
-        """(optimized IRModule, params) before bytecode generation (tvm's VMCompiler.optimize):
-        fused, lambda-lifted, and with every kernel call's memory explicit (ManifestAlloc), so
-        its text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
-        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is generated from."""
+        """The module as the VM's code generator sees it (tvm's VMCompiler.optimize): optimized,
+        fused, lambda-lifted and with every kernel call's memory explicit (ManifestAlloc), so its
+        text shows the memory.alloc_storage / memory.alloc_tensor / vm.shape_func /
+        vm.invoke_tvm_op / vm.reshape_tensor calls the bytecode is made from.
+
+        Parameters
+        ----------
+        params : dict of str to NDArray or numpy.ndarray, optional
+            Values bound to parameters of main (as set_params). Defaults to None.
+
+        Returns
+        -------
+        result : tuple
+            (the optimized IRModule, the params dict).
+        """
         if not isinstance(mod, IRModule):
             raise CompileError(f"vm.compile expects an IRModule, got {type(mod).__name__}; "
                                f"wrap an expression with IRModule.from_expr(expr)")
         if params:
             self.set_params(params)
         mod = transform.bind_params_to_main(mod, self._params, "vm.compile", keep_others=True)
-        # device annotations must name the device the target's kernels run on
-        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True,
-                                         device_type=as_target(target).device_type)(mod)
+        # AlterOpLayout alters for the target; device annotations must name its device
+        mod = transform.default_pipeline(keep_only_main="main" in mod, is_vm=True, target=as_target(target))(mod)
         return manifest_alloc(lambda_lift(mod)), self.get_params()
 
+    @shared_parameters(COMPILE_PARAMETERS)
     def lower(self, mod: IRModule, target="llvm", target_host=None) -> None:
-        """Optimize, then compile every global function to bytecode and lower its kernels."""
+        """Optimize a module, then compile every global function to bytecode and lower its kernels to
+        loop nests (codegen compiles them); get_exec returns the result.
+
+        Parameters
+        ----------
+        target_host : str or Target, optional
+            The host target, for a device target such as "cuda". Defaults to None.
+        """
         target = as_target(target)
         if target_host is not None:
             target = target.with_host(target_host)
@@ -202,8 +258,8 @@ class VMCompiler:
                 fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
                 params, code, nregs = fc.compile()
                 code = insert_kills(code, keep=len(params))
-                types = [type_descriptor(getattr(p, "_checked_type_", None) or p.type_annotation) for p in params]
-                functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], types, code, nregs))
+                functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params],
+                                            param_descriptors(params), code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
         self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}
@@ -218,18 +274,50 @@ class VMCompiler:
             self._exec.lib = get_te_compiler().build(cached, self._context.target)
 
     def get_exec(self) -> Executable:
+        """The executable lower and codegen produced; a CompileError before they ran.
+
+        Returns
+        -------
+        exe : Executable
+            The executable.
+        """
         if self._exec is None:
             raise CompileError("VMCompiler.get_exec: nothing compiled yet; call lower() and codegen()")
         return self._exec
 
 
 def compile(mod, target="llvm", target_host=None, params=None) -> Executable:  # noqa: A001 - tvm name
-    """Compile `mod` for the VM (tvm.relay.vm.compile): returns an Executable."""
+    """Compile a module for the virtual machine (tvm.relay.vm.compile), which runs what the
+    graph executor cannot: control flow, ADTs, closures and shapes known only at run time.
+
+        exe = relay.vm.compile(mod, target="llvm", params=params)
+        vm = relay.vm.VirtualMachine(exe, relay.cpu())
+        out = vm.invoke("main", data)
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module; its main is the entry point, and every function main reaches is
+        compiled.
+    target : str or Target, optional
+        What the kernels are compiled for. Defaults to "llvm".
+    target_host : str or Target, optional
+        The host target of a device target. Defaults to None.
+    params : dict of str to numpy.ndarray or NDArray, optional
+        Values for parameters of main, bound as constants before optimising. Defaults to
+        None.
+
+    Returns
+    -------
+    exe : Executable
+        The bytecode, constants and kernels; save() and Executable.load_exec round-trip it.
+    """
     compiler = VMCompiler()
     if params:
         compiler.set_params(params)
-    compiler.lower(mod, target, target_host)
-    compiler.codegen()
+    with build_progress("vm.compile"):
+        compiler.lower(mod, target, target_host)
+        compiler.codegen()
     return compiler.get_exec()
 
 

@@ -36,6 +36,7 @@ from ..runtime.limits import check_tensor_size
 from ..runtime.module import Module
 from ..runtime.packed_module import PackedModule
 from ..runtime.params import load_param_dict, save_param_dict
+from ..runtime.signature import dim_from_json
 from .bytecode import FIELDS, SUPPORTED_DTYPES, Opcode, format_instruction, make
 from .late_bound import (describe_constants, fill_late_bound, is_late_bound, late_bound_metadata,
                          read_late_bound_metadata, restore_late_bound, take_late_bound)
@@ -66,7 +67,24 @@ class VMFunction:
 
 
 class Executable:
-    """tvm.runtime.vm.Executable."""
+    """The VM's compiled program (tvm.runtime.vm.Executable): bytecode, constants, kernel names
+    and kernels. Made by vm.compile or Executable.load_exec, not by users.
+
+    Parameters
+    ----------
+    functions : list of VMFunction
+        The bytecode functions.
+    global_map : dict of str to int
+        The index of each global function by name.
+    primitive_names : list of str
+        The kernel names, by packed-function index.
+    shape_funcs : dict of int to ShapeProgram
+        The shape functions, by packed-function index.
+    constants : list of NDArray
+        The constant pool (None for a late-bound constant not loaded yet).
+    lib : runtime.Module
+        The compiled kernels.
+    """
 
     def __init__(self, functions, global_map, primitive_names, shape_funcs, constants, lib):
         self.functions = list(functions)
@@ -112,6 +130,9 @@ class Executable:
 
     @property
     def stats(self) -> str:
+        """A readable summary: the size of the constant pool, the VM functions and the packed
+        functions (kernels and shape functions) the bytecode calls.
+        """
         return (f"Relay VM executable statistics:\n  Constant pool (# constants: {len(self.constant_pool)})\n"
                 f"  Globals (#{len(self.functions)}): {list(self.global_map)}\n"
                 f"  Primitive ops (#{len(self.primitive_names)}): {self.primitive_names}")
@@ -160,26 +181,70 @@ class Executable:
     mod = module
 
     def get_lib(self):
+        """The runtime Module holding the compiled kernels (TVM's Executable.lib).
+
+        Returns
+        -------
+        lib : runtime.Module or None
+            The kernel library; None when no function calls a kernel.
+        """
         return self.lib
 
     def get_function_params(self, func_name: str) -> list:
-        """The parameter names of VM function `func_name`."""
+        """The parameter names of a VM function.
+
+        Parameters
+        ----------
+        func_name : str
+            The VM function, e.g. "main".
+
+        Returns
+        -------
+        names : list of str
+            Its parameter names, in order.
+        """
         return list(self.function(func_name).params)
 
     # -- late-bound constants (kept out of the code blob; see late_bound.py)
     def get_late_bound_consts(self, byte_limit: int) -> dict:
-        """Move every constant of at least `byte_limit` bytes out of the executable: returns
-        {"const_<index>": NDArray}; they must be loaded back before a VirtualMachine is made."""
+        """Take the large constants out of the executable (TVM's late-bound constants), e.g. to store
+        them apart from the bytecode; they must be loaded back before a VirtualMachine is made.
+
+        Parameters
+        ----------
+        byte_limit : int
+            The least size, in bytes, of a constant that is taken out.
+
+        Returns
+        -------
+        constants : dict of str to NDArray
+            {"const_<index>": value} for each constant taken out.
+        """
         return take_late_bound(self, byte_limit)
 
     def move_late_bound_consts(self, path, byte_limit: int) -> None:
-        """Move every constant of at least `byte_limit` bytes into the params file at `path`."""
+        """Take the large constants out of the executable (see get_late_bound_consts) and write them
+        to a params file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (in the format of runtime.save_param_dict).
+        byte_limit : int
+            The least size, in bytes, of a constant that is moved.
+        """
         data = save_param_dict(self.get_late_bound_consts(byte_limit))
         with open(path, "wb") as f:
             f.write(data)
 
     def load_late_bound_consts(self, path) -> None:
-        """Load the late-bound constants back from the file move_late_bound_consts wrote."""
+        """Load the late-bound constants back from the file move_late_bound_consts wrote.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The params file; a SerializationError when it cannot be read or lacks a constant.
+        """
         if not self.late_bound_constant_names:
             return
         try:
@@ -190,7 +255,14 @@ class Executable:
         self.load_late_bound_consts_from_map(load_param_dict(data))
 
     def load_late_bound_consts_from_map(self, map) -> None:  # noqa: A002 - TVM's name
-        """Load the late-bound constants from {name: array} (every name needed, no extra)."""
+        """Load the late-bound constants back from a dict.
+
+        Parameters
+        ----------
+        map : dict of str to NDArray or numpy.ndarray
+            {"const_<index>": value} with every constant that was taken out and no other; each
+            value must have the shape and dtype the constant had.
+        """
         fill_late_bound(self, map)
 
     def check_constants_loaded(self) -> None:
@@ -203,15 +275,53 @@ class Executable:
                                      f"load_late_bound_consts_from_map(...) before making a VirtualMachine")
 
     def function(self, name: str) -> VMFunction:
+        """The VMFunction of a name: its parameters, their types and its bytecode.
+
+        Parameters
+        ----------
+        name : str
+            The VM function, e.g. "main"; an InputError lists the functions when it is not one.
+
+        Returns
+        -------
+        function : VMFunction
+            The function.
+        """
         from ..errors import InputError
         if name not in self.global_map:
             raise InputError(f"the VM executable has no function {name!r}; it has {sorted(self.global_map)}")
         return self.functions[self.global_map[name]]
 
     def get_function_arity(self, name: str) -> int:
+        """The number of parameters of a VM function (TVM's get_function_arity).
+
+        Parameters
+        ----------
+        name : str
+            The VM function.
+
+        Returns
+        -------
+        arity : int
+            Its number of parameters.
+        """
         return len(self.function(name).params)
 
     def get_function_param_name(self, name: str, index: int) -> str:
+        """The name of one parameter of a VM function (TVM's get_function_param_name).
+
+        Parameters
+        ----------
+        name : str
+            The VM function.
+        index : int
+            The parameter's position, from 0.
+
+        Returns
+        -------
+        param_name : str
+            The parameter's name.
+        """
         return self.function(name).params[index]
 
     # -- serialization
@@ -236,11 +346,24 @@ class Executable:
 
     @staticmethod
     def load_exec(bytecode, lib) -> "Executable":
-        """Rebuild an Executable from `save()`'s bytes and its kernel Module.
+        """Rebuild an Executable from the bytes save() returned and its kernel Module.
 
         `lib` is usually `load_module(path)`, and loading a library runs its code: only load
         files you trust. The bytecode is data (never pickle), and it is validated, but those
         checks catch accidental corruption and foreign files, not a file crafted to pass them.
+
+        Parameters
+        ----------
+        bytecode : bytes or bytearray or memoryview
+            The first value save() returned (or the contents of the file it was written to).
+        lib : runtime.Module or None
+            The kernel library: the second value save() returned, or load_module of its export;
+            None only for an executable that calls no kernel.
+
+        Returns
+        -------
+        exe : Executable
+            The executable; a SerializationError when the bytes or the library do not fit.
         """
         if not isinstance(bytecode, (bytes, bytearray, memoryview)):
             raise SerializationError(f"load_exec: bytecode must be bytes (the first value save() returns, "
@@ -351,11 +474,21 @@ def _validate_param_type(desc, where: str) -> None:
         return
     ok = (isinstance(desc, dict) and set(desc) == {"shape", "dtype"} and isinstance(desc["shape"], list)
           and isinstance(desc["dtype"], str) and desc["dtype"] in SUPPORTED_DTYPES
-          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) for d in desc["shape"]))
+          and all(d is None or (type(d) is int and 0 <= d <= _INT64_MAX) or _is_symbolic_dim(d, where)
+                  for d in desc["shape"]))
     if not ok:
         raise SerializationError(f"VM executable: {where} has a malformed type {str(desc)[:120]} (a tensor "
-                                 f"type needs a shape of ints / null and one of the dtypes "
+                                 f"type needs a shape of ints / null / symbolic dims and one of the dtypes "
                                  f"{sorted(SUPPORTED_DTYPES)})")
+
+
+def _is_symbolic_dim(dim, where: str) -> bool:
+    """Whether `dim` is a well-formed symbolic dim (a size variable's name or [op, a, b] over
+    them, runtime/signature.py's form); a malformed one is a SerializationError."""
+    if not isinstance(dim, (str, list)):
+        return False
+    dim_from_json(dim, f"VM executable: {where}")
+    return True
 
 
 def _validate_function(func: VMFunction, nfuncs: int, npacked: int, nconsts: int) -> None:

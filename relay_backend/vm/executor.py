@@ -12,7 +12,18 @@ from .runtime import VirtualMachine
 
 
 class VMExecutor(Executor):
-    """tvm.relay.backend.vm.VMExecutor."""
+    """The "vm" kind of relay.create_executor (tvm.relay.backend.vm.VMExecutor): evaluate()
+    compiles the module once and returns a function that runs main on the VM.
+
+    Parameters
+    ----------
+    mod : IRModule
+        The module to run.
+    device : Device
+        Where to run.
+    target : str or Target, optional
+        What the kernels are compiled for. Defaults to "llvm".
+    """
 
     def __init__(self, mod, device, target="llvm"):
         if mod is None:

@@ -30,7 +30,15 @@ MAX_CALL_DEPTH = 100_000
 
 
 class VMClosure:
-    """A function of the executable with its captured values."""
+    """A closure at run time: a function of the executable with its captured values.
+
+    Parameters
+    ----------
+    func_index : int
+        The index of the function in the executable.
+    captured : list
+        The values of its captured variables, passed before its own arguments.
+    """
 
     __slots__ = ("func_index", "captured")
 
@@ -43,7 +51,15 @@ class VMClosure:
 
 
 class Storage:
-    """A block of aligned bytes that tensors are carved from (alloc_storage)."""
+    """A block of aligned bytes that tensors are carved from (the VM's alloc_storage).
+
+    Parameters
+    ----------
+    nbytes : int
+        The size of the block; checked against the allocation limit first.
+    device : Device
+        The device the block belongs to.
+    """
 
     __slots__ = ("buffer", "device")
 
@@ -55,6 +71,25 @@ class Storage:
         self.device = device
 
     def alloc_tensor(self, offset: int, shape, dtype, nbytes=None) -> NDArray:
+        """A tensor carved from this block (the VM's alloc_tensor): a view of its bytes, no copy.
+
+        Parameters
+        ----------
+        offset : int
+            Where the tensor starts, in bytes from the start of the block.
+        shape : tuple of int
+            The tensor's shape.
+        dtype : str or numpy.dtype
+            Its element type.
+        nbytes : int, optional
+            Its size when the compiler knows it; None (the default) computes it from `shape`, which
+            is then checked against the allocation limit (a shape computed at run time).
+
+        Returns
+        -------
+        tensor : NDArray
+            The tensor; an ExecutionError when it does not fit in the block.
+        """
         dt = np.dtype(dtype)
         if nbytes is None:                   # a shape computed at run time
             nbytes = check_tensor_size(shape, dt, "VM alloc_tensor_reg")

@@ -7,11 +7,13 @@ left alone, wrapped as one) becomes the memory dialect of dialect.py, e.g. for a
     %1 = memory.alloc_tensor(%0, 0i64, meta[shape], dtype="float32", const_shape=[2, 3])
     %2 = vm.invoke_tvm_op(%fused_add, (%x, %y), (%1,))
 
-An output with `Any` dims gets its shape and byte size from the primitive's shape function
+An output with dims known only at run time (`Any`, size variables such as `n`, the results of
+data-dependent dyn.* ops) gets its shape and byte size from the primitive's shape function
 first (`vm.shape_of` of each input whose shape it reads, int64 tensors for its results,
 `vm.shape_func`), then storage of that size and a tensor of that shape. A function marked
 `relay.reshape_only` runs no kernel: `vm.reshape_tensor(x, newshape)`. A static output whose
-inputs have `Any` dims passes its inputs through `vm.check_shapes` first. Tuple arguments are
+inputs have dynamic dims passes its inputs through `vm.check_shapes` first (the kernel was
+compiled for that one output shape, so inputs of another run-time shape are an InputError). Tuple arguments are
 taken apart (`%t.0`, `%t.1`) and tuple results put back together, so kernels see flat tensors.
 
 Every output gets its own storage, as in TVM; the VM compiler frees dead registers itself
@@ -25,7 +27,8 @@ from ..ir.excerpt import excerpt
 from ..ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var, bind_type
 from ..ir.functor import ExprMutator, dataflow_children
 from ..ir.module import IRModule
-from ..ir.types import FuncType, TensorType, TupleType, is_any
+from ..ir.dims import is_static
+from ..ir.types import FuncType, TensorType, TupleType
 from ..op.registry import OpDef
 from ..transform.pass_infra import module_pass
 from . import dialect as D
@@ -43,7 +46,8 @@ def _type_of(expr):
 
 
 def is_dynamic(ty) -> bool:
-    return any(any(is_any(d) for d in t.shape) for t in flatten_types(ty))
+    """Whether a tensor of `ty` has a dim known only at run time (Any or a size variable)."""
+    return any(t.is_dynamic for t in flatten_types(ty))
 
 
 def wrap_op_call(call: Call) -> Function:
@@ -129,7 +133,7 @@ def manifest_call(prim: Function, args, arg_types, out_type):
             newshape = _shape_func(prim, flat_in, in_types, out_types)[0][0]
         else:
             newshape = _int64([int(d) for d in out_type.shape])
-        dims = tuple(-1 if is_any(d) else int(d) for d in out_type.shape)
+        dims = tuple(int(d) if is_static(d) else -1 for d in out_type.shape)
         return _typed(D.RESHAPE_TENSOR(flat_in[0], newshape, attrs=D.ReshapeTensorAttrs(dims)), out_type)
     if dynamic:
         shapes, sizes = _shape_func(prim, flat_in, in_types, out_types)
@@ -190,7 +194,21 @@ class _Manifest(ExprMutator):
 
 
 def manifest_alloc(mod: IRModule) -> IRModule:
-    """A copy of the typed, fused, lambda-lifted `mod` with every kernel call's memory explicit."""
+    """A copy of a typed, fused, lambda-lifted module in which every kernel call's memory is
+    explicit: storage allocations, tensors carved from them, and calls that write into them
+    (the VM's ManifestAlloc).
+
+    Parameters
+    ----------
+    mod : IRModule
+        A typed module whose kernels are fused into primitive functions and whose nested
+        functions are lifted to globals (lambda_lift); it is not changed.
+
+    Returns
+    -------
+    mod : IRModule
+        The module with explicit allocations.
+    """
     out = mod.copy()
     for gv, fn in mod.functions.items():
         if isinstance(fn, Function) and not fn.is_primitive:

@@ -12,12 +12,17 @@ and MAC counts come from the executable's kernel_info (executables compiled in t
 import threading
 import time
 
-from ..runtime.profiling import KernelCall, ProfileReport
-from .runtime import VirtualMachine
+from ..docstrings import shared_parameters
+from ..runtime.profiling import PROFILE_PARAMETERS, PROFILE_RESULT, KernelCall, ProfileReport
+from .runtime import INVOCATION_PARAMETERS, VM_PARAMETERS, VirtualMachine
 
 
+@shared_parameters(VM_PARAMETERS)
 class VirtualMachineProfiler(VirtualMachine):
-    """A VirtualMachine with `profile(*args, func_name="main", repeat=1, warmup=1, **kwargs)`."""
+    """A VirtualMachine that also times every kernel call: profile(*args, func_name="main",
+    repeat=1, warmup=1, **kwargs) returns a ProfileReport with one row per kernel
+    (tvm.runtime.profiler_vm.VirtualMachineProfiler).
+    """
 
     def __init__(self, exe, device=None, memory_cfg=None):
         super().__init__(exe, device, memory_cfg)
@@ -43,9 +48,11 @@ class VirtualMachineProfiler(VirtualMachine):
             return result
         return call
 
+    @shared_parameters({**PROFILE_PARAMETERS, **INVOCATION_PARAMETERS}, PROFILE_RESULT)
     def profile(self, *args, func_name: str = "main", repeat: int = 1, warmup: int = 1, **kwargs) -> ProfileReport:
-        """Run `func_name` `warmup` untimed times, then `repeat` timed times, on the given inputs
-        (or those of set_input); returns a ProfileReport with one row per kernel."""
+        """Time every kernel call of a VM function: `warmup` untimed runs, then `repeat` timed ones,
+        on the inputs given here (or those of set_input).
+        """
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         for _ in range(max(int(warmup), 0)):

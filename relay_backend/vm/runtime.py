@@ -22,15 +22,17 @@ import threading
 
 import numpy as np
 
+from ..docstrings import shared_parameters
 from ..errors import InputError, RelayError
 from ..executor import check_unambiguous_keywords
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
 from ..runtime.device import cpu
 from ..runtime.device import device as _make_device
-from ..runtime.benchmark import BenchmarkResult
+from ..runtime.benchmark import TIMING_PARAMETERS, TIMING_RESULT, BenchmarkResult
 from ..runtime.ndarray import NDArray
 from ..runtime.packed_module import PackedModule
+from ..runtime.signature import dim_str, eval_dim
 from ..runtime.thread_count import apply_to_this_thread
 from ..runtime.values import ConstructorValue
 from .executable import Executable
@@ -83,25 +85,77 @@ def _convert_leaf(arg, device):
                      f"a Python scalar, or a tuple or ADT value of these")
 
 
-def _check(value, desc, where: str) -> None:
-    """InputError unless `value` fits the parameter type descriptor (see compiler.type_descriptor)."""
+def _check(value, desc, where: str, sizes: dict) -> None:
+    """InputError unless `value` fits the parameter type descriptor (see
+    compiler.type_descriptor). `sizes` ({name: int}) holds the size variables bound so far by
+    this call's inputs: a plain variable dim binds its name, and a name met again (in the same
+    or another input) must get the same size. Expression dims are checked by `_check_exprs`
+    once every input has bound its variables."""
     if desc is None:
         return
     if "tuple" in desc:
         if not isinstance(value, ADT) or len(value) != len(desc["tuple"]):
             raise InputError(f"{where}: expects a tuple of {len(desc['tuple'])} fields, got {_describe(value)}")
         for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
-            _check(v, d, f"{where}.{i}")
+            _check(v, d, f"{where}.{i}", sizes)
         return
-    want = "Tensor[(" + ", ".join("?" if d is None else str(d) for d in desc["shape"]) + f"), {desc['dtype']}]"
+    want = _want(desc)
     if not isinstance(value, NDArray):
         raise InputError(f"{where}: expects {want}, got {_describe(value)}")
     if value.dtype != desc["dtype"]:
         raise InputError(f"{where}: expects {want}, got dtype {value.dtype} (shape {value.shape}); "
                          f"convert it with .astype({desc['dtype']!r})")
     shape = desc["shape"]
-    if len(value.shape) != len(shape) or any(d is not None and d != s for d, s in zip(shape, value.shape)):
+    if len(value.shape) != len(shape):
         raise InputError(f"{where}: expects {want}, got shape {value.shape}")
+    for axis, (d, s) in enumerate(zip(shape, value.shape)):
+        if isinstance(d, str):
+            if sizes.setdefault(d, s) != s:
+                raise InputError(f"{where}: expects {want}, got shape {value.shape}: dimension {axis} is "
+                                 f"{s}, but {d} = {sizes[d]} (bound by an earlier dimension or input); "
+                                 f"inputs sharing a size variable must agree on it")
+        elif isinstance(d, int) and d != s:
+            raise InputError(f"{where}: expects {want}, got shape {value.shape}")
+
+
+def _check_inputs(func_name: str, names, values, param_types) -> None:
+    """Check `values` against their parameter type descriptors: each one's dims, then the size
+    variables they bind (one name, one size across all of them), then expression dims."""
+    sizes = {}
+    for name, value, desc in zip(names, values, param_types):
+        _check(value, desc, f"{func_name}: parameter '{name}'", sizes)
+    for name, value, desc in zip(names, values, param_types):
+        _check_exprs(value, desc, f"{func_name}: parameter '{name}'", sizes)
+
+
+def _check_exprs(value, desc, where: str, sizes: dict) -> None:
+    """InputError unless the expression dims of `desc` (like `n * 2`) equal `value`'s sizes
+    under the bound size variables (dims whose variables no input binds are left to the
+    kernels' checked calls)."""
+    if desc is None:
+        return
+    if "tuple" in desc:
+        for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
+            _check_exprs(v, d, f"{where}.{i}", sizes)
+        return
+    for axis, (d, s) in enumerate(zip(desc["shape"], value.shape)):
+        if isinstance(d, list):
+            expected = eval_dim(d, sizes)
+            if expected is not None and expected != s:
+                bound = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
+                raise InputError(f"{where}: expects {_want(desc)}, got shape {value.shape}: dimension {axis} "
+                                 f"is {s}, but {_dim_text(d)} = {expected} ({bound})")
+
+
+def _dim_text(dim) -> str:
+    """A descriptor dim as Relay prints it: `n * 2`, not the signature's `(n * 2)`."""
+    text = dim_str(dim)
+    return text[1:-1] if isinstance(dim, list) else text
+
+
+def _want(desc) -> str:
+    dims = ("?" if d is None else _dim_text(d) for d in desc["shape"])
+    return "Tensor[(" + ", ".join(dims) + f"), {desc['dtype']}]"
 
 
 def _describe(value) -> str:
@@ -121,13 +175,35 @@ def _to_device(value, device):
     return value
 
 
-class VirtualMachine:
-    """Runs `exe` (an Executable, or its runtime module `exe.mod`) on `device`: the CPU, or a
-    CUDA GPU for an executable compiled for cuda.
+# the constructor parameters of VirtualMachine and VirtualMachineProfiler (shared_parameters
+# completes their docstrings)
+VM_PARAMETERS = {
+    "exe": ("Executable or runtime.Module", "What vm.compile returned (or its runtime module, exe.mod, "
+                                            "as in TVM)."),
+    "device": ("Device or str or list of Device", 'Where to run: the CPU (None), or a CUDA GPU for an '
+               'executable compiled for "cuda" (the first of a list).'),
+    "memory_cfg": ("object", "TVM's allocator choice (NAIVE_ALLOCATOR / POOLED_ALLOCATOR); accepted for "
+                             "its signature and not used: the VM allocates as its bytecode says."),
+}
 
-    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable each
-    kernel call stages its arguments on the device (copy in, launch, copy the outputs back), and
-    the results are returned on `device`."""
+# the parameters of the calls that run or feed a VM function (shared_parameters completes their
+# docstrings)
+INVOCATION_PARAMETERS = {
+    "func_name": ("str", 'The name of the VM function, e.g. "main".'),
+    "args": ("NDArray or numpy.ndarray or ADT", "Its inputs, in parameter order."),
+    "kwargs": ("NDArray or numpy.ndarray or ADT", "Its inputs by parameter name."),
+}
+
+
+@shared_parameters(VM_PARAMETERS)
+class VirtualMachine:
+    """Runs a VM executable (tvm.runtime.vm.VirtualMachine): invoke(func_name, *args), or
+    set_input then invoke, returning NDArrays, ADTs or tuples of them.
+
+    Registers (tensors, shapes, control values) live in host memory; with a CUDA executable
+    each kernel call stages its arguments on the device (copy in, launch, copy the outputs
+    back), and the results are returned on `device`.
+    """
 
     NAIVE_ALLOCATOR = 1
     POOLED_ALLOCATOR = 2
@@ -197,8 +273,7 @@ class VirtualMachine:
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
                              f"number of arguments ({len(names)}: {', '.join(names)})")
         values = [convert(a, self.host) for a in args]
-        for name, value, desc in zip(names, values, func.param_types):
-            _check(value, desc, f"{func_name}: parameter '{name}'")
+        _check_inputs(func_name, names, values, func.param_types)
         return values
 
     def _thread(self, key: str) -> dict:
@@ -212,15 +287,28 @@ class VirtualMachine:
     def _inputs(self) -> dict:
         return self._thread("inputs")
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def set_input(self, func_name: str = "main", *args, **kwargs) -> None:
-        """Remember inputs for this thread's `invoke(func_name)` / `invoke_stateful(func_name)`."""
+        """Keep the inputs of a function for this thread's next invoke(func_name) or
+        invoke_stateful(func_name); they are converted and checked against the parameter types
+        now. Keywords name parameters; positional values fill the others in order.
+        """
         self._inputs()[func_name] = self._prepare(func_name, args, kwargs)
         self._thread("partial").pop(func_name, None)
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def set_one_input(self, func_name: str, *args, **kwargs) -> None:
-        """Set one input of `func_name` by name or index: set_one_input("main", "x", value),
-        set_one_input("main", 0, value) or set_one_input("main", x=value). Calls add up; invoke
-        runs once every input has been given (by these calls or an earlier set_input)."""
+        """Set one input of a function, by name or by index: set_one_input("main", "x", value),
+        set_one_input("main", 0, value) or set_one_input("main", x=value). The calls add up; the
+        function can be invoked once every input has been given (here or by set_input).
+
+        Parameters
+        ----------
+        *args
+            (name or index, value).
+        **kwargs
+            name=value, instead of `args`.
+        """
         if kwargs:
             if args or len(kwargs) != 1:
                 raise InputError(f"set_one_input({func_name!r}, ...): give one input, by keyword or as "
@@ -244,16 +332,31 @@ class VirtualMachine:
             raise InputError(f"set_one_input: {tag!r} is neither a parameter name nor an index below "
                              f"{len(names)} of {func_name}")
         converted = convert(value, self.host)
-        _check(converted, func.param_types[index], f"{func_name}: parameter '{names[index]}'")
+        _check_inputs(func_name, [names[index]], [converted], [func.param_types[index]])
         partial = self._thread("partial")
-        if func_name not in partial:
-            partial[func_name] = list(self._inputs().get(func_name, [None] * len(names)))
-        partial[func_name][index] = converted
-        if all(v is not None for v in partial[func_name]):
-            self._inputs()[func_name] = partial[func_name]
+        values = list(partial.get(func_name) or self._inputs().get(func_name, [None] * len(names)))
+        values[index] = converted
+        if all(v is not None for v in values):
+            # every input is known now: size variables shared between inputs must agree (a
+            # rejected value is not kept)
+            _check_inputs(func_name, names, values, func.param_types)
+            self._inputs()[func_name] = values
+        partial[func_name] = values
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def get_input_index(self, input_name: str, func_name: str = "main") -> int:
-        """The index of parameter `input_name` of `func_name`, or -1."""
+        """The position of a parameter of a VM function.
+
+        Parameters
+        ----------
+        input_name : str
+            The parameter's name.
+
+        Returns
+        -------
+        index : int
+            Its index, or -1 when the function has no parameter of that name.
+        """
         params = self.exe.function(func_name).params
         return params.index(input_name) if input_name in params else -1
 
@@ -269,8 +372,16 @@ class VirtualMachine:
         return self._prepare(func_name, (), {})
 
     # -- running
+    @shared_parameters(INVOCATION_PARAMETERS)
     def invoke(self, func_name: str, *args, **kwargs):
-        """Run a function on `args` (or the inputs set before); returns NDArray / ADT / closure."""
+        """Run a VM function, on the given inputs or those set before for this thread.
+
+        Returns
+        -------
+        result : NDArray or ADT or VMClosure
+            The function's value on this VM's device: a tensor, a tuple or ADT value (ADT), or a
+            closure.
+        """
         if args or kwargs:
             self.set_input(func_name, *args, **kwargs)
         values = self._stored_inputs(func_name)
@@ -285,21 +396,54 @@ class VirtualMachine:
         return self._on_device(result)
 
     def run(self, *args, **kwargs):
+        """Run "main": invoke("main", *args, **kwargs).
+
+        Parameters
+        ----------
+        *args
+            The inputs of main, in parameter order (or none, to use those set before).
+        **kwargs
+            Its inputs by parameter name.
+
+        Returns
+        -------
+        result : NDArray or ADT or VMClosure
+            What main returns.
+        """
         return self.invoke("main", *args, **kwargs)
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
-        """Run like `invoke`, keeping the result for this thread's get_outputs."""
+        """Run a VM function like invoke, keeping its result for this thread's get_outputs,
+        get_output and get_num_outputs instead of returning it.
+        """
         self._state.last = self.invoke(func_name, *args, **kwargs)
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def set_outputs(self, func_name: str, *outputs) -> None:
-        """The tensors the next invoke of `func_name` (in this thread) writes its results into."""
+        """The tensors the next invoke of a function (in this thread) writes its results into, as
+        invoke_with_outputs does.
+
+        Parameters
+        ----------
+        *outputs
+            One NDArray per result (per field of a tuple result), of the result's shape and dtype.
+        """
         self._thread("outputs")[func_name] = list(outputs)
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def invoke_with_outputs(self, func_name: str, input_args, output_args) -> None:
-        """Run `func_name` writing its results into `output_args` (NDArrays, one per result, the
-        fields of a tuple result). `input_args` maps every parameter name to its value, or is
-        None/empty to use the inputs set before. Kernels write straight into the given tensors
-        (see vm/outputs.py); nothing is returned."""
+        """Run a VM function writing its results into given tensors (kernels write straight into
+        them; see vm/outputs.py).
+
+        Parameters
+        ----------
+        input_args : dict or None
+            {parameter name: value} for every parameter, or None / empty to use the inputs set
+            before.
+        output_args : NDArray or list of NDArray
+            One tensor per result (per field of a tuple result).
+        """
         if input_args:
             if not hasattr(input_args, "items"):
                 raise InputError(f"invoke_with_outputs: input_args must map parameter names to values, "
@@ -322,16 +466,50 @@ class VirtualMachine:
         return list(last.fields) if isinstance(last, ADT) else [last]
 
     def get_num_outputs(self) -> int:
+        """How many results the last invoke_stateful of this thread returned (the fields of a tuple).
+
+        Returns
+        -------
+        count : int
+            The number of outputs.
+        """
         return len(self.get_outputs())
 
     def get_output(self, index: int):
+        """One result of this thread's last invoke_stateful.
+
+        Parameters
+        ----------
+        index : int
+            Which result (which field of a tuple result), from 0.
+
+        Returns
+        -------
+        value : NDArray or ADT
+            The result.
+        """
         outs = self.get_outputs()
         if not 0 <= index < len(outs):
             raise InputError(f"get_output: index {index} out of range for {len(outs)} output(s)")
         return outs[index]
 
+    @shared_parameters(INVOCATION_PARAMETERS)
     def invoke_return_to_device(self, func_name: str, device_type=1, device_id=0, *args):
-        """TVM's end-to-end call: invoke on `args` and copy every tensor result to the host."""
+        """TVM's end-to-end call: invoke a VM function on the given inputs, then copy every tensor
+        result to the host.
+
+        Parameters
+        ----------
+        device_type : int, optional
+            Accepted for TVM's signature (the VM's own device is used). Defaults to 1.
+        device_id : int, optional
+            Accepted for TVM's signature. Defaults to 0.
+
+        Returns
+        -------
+        result : NDArray or ADT or VMClosure
+            What the function returns.
+        """
         result = self.invoke(func_name, *args)
         for value in (result.fields if isinstance(result, ADT) else [result]):
             if isinstance(value, NDArray):
@@ -349,12 +527,19 @@ class VirtualMachine:
                                                 [self.exe.lib], owner=self)
         return self._runtime_module
 
+    @shared_parameters({**TIMING_PARAMETERS, **INVOCATION_PARAMETERS}, TIMING_RESULT)
     def benchmark(self, device=None, *args, func_name="main", repeat=5, number=5, min_repeat_ms=None,
                   limit_zero_time_iterations=100, end_to_end=False, cooldown_interval_ms=0,
                   repeats_to_cooldown=1, **kwargs) -> BenchmarkResult:
-        """Time `func_name` (TVM's VirtualMachine.benchmark) through `self.module.time_evaluator`:
-        inputs given here are set once before timing; end_to_end=True passes them on every call
-        and copies the results to the host ("invoke_return_to_device")."""
+        """Time a VM function (TVM's VirtualMachine.benchmark) with `self.module.time_evaluator`.
+
+        Parameters
+        ----------
+        end_to_end : bool, optional
+            If True, every call passes the inputs and copies the results to the host
+            ("invoke_return_to_device"); if False (the default), the inputs given here are set once
+            before timing.
+        """
         min_repeat_ms = 0 if min_repeat_ms is None else min_repeat_ms
         if end_to_end:
             packed = list(args)

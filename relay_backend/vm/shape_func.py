@@ -1,4 +1,5 @@
-"""Shape functions of primitive functions with `Any` dims: a small shape interpreter.
+"""Shape functions of primitive functions with dynamic (Any or symbolic) dims: a small shape
+interpreter.
 
 A ShapeProgram is the primitive's body flattened into nodes (parameters, constants, op calls,
 tuples, tuple projections). Running it replays each op's type relation `op.rel(arg_types,
@@ -24,7 +25,7 @@ import numpy as np
 from ..errors import CompileError, ExecutionError, InputError, RelayError, SerializationError
 from ..ir.expr import Call, Constant, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
-from ..ir.types import TensorType, TupleType, is_any, type_to_str
+from ..ir.types import TensorType, TupleType, type_to_str
 from ..op.registry import OpDef, get as get_op
 from .bytecode import SUPPORTED_DTYPES
 
@@ -164,7 +165,7 @@ class ShapeProgram:
                 values.append(self._call(node, values, inputs))
         outs = flatten_types(values[self.outputs])
         for t in outs:
-            if any(is_any(d) for d in t.shape):
+            if t.is_dynamic:
                 raise ExecutionError(f"{self.name}: output shape {type_to_str(t)} is still unknown for "
                                      f"inputs {self._describe(inputs)}; the op needs a shape_func")
         return outs

@@ -95,3 +95,17 @@ def test_untyped_expression_is_a_clear_error():
     x = relay.var("x", shape=(3,))
     with pytest.raises(RelayError, match="InferType"):
         create_dataflow_graph(relay.exp(x))
+
+
+def test_broadcast_edge_over_a_size_variable_and_any_is_typed_without_tir_comparisons():
+    """(n, 3) + (?, 3): deciding whether the add broadcasts compares the shapes structurally (a plain
+    `==` on a size variable and Any would build a tir comparison and fail); the program runs."""
+    from relay_backend import te
+    n = te.size_var("n")
+    x, y = relay.var("x", shape=(n, 3)), relay.var("y", shape=(relay.Any(), 3))
+    out = relay.add(relay.nn.relu(x), y)
+    g = typed_graph(out)
+    assert g.edges[node_of(g, out.args[1]), node_of(g, out)]["pattern"] == OpPattern.BROADCAST
+    mod = relay.IRModule.from_expr(relay.Function([x, y], out))
+    a, b = np.ones((2, 3), "float32"), np.full((2, 3), 2.0, "float32")
+    np.testing.assert_array_equal(relay.create_executor("vm", mod=mod).evaluate()(a, b).numpy(), a + b)

@@ -549,3 +549,29 @@ def test_errors():
         cgen.compile_shared("int f( {", cgen.compile_flags(openmp=False))
     with pytest.raises(Exception, match="only 'c' source"):
         build(f, target="c").get_source("ll")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multiply_add_is_fused_as_in_llvm(dtype):
+    """a*b + c, a*b - c and c - a*b are one rounding (RB_FMAF / RB_FMA) where the CPU has FMA,
+    as the LLVM backend contracts them: (1 + e)^2 - (1 + 2e) is e^2 fused and 0 unfused.
+    The transcendental polynomials stay unfused (test_float32_math_vs_numpy_and_llvm checks
+    they are bitwise the LLVM ones)."""
+    from relay_backend.codegen import llvm_target
+    funcs = [_elementwise("fma_add", dtype, (4,), lambda a, b, c: a * b + c, nin=3),
+             _elementwise("fma_sub", dtype, (4,), lambda a, b, c: a * b - c, nin=3),
+             _elementwise("fma_rsub", dtype, (4,), lambda a, b, c: c - a * b, nin=3)]
+    src = codegen_c(funcs)
+    assert src.count("RB_FMA") >= 3 + 4       # three kernels + the prelude's macros
+    cmod, lmod = _both(funcs)
+    eps = np.finfo(dtype).eps ** 0.5 if dtype == "float64" else 2.0 ** -12
+    a = np.full(4, 1 + eps, dtype)
+    c = np.full(4, 1 + 2 * eps, dtype)
+    fused = llvm_target.host_has_feature("fma")
+    for name, third in (("fma_add", -c), ("fma_sub", c), ("fma_rsub", c)):
+        (got,) = _call(cmod, name, [a, a, third], [((4,), dtype)])
+        (llvm,) = _call(lmod, name, [a, a, third], [((4,), dtype)])
+        np.testing.assert_array_equal(got, llvm)
+        if fused:
+            want = np.float64(eps) ** 2 * (-1 if name == "fma_rsub" else 1)
+            np.testing.assert_allclose(got, want, rtol=1e-6)

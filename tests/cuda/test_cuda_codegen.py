@@ -176,3 +176,32 @@ def test_nvcc_errors_are_compile_errors():
     from relay_backend.codegen.cuda_compile import nvcc_ptx
     with pytest.raises(CompileError, match="nvcc rejected the generated source"):
         nvcc_ptx("this is not CUDA", "sm_75")
+
+
+def _multiply_add():
+    """out = a * b + c: the C printer writes it as one RB_FMAF (the CUDA emitter shares it)."""
+    a, b, c = (te.placeholder((256,), "float32", name=name) for name in "abc")
+    out = te.compute((256,), lambda i: a[i] * b[i] + c[i], name="out")
+    s = te.create_schedule(out)
+    bx, tx = s[out].split(out.op.axis[0], factor=64)
+    s[out].bind(bx, BX)
+    s[out].bind(tx, TX)
+    return te.lower(s, [a, b, c, out], "multiply_add")
+
+
+@needs_nvcc
+def test_fused_multiply_add_compiles_with_nvcc():
+    """RB_FMAF is defined in the prelude part CUDA shares (it used to be C-only: nvcc rejected
+    every kernel the printer fused a multiply-add in)."""
+    source, _ = codegen_cuda([_multiply_add()])
+    assert "RB_FMAF(" in source
+    mod = build([_multiply_add()], "cuda -arch=sm_80")
+    assert "multiply_add_kernel0" in mod.get_source("ptx")
+
+
+@needs_gxx
+def test_fused_multiply_add_emulated_matches_numpy():
+    a, b, c = (np.random.default_rng(k).uniform(-2, 2, 256).astype("float32") for k in range(3))
+    out = np.zeros_like(a)
+    Emulator([_multiply_add()]).run("multiply_add", a, b, c, out)
+    np.testing.assert_allclose(out, a * b + c, rtol=1e-6, atol=1e-6)

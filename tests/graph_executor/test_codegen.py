@@ -116,8 +116,12 @@ def test_resnet_block_with_batch_norm_matches_interpreter(opt_level):
         lib = relay.build(mod, params=params)
     kernels = _kernel_nodes(json.loads(lib.get_graph_json()))
     assert not any("batch_norm" in n["attrs"]["relay_ops"] for n in kernels)  # SimplifyInference
-    if opt_level == 3:
-        assert len(kernels) == 2                # conv+bn+relu ; conv+bn+add+relu
+    if opt_level == 3:      # conv+bn+relu ; conv+bn+add+relu, channel-blocked (AlterOpLayout), and
+        ops = sorted(n["attrs"]["relay_ops"] for n in kernels)      # the data's transform in and out
+        convs = [o for o in ops if "conv2d" in o]
+        assert len(convs) == 2 and all("contrib_conv2d_NCHWc" in o for o in convs), ops
+        assert not any("multiply" in o for o in ops), ops   # bn's scale folded into the weights
+        assert [o for o in ops if "conv2d" not in o] == ["layout_transform"] * 2, ops
     gmod = lib["default"](relay.cpu(0))
     gmod.run(data=data)
     np.testing.assert_allclose(gmod.get_output(0).numpy(), _interp(mod, params, data).numpy(),

@@ -18,6 +18,10 @@ from relay_backend.ir.types import Any, TensorType, TupleType
 from relay_backend.op import get, list_ops
 from relay_backend.op import nn
 
+from .blocked_refs import (blocked_to_nchw, direct_conv_nchwc, direct_dense_pack, direct_depthwise_nchwc,
+                           nchw_to_blocked)
+from .nn_ext_independent import NN_EXT_INDEPENDENT
+
 def attrs_of(name):
     return get(name).attrs_type
 
@@ -175,10 +179,13 @@ def ind_bias_like(x, v, a, fn):
 
 
 def in_layout(ind):
-    """An NCHW independent reference applied through transposes for a pool's `layout`."""
+    """An NCHW independent reference applied through transposes (or, for a channel-blocked
+    NCHW{b}c layout, channel-by-channel unblocking) for a pool's `layout`."""
     def run(x, a):
         if a.layout == "NCHW":
             return ind(x, a)
+        if a.layout.endswith("c"):
+            return nchw_to_blocked(ind(blocked_to_nchw(x), a), x.shape[-1])
         out = ind(np.transpose(x, [a.layout.index(c) for c in "NCHW"]), a)
         return np.transpose(out, ["NCHW".index(c) for c in a.layout])
     return run
@@ -189,6 +196,10 @@ INDEPENDENT = {
     "nn.matmul": ind_matmul,
     "nn.batch_matmul": ind_batch_matmul,
     "nn.conv2d": ind_conv2d,
+    "nn.contrib_conv2d_NCHWc": lambda x, k, a: direct_conv_nchwc(x, k, a.strides, a.padding, a.dilation, a.groups),
+    "nn.contrib_depthwise_conv2d_NCHWc": lambda x, k, a: direct_depthwise_nchwc(x, k, a.strides, a.padding,
+                                                                              a.dilation),
+    "nn.contrib_dense_pack": lambda x, w, a: direct_dense_pack(x, w),
     "nn.max_pool2d": in_layout(lambda x, a: ind_pool(x, a, "max")),
     "nn.avg_pool2d": in_layout(lambda x, a: ind_pool(x, a, "avg")),
     "nn.global_max_pool2d": in_layout(
@@ -210,6 +221,7 @@ INDEPENDENT = {
     "nn.pad": ind_pad,
     "nn.dropout": lambda x, a: (x, np.ones(x.shape)),
 }
+INDEPENDENT.update(NN_EXT_INDEPENDENT)   # the issue-20 nn ops (tests/op/nn_ext_independent.py)
 
 NN_OPS = [op for op in list_ops() if op.name.startswith("nn.")]
 CASES = [(op, i, s) for op in NN_OPS for i, s in enumerate(op.samples(np.random.default_rng(7)))]
@@ -315,8 +327,8 @@ def test_other_errors():
         get("nn.softmax").rel([T((2, 3))], attrs_of("nn.softmax")(2))
     with pytest.raises(AttrsError, match="rate"):
         nn.dropout(var("x"), rate=1.5)
-    with pytest.raises(OpNotImplemented, match="layout='NCHW4c'"):
-        nn.max_pool2d(var("x"), layout="NCHW4c")
+    with pytest.raises(OpNotImplemented, match="layout='CHWN'"):
+        nn.max_pool2d(var("x"), layout="CHWN")
     with pytest.raises(OpNotImplemented, match="out_layout='NCHW'"):
         nn.max_pool2d(var("x"), layout="NHWC", out_layout="NCHW")
 

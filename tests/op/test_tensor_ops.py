@@ -29,7 +29,8 @@ from relay_backend.op import list_ops
 from relay_backend.op.nn.activation import LeakyReluAttrs
 from relay_backend.op.tensor import CastAttrs, ClipAttrs
 
-TENSOR_MODULE = "relay_backend.op.tensor"
+# the table ops' references live in op/tensor.py and (the rarer ones) op/elemwise_math.py
+TENSOR_MODULES = ("relay_backend.op.tensor", "relay_backend.op.elemwise_math")
 TOLERANCE = {"float16": (1e-3, 1e-3), "float32": (1e-6, 1e-7), "float64": (1e-12, 1e-12)}
 
 
@@ -71,6 +72,45 @@ def _round_half_even(x):
 
 def _sign(x):
     return (x > 0) - (x < 0)
+
+
+def _trunc_mod(a, b):
+    if isinstance(a, float):
+        return math.fmod(a, b) if b != 0 else math.nan
+    return 0 if b == 0 else a - b * math.trunc(Fraction(a, b))   # the dividend's sign
+
+
+def _trunc_divide(a, b):
+    if isinstance(a, float):
+        if b == 0:
+            return math.copysign(math.inf, a) * math.copysign(1.0, b) if a != 0 else math.nan
+        return float(math.trunc(Fraction(a) / Fraction(b)))
+    return _trunc_div(a, b)
+
+
+def _shift(direction):
+    """Python's unbounded ints: a << s, a >> s (floor, i.e. arithmetic); amounts outside
+    [0, bits) give 0 (left) or the sign fill (right), as numpy defines them. Takes the
+    inputs' dtype (`needs_dtype`) for the width."""
+    def fn(attrs, a, s, dtype):
+        if not 0 <= s < 8 * np.dtype(dtype).itemsize:
+            return 0 if direction == "left" or a >= 0 else -1
+        return a << s if direction == "left" else a >> s
+    fn.needs_dtype = True
+    return fn
+
+
+def _bitwise(fn):
+    """Python's & | ^ on unbounded ints (two's complement for negatives), or on bools."""
+    return lambda attrs, a, b: fn(a, b) if isinstance(a, bool) else fn(int(a), int(b))
+
+
+def _classify(kind):
+    def fn(attrs, x):
+        x = float(x)
+        return {"isnan": math.isnan(x), "isinf": math.isinf(x),
+                "isfinite": math.isfinite(x)}[kind]
+    return fn
 
 
 def _un(fn):
@@ -128,6 +168,31 @@ INDEPENDENT = {
     "clip": (lambda attrs, x: _clip(x, attrs), SAME),
     "cast": (lambda attrs, x: _cast(x, attrs), lambda inputs, attrs: attrs.dtype),
     "where": (lambda attrs, c, x, y: x if c else y, lambda inputs, attrs: str(inputs[1].dtype)),
+    "acos": (_un(math.acos), SAME),
+    "acosh": (_un(math.acosh), SAME),
+    "asin": (_un(math.asin), SAME),
+    "asinh": (_un(math.asinh), SAME),
+    "atan": (_un(math.atan), SAME),
+    "atanh": (_un(math.atanh), SAME),
+    "tan": (_un(math.tan), SAME),
+    "sinh": (_un(math.sinh), SAME),
+    "cosh": (_un(math.cosh), SAME),
+    "log2": (_un(math.log2), SAME),
+    "log10": (_un(math.log10), SAME),
+    "trunc": (_un(math.trunc), SAME),
+    "isnan": (_classify("isnan"), BOOL),
+    "isinf": (_classify("isinf"), BOOL),
+    "isfinite": (_classify("isfinite"), BOOL),
+    "bitwise_not": (_un(lambda x: (not x) if isinstance(x, bool) else ~x), SAME),
+    "mod": (_bin(_trunc_mod), SAME),
+    "trunc_mod": (_bin(_trunc_mod), SAME),
+    "trunc_divide": (_bin(_trunc_divide), SAME),
+    "left_shift": (_shift("left"), SAME),
+    "right_shift": (_shift("right"), SAME),
+    "bitwise_and": (_bitwise(lambda a, b: a & b), SAME),
+    "bitwise_or": (_bitwise(lambda a, b: a | b), SAME),
+    "bitwise_xor": (_bitwise(lambda a, b: a ^ b), SAME),
+    "logical_xor": (_bin(lambda a, b: a != b), BOOL),
 }
 
 
@@ -150,12 +215,14 @@ def independent(name, inputs, attrs):
     dtype = {SAME: str(arrays[0].dtype), BOOL: "bool"}.get(out) if isinstance(out, str) else out(arrays, attrs)
     bcast = np.broadcast_arrays(*arrays)
     shape = bcast[0].shape if bcast else ()
-    values = [_to_dtype(fn(attrs, *(b.flat[i].item() for b in bcast)), dtype) for i in range(int(np.prod(shape)))]
+    extra = {"dtype": str(arrays[0].dtype)} if getattr(fn, "needs_dtype", False) else {}
+    values = [_to_dtype(fn(attrs, *(b.flat[i].item() for b in bcast), **extra), dtype)
+              for i in range(int(np.prod(shape)))]
     return np.array(values, dtype=dtype).reshape(shape)
 
 
 def _tensor_ops():
-    return [op for op in list_ops() if op.ref.__module__ == TENSOR_MODULE]
+    return [op for op in list_ops() if op.ref.__module__ in TENSOR_MODULES]
 
 
 def _cases():
@@ -238,9 +305,11 @@ def test_references_do_not_warn_on_special_values():
 
 # --- dtype rules -------------------------------------------------------------------------------------
 FLOAT_ONLY = ("exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos", "erf", "fast_exp",
-              "fast_tanh", "fast_erf")
+              "fast_tanh", "fast_erf", "acos", "acosh", "asin", "asinh", "atan", "atanh", "tan", "sinh",
+              "cosh", "log2", "log10")
 NO_BOOL_UNARY = ("negative", "abs", "sign", "nn.relu", "clip")
-NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod")
+NO_BOOL_BINARY = ("add", "subtract", "multiply", "divide", "power", "floor_divide", "floor_mod", "mod",
+                  "trunc_divide", "trunc_mod")
 
 
 def _infer(op_name, *types, attrs=None):
@@ -462,6 +531,9 @@ def _expected_division(name, a, b):
             return np.floor_divide(a, b)
         if name == "floor_mod":
             return np.mod(a, b)
+    if name in ("mod", "trunc_mod"):
+        vals = [_to_dtype(_trunc_mod(int(x), int(y)), a.dtype) for x, y in zip(a, b)]
+        return np.array(vals, a.dtype)
     vals = [_to_dtype(_trunc_div(int(x), int(y)), a.dtype) for x, y in zip(a, b)]
     return np.array(vals, a.dtype)
 
@@ -475,7 +547,7 @@ def test_numpy_integer_division_conventions():
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "int8", "uint32"])
-@pytest.mark.parametrize("name", ["divide", "floor_divide", "floor_mod"])
+@pytest.mark.parametrize("name", ["divide", "floor_divide", "floor_mod", "mod", "trunc_divide", "trunc_mod"])
 def test_integer_division_references_by_zero_and_minus_one(name, dtype):
     a, b = (np.array(v, dtype) for v in _division_inputs(dtype))
     with warnings.catch_warnings():
@@ -491,7 +563,7 @@ def test_integer_division_by_zero_and_minus_one_compiled():
     divisors and INT_MIN dividends, through TECompiler.jit (LLVM) and the AOT executor (C);
     before the guards this died with SIGFPE, so the kernels run in a child process."""
     cases = {}
-    for name in ("divide", "floor_divide", "floor_mod"):
+    for name in ("divide", "floor_divide", "floor_mod", "mod", "trunc_divide", "trunc_mod"):
         for dtype in ("int32", "int64", "int8", "uint32"):
             a, b = _division_inputs(dtype)
             cases[f"{name}-{dtype}-jit"] = (name, dtype, a, b, "jit")
@@ -510,3 +582,42 @@ def test_integer_division_by_zero_and_minus_one_compiled():
         a, b = np.array(a, dtype), np.array(b, dtype)
         np.testing.assert_array_equal(np.array(results[key], dtype), _expected_division(name, a, b),
                                       err_msg=f"{key}: a={a.tolist()} b={b.tolist()}")
+
+
+# --- bit operations, shifts, float classifiers ------------------------------------------------------
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"])
+def test_bit_ops_reject_floats(name):
+    T = relay.TensorType
+    with pytest.raises(TypeInferenceError, match=f"{name} expects integer"):
+        _infer(name, T((3,), "float32"), T((3,), "float32"))
+
+
+@pytest.mark.parametrize("name", ["left_shift", "right_shift"])
+def test_shifts_reject_bool_and_name_the_logical_ops(name):
+    T = relay.TensorType
+    with pytest.raises(TypeInferenceError, match="logical_and / logical_or"):
+        _infer(name, T((3,), "bool"), T((3,), "bool"))
+
+
+def test_classifiers_give_bool_on_every_dtype():
+    T = relay.TensorType
+    for name in ("isnan", "isinf", "isfinite"):
+        for dtype in ("float32", "int8", "bool"):
+            assert _infer(name, T((2, 3), dtype)) == T((2, 3), "bool")
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("kind", ["graph", "aot"])
+def test_shift_edge_amounts_compiled(kind):
+    """Amounts of 0, bits - 1, bits, bits + 1, -1 and INT_MIN / INT_MAX operands: numpy's values
+    (0 or the sign fill past the width), never LLVM's poison or C's undefined shift."""
+    a = np.array([-128, 127, -1, 1, -128, 5, -7, 64], "int8")
+    s = np.array([0, 7, 8, 9, -1, 127, 1, 6], "int8")
+    for name, fn in (("left_shift", np.left_shift), ("right_shift", np.right_shift)):
+        x, y = relay.var("x", shape=(8,), dtype="int8"), relay.var("y", shape=(8,), dtype="int8")
+        mod = relay.IRModule.from_expr(relay.Function([x, y], getattr(relay, name)(x, y)))
+        out = relay.create_executor(kind, mod=mod).evaluate()(a, s).numpy()
+        np.testing.assert_array_equal(out, fn(a, s), err_msg=f"{name} on {kind}")
+        expected = [_shift("left" if name == "left_shift" else "right")(None, int(v), int(k), "int8")
+                    for v, k in zip(a, s)]
+        np.testing.assert_array_equal(out, np.array([_to_dtype(v, "int8") for v in expected], "int8"))

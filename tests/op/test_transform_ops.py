@@ -90,8 +90,8 @@ def test_reshape_errors():
     for bad in [(-1, -1), (-5,), (-4, 2), (-4, -1, -1), (-4, 0, 3)]:
         with pytest.raises(AttrsError):
             ReshapeAttrs(bad)
-    with pytest.raises(OpNotImplemented, match="dynamic reshape"):
-        op.reshape(var("x", shape=(2, 3)), var("s", shape=(2,), dtype="int64"))
+    # a run-time newshape builds dyn.reshape, as tvm.relay.reshape does
+    assert op.reshape(var("x", shape=(2, 3)), var("s", shape=(2,), dtype="int64")).op.name == "dyn.reshape"
     c = op.reshape(var("x", shape=(2, 3)), const(np.array([3, -1], "int64")))
     assert call_type(c) == TensorType((3, 2))
     assert call_type(op.reshape(var("x", shape=(2, 3)), 6)) == TensorType((6,))
@@ -125,7 +125,8 @@ def test_layout_ops_any_dims():
     t = TensorType((A, 1, 3))
     assert rel("transpose", t, axes=(2, 0, 1)) == TensorType((3, A, 1))
     assert rel("expand_dims", t, axis=3) == TensorType((A, 1, 3, 1))
-    assert rel("squeeze", t) == TensorType((A, 3))  # an Any dim is kept when axis is None
+    with pytest.raises(TypeInferenceError, match="axis must be given when data has dynamic dims"):
+        rel("squeeze", t)  # axis=None needs static dims (TVM: "axis needs to be defined for dynamic input")
     assert rel("squeeze", t, axis=(0, 1)) == TensorType((3,))  # and assumed 1 when named
     assert rel("broadcast_to", t, shape=(2, 5, 4, 3)) == TensorType((2, 5, 4, 3))
     assert rel("tile", t, reps=(2, 2, 1)) == TensorType((A, 2, 3))
@@ -241,8 +242,11 @@ def test_strided_slice_any_and_errors():
         StridedSliceAttrs((0, 1), (1,))
     with pytest.raises(AttrsError, match="slice_mode"):
         StridedSliceAttrs((0,), (1,), slice_mode="stride")
-    with pytest.raises(OpNotImplemented):
-        op.strided_slice(var("x", shape=(4,)), var("b", shape=(1,), dtype="int64"), [2])
+    # run-time bounds build dyn.strided_slice (static ones become constants), as in tvm.relay
+    dyn = op.strided_slice(var("x", shape=(4,)), var("b", shape=(1,), dtype="int64"), [2])
+    assert dyn.op.name == "dyn.strided_slice" and dyn.args[2].data.numpy().tolist() == [2]
+    with pytest.raises(AttrsError, match="axes"):
+        op.strided_slice(var("x", shape=(4,)), var("b", shape=(1,), dtype="int64"), [2], axes=[0])
 
 
 # --- take -------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from relay_backend.op import list_ops
 from relay_backend.testing import executors
 from relay_backend.testing.program_gen import programs
 
+from .fused import fused_module
 from .profiles import profile
 
 
@@ -45,9 +46,7 @@ def test_fused_programs_round_trip():
     @profile(ci_examples=10, soak_examples=500)
     @given(program=programs(max_calls=20))
     def check(program):
-        with transform.PassContext(opt_level=3):
-            fused = transform.Sequential([transform.FuseOps(fuse_opt_level=2),
-                                          transform.InferType()])(program.mod)
+        fused = fused_module(program.mod)
         note(fused.astext())
         _check(fused)
     check()

@@ -10,6 +10,7 @@ from relay_backend import transform
 from relay_backend.op import list_ops
 from relay_backend.testing.program_gen import programs
 
+from .fused import fused_module
 from .profiles import profile
 
 
@@ -34,9 +35,7 @@ def test_fused_programs_round_trip():
     @profile(ci_examples=15, soak_examples=500)
     @given(program=programs(max_calls=20))
     def check(program):
-        with transform.PassContext(opt_level=3):
-            fused = transform.Sequential([transform.FuseOps(fuse_opt_level=2),
-                                          transform.InferType()])(program.mod)
+        fused = fused_module(program.mod)
         back = _round_trip(fused, note)
         prims = [n for n in relay.ir.functor.all_nodes_post_order(back["main"])
                  if isinstance(n, relay.Function) and n.is_primitive]

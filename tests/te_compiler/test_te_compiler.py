@@ -202,27 +202,23 @@ def test_schedule_error_names_the_anchor_op(compiler):
         unregister_strategy("add", "x86", fstrategy)
 
 
-def test_disk_key_depends_on_implementation_code_and_host_cpu(monkeypatch):
-    from relay_backend.strategy.base import OpImplementation
-    from relay_backend.te_compiler import cache
+def test_disk_key_depends_on_the_lowered_code_and_host_cpu():
+    from dataclasses import replace
+    from relay_backend.codegen import llvm_cache, llvm_target
 
-    def compute_a(attrs, inputs, out_type):
-        return inputs
+    def key(func, spec):                                              # lowered afresh each time
+        (prim,) = te_compiler.TECompiler().lower(func, "llvm").funcs.values()
+        return llvm_cache.kernel_key(prim, spec, "llvm", True)
 
-    def compute_b(attrs, inputs, out_type):
-        return list(inputs)
-
-    fp = cache.implementations_fingerprint
-    same = fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 10))])
-    assert same == fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 10))])
-    assert same != fp([("nn.relu", OpImplementation(compute_b, schedule_default, "relu.x", 10))])
-    assert same != fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.y", 10))])
-    assert same != fp([("nn.relu", OpImplementation(compute_a, schedule_default, "relu.x", 11))])
-    key = cache.CCacheKey(_primitive(), "llvm")
-    here = key.disk_key("k", same)
-    assert here == key.disk_key("k", same) and here != key.disk_key("k", "other")
-    monkeypatch.setattr(cache, "host_cpu_fingerprint", lambda: ("x86_64/othercpu", "+sse2"))
-    assert key.disk_key("k", same) != here
+    spec = llvm_target.machine_spec("llvm")
+    here = key(_primitive(), spec)
+    assert here == key(_primitive(), spec)                            # rebuilt: the same key
+    x = relay.var("x", shape=(2, 3))                                  # another kernel
+    other = relay.Function([x], relay.nn.relu(x)).with_attr("Primitive", 1)
+    assert key(other, spec) != here
+    assert key(_primitive(), replace(spec, cpu="othercpu")) != here
+    assert key(_primitive(), replace(spec, features=spec.features + ",-avx2")) != here
+    assert key(_primitive(), replace(spec, opt_level=2)) != here
 
 
 def test_disk_cache_never_serves_a_kernel_built_with_another_implementation(tmp_path):

@@ -109,6 +109,22 @@ CASES += [Case("where", lambda c, x, y: relay.where(c, x, y),
 CASES += [Case("full", lambda v: relay.full(v, (2, 3), F64), [I(())]),
           Case("full", lambda v: relay.full(v, (4,), F64), [I(())])]
 
+# the rarer elementwise ops (op/elemwise_math.py)
+CASES += _unary("log2", U.log2, 0.5, 2.0) + _unary("log10", U.log10, 0.5, 2.0) + _unary("tan", U.tan, -1.2, 1.2)
+CASES += _unary("sinh", U.sinh, -2, 2) + _unary("cosh", U.cosh, -2, 2) + _unary("asinh", U.asinh, -3, 3)
+CASES += _unary("asin", U.asin, -0.9, 0.9) + _unary("acos", U.acos, -0.9, 0.9) + _unary("atan", U.atan, -3, 3)
+CASES += _unary("acosh", U.acosh, 1.2, 4.0) + _unary("atanh", U.atanh, -0.9, 0.9)
+CASES += _unary("trunc", U.trunc, -3, 3, kind="away_from_int")
+for _name in ("isnan", "isinf", "isfinite"):
+    CASES += _unary(_name, getattr(U, _name), -3, 3)
+for _name in ("mod", "trunc_mod"):
+    CASES += [Case(_name, getattr(U, _name), [I((2, 3), 2.1, 2.9), I((2, 3), 1.0, 1.0 + 1e-3)]),
+              Case(_name, getattr(U, _name), [I((3,), -2.8, -2.2), I((1,), 2.0, 2.0)], note="negative dividend")]
+CASES += _binary("trunc_divide", U.trunc_divide, 0.5, 2.0, kind="distinct")
+CASES += [Case("cast_like", lambda x, y: relay.cast_like(x, y), [I((2, 3), dtype="float32"), I((4,), check=False)],
+               eps=1e-2),
+          Case("cast_like", lambda x, y: relay.cast_like(x, y), [I((4,)), I((), check=False)])]
+
 # reductions
 for _name in ("sum", "mean"):
     _fn = getattr(U, _name)
@@ -214,9 +230,37 @@ CASES += [Case("nn.adaptive_avg_pool2d", lambda x: relay.nn.adaptive_avg_pool2d(
           Case("nn.adaptive_avg_pool2d", lambda x: relay.nn.adaptive_avg_pool2d(x, (3, None)), [I((1, 2, 2, 2))],
                note="upsampling bins")]
 
+from .grad_cases_nn_ext import NN_EXT_CASES  # noqa: E402  (the issue-20 nn ops)
+
+CASES += NN_EXT_CASES
+
+CASES += [Case("gather_nd", lambda x, i: relay.gather_nd(x, i),
+               [I((3, 4)), I((1, 5), -3, 3, dtype="int32", kind="indices", check=False)],
+               note="row slices, repeated and negative rows"),
+          Case("gather_nd", lambda x, i: relay.gather_nd(x, i, batch_dims=1),
+               [I((2, 3, 2)), I((1, 2, 4), 0, 3, dtype="int64", kind="indices", check=False)],
+               note="batch_dims")]
+
+CASES += [Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 4, -1, "float64"),
+               [I((3,), 0, 4, dtype="int32", kind="indices", check=False), I(()), I(())]),
+          Case("one_hot", lambda i, on, off: relay.one_hot(i, on, off, 3, 0, "float64"),
+               [I((2, 2), -1, 4, dtype="int64", kind="indices", check=False), I(()), I(())],
+               note="axis 0, indices out of range")]
+
+CASES += [Case("reshape_like", lambda x, y: relay.reshape_like(x, y), [I((2, 6)), I((3, 4), check=False)]),
+          Case("reshape_like", lambda x, y: relay.reshape_like(x, y, lhs_begin=1, rhs_end=2),
+               [I((2, 3, 2)), I((6, 1, 5), check=False)], note="spans")]
+CASES += [Case("collapse_sum_like", relay.collapse_sum_like, [I((2, 3, 4)), I((3, 1), check=False)]),
+          Case("collapse_sum_like", relay.collapse_sum_like, [I((4, 2)), I((2,), check=False)])]
+CASES += [Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, (3, 1)), [I((2, 3, 4))]),
+          Case("collapse_sum_to", lambda x: relay.collapse_sum_to(x, ()), [I((2, 2))], note="to a scalar")]
+
+CASES += [Case("contrib_reverse_reshape", lambda x: relay.reverse_reshape(x, (-1, 0)), [I((2, 3, 2))]),
+          Case("contrib_reverse_reshape", lambda x: relay.reverse_reshape(x, (0, -3)), [I((4, 2, 3))])]
+
 # ops without inputs have a registered (empty) gradient but nothing to check
 NO_INPUTS = ("zeros", "ones", "arange",
-             "shape_of")   # an integer result: no numeric derivative to compare with
+             "shape_of", "ndarray_size")   # an integer result: no numeric derivative to compare with
 
 
 def cases_by_op() -> dict:

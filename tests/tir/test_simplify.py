@@ -97,3 +97,20 @@ def test_deep_chain_does_not_recurse():
     for _ in range(10000):
         e = e * 1.0 + 0.0
     assert str(tir.simplify(e)) == "x"
+
+
+def test_split_guards_over_a_size_variable_are_decided():
+    """The guards of splits over symbolic extents: x % n lies in [0, n) for a size variable n
+    (n = 0 is undefined), and a block index bounded that way stays below the rounded extent."""
+    from relay_backend import te
+    n, f = te.size_var("n"), tir.Var("f")
+    q = (n + 7) // 8
+    assert str(tir.simplify(tir.floormod(f, n) >= 0)) == "True"
+    assert str(tir.simplify(tir.floormod(f, n) < n)) == "True"
+    assert str(simplify_expr(tir.floormod(f, q) * 8 + i < q * 8, {id(i): (0, 7)})) == "True"
+    # not provable: kept, and right to keep (i = 7 with f % q = q - 1 reaches q * 8)
+    assert str(simplify_expr(tir.floormod(f, q) * 8 + i < q * 8 - 1, {id(i): (0, 7)})) != "True"
+    assert str(tir.simplify(tir.floormod(f, n) < n - 1)) != "True"
+    assert str(tir.simplify(tir.floormod(f, tir.Var("m")) >= 0)) != "True"   # m may be negative
+    for vf, vn in itertools.product(range(-9, 10), range(1, 6)):
+        assert 0 <= _eval(tir.floormod(f, n), {f: vf, n: vn}) < vn

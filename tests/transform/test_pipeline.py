@@ -1,25 +1,28 @@
 """The default pipeline is Relay v0.18's GetPassPrefix + FuseOps with the passes that exist
-here (after PlanDevices): the names run at each opt_level, the VM's EtaExpand, disabled_pass, and build() running
-exactly that list (observed with a PassTiming instrument)."""
+here (after PlanDevices): the names run at each opt_level, the VM's EtaExpand, disabled_pass, and
+build() running exactly that list (observed with a PassTiming instrument); AlterOpLayout at
+opt_level 3 with the build's target; the pipeline told its target or its device type."""
 import io
 
 import numpy as np
+import pytest
 
 import relay_backend as relay
-from relay_backend.transform import PassContext, PassTiming, pipeline_passes, print_pipeline
+from relay_backend.errors import RelayError
+from relay_backend.transform import PassContext, PassTiming, default_pipeline, pipeline_passes, print_pipeline
 
 LEVEL_2 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference", "FoldConstant",
            "FoldConstant",   # FoldScaleAxis's own FoldConstant: its scale passes are opt_level 3
            "SimplifyExpr", "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
 LEVEL_3 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference",
            "EliminateCommonSubexpr", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "SimplifyExprPostAlterOp", "FoldConstant",
-           "FuseOps"]
+           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
+           "FoldConstant", "FuseOps"]
 LEVEL_4 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference",
            "EliminateCommonSubexpr", "CombineParallelConv2d", "CombineParallelDense",
            "CombineParallelBatchMatmul", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "SimplifyExprPostAlterOp", "FastMath",
-           "FoldConstant", "FuseOps"]
+           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
+           "FastMath", "FoldConstant", "FuseOps"]
 
 
 def without_infer(names):
@@ -67,3 +70,27 @@ def test_build_runs_the_listed_passes():
     for expected in top_level:
         assert expected in ran_top, (expected, ran_top)
     assert "FoldScaleAxis" in ran_top
+
+
+def _annotated_conv_module():
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w = relay.const(np.random.default_rng(1).normal(size=(8, 8, 3, 3)).astype("float32"))
+    body = relay.nn.conv2d(relay.annotation.on_device(x, relay.cpu()), w, padding=(1, 1))
+    return relay.IRModule.from_expr(relay.Function([x], body))
+
+
+def test_pipeline_is_told_a_target_or_a_device_type():
+    """A Target carries its device type (PlanDevices checks the annotations against it) and is
+    what AlterOpLayout alters for; a bare device type (keyword, or positional as before) reaches
+    only PlanDevices."""
+    with PassContext(opt_level=3):
+        by_target = default_pipeline(target=relay.target.Target("llvm"))(_annotated_conv_module())
+        by_device = default_pipeline(device_type=1)(_annotated_conv_module())
+        by_position = default_pipeline(True, False, 1)(_annotated_conv_module())
+        assert "nn.contrib_conv2d_NCHWc" in by_target.astext()
+        for mod in (by_device, by_position):
+            assert "NCHWc" not in mod.astext() and "nn.conv2d" in mod.astext()
+        for told in ({"target": relay.target.Target("cuda")}, {"device_type": 2},
+                     {"target": "llvm", "device_type": 2}):
+            with pytest.raises(RelayError, match="runs on cuda"):
+                default_pipeline(**told)(_annotated_conv_module())

@@ -1,5 +1,6 @@
-"""Progress bars (relay_backend.progress): drawn on a terminal, quiet in pipes and with
-RB_PROGRESS=0, forced with RB_PROGRESS=1; the ONNX importer's bar stays quiet off a terminal."""
+"""Progress bars (relay_backend.progress): drawn when stdout and stderr are terminals, quiet in
+pipes, with a redirected stderr and with RB_PROGRESS=0, forced with
+RB_PROGRESS=1; the ONNX importer's bar stays quiet off a terminal."""
 import io
 
 import pytest
@@ -25,11 +26,14 @@ def rb_progress(monkeypatch):
     config.reload()
 
 
-@pytest.mark.parametrize("setting, stdout_is_tty, shown", [
-    (None, True, True), (None, False, False), ("0", True, False), ("1", False, True)])
-def test_bars_follow_the_terminal_and_rb_progress(rb_progress, monkeypatch, setting, stdout_is_tty, shown):
+@pytest.mark.parametrize("setting, stdout_is_tty, stderr_is_tty, shown", [
+    (None, True, True, True), (None, False, True, False), (None, True, False, False),
+    ("0", True, True, False), ("1", False, False, True)])
+def test_bars_follow_the_terminal_and_rb_progress(rb_progress, monkeypatch, setting, stdout_is_tty,
+                                                  stderr_is_tty, shown):
     rb_progress(setting)
     monkeypatch.setattr("sys.stdout", _Terminal() if stdout_is_tty else io.StringIO())
+    monkeypatch.setattr("sys.stderr", _Terminal() if stderr_is_tty else io.StringIO())
     assert progress.enabled() is shown
     bar = progress.progress_bar(total=3)
     assert isinstance(bar, progress.QuietBar) is not shown

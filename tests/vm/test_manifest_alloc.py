@@ -91,3 +91,30 @@ def test_tuple_arguments_and_results_are_flat_for_kernels():
     a, b = np.arange(3, dtype="float32"), np.full(3, 10.0, "float32")
     out = rvm.VirtualMachine(rvm.compile(relay.IRModule.from_expr(func))).run((a, b))
     assert [o.numpy().tolist() for o in out] == [[10.0], [11.0], [12.0]]       # split(a + b, 3)
+
+
+def test_symbolic_outputs_get_shape_functions_and_run_for_two_sizes():
+    """Size variables are dynamic dims for ManifestAlloc: a kernel over `n` gets its output from a
+    shape function reading the input shapes, dyn.arange one reading its inputs' values."""
+    from relay_backend import te
+    n = te.size_var("n")
+    x, y = relay.var("x", shape=(n, 3)), relay.var("y", shape=(n * 2, 3))
+    stop = relay.var("stop", shape=(), dtype="int32")
+    both = relay.concatenate([relay.exp(x), y], 0)
+    func = relay.Function([x, y, stop], relay.Tuple([both, relay.reshape(both, (-1,)),
+                                                     relay.arange(stop, dtype="int32")]))
+    mod = _optimized(func)
+    names = _dialect_calls(mod)
+    assert "vm.check_shapes" not in names and names.count("vm.shape_func") == 3
+    assert names.count("vm.reshape_tensor") == 1
+    assert "is_inputs=[1, 1, 1]" in mod.astext()   # dyn.arange: the values of start, stop, step
+    relay.transform.InferType()(mod)
+    vm = rvm.VirtualMachine(rvm.compile(relay.IRModule.from_expr(func)))
+    for size in (1, 4):
+        xv = RNG.standard_normal((size, 3)).astype("float32")
+        yv = RNG.standard_normal((2 * size, 3)).astype("float32")
+        joined, flat, counted = vm.run(xv, yv, np.array(size + 2, "int32"))
+        expected = np.concatenate([np.exp(xv), yv])
+        np.testing.assert_allclose(joined.numpy(), expected, rtol=1e-6)
+        np.testing.assert_allclose(flat.numpy(), expected.reshape(-1), rtol=1e-6)
+        np.testing.assert_array_equal(counted.numpy(), np.arange(size + 2, dtype="int32"))

@@ -3,7 +3,9 @@
 A task's `workload` = (name, *serialized args) is the key of records and of config queries.
 Arguments serialize to JSON-able, hashable tuples, so a workload survives a log file:
 
-    te.Tensor        -> ("TENSOR", shape, dtype)      (a placeholder again when instantiated)
+    te.Tensor        -> ("TENSOR", shape, dtype)      (a placeholder again when instantiated; a
+                        symbolic dimension is its expression's text, as TVM writes a Var's
+                        name: such a workload can be queried, never measured)
     op Attrs         -> ("ATTRS", class name, ((field, value), ...))   (rebuilt from the class
                         registry of Attrs subclasses: a log never names code to import)
     relay TensorType -> ("TYPE", shape, dtype)
@@ -43,11 +45,11 @@ def _attrs_classes() -> dict:
 
 def _encode(x):
     if isinstance(x, te.Tensor):
-        return ("TENSOR", tuple(_const_int(d) for d in x.shape), str(x.dtype))
+        return ("TENSOR", tuple(_encode_dim(d) for d in x.shape), str(x.dtype))
     if isinstance(x, Attrs):
         return ("ATTRS", type(x).__name__, tuple((k, _encode(v)) for k, v in x.items()))
     if isinstance(x, TensorType):
-        return ("TYPE", tuple(_const_int(d) for d in x.shape), str(x.dtype))
+        return ("TYPE", tuple(_encode_dim(d) for d in x.shape), str(x.dtype))
     if isinstance(x, TupleType):
         return ("TUPLE_TYPE", tuple(_encode(f) for f in x.fields))
     if isinstance(x, (list, tuple)):
@@ -58,6 +60,33 @@ def _encode(x):
         return x
     raise TuningError(f"autotvm: cannot put a {type(x).__name__} ({str(x)[:60]}) in a workload; "
                       f"use tensors, attrs, types, numbers, strings or tuples of them")
+
+
+def _encode_dim(d):
+    """A static dimension as its int, a symbolic one as the text of its expression."""
+    if isinstance(d, (E.IntImm, int)):
+        return _const_int(d)
+    return str(d)
+
+
+def is_static_workload(workload) -> bool:
+    """Whether every tensor shape in a (serialized) workload is static, so it can be measured.
+
+    Parameters
+    ----------
+    workload : tuple
+        A workload as args_to_workload makes it.
+
+    Returns
+    -------
+    static : bool
+        False when a tensor or type in it has a symbolic dimension.
+    """
+    if isinstance(workload, tuple):
+        if len(workload) == 3 and workload[0] in ("TENSOR", "TYPE") and isinstance(workload[1], tuple):
+            return all(isinstance(d, int) for d in workload[1])
+        return all(is_static_workload(item) for item in workload)
+    return True
 
 
 def _const_int(d) -> int:

@@ -23,7 +23,8 @@ from ...errors import TuningError
 from ...target import Target
 from ... import te
 from .dispatcher import query_config
-from .task import register_task_compute, register_task_schedule, serialize_args, workload_config
+from .task import (is_static_workload, register_task_compute, register_task_schedule, serialize_args,
+                   workload_config)
 
 
 class TaskExtractEnv:
@@ -51,6 +52,8 @@ class TaskExtractEnv:
 
     def add_task(self, task_name, args):
         key = (task_name, serialize_args(args))
+        if not is_static_workload(key[1]):
+            return          # a symbolic shape cannot be measured: the build uses the fallback
         if self.allow_duplicate or key not in self.task_collection:
             self.task_collection.append(key)
 

@@ -55,6 +55,11 @@ def iter_graphs(graph):
                 stack.extend(attr.graphs)
 
 
+class UndeclaredElementShapeError(InputError):
+    """A sequence or optional graph input declares no shape for its tensors, and from_onnx's shape
+    argument gives none: Relay types need at least the rank."""
+
+
 class DynamicInputError(OpNotImplemented):
     """A converter needs the value of an input (axes, pads, shape, ...) that is only known at run time."""
 
@@ -97,8 +102,9 @@ class NodeAttrs:
 class NodeContext:
     """What a converter sees: the node, its attrs, opset, and the importer's typed builder."""
 
-    def __init__(self, importer, node, attrs: NodeAttrs, opset: int, since: int):
+    def __init__(self, importer, node, attrs: NodeAttrs, opset: int, since: int, values=None):
         self.importer = importer
+        self.values = values  # the ONNX name -> expression table in force (subgraphs read it)
         self.node = node
         self.attrs = attrs
         self.opset = opset
@@ -145,9 +151,9 @@ class NodeContext:
         return tuple(self.importer.type_of(expr).shape)
 
     def static_shape(self, expr, what: str = "data") -> tuple:
-        from ...ir.types import is_any
+        from ...ir.types import is_static
         shape = self.shape(expr)
-        if any(is_any(d) for d in shape):
+        if not all(is_static(d) for d in shape):  # Any or a size variable
             raise self.fail_shape(f"{what} has a dynamic shape {shape}, which this converter needs static",
                             "give static input shapes via from_onnx(model, shape={...})")
         return tuple(int(d) for d in shape)

@@ -13,21 +13,26 @@ error is reported as an InvalidModelError naming the node, never as a bare excep
 
 What cannot be imported is reported all at once: every unsupported op, and every node whose
 attribute values or run-time inputs its converter rejects (see OnnxImporter._convert_all).
+
+ONNX sequences and optionals become the Prelude's List and Option (adt.py): expressions the op
+relations cannot type record their type with `typed`, and a model that uses them is imported into
+a module holding the Prelude. Subgraphs (If branches, Loop and SequenceMap bodies) are converted
+by `convert_subgraph`, seeing the enclosing graphs' values by name.
 """
 import numpy as np
 
 from ...errors import InputError, OpNotImplemented, RelayError
 from ...ir.expr import Call, Constant, Function, Tuple, TupleGetItem, Var, var
 from ...ir.module import IRModule
-from ...ir.types import Any, TensorType, TupleType, is_any
+from ...ir.types import Any, TensorType, TupleType, is_any, is_static
 from ...op.registry import OpDef
 from ...progress import track
 from ...runtime import ndarray as _nd
 from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
 from ..spans import node_span, set_span
-from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext, const,
-                     iter_graphs, node_where, onnx_dtype)
+from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext,
+                     UndeclaredElementShapeError, const, iter_graphs, node_where, onnx_dtype)
 from .inference import inferred_types
 from .loading import load_model
 from .tensors import tensor_to_array
@@ -53,7 +58,25 @@ def _schema_version(op_type: str, opset: int):
 
 
 class OnnxImporter:
-    """Holds the value table (ONNX name -> relay Expr) and the typing/folding memo."""
+    """The state of one ONNX import: the value table (ONNX name -> Relay expression) and the
+    typing and folding memo the converters use (from_onnx makes one).
+
+    Parameters
+    ----------
+    table : dict
+        The converters, by ONNX op type (frontend.onnx.converters.CONVERTERS).
+    shape : dict of str to tuple, optional
+        {input name: shape} overriding the declared shapes. Defaults to None.
+    dtype : str or dict, optional
+        The dtype of inputs without a declared type. Defaults to "float32".
+    opset : int, optional
+        The opset to import with; None (the default) uses the model's.
+    freeze_params : bool, optional
+        Whether initializers become constants (True, the default) or parameters.
+    bind_inputs : dict, optional
+        {graph input name: value} imported as constants (for subgraphs whose inputs are
+        known). Defaults to None.
+    """
 
     def __init__(self, table, shape=None, dtype="float32", opset=None, freeze_params=True, bind_inputs=None):
         self.table = table
@@ -63,13 +86,52 @@ class OnnxImporter:
         self.opset_override = check_opset_argument(opset)
         self.freeze_params = freeze_params
         self._memo = {}  # id(expr) -> (expr, normalized expr, type); holding expr keeps the id alive
+        self._adt = None  # the AdtKit (List, Option), made when the model first uses a sequence or optional
+        self.structure = {}  # id(expr) -> (expr, StaticSequence | StaticOptional), see adt.py
+
+    @property
+    def adt(self):
+        """The AdtKit whose module becomes the imported module once a sequence or optional appears."""
+        if self._adt is None:
+            from .adt import AdtKit
+            self._adt = AdtKit()
+        return self._adt
+
+    def typed(self, expr, ty):
+        """Record the type of `expr`, which the op relations cannot type (an ADT value, a match, an
+        If, a let-bound loop); returns `expr`. Such expressions are never folded."""
+        self._memo[id(expr)] = (expr, expr, ty)
+        return expr
 
     # --- typing and folding ----------------------------------------------------------------------
     def normalize(self, expr):
-        """`expr` with constant calls folded (memoized); its type is recorded too."""
+        """An expression with its constant calls folded (memoized); its type is recorded too.
+
+        Parameters
+        ----------
+        expr : Expr
+            An expression a converter built.
+
+        Returns
+        -------
+        expr : Expr
+            The folded expression.
+        """
         return self._visit(expr)[0]
 
     def type_of(self, expr):
+        """The type of an expression a converter built (inferred once, memoized with normalize).
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression.
+
+        Returns
+        -------
+        type : Type
+            Its inferred type.
+        """
         return self._visit(expr)[1]
 
     def _visit(self, expr):
@@ -138,11 +200,24 @@ class OnnxImporter:
         return model_opset(model) if self.opset_override is None else self.opset_override
 
     def check_supported(self, graph, opset: int) -> dict:
-        """{(domain, op_type): why} for every op of the model this importer cannot convert.
+        """The ops of a graph this importer cannot convert, found before any conversion.
 
         Raises at once only for an opset below MIN_OPSET or beyond the installed onnx; import_model
         reports the ops together with every node-level problem (unsupported attribute values,
-        run-time inputs) at once."""
+        run-time inputs).
+
+        Parameters
+        ----------
+        graph : onnx.GraphProto
+            The model's graph (subgraphs are searched too).
+        opset : int
+            The opset the model is imported with.
+
+        Returns
+        -------
+        problems : dict
+            {(domain, op_type): why it cannot be converted}; empty when every op can be.
+        """
         if opset < MIN_OPSET:
             raise OpNotImplemented(f"from_onnx: the model uses ONNX opset {opset}; supported opsets are "
                                    f"{MIN_OPSET} and later (convert it with onnx.version_converter)")
@@ -167,6 +242,19 @@ class OnnxImporter:
         return problems
 
     def import_model(self, model):
+        """Convert an ONNX model into a Relay module and its params (what from_onnx returns).
+
+        Parameters
+        ----------
+        model : onnx.ModelProto or bytes or str or os.PathLike
+            The model, its serialized bytes, or the path of a .onnx file.
+
+        Returns
+        -------
+        result : tuple
+            (IRModule, params): the typed module whose main takes the graph inputs (then the
+            initializers when freeze_params is False), and {initializer name: NDArray} for those.
+        """
         model = load_model(model)
         graph = model.graph
         self.shape, self.dtype = check_arguments(graph, self.shape, self.dtype)
@@ -203,13 +291,16 @@ class OnnxImporter:
         body = outs[0] if len(outs) == 1 else Tuple(outs)
         func = Function(input_vars + param_vars, body)
         from ...transform import InferType
-        return InferType()(IRModule.from_expr(func)), params
+        if self._adt is None or not _uses_adts(func):
+            return InferType()(IRModule.from_expr(func)), params
+        mod = self._adt.mod
+        mod["main"] = func
+        return InferType()(mod), params
 
     def _input_var(self, inp):
         tt = inp.type.tensor_type
         if not inp.type.HasField("tensor_type"):
-            raise OpNotImplemented(f"from_onnx: graph input {inp.name!r} is not a tensor "
-                                   "(sequences, maps and optionals are not supported)")
+            return self._adt_input_var(inp)
         dtype = self.dtype.get(inp.name, "float32") if isinstance(self.dtype, dict) else self.dtype
         if tt.elem_type:
             declared = onnx_dtype(tt.elem_type, f"graph input {inp.name!r}")
@@ -227,6 +318,39 @@ class OnnxImporter:
                              f"shape={{{inp.name!r}: (...)}}")
         return var(inp.name, shape=shape, dtype=dtype)
 
+    def _adt_input_var(self, inp):
+        """The variable of a sequence- or optional-typed graph input (List[...] / Option[...])."""
+        from .adt import onnx_value_type
+        what = f"from_onnx: graph input {inp.name!r}"
+        ty = onnx_value_type(lambda: self.adt, inp.type, what, self.shape.get(inp.name))
+        if ty is None:
+            raise UndeclaredElementShapeError(f"{what} is a sequence or optional whose element shape is not "
+                                              f"declared; pass the element shape as shape={{{inp.name!r}: (...)}} "
+                                              "(None for a dynamic dimension)")
+        return var(inp.name, ty)
+
+    def convert_subgraph(self, graph, outer_values, opset, input_exprs):
+        """The output expressions of `graph` (an If branch, a Loop or SequenceMap body) with its
+        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible."""
+        import collections
+        check_node_schemas(graph, opset)
+        values = collections.ChainMap({}, outer_values)
+        for init in graph.initializer:
+            values[init.name] = const(tensor_to_array(init, f"initializer {init.name!r} of subgraph {graph.name!r}"))
+        if len(input_exprs) != len(graph.input):
+            raise InvalidModelError(f"subgraph {graph.name!r} declares {len(graph.input)} inputs, but its node gives "
+                                    f"it {len(input_exprs)}")
+        for inp, expr in zip(graph.input, input_exprs):
+            values[inp.name] = expr
+        for node in graph.node:
+            self._convert_node(node, values, opset)
+        outs = []
+        for out in graph.output:
+            if out.name not in values or values[out.name] is None:
+                raise InvalidModelError(f"subgraph {graph.name!r}: output {out.name!r} is not produced by any node")
+            outs.append(self.normalize(values[out.name]))
+        return outs
+
     def _convert_all(self, model, values, opset, unsupported_ops):
         """Convert every node; collect what is unsupported and raise it all at once.
 
@@ -238,10 +362,11 @@ class OnnxImporter:
         unsupported attributes are reported."""
         failed, tainted = [], set()  # tainted: ONNX value names that derive from a placeholder
         unchecked, inferred = 0, None
-        consumed = {name for node in model.graph.node for name in node.input}
+        consumed = {name for node in model.graph.node for name in _reads(node)}
         for node in track(model.graph.node, desc="import ONNX", unit="node"):
-            is_tainted = any(n in tainted for n in node.input if n)
-            if any(n and n in values and values[n] is None for n in node.input):
+            reads = _reads(node)
+            is_tainted = any(n in tainted for n in reads if n)
+            if any(n and n in values and values[n] is None for n in reads):
                 unchecked += 1  # an input we could not even type: skip the node
                 err = None
             elif (node.domain or "", node.op_type) in unsupported_ops:
@@ -316,7 +441,7 @@ class OnnxImporter:
                 inputs.append(values[name])
         try:
             attrs = NodeAttrs(node)
-            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset))
+            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset), values)
             out = conv.fn(ctx, inputs)
             unread = attrs.unread()
             if unread:
@@ -354,6 +479,28 @@ def _is_const(e) -> bool:
     return isinstance(e, Constant) or (isinstance(e, Tuple) and all(_is_const(f) for f in e.fields))
 
 
+def _uses_adts(func) -> bool:
+    """Whether `func` builds, matches or takes ADT values or calls a global function (so it needs
+    the module holding the Prelude), rather than being plain dataflow over tensors."""
+    from ...ir.adt import Constructor, Match
+    from ...ir.expr import GlobalVar
+    from ...ir.functor import all_nodes_post_order
+    from ...ir.types import TypeCall
+    if any(isinstance(p.type_annotation, TypeCall) for p in func.params):
+        return True
+    return any(isinstance(node, (Constructor, GlobalVar, Match)) for node in all_nodes_post_order(func))
+
+
+def _reads(node) -> list:
+    """The value names `node` reads: its inputs and, for If / Loop / SequenceMap, every name the
+    nodes of its subgraphs read (a subgraph may use the enclosing graphs' values by name)."""
+    names = list(node.input)
+    for attr in node.attribute:
+        for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            names.extend(name for sub in _all_nodes(graph) for name in sub.input)
+    return names
+
+
 def _all_nodes(graph):
     """Every node, including those inside subgraph attributes (If / Loop bodies)."""
     for each in iter_graphs(graph):
@@ -375,22 +522,40 @@ def _prefixed(err, where: str):
 def _check_static_size(ty, what: str):
     """check_tensor_size for every fully static tensor in `ty` (a TensorType or TupleType)."""
     for field in (ty.fields if isinstance(ty, TupleType) else [ty]):
-        if isinstance(field, TensorType) and not any(is_any(d) for d in field.shape):
+        if isinstance(field, TensorType) and all(is_static(d) for d in field.shape):
             check_tensor_size(field.shape, field.dtype, what)
 
 
 def from_onnx(model, shape=None, dtype="float32", opset=None, freeze_params=True):
-    """Convert an ONNX model to (IRModule, params), as tvm.relay.frontend.from_onnx.
+    """Convert an ONNX model to a Relay module and its params (tvm.relay.frontend.from_onnx).
 
-    model: an onnx.ModelProto, its serialized bytes, or a path (str or os.PathLike; external data
-    files are read from the model's directory only). Invalid input raises a RelayError naming what is
-    wrong: SerializationError for bytes that are not a model, InputError for a missing file or a bad
-    argument, InvalidModelError (an InputError) for a model that breaks the ONNX standard,
-    OpNotImplemented for what this importer does not support.
-    shape: {input name: shape} overrides the declared shapes (needed for symbolic dims when
-    shape-computing subgraphs must fold); dtype: str or {input name: dtype} for inputs without
-    a declared type; opset: override the model's opset; freeze_params: initializers become
-    constants (True) or parameters of main returned in `params` (False).
+    Invalid input raises a RelayError naming what is wrong: SerializationError for bytes that
+    are not a model, InputError for a missing file or a bad argument, InvalidModelError (an
+    InputError) for a model that breaks the ONNX standard, OpNotImplemented for what this
+    importer does not support.
+
+    Parameters
+    ----------
+    model : onnx.ModelProto or bytes or str or os.PathLike
+        The model, its serialized bytes, or a path to it (external data files are read from
+        the model's directory only).
+    shape : dict of str to tuple, optional
+        {input name: shape} overriding the shapes the model declares (needed for symbolic
+        dims when shape-computing subgraphs must fold). Defaults to None.
+    dtype : str or dict of str to str, optional
+        The dtype of inputs without a declared type, for all or by input name. Defaults to
+        "float32".
+    opset : int, optional
+        The opset to import with, overriding the model's; None (the default) uses the
+        model's.
+    freeze_params : bool, optional
+        If True (the default), initializers become constants of main; if False, they become
+        parameters of main, returned in `params`.
+
+    Returns
+    -------
+    result : tuple
+        (IRModule, params), params being {name: NDArray} (empty when frozen).
     """
     from .converters import CONVERTERS
     return OnnxImporter(CONVERTERS, shape, dtype, opset, freeze_params).import_model(model)

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ...errors import InputError, OpNotImplemented
+from ...errors import InputError, OpNotImplemented, RelayError
 from ...ir.types import Any
 from .common import ONNX_DTYPES, InvalidModelError, node_where
 
@@ -60,8 +60,13 @@ def _dtype_name(value):
     return name if name in ONNX_DTYPES.values() else None
 
 
-def _shape_of(value):
-    """The shape `value` gives (ints; None, -1 or Any() for a dynamic dim), or None if it is not one."""
+def _shape_of(value, size_vars: dict):
+    """The shape `value` gives, or None if it is not one: ints; None, -1 or Any() for a dynamic dim;
+    a size variable or an integer tir expression on them (te.size_var("n"), n * 2) for a symbolic
+    dim; a name ("n") for the int32 size variable of that name, one per name across the call (so
+    two inputs sharing "n" must get the same size at run time)."""
+    from ...ir.dims import normalize_dim
+    from ...tir import expr as tir_expr
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
         return None
     dims = []
@@ -70,6 +75,16 @@ def _shape_of(value):
             dims.append(Any())
         elif isinstance(dim, numbers.Integral) and not isinstance(dim, bool):
             dims.append(int(dim) if int(dim) >= 0 else Any())
+        elif isinstance(dim, str) and dim.isidentifier():
+            if dim not in size_vars:
+                from ...te import size_var
+                size_vars[dim] = size_var(dim)
+            dims.append(size_vars[dim])
+        elif isinstance(dim, tir_expr.PrimExpr) and str(getattr(dim, "dtype", "")).startswith("int"):
+            try:
+                dims.append(normalize_dim(dim, "from_onnx shape"))
+            except RelayError:
+                return None
         else:
             return None
     return tuple(dims)
@@ -88,11 +103,13 @@ def check_arguments(graph, shape, dtype):
         if key not in names:
             raise InputError(f"from_onnx: shape names {key!r}, which is not an input of the model; its inputs "
                              f"are {names}")
-    checked_shape = {key: _shape_of(value) for key, value in shape.items()}
+    size_vars = {}  # a name used in several shapes stands for one size variable
+    checked_shape = {key: _shape_of(value, size_vars) for key, value in shape.items()}
     for key, dims in checked_shape.items():
         if dims is None:
             raise InputError(f"from_onnx: shape[{key!r}]={shape[key]!r} is not a shape; give a tuple of ints "
-                             "(None or -1 for a dimension left dynamic)")
+                             "(None, -1 or relay.Any() for a dimension left dynamic; a size variable "
+                             "(te.size_var / tir.Var) or a name such as 'n' for a symbolic one)")
     supported = sorted(set(ONNX_DTYPES.values()))
     if isinstance(dtype, dict):
         checked_dtype = {}

@@ -14,7 +14,9 @@ import re
 import numpy as np
 
 from ...runtime.dtypes import SUPPORTED_DTYPES
-from ...tir.expr import SizeVar
+from ...tir.expr import Cast, SizeVar
+from .. import shape_math
+from ..dims import is_any, is_static, normalize_dim
 from ..types import Any
 
 _INT_RE = re.compile(r"(-?[0-9]+)(?:([iu])([0-9]+))?$")
@@ -86,24 +88,71 @@ def name_value(text: str):
     return None if text in ("None", "nullptr") else text
 
 
-def make_dim(text: str, size_vars: dict):
+def make_dim(text: str, size_vars: dict, allow_negative: bool = False, dtype: str = "int32"):
     """One dimension of a `Tensor[(...), dtype]` shape.
 
-    An integer is that size, `?` is `relay.Any()`, and a name is a symbolic size: the same name
-    gives the same `tir.SizeVar` throughout one parse (`size_vars` holds them), so
-    `Tensor[(n, 3), float32]` and `Tensor[(n), int32]` share `n`. This is the one place that
-    decides how a dim is represented."""
+    An integer is that size (a dtype suffix such as `i64` is read and dropped: a constant dim is
+    an IntDim, int64 when its value needs it), `?` is `relay.Any()`, and a name is a symbolic
+    size of `dtype` (int32 unless written `n: int64`): the same name gives the same
+    `tir.SizeVar` throughout one parse (`size_vars` holds them), so `Tensor[(n, 3), float32]`
+    and `Tensor[(n), int32]` share `n`. This is the one place that decides how a dim is
+    represented."""
     if text == "?":
         return Any()
     if text[:1].isdigit() or text[:1] == "-":
-        value = int(text)
-        if value < 0:
+        match = _INT_RE.match(text)
+        if match is None:
+            raise ValueError(f"invalid dimension `{text}`")
+        value = int(match.group(1))
+        if value < 0 and not allow_negative:
             raise ValueError(f"a tensor dimension must be >= 0, got {value}")
         return value
+    if dtype not in _INT_DTYPES:
+        raise ValueError(f"size variable `{text}` has dtype {dtype}; a dimension needs an integer dtype "
+                         f"({', '.join(_INT_DTYPES)})")
     var = size_vars.get(text)
     if var is None:
-        var = size_vars[text] = SizeVar(text)
+        var = size_vars[text] = SizeVar(text, dtype)
+    elif var.dtype != dtype:
+        raise ValueError(f"size variable `{text}` is {dtype} here but {var.dtype} elsewhere; one name is one "
+                         "variable of one dtype")
     return var
 
 
-__all__ = ["int_literal", "float_literal", "string_literal", "attr_number", "name_value", "make_dim"]
+_DIM_OPS = {"+": shape_math.add, "-": shape_math.sub, "*": shape_math.mul,
+            "//": shape_math.floordiv, "%": shape_math.floormod}
+_DIM_FUNCS = {"min": shape_math.dim_min, "max": shape_math.dim_max}
+_INT_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _dim_operand(d, what: str):
+    if is_any(d):
+        raise ValueError(f"`?` (a dim known only at run time) cannot appear in the dim expression {what}")
+    return d
+
+
+def dim_op(op: str, lhs, rhs):
+    """`lhs op rhs` for op in + - * // % over dims (ints and size-variable expressions), as
+    ir/shape_math computes them; a division by a constant 0 is a ValueError."""
+    what = f"`... {op} ...`"
+    lhs, rhs = _dim_operand(lhs, what), _dim_operand(rhs, what)
+    if op in ("//", "%") and is_static(rhs) and int(rhs) == 0:
+        raise ValueError(f"a dim divides by 0 (`{op} 0`)")
+    return _DIM_OPS[op](lhs, rhs)
+
+
+def dim_call(name: str, args: list):
+    """`min(a, b)`, `max(a, b)` or an integer cast `int64(a)` of dims."""
+    what = f"`{name}(...)`"
+    args = [_dim_operand(a, what) for a in args]
+    if name in _DIM_FUNCS and len(args) == 2:
+        return _DIM_FUNCS[name](*args)
+    if name in _INT_DTYPES and len(args) == 1:
+        value = args[0]
+        return value if is_static(value) else normalize_dim(Cast(name, value), "a shape dim")
+    raise ValueError(f"unknown dim function {name}({', '.join('_' for _ in args)}): a dim may use "
+                     f"min(a, b), max(a, b) or an integer cast such as int64(a)")
+
+
+__all__ = ["int_literal", "float_literal", "string_literal", "attr_number", "name_value", "make_dim",
+           "dim_op", "dim_call"]

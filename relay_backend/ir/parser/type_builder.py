@@ -15,6 +15,9 @@ from . import literals
 from .scope import NameTable
 
 
+_DIM_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2}
+
+
 class TypeBuilder(NameTable):
     """Reads types and type definitions (see the module docstring)."""
 
@@ -91,14 +94,42 @@ class TypeBuilder(NameTable):
             return RefType(self.type(kids[0]))
         raise self.error(f"unexpected type syntax {kind}", tree)
 
-    def dim(self, tree):
-        if tree.data == "dim_meta":
+    def dim(self, tree, operand: bool = False):
+        """One dim of a shape: a leaf (literals.make_dim) or arithmetic on dims (literals.dim_op),
+        in the form ir/dims.py prints. Dim expressions nest shallowly: plain recursion. A
+        negative constant may only be an `operand` of such arithmetic (`n + (-1)`)."""
+        kind = tree.data
+        if kind == "dim_meta":
             raise self.error("meta references are not supported as shape dimensions", tree)
-        text = "?" if tree.data == "dim_any" else str(tree.children[0])
         try:
-            return literals.make_dim(text, self.size_vars)
+            if kind == "dim_chain":
+                return self._dim_chain(tree)
+            if kind == "dim_call":
+                name, *args = [k for k in tree.children if k is not None]
+                return literals.dim_call(str(name), [self.dim(a, operand=True) for a in args])
+            if kind == "dim_typed_name":
+                name, dtype = (str(k) for k in tree.children)
+                return literals.make_dim(name, self.size_vars, dtype=dtype)
+            text = "?" if kind == "dim_any" else str(tree.children[0])
+            return literals.make_dim(text, self.size_vars, allow_negative=operand)
         except ValueError as err:
             raise self.error(str(err), tree) from None
+
+    def _dim_chain(self, tree):
+        """`a + b * c - d`: * // % bind tighter than + -, both left-associative."""
+        kids = tree.children
+        operands, ops = [self.dim(kids[0], operand=True)], []
+        for op_tok, term in zip(kids[1::2], kids[2::2]):
+            op = str(op_tok)
+            while ops and _DIM_PRECEDENCE[ops[-1]] >= _DIM_PRECEDENCE[op]:
+                rhs = operands.pop()
+                operands.append(literals.dim_op(ops.pop(), operands.pop(), rhs))
+            ops.append(op)
+            operands.append(self.dim(term, operand=True))
+        while ops:
+            rhs = operands.pop()
+            operands.append(literals.dim_op(ops.pop(), operands.pop(), rhs))
+        return operands[0]
 
     def named_type(self, tree, kids):
         name = str(kids[0])

@@ -8,7 +8,6 @@ operators on bool tensors only (logical_*) have none.
 import math
 
 from .. import tensor as T
-from ..creation import zeros
 from ..registry import register_gradient
 from .helpers import collapse_like, scalar, shape_of, ttype
 
@@ -24,7 +23,7 @@ def _one_input(fn):
 
 def zero_grads(orig, grad):
     """Zero gradients for every input (piecewise-constant results)."""
-    return [zeros(shape_of(a), _dtype(a)) for a in orig.args]
+    return [T.zeros_like(a) for a in orig.args]
 
 
 UNARY = {
@@ -120,7 +119,7 @@ def where_grad(orig, grad):
     """No gradient for the condition; grad goes to x where it holds, to y elsewhere."""
     cond, x, y = orig.args
     zeros_g = T.zeros_like(grad)
-    return [zeros(shape_of(cond), "bool"),
+    return [T.zeros_like(cond),
             collapse_like(T.where(cond, grad, zeros_g), orig, x),
             collapse_like(T.where(cond, zeros_g, grad), orig, y)]
 

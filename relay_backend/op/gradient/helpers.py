@@ -4,8 +4,10 @@ undoing a reduction's dropped axes, and the transposed 2-D convolution that conv
 pooling gradients share.
 
 A gradient function runs after type inference: `orig` (the forward call) and its arguments
-carry `checked_type`, and the output gradient has the type of `orig`. Shapes must be static;
-a dimension of `Any` is an OpNotImplemented naming the op.
+carry `checked_type`, and the output gradient has the type of `orig`. Rules that compute with
+shapes need them static: an `Any` dim or a size variable there is an OpNotImplemented naming the
+op and the shape. Elementwise rules whose gradient keeps its input's type (relu, exp, a binary op
+without broadcasting, zero gradients) build no shape, so they also serve symbolic programs.
 """
 import dataclasses
 
@@ -13,7 +15,9 @@ import numpy as np
 
 from ...errors import OpNotImplemented
 from ...ir.expr import Call, const
-from ...ir.types import TensorType, TupleType, is_any
+from ...ir.dims import is_static_shape, shape_key, shape_to_str
+from ...ir.expr import TupleGetItem
+from ...ir.types import TensorType, TupleType
 from .. import reduce as _reduce
 from .. import transform as _transform
 from ..creation import zeros
@@ -33,8 +37,9 @@ def ttype(expr) -> TensorType:
 def shape_of(expr, what: str = "gradient") -> tuple:
     """The static shape (ints) of a typed tensor expression."""
     shape = ttype(expr).shape
-    if any(is_any(d) for d in shape):
-        raise OpNotImplemented(f"{what} needs static shapes, got {tuple(shape)}")
+    if not is_static_shape(shape):
+        raise OpNotImplemented(f"{what} needs static shapes, got {shape_to_str(shape)}: this gradient "
+                               f"computes with the shape, so bind its size variables (or Any dims) first")
     return tuple(int(d) for d in shape)
 
 
@@ -43,12 +48,26 @@ def scalar(value, dtype: str):
     return const(np.array(value, dtype=dtype), dtype=dtype)
 
 
-def zeros_of(t):
-    """Zeros of type `t` (a tensor, or a tuple of them)."""
+def filled_of(t, fill: int, like=None):
+    """Zeros (fill 0) or ones (fill 1) of type `t` (a tensor, or a tuple of them). With `like`,
+    an expression of type `t`, they are zeros_like/ones_like of it, so a shape known only at run
+    time is fine; without, `t` must be static."""
     if isinstance(t, TupleType):
         from ...ir.expr import Tuple
-        return Tuple([zeros_of(f) for f in t.fields])
-    return zeros(tuple(int(d) for d in t.shape), t.dtype)
+        return Tuple([filled_of(f, fill, None if like is None else TupleGetItem(like, i))
+                      for i, f in enumerate(t.fields)])
+    from ..creation import ones
+    from ..tensor import ones_like, zeros_like
+    if like is not None:
+        return (zeros_like if fill == 0 else ones_like)(like)
+    if not is_static_shape(t.shape):
+        raise OpNotImplemented(f"gradient: {'zeros' if fill == 0 else 'ones'} of type {t} need a static shape")
+    return (zeros if fill == 0 else ones)(tuple(int(d) for d in t.shape), t.dtype)
+
+
+def zeros_of(t, like=None):
+    """Zeros of type `t` (see filled_of)."""
+    return filled_of(t, 0, like)
 
 
 def collapse_sum_to(grad, from_shape, to_shape):
@@ -66,7 +85,10 @@ def collapse_sum_to(grad, from_shape, to_shape):
 
 
 def collapse_like(grad, orig, arg):
-    """collapse_sum_to(grad, shape of orig, shape of arg)."""
+    """collapse_sum_to(grad, shape of orig, shape of arg); `grad` itself when the two shapes are
+    the same (symbolic ones included: nothing was broadcast)."""
+    if shape_key(ttype(orig).shape) == shape_key(ttype(arg).shape):
+        return grad
     return collapse_sum_to(grad, shape_of(orig), shape_of(arg))
 
 

@@ -30,10 +30,14 @@ for _name in ("reshape", "expand_dims", "squeeze", "nn.batch_flatten"):
     register_gradient(_name, _reshape_back)
 
 
-@register_gradient("shape_of")
-def _shape_of_grad(orig, grad):
-    """A shape does not change with the values: zero, as Relay's shape_of gradient."""
+def _shape_query_grad(orig, grad):
+    """A shape or a size does not change with the values: zero, as Relay's shape_of and
+    ndarray_size gradients."""
     return [T.zeros_like(orig.args[0])]
+
+
+for _name in ("shape_of", "ndarray_size"):
+    register_gradient(_name, _shape_query_grad)
 
 
 @register_gradient("transpose")

@@ -6,7 +6,9 @@ import numpy as np
 
 from ...errors import AttrsError, OpNotImplemented, TypeInferenceError
 from ...ir.attrs import as_int_tuple
-from ...ir.types import Any, TensorType, is_any, type_to_str
+from ...ir.dims import dim_to_str, shape_to_str
+from ...ir.shape_math import dims_differ, window_out
+from ...ir.types import TensorType, type_to_str
 from ..accumulation import acc_dtype  # noqa: F401  (re-exported: references and computes share it)
 from ..relations import expect_tensor
 
@@ -55,15 +57,16 @@ def norm_axis(op_name: str, axis: int, ndim: int, **types) -> int:
 
 
 def dim_matches(a, b) -> bool:
-    """Two dims agree unless both are known and differ (Any matches anything)."""
-    return is_any(a) or is_any(b) or a == b
+    """Two dims agree unless they provably differ (Any matches anything; symbolic dims that
+    may be equal are checked again on the concrete shapes at run time, as TVM's AssertEQ)."""
+    return not dims_differ(a, b)
 
 
 def channel_vector(op_name: str, param: TensorType, channels, what: str, **types) -> None:
     """`param` must be a 1-D vector of length `channels` (bias, gamma, alpha, ...)."""
     if param.ndim != 1 or not dim_matches(param.shape[0], channels):
-        raise rel_error(op_name, f"{what} must have shape ({channels},) to match the data's channel "
-                                 f"axis, got {param.shape}", **types)
+        raise rel_error(op_name, f"{what} must have shape ({dim_to_str(channels)},) to match the data's "
+                                 f"channel axis, got {shape_to_str(param.shape)}", **types)
 
 
 # --- attr normalization ----------------------------------------------------------------------------
@@ -124,25 +127,15 @@ def check_layout(op_name: str, name: str, value: str, supported) -> None:
 
 
 # --- shape arithmetic -----------------------------------------------------------------------------
-def window_out_dim(size, kernel: int, stride: int, dilation: int, pad_before: int, pad_after: int,
+def window_out_dim(size, kernel, stride: int, dilation: int, pad_before: int, pad_after: int,
                    ceil_mode: bool = False):
-    """Output length of a sliding window; Any in gives Any out; None if no window fits.
+    """Output length of a sliding window (shape_math.window_out): symbolic sizes give a
+    simplified expression, Any gives Any, and None means a static size fits no window.
 
     ceil_mode counts a partial last window too, but (PyTorch/TVM rule) it must start inside the
     input or its leading padding, never entirely in the trailing padding.
     """
-    if is_any(size):
-        return Any()
-    span = (kernel - 1) * dilation + 1
-    total = size + pad_before + pad_after
-    if total < span:
-        return None
-    if not ceil_mode:
-        return (total - span) // stride + 1
-    out = -(-(total - span) // stride) + 1
-    if (out - 1) * stride >= size + pad_before:
-        out -= 1
-    return out
+    return window_out(size, kernel, stride, dilation, pad_before, pad_after, ceil_mode)
 
 
 def result_dtype(attr_out_dtype: str, data_dtype: str) -> str:

@@ -14,6 +14,7 @@ from ..relations import identity_rel
 from ..tensor import real_attr
 from . import _common as C
 from . import _te as T
+from .misc import channel_params_fill
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +47,20 @@ LEAKY_RELU = defop("nn.leaky_relu", inputs=("data",), attrs=LeakyReluAttrs, rel=
 
 
 def leaky_relu(data, alpha=0.01):
-    """relay.nn.leaky_relu: x for x > 0, alpha * x otherwise."""
+    """Leaky rectified linear unit: x where x > 0, alpha * x elsewhere.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    alpha : float, optional
+        The slope applied to negative inputs. Defaults to 0.01.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape and dtype.
+    """
     return LEAKY_RELU(data, attrs=LeakyReluAttrs(alpha))
 
 
@@ -85,6 +99,7 @@ def _prelu_compute(attrs, inputs, out_type):
 
 
 PRELU = defop("nn.prelu", inputs=("data", "alpha"), attrs=PReluAttrs, rel=_prelu_rel,
+              fill_inputs=channel_params_fill(1),
               pattern=OpPattern.BROADCAST, ref=_prelu_ref, level=3, compute=_prelu_compute,
               samples=lambda rng: [Sample([S.rand(rng, (1, 3, 2, 2)), S.rand(rng, (3,), low=0, high=1)], PReluAttrs()),
                                    Sample([S.rand(rng, (2, 4), "float64"), S.rand(rng, (4,), "float64")],
@@ -93,7 +108,22 @@ PRELU = defop("nn.prelu", inputs=("data", "alpha"), attrs=PReluAttrs, rel=_prelu
 
 
 def prelu(data, alpha, axis=1):
-    """relay.nn.prelu: leaky relu with a per-channel slope `alpha` along `axis`."""
+    """Parametric ReLU: a leaky ReLU whose negative slope is learned per channel.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    alpha : relay.Expr
+        The slopes, a 1-D tensor with one value per channel (length data.shape[axis]).
+    axis : int, optional
+        The channel axis of `data` that `alpha` runs along. Defaults to 1 (NCHW).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape and dtype.
+    """
     return PRELU(data, alpha, attrs=PReluAttrs(axis))
 
 

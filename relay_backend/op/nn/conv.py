@@ -14,7 +14,9 @@ import numpy as np
 from ... import te
 from ...errors import OpNotImplemented
 from ...ir.attrs import Attrs
-from ...ir.types import TensorType, is_any
+from ...ir.dims import dim_to_str, is_static
+from ...ir.shape_math import dims_differ, mul
+from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -47,6 +49,9 @@ class Conv2DAttrs(Attrs):
         if self.kernel_size is not None:
             set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
         set_("out_dtype", C.out_dtype(self.out_dtype))
+        self._check_layouts()
+
+    def _check_layouts(self):
         _check_order("data_layout", self.data_layout, "NCHW")
         _check_order("kernel_layout", self.kernel_layout, "OIHW")
         if self.out_layout:
@@ -86,13 +91,13 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
     n, c, h, w = _pick(data.shape, attrs.data_layout, "NCHW")
     o, i, kh, kw = _pick(weight.shape, attrs.kernel_layout, "OIHW")
     g = attrs.groups
-    if not is_any(c) and c % g:
+    if is_static(c) and c % g:
         raise C.rel_error(OP, f"groups={g} does not divide the {c} input channels", **types)
-    if not is_any(o) and o % g:
+    if is_static(o) and o % g:
         raise C.rel_error(OP, f"groups={g} does not divide the {o} output channels of the weight", **types)
-    if not (is_any(c) or is_any(i)) and i * g != c:
-        raise C.rel_error(OP, f"data has {c} input channels but weight expects {i * g} "
-                              f"({i} per group x groups={g})", **types)
+    if dims_differ(mul(i, g), c):
+        raise C.rel_error(OP, f"data has {dim_to_str(c)} input channels but weight expects "
+                              f"{dim_to_str(mul(i, g))} ({dim_to_str(i)} per group x groups={g})", **types)
     if attrs.channels is not None and not C.dim_matches(o, attrs.channels):
         raise C.rel_error(OP, f"channels={attrs.channels} but weight has {o} output channels", **types)
     if attrs.kernel_size is not None and not (C.dim_matches(kh, attrs.kernel_size[0])
@@ -100,9 +105,6 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
         raise C.rel_error(OP, f"kernel_size={attrs.kernel_size} but weight has kernel ({kh}, {kw})", **types)
     out_hw = []
     for axis, (size, k) in enumerate(((h, kh), (w, kw))):
-        if is_any(k):
-            out_hw.append(k)
-            continue
         out = C.window_out_dim(size, k, attrs.strides[axis], attrs.dilation[axis],
                                attrs.padding[axis], attrs.padding[axis + 2])
         if out is None:
@@ -112,6 +114,18 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
         out_hw.append(out)
     return TensorType(_place((n, o) + tuple(out_hw), "NCHW", _out_layout(attrs)),
                       C.result_dtype(attrs.out_dtype, data.dtype))
+
+
+def _conv2d_fill_inputs(arg_types, attrs) -> dict:
+    """The weight's type when it is not annotated, from channels and kernel_size (TVM's
+    Conv2DRel): (channels, C / groups, KH, KW) of the data's dtype. Grouped convolutions need
+    the weight annotated, as in TVM."""
+    data, weight = arg_types
+    if weight is not None or not isinstance(data, TensorType) or data.ndim != 4:
+        return {}
+    if attrs.channels is None or attrs.kernel_size is None or attrs.groups != 1:
+        return {}
+    return {1: TensorType((attrs.channels, data.shape[1]) + tuple(attrs.kernel_size), data.dtype)}
 
 
 def _conv2d_ref(data, weight, attrs):
@@ -204,14 +218,54 @@ def _conv2d_compute(attrs, inputs, out_type):
 
 CONV2D = defop(OP, inputs=("data", "weight"), attrs=Conv2DAttrs, rel=_conv2d_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_conv2d_ref, samples=_conv2d_samples, level=2,
-               compute=_conv2d_compute,
+               compute=_conv2d_compute, fill_inputs=_conv2d_fill_inputs,
                doc="out[n, o, y, x] = sum_{c, p, q} pad(data)[n, g(o)*C/G + c, y*sh + p*dh, x*sw + q*dw]"
                    " * weight[o, c, p, q]")
 
 
 def conv2d(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
            kernel_size=None, data_layout="NCHW", kernel_layout="OIHW", out_layout="", out_dtype=""):
-    """relay.nn.conv2d: 2-D convolution (layouts: any order of NCHW / OIHW)."""
+    """2-D convolution (cross-correlation, as in every deep-learning framework).
+
+    With the default layouts, data is (N, C, H, W), weight is (O, C / groups, KH, KW) and the
+    result is (N, O, OH, OW), where OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1)
+    // stride_h + 1 and OW likewise.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `data_layout`.
+    weight : relay.Expr
+        The kernel, in `kernel_layout`. When its type is not annotated it is inferred from
+        `channels` and `kernel_size`.
+    strides : int or tuple of int, optional
+        The step of the window over (height, width). Defaults to (1, 1).
+    padding : int or tuple of int, optional
+        Zero padding around the input: one value for every side, two for (height, width) on
+        both sides, or four for (top, left, bottom, right). Defaults to (0, 0).
+    dilation : int or tuple of int, optional
+        The spacing between kernel taps over (height, width). Defaults to (1, 1).
+    groups : int, optional
+        The number of groups the channels are split into; groups = C = O is a depthwise
+        convolution. Defaults to 1.
+    channels : None or int, optional
+        The number of output channels O, when known; None (the default) reads it from `weight`.
+    kernel_size : None or tuple of int, optional
+        The (KH, KW) of the kernel, when known; None (the default) reads it from `weight`.
+    data_layout : str, optional
+        The order of the letters N, C, H, W in `data` (e.g. "NHWC"). Defaults to "NCHW".
+    kernel_layout : str, optional
+        The order of the letters O, I, H, W in `weight` (e.g. "HWIO"). Defaults to "OIHW".
+    out_layout : str, optional
+        The layout of the result; "" (the default) means `data_layout`.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means data's dtype.
+
+    Returns
+    -------
+    result : relay.Expr
+        The convolved tensor.
+    """
     return CONV2D(data, weight, attrs=Conv2DAttrs(strides, padding, dilation, groups, channels, kernel_size,
                                                   data_layout, kernel_layout, out_layout, out_dtype))
 

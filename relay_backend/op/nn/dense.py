@@ -8,7 +8,9 @@ import numpy as np
 
 from ... import te
 from ...ir.attrs import Attrs, always_printed
-from ...ir.types import Any, TensorType, is_any
+from ...ir.dims import dim_to_str
+from ...ir.shape_math import broadcast_dims
+from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
@@ -55,12 +57,30 @@ def _dense_rel(arg_types, attrs) -> TensorType:
         raise C.rel_error(op, "data must have rank >= 1", **types)
     C.expect_rank(op, weight, 2, "weight", **types)
     if not C.dim_matches(data.shape[-1], weight.shape[1]):
-        raise C.rel_error(op, f"input has {data.shape[-1]} features but weight expects {weight.shape[1]}",
-                          **types)
+        raise C.rel_error(op, f"input has {dim_to_str(data.shape[-1])} features but weight expects "
+                              f"{dim_to_str(weight.shape[1])}", **types)
     units = weight.shape[0]
-    if attrs.units is not None and not C.dim_matches(units, attrs.units):
-        raise C.rel_error(op, f"units={attrs.units} but weight has {units} rows", **types)
+    if attrs.units is not None:
+        if not C.dim_matches(units, attrs.units):
+            raise C.rel_error(op, f"units={attrs.units} but weight has {dim_to_str(units)} rows", **types)
+        units = attrs.units
     return TensorType(data.shape[:-1] + (units,), C.result_dtype(attrs.out_dtype, data.dtype))
+
+
+def _weight_from_units(transpose_b: bool):
+    def fill_inputs(arg_types, attrs) -> dict:
+        """An unannotated weight's type from `units` and the data's reduction dim, as TVM's
+        MatmulRel assigns it: (units, K) when transposed (dense), else (K, units)."""
+        data, weight = arg_types
+        if weight is not None or attrs.units is None or not isinstance(data, TensorType) or data.ndim < 1:
+            return {}
+        transpose_a = getattr(attrs, "transpose_a", False)
+        if transpose_a and data.ndim < 2:
+            return {}
+        reduce = data.shape[-2] if transpose_a else data.shape[-1]
+        shape = (attrs.units, reduce) if transpose_b else (reduce, attrs.units)
+        return {1: TensorType(shape, data.dtype)}
+    return fill_inputs
 
 
 def _dense_ref(data, weight, attrs):
@@ -88,12 +108,30 @@ def _dense_compute(attrs, inputs, out_type):
 
 DENSE = defop("nn.dense", inputs=("data", "weight"), attrs=DenseAttrs, rel=_dense_rel,
               pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_dense_ref, samples=_dense_samples, level=1,
-              compute=_dense_compute,
+              compute=_dense_compute, fill_inputs=_weight_from_units(True),
               doc="out[..., u] = sum_k data[..., k] * weight[u, k]")
 
 
 def dense(data, weight, units=None, out_dtype=""):
-    """relay.nn.dense: data @ weight^T, weight of shape (units, in_features)."""
+    """Fully connected layer: data @ weight.T.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input, of shape (..., K).
+    weight : relay.Expr
+        The weight, of shape (units, K). When its type is not annotated it is inferred from
+        `units`.
+    units : None or int, optional
+        The number of output features; None (the default) reads it from `weight`.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means data's dtype.
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of shape (..., units).
+    """
     return DENSE(data, weight, attrs=DenseAttrs(units, out_dtype))
 
 
@@ -128,10 +166,14 @@ def _matmul_rel(arg_types, attrs) -> TensorType:
         reduce_a, out_prefix = a.shape[-1], a.shape[:-1]
     reduce_b, n = (b.shape[1], b.shape[0]) if attrs.transpose_b else (b.shape[0], b.shape[1])
     if not C.dim_matches(reduce_a, reduce_b):
-        raise C.rel_error(op, f"reduction dims differ: tensor_a has {reduce_a}, tensor_b has {reduce_b} "
-                              f"(transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b})", **types)
-    if attrs.units is not None and not C.dim_matches(n, attrs.units):
-        raise C.rel_error(op, f"units={attrs.units} but tensor_b gives {n} output columns", **types)
+        raise C.rel_error(op, f"reduction dims differ: tensor_a has {dim_to_str(reduce_a)}, tensor_b has "
+                              f"{dim_to_str(reduce_b)} (transpose_a={attrs.transpose_a}, "
+                              f"transpose_b={attrs.transpose_b})", **types)
+    if attrs.units is not None:
+        if not C.dim_matches(n, attrs.units):
+            raise C.rel_error(op, f"units={attrs.units} but tensor_b gives {dim_to_str(n)} output columns",
+                              **types)
+        n = attrs.units
     return TensorType(out_prefix + (n,), C.result_dtype(attrs.out_dtype, a.dtype))
 
 
@@ -170,12 +212,37 @@ def _matmul_compute(attrs, inputs, out_type):
 
 MATMUL = defop("nn.matmul", inputs=("tensor_a", "tensor_b"), attrs=MatmulAttrs, rel=_matmul_rel,
                pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_matmul_ref, samples=_matmul_samples, level=1,
-               compute=_matmul_compute,
+               compute=_matmul_compute, fill_inputs=_weight_from_units(False),
                doc="out = op_a(a) @ op_b(b), op_x transposing when transpose_x")
 
 
 def matmul(tensor_a, tensor_b, units=None, out_dtype="", transpose_a=False, transpose_b=False):
-    """relay.nn.matmul; as in TVM, the (False, True) case is emitted as nn.dense."""
+    """Matrix product of two tensors, either of which may be transposed first.
+
+    As in TVM, the case transpose_a=False, transpose_b=True is built as nn.dense.
+
+    Parameters
+    ----------
+    tensor_a : relay.Expr
+        The left operand, (..., M, K), or (..., K, M) when `transpose_a`.
+    tensor_b : relay.Expr
+        The right operand, (K, N), or (N, K) when `transpose_b`.
+    units : None or int, optional
+        The number of output columns N, when known; None (the default) reads it from
+        `tensor_b`.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means tensor_a's
+        dtype.
+    transpose_a : bool, optional
+        Whether `tensor_a` is transposed before the product. Defaults to False.
+    transpose_b : bool, optional
+        Whether `tensor_b` is transposed before the product. Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The product, of shape (..., M, N).
+    """
     if not transpose_a and transpose_b:
         return dense(tensor_a, tensor_b, units, out_dtype)
     return MATMUL(tensor_a, tensor_b, attrs=MatmulAttrs(units, out_dtype, transpose_a, transpose_b))
@@ -195,17 +262,13 @@ class BatchMatmulAttrs(Attrs):
 
 
 def _batch_dim(op, ba, bb, types):
-    """Batch dims broadcast when one is 1; Any meets n gives n (or Any when n is 1)."""
-    if is_any(ba) and is_any(bb):
-        return Any()
-    if is_any(ba) or is_any(bb):
-        known = bb if is_any(ba) else ba
-        return Any() if known == 1 else known
-    if ba == bb or bb == 1:
-        return ba
-    if ba == 1:
-        return bb
-    raise C.rel_error(op, f"batch dimensions {ba} and {bb} differ and neither is 1", **types)
+    """Batch dims broadcast as in BroadcastRel (a batch of 1 meets any batch; Any meets n gives
+    n; symbolic batches must be provably equal)."""
+    batch = broadcast_dims(ba, bb)
+    if batch is None:
+        raise C.rel_error(op, f"batch dimensions {dim_to_str(ba)} and {dim_to_str(bb)} differ and neither "
+                              f"is 1", **types)
+    return batch
 
 
 def _batch_matmul_rel(arg_types, attrs) -> TensorType:
@@ -220,8 +283,9 @@ def _batch_matmul_rel(arg_types, attrs) -> TensorType:
     m, ka = (a.shape[2], a.shape[1]) if attrs.transpose_a else (a.shape[1], a.shape[2])
     n, kb = (b.shape[1], b.shape[2]) if attrs.transpose_b else (b.shape[2], b.shape[1])
     if not C.dim_matches(ka, kb):
-        raise C.rel_error(op, f"reduction dims differ: tensor_a has {ka}, tensor_b has {kb} "
-                              f"(transpose_a={attrs.transpose_a}, transpose_b={attrs.transpose_b})", **types)
+        raise C.rel_error(op, f"reduction dims differ: tensor_a has {dim_to_str(ka)}, tensor_b has "
+                              f"{dim_to_str(kb)} (transpose_a={attrs.transpose_a}, "
+                              f"transpose_b={attrs.transpose_b})", **types)
     batch = _batch_dim(op, a.shape[0], b.shape[0], types)
     return TensorType((batch, m, n), C.result_dtype(attrs.out_dtype, a.dtype))
 
@@ -275,7 +339,29 @@ BATCH_MATMUL = defop("nn.batch_matmul", inputs=("tensor_a", "tensor_b"), attrs=B
 
 
 def batch_matmul(tensor_a, tensor_b, out_dtype="", transpose_a=False, transpose_b=True):
-    """relay.nn.batch_matmul: batched product; by default tensor_b is (B, N, K) (transposed)."""
+    """Batched matrix product: one matrix product per batch entry.
+
+    Parameters
+    ----------
+    tensor_a : relay.Expr
+        The left operands, (B, M, K), or (B, K, M) when `transpose_a`.
+    tensor_b : relay.Expr
+        The right operands, (B, N, K) when `transpose_b` (the default), else (B, K, N). A batch
+        of 1 on either side is broadcast against the other.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" (the default) means tensor_a's
+        dtype.
+    transpose_a : bool, optional
+        Whether each matrix of `tensor_a` is transposed before the product. Defaults to False.
+    transpose_b : bool, optional
+        Whether each matrix of `tensor_b` is transposed before the product. Defaults to True,
+        as in TVM.
+
+    Returns
+    -------
+    result : relay.Expr
+        The products, of shape (B, M, N).
+    """
     return BATCH_MATMUL(tensor_a, tensor_b, attrs=BatchMatmulAttrs(out_dtype, transpose_a, transpose_b))
 
 

@@ -8,9 +8,12 @@ import numpy as np
 from ... import te, tir
 from ...errors import AttrsError
 from ...ir.attrs import Attrs, always_printed, check_choice
-from ...ir.expr import Expr, TupleWrapper, const
-from ...ir.types import Any, TensorType, TupleType, is_any
+from ...ir.expr import Constant, Expr, TupleWrapper, const
+from ...ir.dims import is_static
+from ...ir.shape_math import add, prod
+from ...ir.types import TensorType, TupleType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
@@ -38,6 +41,19 @@ def _bias_add_rel(arg_types, attrs) -> TensorType:
     return data
 
 
+def channel_params_fill(*indices):
+    """fill_inputs for per-channel parameters (bias, gamma, beta, moving stats, alpha) at
+    `indices`: each unannotated one is a (C,) vector of the data's dtype, C = data.shape[axis],
+    as TVM's BiasAddRel / BatchNormRel / LayerNormRel / PReluRel assign them."""
+    def fill_inputs(arg_types, attrs) -> dict:
+        data = arg_types[0]
+        if not isinstance(data, TensorType) or not -data.ndim <= attrs.axis < data.ndim:
+            return {}
+        vec = TensorType((data.shape[attrs.axis],), data.dtype)
+        return {i: vec for i in indices if arg_types[i] is None}
+    return fill_inputs
+
+
 def _bias_add_ref(x, bias, attrs):
     shape = [1] * x.ndim
     shape[attrs.axis % x.ndim] = bias.shape[0]
@@ -53,6 +69,7 @@ def _bias_add_compute(attrs, inputs, out_type):
 
 BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel=_bias_add_rel,
                  pattern=OpPattern.BROADCAST, ref=_bias_add_ref, level=1, compute=_bias_add_compute,
+                 fill_inputs=channel_params_fill(1),
                  samples=lambda rng: [
                      Sample([S.rand(rng, (2, 3, 2, 2)), S.rand(rng, (3,))], BiasAddAttrs()),
                      Sample([S.rand(rng, (4, 5), "float64"), S.rand(rng, (5,), "float64")], BiasAddAttrs(-1)),
@@ -63,20 +80,33 @@ BIAS_ADD = defop("nn.bias_add", inputs=("data", "bias"), attrs=BiasAddAttrs, rel
 
 
 def bias_add(data, bias, axis=1):
-    """relay.nn.bias_add: add a 1-D bias along `axis`."""
+    """Add a 1-D bias to `data` along one axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    bias : relay.Expr
+        The bias, a 1-D tensor of length data.shape[axis] and data's dtype.
+    axis : int, optional
+        The axis of `data` that the bias runs along. Defaults to 1 (the channels of NCHW).
+
+    Returns
+    -------
+    result : relay.Expr
+        A tensor of data's shape and dtype.
+    """
     return BIAS_ADD(data, bias, attrs=BiasAddAttrs(axis))
 
 
 # --- nn.batch_flatten ----------------------------------------------------------------------------
 def _batch_flatten_rel(arg_types, attrs=None) -> TensorType:
-    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any."""
+    """(N, d1, d2, ...) -> (N, d1 * d2 * ...); an Any among d_i gives Any (a static 0 gives 0)."""
     op = "nn.batch_flatten"
     data = C.tensor_arg(op, arg_types[0], "data")
     if data.ndim < 1:
         raise C.rel_error(op, "data must have rank >= 1 (a batch axis)", data=data)
-    rest = data.shape[1:]
-    flat = Any() if any(is_any(d) for d in rest) else int(np.prod(rest, dtype=np.int64))
-    return TensorType((data.shape[0], flat), data.dtype)
+    return TensorType((data.shape[0], prod(data.shape[1:])), data.dtype)
 
 
 def _batch_flatten_compute(attrs, inputs, out_type):
@@ -109,7 +139,18 @@ BATCH_FLATTEN = defop("nn.batch_flatten", inputs=("data",), rel=_batch_flatten_r
 
 
 def batch_flatten(data):
-    """relay.nn.batch_flatten: keep the first axis, flatten the rest."""
+    """Flatten every axis but the first: (N, d1, d2, ...) becomes (N, d1 * d2 * ...).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, at least 1-D.
+
+    Returns
+    -------
+    result : relay.Expr
+        The 2-D flattened tensor.
+    """
     return BATCH_FLATTEN(data)
 
 
@@ -144,8 +185,8 @@ def _pad_rel(arg_types, attrs) -> TensorType:
                               f"{data.ndim}; give one pair per axis", **types)
     out = []
     for axis, (d, (before, after)) in enumerate(zip(data.shape, attrs.pad_width)):
-        if is_any(d):
-            out.append(Any())
+        if not is_static(d):       # Any stays Any, a symbolic size gets the padding added
+            out.append(add(d, before + after))
             continue
         if attrs.pad_mode == "reflect" and max(before, after) >= max(d, 1):
             raise C.rel_error(op, f"reflect padding of ({before}, {after}) on axis {axis} needs the axis to be "
@@ -182,21 +223,26 @@ def _pad_source_index(i, before: int, size, mode: str):
     return tir.if_then_else(j >= size, 2 * (size - 1) - j, j)
 
 
-def _pad_compute(attrs, inputs, out_type):
-    """constant: pad_value (cast to data's dtype) outside the data; edge/reflect: index maps."""
-    x, value = inputs
+def pad_stage(x, value, widths, mode: str, out_shape):
+    """The te stage of a pad: constant: pad_value (cast to data's dtype) outside the data;
+    edge/reflect: index maps. `widths` are (before, after) pairs of ints or index expressions
+    (dyn.nn.pad reads them from a tensor), `out_shape` the output's te dims."""
     shape = T.dims(x)
-    out_shape = [d + b + a for d, (b, a) in zip(shape, attrs.pad_width)]
-    if attrs.pad_mode == "constant":
+    if mode == "constant":
         def f(*i):
-            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, attrs.pad_width)])
-            source = tuple(k - b for k, (b, _) in zip(i, attrs.pad_width))
+            inside = tir.all(*[T.in_range(k, b, b + d) for k, d, (b, _) in zip(i, shape, widths)])
+            source = tuple(k - b for k, (b, _) in zip(i, widths))
             return te.if_then_else(inside, x[source], value[()].astype(x.dtype))
     else:
         def f(*i):
-            return x[tuple(_pad_source_index(k, b, d, attrs.pad_mode)
-                           for k, d, (b, _) in zip(i, shape, attrs.pad_width))]
-    return [te.compute(out_shape, f, name="pad", tag=PAD.tag)]
+            return x[tuple(_pad_source_index(k, b, d, mode) for k, d, (b, _) in zip(i, shape, widths))]
+    return te.compute(out_shape, f, name="pad", tag=PAD.tag)
+
+
+def _pad_compute(attrs, inputs, out_type):
+    x, value = inputs
+    out_shape = [d + b + a for d, (b, a) in zip(T.dims(x), attrs.pad_width)]
+    return [pad_stage(x, value, attrs.pad_width, attrs.pad_mode, out_shape)]
 
 
 PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel, pattern=OpPattern.INJECTIVE,
@@ -205,9 +251,34 @@ PAD = defop("nn.pad", inputs=("data", "pad_value"), attrs=PadAttrs, rel=_pad_rel
 
 
 def pad(data, pad_width, pad_value=0, pad_mode="constant"):
-    """relay.nn.pad: pad_width is one (before, after) pair per axis; pad_value a number or scalar Expr."""
+    """Pad `data` on each axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    pad_width : tuple of tuple of int or relay.Expr
+        One (before, after) pair per axis: how many cells to add on each side. A non-constant
+        Relay expression (a (rank, 2) integer tensor) builds dyn.nn.pad, as TVM does.
+    pad_value : float or relay.Expr, optional
+        The value of the added cells in "constant" mode (a number or a scalar expression).
+        Defaults to 0.
+    pad_mode : str, optional
+        "constant" (the default) fills with `pad_value`, "edge" repeats the edge value,
+        "reflect" mirrors the tensor without repeating the edge.
+
+    Returns
+    -------
+    result : relay.Expr
+        The padded tensor.
+    """
     if not isinstance(pad_value, Expr):
         pad_value = const(pad_value)
+    if isinstance(pad_width, Constant):
+        pad_width = pad_width.data.numpy().tolist()
+    if isinstance(pad_width, Expr):
+        from ..dyn import nn as dyn_nn     # dyn ops build on this module's ops
+        return dyn_nn.pad(data, pad_width, pad_value, pad_mode)
     return PAD(data, pad_value, attrs=PadAttrs(pad_width, pad_mode))
 
 
@@ -243,13 +314,35 @@ DROPOUT = defop("nn.dropout", inputs=("data",), attrs=DropoutAttrs, rel=_dropout
                 doc="inference: out = data, mask = 1 (SimplifyInference removes it)")
 
 
+# the parameter the dropout constructors share (constructor_docs completes their docstrings)
+DROPOUT_PARAMETERS = {"rate": ("float, optional",
+                               "The probability of dropping an element during training, in [0, 1).")}
+
+
+@documented(DROPOUT_PARAMETERS)
 def dropout_raw(data, rate=0.5):
-    """relay.nn.dropout_raw: the (output, mask) TupleWrapper."""
+    """Dropout as the (output, mask) pair Relay's nn.dropout op returns.
+
+    In inference (what the executors run) the output is `data` and the mask is ones;
+    SimplifyInference removes the op.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The 2-tuple (output, mask).
+    """
     return TupleWrapper(DROPOUT(data, attrs=DropoutAttrs(rate)), 2)
 
 
+@documented(DROPOUT_PARAMETERS)
 def dropout(data, rate=0.5):
-    """relay.nn.dropout: field 0 of the (output, mask) pair."""
+    """Dropout: the output of dropout_raw (`data` itself at inference).
+
+    Returns
+    -------
+    result : relay.Expr
+        The output tensor, of data's shape.
+    """
     return dropout_raw(data, rate)[0]
 
 

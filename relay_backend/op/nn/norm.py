@@ -12,10 +12,12 @@ from ...ir.attrs import Attrs
 from ...ir.expr import TupleWrapper
 from ...ir.types import TensorType, TupleType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from .misc import channel_params_fill
 
 
 def _along(vec: np.ndarray, axis: int, ndim: int) -> np.ndarray:
@@ -115,12 +117,41 @@ def _batch_norm_compute(attrs, inputs, out_type):
 
 BATCH_NORM = defop("nn.batch_norm", inputs=("data",) + _BN_PARAMS, attrs=BatchNormAttrs, rel=_batch_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_batch_norm_ref, samples=_batch_norm_samples, level=1,
-                   compute=_batch_norm_compute,
+                   compute=_batch_norm_compute, fill_inputs=channel_params_fill(1, 2, 3, 4),
                    doc="out = (data - mean) / sqrt(var + eps) * gamma + beta; also returns mean, var")
 
 
+# The parameters the normalization constructors share (constructor_docs completes their docstrings)
+NORM_PARAMETERS = {
+    "gamma": ("relay.Expr", "The scale, a 1-D tensor of length data.shape[axis]."),
+    "beta": ("relay.Expr", "The offset, a 1-D tensor of length data.shape[axis]."),
+    "epsilon": ("float, optional", "Added to the variance before the square root, so it is never zero."),
+    "center": ("bool, optional", "If False, `beta` is not added."),
+    "scale": ("bool, optional", "If False, `gamma` is not applied."),
+}
+
+
+@documented(NORM_PARAMETERS)
 def batch_norm(data, gamma, beta, moving_mean, moving_var, axis=1, epsilon=1e-5, center=True, scale=True):
-    """relay.nn.batch_norm: a TupleWrapper of (normalized data, moving_mean, moving_var)."""
+    """Batch normalization with given statistics (inference form).
+
+    out = (data - moving_mean) / sqrt(moving_var + epsilon) * gamma + beta, each 1-D
+    parameter broadcast along `axis`.
+
+    Parameters
+    ----------
+    moving_mean : relay.Expr
+        The mean of each channel, a 1-D tensor of length data.shape[axis].
+    moving_var : relay.Expr
+        The variance of each channel, a 1-D tensor of length data.shape[axis].
+    axis : int, optional
+        The channel axis of `data`. Defaults to 1 (NCHW).
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The 3-tuple (normalized data, moving_mean, moving_var); index 0 is the usual output.
+    """
     call = BATCH_NORM(data, gamma, beta, moving_mean, moving_var,
                       attrs=BatchNormAttrs(axis, epsilon, center, scale))
     return TupleWrapper(call, 3)
@@ -192,12 +223,27 @@ def _layer_norm_compute(attrs, inputs, out_type):
 
 LAYER_NORM = defop("nn.layer_norm", inputs=("data", "gamma", "beta"), attrs=LayerNormAttrs, rel=_layer_norm_rel,
                    pattern=OpPattern.OPAQUE, ref=_layer_norm_ref, samples=_layer_norm_samples, level=1,
-                   compute=_layer_norm_compute,
+                   compute=_layer_norm_compute, fill_inputs=channel_params_fill(1, 2),
                    doc="out = (data - mean_axis) / sqrt(var_axis + eps) * gamma + beta")
 
 
+@documented(NORM_PARAMETERS)
 def layer_norm(data, gamma, beta, axis=-1, epsilon=1e-5, center=True, scale=True):
-    """relay.nn.layer_norm: normalize over one axis with the data's own mean and variance."""
+    """Layer normalization: normalize along one axis with the data's own mean and variance.
+
+    out = (data - mean) / sqrt(var + epsilon) * gamma + beta, the statistics taken over
+    `axis` for each position of the other axes.
+
+    Parameters
+    ----------
+    axis : int, optional
+        The axis to normalize over. Defaults to -1 (the last).
+
+    Returns
+    -------
+    result : relay.Expr
+        The normalized tensor, of data's shape.
+    """
     return LAYER_NORM(data, gamma, beta, attrs=LayerNormAttrs(axis, epsilon, center, scale))
 
 
@@ -271,7 +317,32 @@ LRN = defop("nn.lrn", inputs=("data",), attrs=LRNAttrs, rel=_lrn_rel, pattern=Op
 
 
 def lrn(data, size=5, axis=1, bias=2, alpha=0.00001, beta=0.75):
-    """relay.nn.lrn: local response normalization across `axis` (alpha is divided by size)."""
+    """Local response normalization across channels.
+
+    out = data / (bias + alpha / size * sum of data**2 over a window of `size` channels
+    centred on each one) ** beta.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    size : int, optional
+        The number of channels in the window. Defaults to 5.
+    axis : int, optional
+        The channel axis. Defaults to 1 (NCHW).
+    bias : float, optional
+        The offset added inside the power, which keeps the denominator away from zero.
+        Defaults to 2.
+    alpha : float, optional
+        The scale of the windowed sum of squares (divided by `size`). Defaults to 0.00001.
+    beta : float, optional
+        The exponent. Defaults to 0.75.
+
+    Returns
+    -------
+    result : relay.Expr
+        The normalized tensor, of data's shape.
+    """
     return LRN(data, attrs=LRNAttrs(size, axis, bias, alpha, beta))
 
 

@@ -2,7 +2,9 @@
 padding, dilation and ceil_mode), nn.global_max_pool2d / nn.global_avg_pool2d, and
 nn.adaptive_avg_pool2d (PyTorch-style bins). All OUT_ELEMWISE_FUSABLE. The formulas are
 written for NCHW; an NHWC op applies them to an NCHW view of its data (relation, reference and
-compute alike: `_in_layout`) and writes its result back in NHWC.
+compute alike: layout_view.in_layout) and writes its result back in NHWC; a channel-blocked
+NCHW{b}c op (AlterOpLayout keeps pools between blocked convolutions) runs the same computes
+with the block as a trailing index.
 
 References: windows come from one strided view of the padded input; the avg divisor is the
 same window sum taken over a 0/1 mask of the cells that count (input only, or input + padding
@@ -11,7 +13,6 @@ The te computes read cells outside the input as the fill value (-inf / 0) and co
 avg divisor in closed form from the same rule.
 """
 import dataclasses
-import math
 
 import numpy as np
 
@@ -20,14 +21,16 @@ from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from .layout_view import check_layouts, in_layout
 
 # a window of LONG_SIDE^2 >= S.FLOAT16_REDUCTION_TERMS values near 100 (their float16 sum overflows):
 # the float16 accumulation guard sample
-LONG_SIDE = math.isqrt(S.FLOAT16_REDUCTION_TERMS - 1) + 1
+LONG_SIDE = S.LONG_WINDOW_SIDE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +50,7 @@ class MaxPool2DAttrs(Attrs):
         set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
         set_("padding", C.padding4(self.padding))
         set_("ceil_mode", bool(self.ceil_mode))
-        _check_layouts(self)
+        check_layouts(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +68,7 @@ class GlobalPool2DAttrs(Attrs):
     out_layout: str = ""
 
     def __post_init__(self):
-        _check_layouts(self)
+        check_layouts(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,59 +87,7 @@ class AdaptivePool2DAttrs(Attrs):
                                    "int or two (each may be None to keep that input dim)")
             size = tuple(None if s is None else int(s) for s in size)
         object.__setattr__(self, "output_size", size)
-        _check_layouts(self)
-
-
-LAYOUTS = ("NCHW", "NHWC")
-
-
-def _check_layouts(attrs) -> None:
-    what = f"{type(attrs).__name__}"
-    C.check_layout(what, "layout", attrs.layout, LAYOUTS)
-    C.check_layout(what, "out_layout", attrs.out_layout, ("", attrs.layout))
-
-
-def _to_nchw(layout: str) -> list:
-    return [layout.index(c) for c in "NCHW"]
-
-
-def _from_nchw(layout: str) -> list:
-    return ["NCHW".index(c) for c in layout]
-
-
-def _in_layout(rel=None, ref=None, compute=None):
-    """Wrap an NCHW relation, reference or compute so it serves the op's `layout` too."""
-    if rel is not None:
-        def layout_rel(arg_types, attrs):
-            if attrs.layout == "NCHW" or not isinstance(arg_types[0], TensorType) or arg_types[0].ndim != 4:
-                return rel(arg_types, attrs)
-            data = arg_types[0]
-            out = rel([TensorType([data.shape[i] for i in _to_nchw(attrs.layout)], data.dtype)], attrs)
-            return TensorType([out.shape[i] for i in _from_nchw(attrs.layout)], out.dtype)
-        return layout_rel
-    if ref is not None:
-        def layout_ref(x, attrs):
-            if attrs.layout == "NCHW":
-                return ref(x, attrs)
-            out = ref(np.transpose(x, _to_nchw(attrs.layout)), attrs)
-            return np.ascontiguousarray(np.transpose(out, _from_nchw(attrs.layout)))
-        return layout_ref
-
-    def layout_compute(attrs, inputs, out_type):
-        data, = inputs
-        if attrs.layout == "NCHW":
-            return compute(attrs, inputs, out_type)
-        to = _to_nchw(attrs.layout)
-        dims = T.dims(data)
-        view = te.compute([dims[i] for i in to], lambda *i: data[tuple(i[_from_nchw(attrs.layout)[k]]
-                                                                       for k in range(4))],
-                          name="nchw_view", tag=T.PAD_TAG)
-        out, = compute(attrs, [view], out_type)
-        odims = T.dims(out)
-        back = _from_nchw(attrs.layout)
-        return [te.compute([odims[i] for i in back], lambda *i: out[tuple(i[to[k]] for k in range(4))],
-                           name=out.op.name + "_" + attrs.layout.lower(), tag=out.op.tag)]
-    return layout_compute
+        check_layouts(self)
 
 
 def _data(op, arg_types) -> TensorType:
@@ -227,41 +178,44 @@ def _pool_samples(attrs_cls):
                    "float16, one long window"),
             Sample([S.rand(rng, (1, 6, 5, 3))], A(pool_size=(3, 2), strides=2, padding=(1, 0), layout="NHWC",
                                                   **extra), "NHWC"),
+            Sample([S.rand(rng, (1, 2, 7, 6, 4))], A(pool_size=3, strides=2, padding=1, ceil_mode=True,
+                                                     layout="NCHW4c", **extra), "channel-blocked NCHW4c"),
         ]
     return gen
 
 
 def _pool_geometry(data, attrs):
-    """(n, c, h, w, oh, ow) of a sliding-window pool, symbolic dims allowed."""
-    n, c, h, w = T.dims(data)
+    """(n, c, h, w, oh, ow, block) of a sliding-window pool, symbolic dims allowed; block is
+    [] for NCHW data and [b] for channel-blocked NCHW{b}c data (a trailing index)."""
+    n, c, h, w, *block = T.dims(data)
     oh, ow = (T.window_out(size, attrs.pool_size[a], attrs.strides[a], attrs.dilation[a],
                            attrs.padding[a], attrs.padding[a + 2], attrs.ceil_mode)
               for a, size in ((0, h), (1, w)))
-    return n, c, h, w, oh, ow
+    return n, c, h, w, oh, ow, block
 
 
 def _window_loads(data, attrs, fill):
     """(reduce axes, f(b, ch, y, x) -> the window element at (ry, rx) or `fill` outside the input).
     Padding and the cells a ceil_mode window reaches past it read as `fill`."""
-    _, _, h, w = T.dims(data)
+    _, _, h, w = T.dims(data)[:4]
     (sh, sw), (dh, dw), (top, left) = attrs.strides, attrs.dilation, attrs.padding[:2]
     ry = te.reduce_axis((0, attrs.pool_size[0]), "ry")
     rx = te.reduce_axis((0, attrs.pool_size[1]), "rx")
 
-    def load(b, ch, y, x):
+    def load(b, ch, y, x, *block):
         iy = y * sh + ry.var * dh - top
         ix = x * sw + rx.var * dw - left
         inside = tir.all(T.in_range(iy, 0, h), T.in_range(ix, 0, w))
-        return te.if_then_else(inside, data[b, ch, iy, ix], fill)
+        return te.if_then_else(inside, data[(b, ch, iy, ix) + block], fill)
     return [ry, rx], load
 
 
 def _max_pool_compute(attrs, inputs, out_type):
     """out = max over the window; cells outside the input count as the dtype's lowest value."""
     data, = inputs
-    n, c, _, _, oh, ow = _pool_geometry(data, attrs)
+    n, c, _, _, oh, ow, block = _pool_geometry(data, attrs)
     axes, load = _window_loads(data, attrs, tir.min_value(data.dtype))
-    return [te.compute((n, c, oh, ow), lambda b, ch, y, x: te.max(load(b, ch, y, x), axis=axes),
+    return [te.compute([n, c, oh, ow] + block, lambda *i: te.max(load(*i), axis=axes),
                        name="max_pool2d", tag=MAX_POOL2D.tag)]
 
 
@@ -280,9 +234,9 @@ def _avg_pool_compute(attrs, inputs, out_type):
     dtype = data.dtype
     is_float = tir.is_float_dtype(dtype)
     acc = T.acc_dtype(dtype) if is_float else "int64"
-    n, c, h, w, oh, ow = _pool_geometry(data, attrs)
+    n, c, h, w, oh, ow, block = _pool_geometry(data, attrs)
     axes, load = _window_loads(data, attrs, T.const(0, dtype))
-    total = te.compute((n, c, oh, ow), lambda b, ch, y, x: te.sum(load(b, ch, y, x).astype(acc), axis=axes),
+    total = te.compute([n, c, oh, ow] + block, lambda *i: te.sum(load(*i).astype(acc), axis=axes),
                        name="avg_pool2d_sum", tag=AVG_POOL2D.tag)
     (sh, sw), (dh, dw), (kh, kw) = attrs.strides, attrs.dilation, attrs.pool_size
     top, left, bottom, right = attrs.padding
@@ -291,38 +245,65 @@ def _avg_pool_compute(attrs, inputs, out_type):
     else:
         ybounds, xbounds = (top, top + h), (left, left + w)
 
-    def divide(b, ch, y, x):
+    def divide(b, ch, y, x, *blk):
         count = (_counted(y * sh, kh, dh, *ybounds) * _counted(x * sw, kw, dw, *xbounds))
         count = tir.max(count, 1).astype(acc)
-        mean = total[b, ch, y, x] / count if is_float else total[b, ch, y, x] // count
+        value = total[(b, ch, y, x) + blk]
+        mean = value / count if is_float else value // count
         return mean.astype(dtype)
-    return [te.compute((n, c, oh, ow), divide, name="avg_pool2d", tag=AVG_POOL2D.tag)]
+    return [te.compute([n, c, oh, ow] + block, divide, name="avg_pool2d", tag=AVG_POOL2D.tag)]
+
+
+# The parameters the pooling constructors share (constructor_docs completes their docstrings)
+POOL_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor, in `layout`."),
+    "pool_size": ("int or tuple of int, optional", "The (height, width) of the window."),
+    "strides": ("int or tuple of int, optional", "The step of the window over (height, width)."),
+    "dilation": ("int or tuple of int, optional", "The spacing between window taps over (height, width)."),
+    "padding": ("int or tuple of int, optional",
+                "Padding around the input: one value for every side, two for (height, width), or four "
+                "for (top, left, bottom, right)."),
+    "layout": ("str, optional", 'The layout of `data`, "NCHW" or "NHWC".'),
+    "out_layout": ("str, optional", 'The layout of the result; "" means `layout`.'),
+    "ceil_mode": ("bool, optional", "If True, the output size rounds up, so a last partial window is kept."),
+}
+POOLED = ("result", "relay.Expr", "The pooled tensor.")
+GLOBALLY_POOLED = ("result", "relay.Expr", "The pooled tensor, with height and width 1.")
 
 
 MAX_POOL2D = defop("nn.max_pool2d", inputs=("data",), attrs=MaxPool2DAttrs,
-                   rel=_in_layout(rel=_make_pool_rel("nn.max_pool2d")),
-                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_max_pool_ref),
-                   compute=_in_layout(compute=_max_pool_compute),
+                   rel=in_layout(rel=_make_pool_rel("nn.max_pool2d")),
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=in_layout(ref=_max_pool_ref),
+                   compute=in_layout(compute=_max_pool_compute),
                    samples=_pool_samples(MaxPool2DAttrs), level=2,
                    doc="out[n, c, y, x] = max_{p, q} pad(data, -inf)[n, c, y*sh + p*dh, x*sw + q*dw]")
 AVG_POOL2D = defop("nn.avg_pool2d", inputs=("data",), attrs=AvgPool2DAttrs,
-                   rel=_in_layout(rel=_make_pool_rel("nn.avg_pool2d")),
-                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_avg_pool_ref),
-                   compute=_in_layout(compute=_avg_pool_compute),
+                   rel=in_layout(rel=_make_pool_rel("nn.avg_pool2d")),
+                   pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=in_layout(ref=_avg_pool_ref),
+                   compute=in_layout(compute=_avg_pool_compute),
                    samples=_pool_samples(AvgPool2DAttrs), level=2,
                    doc="out = window sum / number of counted cells (input only unless count_include_pad)")
 
 
+@documented(POOL_PARAMETERS, POOLED)
 def max_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
                out_layout="", ceil_mode=False):
-    """relay.nn.max_pool2d: windowed maximum (padding counts as -inf)."""
+    """2-D max pooling: the largest element of each window (padding counts as -inf)."""
     return MAX_POOL2D(data, attrs=MaxPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
                                                  ceil_mode))
 
 
+@documented(POOL_PARAMETERS, POOLED)
 def avg_pool2d(data, pool_size=(1, 1), strides=(1, 1), dilation=(1, 1), padding=(0, 0), layout="NCHW",
                out_layout="", ceil_mode=False, count_include_pad=False):
-    """relay.nn.avg_pool2d: windowed mean."""
+    """2-D average pooling: the mean of each window.
+
+    Parameters
+    ----------
+    count_include_pad : bool, optional
+        If True, padded cells count in the divisor; if False (the default), only cells of the
+        input do.
+    """
     return AVG_POOL2D(data, attrs=AvgPool2DAttrs(pool_size, strides, dilation, padding, layout, out_layout,
                                                  ceil_mode, count_include_pad))
 
@@ -346,47 +327,51 @@ def _global_samples(rng):
             Sample([S.rand(rng, (1, 4, 3, 3), "float16")], GlobalPool2DAttrs()),
             Sample([S.rand(rng, (1, 2, LONG_SIDE, LONG_SIDE), "float16", 100, 101)], GlobalPool2DAttrs(),
                    "float16, long window"),
-            Sample([S.rand(rng, (2, 3, 4, 5))], GlobalPool2DAttrs(layout="NHWC"), "NHWC")]
+            Sample([S.rand(rng, (2, 3, 4, 5))], GlobalPool2DAttrs(layout="NHWC"), "NHWC"),
+            Sample([S.rand(rng, (1, 2, 3, 4, 3))], GlobalPool2DAttrs(layout="NCHW3c"), "channel-blocked NCHW3c")]
 
 
 def _global_compute(reduce_max: bool):
     def compute(attrs, inputs, out_type):
         """max, or sum (float16 in float32) / (H * W), over H and W, keeping them as size 1."""
         data, = inputs
-        n, c, h, w = T.dims(data)
+        n, c, h, w, *block = T.dims(data)
         ry, rx = te.reduce_axis((0, h), "ry"), te.reduce_axis((0, w), "rx")
         tag = GLOBAL_MAX_POOL2D.tag if reduce_max else GLOBAL_AVG_POOL2D.tag
+        shape = [n, c, 1, 1] + block
         if reduce_max:
-            return [te.compute((n, c, 1, 1), lambda b, ch, y, x: te.max(data[b, ch, ry, rx], axis=[ry, rx]),
+            return [te.compute(shape, lambda b, ch, y, x, *blk: te.max(data[(b, ch, ry, rx) + blk], axis=[ry, rx]),
                                name="global_max_pool2d", tag=tag)]
         acc = T.acc_dtype(data.dtype)
-        total = te.compute((n, c, 1, 1), lambda b, ch, y, x: te.sum(data[b, ch, ry, rx].astype(acc),
-                                                                    axis=[ry, rx]),
+        total = te.compute(shape, lambda b, ch, y, x, *blk: te.sum(data[(b, ch, ry, rx) + blk].astype(acc),
+                                                                   axis=[ry, rx]),
                            name="global_avg_pool2d_sum", tag=tag)
         area = T.const(1, acc) * (h * w)
-        return [te.compute((n, c, 1, 1), lambda *i: (total[i] / area).astype(data.dtype),
+        return [te.compute(shape, lambda *i: (total[i] / area).astype(data.dtype),
                            name="global_avg_pool2d", tag=tag)]
     return compute
 
 
 GLOBAL_MAX_POOL2D = defop("nn.global_max_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
-                          rel=_in_layout(rel=_make_global_rel("nn.global_max_pool2d")),
+                          rel=in_layout(rel=_make_global_rel("nn.global_max_pool2d")),
                           pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                          ref=_in_layout(ref=lambda x, a: x.max(axis=(2, 3), keepdims=True)),
-                          samples=_global_samples, level=2, compute=_in_layout(compute=_global_compute(True)))
+                          ref=in_layout(ref=lambda x, a: x.max(axis=(2, 3), keepdims=True)),
+                          samples=_global_samples, level=2, compute=in_layout(compute=_global_compute(True)))
 GLOBAL_AVG_POOL2D = defop("nn.global_avg_pool2d", inputs=("data",), attrs=GlobalPool2DAttrs,
-                          rel=_in_layout(rel=_make_global_rel("nn.global_avg_pool2d")),
-                          pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=_in_layout(ref=_global_avg_ref),
-                          samples=_global_samples, level=2, compute=_in_layout(compute=_global_compute(False)))
+                          rel=in_layout(rel=_make_global_rel("nn.global_avg_pool2d")),
+                          pattern=OpPattern.OUT_ELEMWISE_FUSABLE, ref=in_layout(ref=_global_avg_ref),
+                          samples=_global_samples, level=2, compute=in_layout(compute=_global_compute(False)))
 
 
+@documented(POOL_PARAMETERS, GLOBALLY_POOLED)
 def global_max_pool2d(data, layout="NCHW", out_layout=""):
-    """relay.nn.global_max_pool2d: maximum over H and W, keeping them as size 1."""
+    """The largest element over the whole height and width of each channel."""
     return GLOBAL_MAX_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
 
 
+@documented(POOL_PARAMETERS, GLOBALLY_POOLED)
 def global_avg_pool2d(data, layout="NCHW", out_layout=""):
-    """relay.nn.global_avg_pool2d: mean over H and W, keeping them as size 1."""
+    """The mean over the whole height and width of each channel."""
     return GLOBAL_AVG_POOL2D(data, attrs=GlobalPool2DAttrs(layout, out_layout))
 
 
@@ -432,7 +417,8 @@ def _adaptive_samples(rng):
             Sample([S.rand(rng, (1, 2, 4, 4), "float16")], A()),
             Sample([S.rand(rng, (1, 1, 2 * LONG_SIDE, 2 * LONG_SIDE), "float16", 100, 101)], A(output_size=(2, 2)),
                    "float16, long bins"),
-            Sample([S.rand(rng, (1, 5, 7, 2))], A(output_size=(2, 3), layout="NHWC"), "NHWC")]
+            Sample([S.rand(rng, (1, 5, 7, 2))], A(output_size=(2, 3), layout="NHWC"), "NHWC"),
+            Sample([S.rand(rng, (1, 2, 5, 5, 8))], A(output_size=(2, 3), layout="NCHW8c"), "channel-blocked NCHW8c")]
 
 
 def _max_bin(size, out):
@@ -447,7 +433,7 @@ def _adaptive_avg_compute(attrs, inputs, out_type):
     """Sum over a variable-extent bin (a reduction over the largest bin with a where= mask),
     then division by the bin's area; float16 accumulates in float32."""
     data, = inputs
-    n, c, h, w = T.dims(data)
+    n, c, h, w, *block = T.dims(data)
     oh, ow = _adaptive_out_hw((h, w), attrs.output_size)
     acc = T.acc_dtype(data.dtype)
     ry = te.reduce_axis((0, _max_bin(h, oh)), "ry")
@@ -456,29 +442,40 @@ def _adaptive_avg_compute(attrs, inputs, out_type):
     def bounds(i, size, out):
         return (i * size) // out, T.ceil_div((i + 1) * size, out)
 
-    def window_sum(b, ch, y, x):
+    def window_sum(b, ch, y, x, *blk):
         (y0, y1), (x0, x1) = bounds(y, h, oh), bounds(x, w, ow)
         inside = tir.all(ry.var < y1 - y0, rx.var < x1 - x0)
-        return te.sum(data[b, ch, y0 + ry.var, x0 + rx.var].astype(acc), axis=[ry, rx], where=inside)
+        return te.sum(data[(b, ch, y0 + ry.var, x0 + rx.var) + blk].astype(acc), axis=[ry, rx], where=inside)
     tag = ADAPTIVE_AVG_POOL2D.tag
-    total = te.compute((n, c, oh, ow), window_sum, name="adaptive_pool_sum", tag=tag)
+    total = te.compute([n, c, oh, ow] + block, window_sum, name="adaptive_pool_sum", tag=tag)
 
-    def mean(b, ch, y, x):
+    def mean(b, ch, y, x, *blk):
         (y0, y1), (x0, x1) = bounds(y, h, oh), bounds(x, w, ow)
         area = ((y1 - y0) * (x1 - x0)).astype(acc)
-        return (total[b, ch, y, x] / area).astype(data.dtype)
-    return [te.compute((n, c, oh, ow), mean, name="adaptive_avg_pool2d", tag=tag)]
+        return (total[(b, ch, y, x) + blk] / area).astype(data.dtype)
+    return [te.compute([n, c, oh, ow] + block, mean, name="adaptive_avg_pool2d", tag=tag)]
 
 
 ADAPTIVE_AVG_POOL2D = defop("nn.adaptive_avg_pool2d", inputs=("data",), attrs=AdaptivePool2DAttrs,
-                            rel=_in_layout(rel=_adaptive_rel), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
-                            ref=_in_layout(ref=_adaptive_avg_ref), samples=_adaptive_samples, level=10,
-                            compute=_in_layout(compute=_adaptive_avg_compute),
+                            rel=in_layout(rel=_adaptive_rel), pattern=OpPattern.OUT_ELEMWISE_FUSABLE,
+                            ref=in_layout(ref=_adaptive_avg_ref), samples=_adaptive_samples, level=10,
+                            compute=in_layout(compute=_adaptive_avg_compute),
                             doc="out[.., i, j] = mean(data[.., floor(i*H/OH):ceil((i+1)*H/OH), same for W])")
 
 
+@documented(POOL_PARAMETERS, POOLED)
 def adaptive_avg_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
-    """relay.nn.adaptive_avg_pool2d: average into an output_size grid of (possibly overlapping) bins."""
+    """Average pooling into a fixed output grid, the windows sized to fit the input.
+
+    Output cell i along an axis of input length L and output length S averages the input
+    from floor(i * L / S) up to ceil((i + 1) * L / S), so neighbouring windows may overlap.
+
+    Parameters
+    ----------
+    output_size : None or int or tuple of int, optional
+        The (height, width) of the result; one int for both; None (the default), or None for
+        one of the two, keeps the input's size there.
+    """
     return ADAPTIVE_AVG_POOL2D(data, attrs=AdaptivePool2DAttrs(output_size, layout, out_layout))
 
 

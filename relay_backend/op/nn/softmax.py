@@ -8,6 +8,7 @@ from ... import te
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
@@ -116,18 +117,29 @@ FAST_SOFTMAX = defop("nn.fast_softmax", inputs=("data",), attrs=SoftmaxAttrs,
                          "the fast polynomial, so it shares softmax's stages")
 
 
+# The parameters the softmax constructors share (constructor_docs completes their docstrings)
+SOFTMAX_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor (float)."),
+    "axis": ("int, optional", "The axis to normalize over; negative values count from the last axis."),
+}
+NORMALIZED = ("result", "relay.Expr", "A tensor of data's shape whose values along `axis` sum to 1.")
+
+
+@documented(SOFTMAX_PARAMETERS, NORMALIZED)
 def softmax(data, axis=-1):
-    """relay.nn.softmax along `axis`."""
+    """Softmax: exp(x) / sum(exp(x)) along one axis, computed stably."""
     return SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
+@documented(SOFTMAX_PARAMETERS, NORMALIZED)
 def fast_softmax(data, axis=-1):
-    """relay.nn.fast_softmax along `axis`."""
+    """Softmax for FastMath, with a fast exponential (here the same kernel as softmax)."""
     return FAST_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 
+@documented(SOFTMAX_PARAMETERS, ("result", "relay.Expr", "A tensor of data's shape."))
 def log_softmax(data, axis=-1):
-    """relay.nn.log_softmax along `axis`."""
+    """The logarithm of softmax along one axis: x - log(sum(exp(x))), computed stably."""
     return LOG_SOFTMAX(data, attrs=SoftmaxAttrs(axis))
 
 

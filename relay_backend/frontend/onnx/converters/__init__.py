@@ -1,5 +1,7 @@
 """The ONNX converters, one module per family; importing them fills the table."""
 from ._registry import TABLE as CONVERTERS
-from . import math, nn, reduce, tensor  # noqa: F401  (registers the converters)
+from . import control_flow, indexing, math, nn, nn_ext, reduce, rnn, sequence, tensor  # noqa: F401  (registers the converters)
+from . import math_ext  # noqa: F401,E402  (after math: its Mod replaces math's)
+from . import image  # noqa: F401  (Resize, Upsample, GridSample)
 
 __all__ = ["CONVERTERS"]

@@ -9,7 +9,7 @@ import math as _m
 import numpy as np
 
 from .... import op as _op
-from ....ir.types import is_any
+from ....ir.types import is_static
 from ....op import nn as _nn
 from ..common import const
 from ._registry import converter
@@ -73,18 +73,6 @@ def power(ctx, inputs):
     if ta == tb:
         return _op.power(a, b)
     return _op.power(a, _op.cast(b, ta))
-
-
-@converter("Mod")
-def mod(ctx, inputs):
-    a, b = inputs
-    if not ctx.attrs.get("fmod", 0):
-        return _op.floor_mod(a, b)
-    if ctx.dtype(a).startswith(("int", "uint")):
-        return _op.subtract(a, _op.multiply(b, _op.divide(a, b)))  # int divide truncates
-    q = _op.divide(a, b)
-    trunc = _op.multiply(_op.sign(q), _op.floor(_op.abs(q)))
-    return _op.subtract(a, _op.multiply(b, trunc))
 
 
 @converter("Sum", "Mean", "Max", "Min", min_version=6)
@@ -211,7 +199,7 @@ def clip(ctx, inputs):
     lo = inputs[1] if len(inputs) > 1 else None
     hi = inputs[2] if len(inputs) > 2 else None
     for name, bound in (("min", lo), ("max", hi)):
-        if bound is not None and any(not is_any(d) and int(d) != 1 for d in ctx.shape(bound)):
+        if bound is not None and any(is_static(d) and int(d) != 1 for d in ctx.shape(bound)):
             raise ctx.invalid(f"{name} must be a scalar, not a tensor of shape {ctx.shape(bound)}")
     lo_v = None if lo is None else ctx.maybe_value(lo)
     hi_v = None if hi is None else ctx.maybe_value(hi)
@@ -268,6 +256,8 @@ def matmul(ctx, inputs):
 
 
 def _matmul_nd(ctx, a, b):
+    if ctx.ndim(a) == 2 and ctx.ndim(b) == 2:  # one dense; its dims may be symbolic
+        return _nn.dense(a, _op.transpose(b, (1, 0)))
     sa, sb = ctx.static_shape(a, "A"), ctx.static_shape(b, "B")
     if len(sb) == 2:  # (..., M, K) x (K, N): one dense over the flattened rows
         if len(sa) == 2:

@@ -1,9 +1,13 @@
 """Shape and data-movement ONNX ops: Reshape, Flatten, Transpose, Concat, Split, Squeeze, Unsqueeze,
 Gather, Slice, Expand, Tile, Pad, Shape, Size, Constant, ConstantOfShape, Range.
 
-Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) must fold to
-constants; the importer folds Shape-of-static-input subgraphs, so this covers exported models
-whose input shapes are static.
+Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) are read as
+constants when they fold to one (the importer folds Shape-of-static-input subgraphs, so exported
+models with static input shapes import as static ops). Computed at run time, Reshape's shape,
+Slice's starts/ends/steps, Squeeze's and Unsqueeze's axes, Expand's shape, Tile's repeats, ConstantOfShape's shape
+and Range's limits become the dyn ops (shape_of for Shape/Size of a dynamic input), which the
+debug interpreter and the VM run; the others (Pad's pads, Split's sizes, reduction axes, ...)
+still need constants (a DynamicInputError names the node).
 """
 import math as _m
 
@@ -24,8 +28,10 @@ def _ints(ctx, expr, what):
 @converter("Reshape", min_version=5)
 def reshape(ctx, inputs):
     x, shape = inputs
-    newshape = _ints(ctx, shape, "shape")
     allowzero = bool(ctx.attrs.get("allowzero", 0))
+    if ctx.maybe_value(shape) is None:  # computed at run time: dyn.reshape (0 copies a dim unless allowzero)
+        return _op.reshape(x, _op.cast(shape, "int64"), allowzero=allowzero)
+    newshape = _ints(ctx, shape, "shape")
     if not allowzero:  # ONNX 0 copies the input dim (relay's code 0 too); resolve it here
         have = ctx.shape(x)
         newshape = [have[i] if v == 0 and i < len(have) else v for i, v in enumerate(newshape)]
@@ -105,8 +111,21 @@ def _axes(ctx, inputs, version_with_input=13):
     return list(axes) if axes is not None else None
 
 
+def _runtime_input(ctx, inputs, k, since=1):
+    """inputs[k] when the node's schema has it as an input (from version `since`) and it is only
+    known at run time (it does not fold to a constant), else None."""
+    if ctx.since < since or len(inputs) <= k or inputs[k] is None:
+        return None
+    return inputs[k] if ctx.maybe_value(inputs[k]) is None else None
+
+
 @converter("Squeeze")
 def squeeze(ctx, inputs):
+    axes = _runtime_input(ctx, inputs, 1, since=13)
+    if axes is not None:  # dyn.squeeze, negative axes made positive here (the rank is static)
+        axes = _op.cast(axes, "int64")
+        nd = const(np.int64(ctx.ndim(inputs[0])))
+        return _op.squeeze(inputs[0], _op.where(_op.less(axes, const(np.int64(0))), _op.add(axes, nd), axes))
     axes = _axes(ctx, inputs)
     return _op.squeeze(inputs[0], axis=axes)
 
@@ -114,11 +133,38 @@ def squeeze(ctx, inputs):
 @converter("Unsqueeze")
 def unsqueeze(ctx, inputs):
     x = inputs[0]
+    if _runtime_input(ctx, inputs, 1, since=13) is not None:
+        return _runtime_unsqueeze(ctx, x, inputs[1])
     axes = _axes(ctx, inputs)
     out_nd = ctx.ndim(x) + len(axes)
     for a in sorted(a % out_nd for a in axes):
         x = _op.expand_dims(x, a)
     return x
+
+
+def _runtime_unsqueeze(ctx, x, axes):
+    """Unsqueeze with axes known at run time: dyn.reshape to the output shape computed from them
+    (output position i is a new 1 when it is one of the axes, else the input dim i - #axes before
+    i). Axes that are out of range or repeated make the shape all zeros, so the reshape fails at
+    run time instead of giving a differently shaped result."""
+    count = ctx.shape(axes)
+    if len(count) != 1 or not isinstance(count[0], int):
+        raise ctx.fail_shape(f"axes has shape {count}; a run-time Unsqueeze needs a 1-D axes of static length")
+    nd = ctx.ndim(x)
+    rank = nd + int(count[0])
+    axes = _op.reshape(_op.cast(axes, "int64"), (1, -1))
+    axes = _op.where(_op.less(axes, const(np.int64(0))), _op.add(axes, const(np.int64(rank))), axes)
+    position = const(np.arange(rank, dtype="int64").reshape(rank, 1))
+    is_new = _op.sum(_op.cast(_op.equal(position, axes), "int64"), axis=1)            # (rank,)
+    before = _op.sum(_op.cast(_op.less(axes, position), "int64"), axis=1)             # new axes before i
+    source = _op.where(_op.greater(is_new, const(np.int64(0))), const(np.int64(nd)),
+                       _op.subtract(const(np.arange(rank, dtype="int64")), before))
+    dims = _op.concatenate([_op.shape_of(x, "int64"), const(np.ones(1, "int64"))], 0)  # dims[nd] = 1
+    shape = _op.take(dims, source, axis=0, mode="clip")
+    in_range = _op.logical_and(_op.greater_equal(axes, const(np.int64(0))), _op.less(axes, const(np.int64(rank))))
+    valid = _op.logical_and(_op.equal(_op.sum(is_new), const(np.int64(int(count[0])))),
+                            _op.all(in_range))
+    return _op.reshape(x, _op.where(valid, shape, _op.zeros_like(shape)))
 
 
 @converter("Gather")
@@ -131,7 +177,7 @@ def gather(ctx, inputs):
     raising (onnxruntime raises), because a compiled kernel cannot raise; it never reads out of
     bounds. When the axis length is itself dynamic, mode="wrap" (exact for every valid index).
     """
-    from ....ir.types import is_any
+    from ....ir.types import is_static
     x, idx = inputs
     nd = ctx.ndim(x)
     axis = int(ctx.attrs.get("axis", 0))
@@ -139,7 +185,7 @@ def gather(ctx, inputs):
         raise ctx.fail(f"axis={axis} is out of range for data of rank {nd}")
     axis %= nd
     dim = ctx.shape(x)[axis]
-    if is_any(dim):
+    if not is_static(dim):
         return _op.take(x, idx, axis=axis, mode="wrap")
     dim = int(dim)
     value = ctx.maybe_value(idx)
@@ -169,6 +215,8 @@ def slice_(ctx, inputs):
         axes = ctx.attrs.ints("axes")
         steps = None
     else:
+        if any(ctx.maybe_value(e) is None for e in inputs[1:3] + inputs[4:5] if e is not None):
+            return _runtime_slice(ctx, inputs)
         starts, ends = _ints(ctx, inputs[1], "starts"), _ints(ctx, inputs[2], "ends")
         axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else None
         steps = _ints(ctx, inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None else None
@@ -181,9 +229,41 @@ def slice_(ctx, inputs):
     return _op.strided_slice(x, starts, ends, strides=steps, axes=axes)
 
 
+def _runtime_slice(ctx, inputs):
+    """Slice whose starts / ends / steps are computed at run time: dyn.strided_slice over the leading
+    axes up to the last sliced one (numpy's clamping is ONNX's); an axis not sliced takes all of
+    itself. The axes must be constant."""
+    x = inputs[0]
+    nd = ctx.ndim(x)
+    given = [inputs[k] if len(inputs) > k else None for k in range(1, 5)]
+    starts, ends, axes, steps = given
+    count = ctx.shape(starts)
+    if len(count) != 1 or not isinstance(count[0], int):
+        raise ctx.fail_shape(f"starts has shape {count}; a run-time Slice needs a 1-D starts of static length")
+    count = int(count[0])
+    axes = list(range(count)) if axes is None else _ints(ctx, axes, "axes")
+    if len(axes) != count or any(not -nd <= a < nd for a in axes):
+        raise ctx.invalid(f"axes {axes} do not fit {count} starts and an input of rank {nd}")
+    axes = [a % nd for a in axes]
+    span = max(axes) + 1
+    filler = {"begin": 0, "end": np.iinfo(np.int64).max, "stride": 1}
+
+    def full(values, kind):
+        """A length-`span` int64 vector: values[j] at axis axes[j], the filler elsewhere."""
+        if values is None:
+            values = const(np.ones(count, "int64"))
+        values = _op.cast(values, "int64")
+        padded = _op.concatenate([values, const(np.array([filler[kind]], "int64"))], 0)
+        where = [axes.index(k) if k in axes else count for k in range(span)]
+        return _op.take(padded, const(np.array(where, "int64")), axis=0)
+    return _op.strided_slice(x, full(starts, "begin"), full(ends, "end"), full(steps, "stride"))
+
+
 @converter("Expand", min_version=8)
 def expand(ctx, inputs):
     x, shape = inputs
+    if _runtime_input(ctx, inputs, 1) is not None:
+        return _runtime_expand(ctx, x, shape)
     target = tuple(_ints(ctx, shape, "shape"))
     have = tuple(ctx.static_shape(x, "input"))
     if any(d < 0 for d in target):
@@ -195,8 +275,26 @@ def expand(ctx, inputs):
     return _op.broadcast_to(x, out)
 
 
+def _runtime_expand(ctx, x, shape):
+    """Expand to a run-time shape: ONNX broadcasts both ways (a 1 in `shape` keeps the input's dim),
+    so the target is the elementwise max of the two shapes aligned at the right, then
+    dyn.broadcast_to (which checks the dims at run time)."""
+    count = ctx.shape(shape)
+    if len(count) != 1 or not isinstance(count[0], int):
+        raise ctx.fail_shape(f"shape has shape {count}; a run-time Expand needs a 1-D shape of static length")
+    count, nd = int(count[0]), ctx.ndim(x)
+    have, want = _op.shape_of(x, "int64"), _op.cast(shape, "int64")
+    if count > nd:
+        have = _op.concatenate([const(np.ones(count - nd, "int64")), have], 0)
+    elif nd > count:
+        want = _op.concatenate([const(np.ones(nd - count, "int64")), want], 0)
+    return _op.broadcast_to(x, _op.maximum(have, want))
+
+
 @converter("Tile", min_version=6)
 def tile(ctx, inputs):
+    if _runtime_input(ctx, inputs, 1) is not None:
+        return _op.tile(inputs[0], _op.cast(inputs[1], "int64"))  # dyn.tile
     return _op.tile(inputs[0], _ints(ctx, inputs[1], "repeats"))
 
 
@@ -234,15 +332,27 @@ def pad(ctx, inputs):
 
 @converter("Shape")
 def shape(ctx, inputs):
-    dims = ctx.static_shape(inputs[0], "input")
+    """A constant for a static shape; shape_of (read at run time) when some dim is dynamic."""
+    from ....ir.types import is_static
+    x = inputs[0]
     start, end = ctx.attrs.get("start", 0), ctx.attrs.get("end")
-    dims = dims[slice(start, end)]
-    return const(np.array(dims, dtype="int64"))
+    dims = ctx.shape(x)
+    if all(is_static(d) for d in dims):
+        return const(np.array([int(d) for d in dims[slice(start, end)]], dtype="int64"))
+    picked = range(len(dims))[slice(start, end)]
+    whole = _op.shape_of(x, "int64")
+    if len(picked) == len(dims):
+        return whole
+    return _op.strided_slice(whole, [picked.start], [picked.stop])
 
 
 @converter("Size")
 def size(ctx, inputs):
-    return const(np.array(int(np.prod(ctx.static_shape(inputs[0], "input"))), dtype="int64"))
+    from ....ir.types import is_static
+    dims = ctx.shape(inputs[0])
+    if all(is_static(d) for d in dims):
+        return const(np.array(int(np.prod([int(d) for d in dims])), dtype="int64"))
+    return _op.ndarray_size(inputs[0], "int64")
 
 
 @converter("Constant")
@@ -261,14 +371,16 @@ def constant(ctx, inputs):
 
 @converter("ConstantOfShape")
 def constant_of_shape(ctx, inputs):
-    dims = _ints(ctx, inputs[0], "input")
-    if any(d < 0 for d in dims):
-        raise ctx.invalid(f"the shape {dims} has a negative dimension")
     t = ctx.attrs.get("value")
     value = tensor_to_array(t, f"{ctx.where()}: attribute 'value'").reshape(-1) if t is not None \
         else np.zeros(1, "float32")
     if value.size != 1:
         raise ctx.invalid(f"attribute 'value' must hold one element, not {value.size}")
+    if _runtime_input(ctx, inputs, 0) is not None:  # dyn.full: the VM sizes it at run time
+        return _op.full(const(value.reshape(())), _op.cast(inputs[0], "int64"), str(value.dtype))
+    dims = _ints(ctx, inputs[0], "input")
+    if any(d < 0 for d in dims):
+        raise ctx.invalid(f"the shape {dims} has a negative dimension")
     check_tensor_size(dims, value.dtype, ctx.where())
     return const(np.full(dims, value[0], dtype=value.dtype))
 
@@ -276,7 +388,11 @@ def constant_of_shape(ctx, inputs):
 @converter("Range")
 def range_(ctx, inputs):
     """ONNX Range: max(ceil((limit - start) / delta), 0) elements start, start + delta, ...; the
-    length is checked (delta 0, non-finite bounds, a size past the tensor limit) before numpy runs."""
+    length is checked (delta 0, non-finite bounds, a size past the tensor limit) before numpy runs.
+    Limits known only at run time build dyn.arange (the VM computes the length when it runs)."""
+    if any(ctx.maybe_value(e) is None for e in inputs):
+        scalars = [_op.reshape(e, ()) if ctx.shape(e) else e for e in inputs]
+        return _op.arange(*scalars, dtype=ctx.dtype(inputs[0]))
     start, limit, delta = (np.asarray(ctx.value(e, w)) for e, w in zip(inputs, ("start", "limit", "delta")))
     for name, v in (("start", start), ("limit", limit), ("delta", delta)):
         if v.size != 1:
@@ -285,6 +401,7 @@ def range_(ctx, inputs):
             raise ctx.invalid(f"start, limit and delta must be finite; {name} is {v.reshape(-1)[0]}")
     if delta.reshape(-1)[0] == 0:
         raise ctx.invalid("delta is 0, so the range never reaches its limit")
+    start, limit, delta = (v.reshape(-1)[0] for v in (start, limit, delta))  # a scalar, or one value
     if start.dtype.kind == "f":
         count = _m.ceil((float(limit) - float(start)) / float(delta))
     else:

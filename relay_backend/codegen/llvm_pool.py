@@ -1,0 +1,190 @@
+"""Compiling many kernel modules at once: a process pool over independent LLVM modules.
+
+Each kernel is its own LLVM module (one optimisation pipeline per kernel, not one monolith),
+so a model's kernels are independent units of work. llvmlite serialises every LLVM call of a
+process behind one lock, so threads cannot compile in parallel; `compile_units` hands the units
+to a concurrent.futures process pool (RB_COMPILE_JOBS workers, default: every core this process
+may use) when there are several and enough IR to pay for it, and compiles in-process otherwise.
+A unit is IR text in, (object bytes, optimised IR text) out: LLVM is deterministic, so a unit
+compiles to the same bytes in a worker or here, and results come back in the order given.
+
+The workers are forked (no re-import of the package, no `if __name__ == "__main__"` guard
+needed in the user's script), once, and kept for later builds. Two hazards of forking a
+threaded process are closed: the fork happens while holding llvm_target.LLVM_LOCK, so no
+relay_backend thread is inside LLVM at that instant, and a fresh pool must answer a probe that
+calls into LLVM within PROBE_TIMEOUT_S (catching anything else that held llvmlite's lock). A
+pool that fails the probe, breaks (a worker killed) or is unavailable (no fork on this
+platform) makes the build compile in-process instead; it never fails a build. Workers are
+replaced after RECYCLE_AFTER units, since each LLVM pipeline leaves ~50 KB behind in llvmlite.
+"""
+import atexit
+import concurrent.futures
+import gc
+import multiprocessing
+import multiprocessing.util
+import os
+import signal
+import sys
+import threading
+import warnings
+
+from ..config import get as get_config
+from . import llvm_target
+
+PARALLEL_MIN_UNITS = 3          # fewer kernels than this compile in-process
+PARALLEL_MIN_IR_BYTES = 64 << 10  # ... and so does less IR in all (a few small kernels)
+PROBE_TIMEOUT_S = 60.0
+RECYCLE_AFTER = 2000
+_POOL = {"executor": None, "jobs": 0, "units": 0}
+_POOL_LOCK = threading.Lock()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def compile_jobs() -> int:
+    """How many workers compile in parallel: RB_COMPILE_JOBS, or every usable core."""
+    return get_config().compile_jobs or usable_cores()
+
+
+def _compile_in_worker(ir_text: str, spec, what: str) -> tuple:
+    return llvm_target.compile_object(ir_text, spec, what)
+
+
+def _worker_init() -> None:
+    """In each worker: Ctrl-C interrupts the build in the parent, not the idle workers (a dead
+    worker would break the pool for the next build)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _probe() -> str:
+    import llvmlite.binding as llvm
+    return llvm.get_process_triple()          # any call that takes llvmlite's lock
+
+
+def _fork_available() -> bool:
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _drop_pool(executor) -> None:
+    with _POOL_LOCK:
+        if _POOL["executor"] is executor:
+            _POOL["executor"] = None
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _pool(jobs: int):
+    """The shared executor with `jobs` workers (made, forked and probed on first use), or
+    None when no working pool can be had."""
+    with _POOL_LOCK:
+        executor = _POOL["executor"]
+        if executor is not None and (_POOL["jobs"] != jobs or _POOL["units"] >= RECYCLE_AFTER):
+            executor.shutdown(wait=False)
+            executor = _POOL["executor"] = None
+        if executor is not None:
+            return executor
+        if not _fork_available():
+            return None
+        before = {child.pid for child in multiprocessing.active_children()}
+        executor = concurrent.futures.ProcessPoolExecutor(
+            max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+            initializer=_worker_init)
+        try:
+            with llvm_target.LLVM_LOCK, warnings.catch_warnings():
+                # forking a threaded process is safe here: see the module docstring
+                warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
+                gc.freeze()        # the workers' garbage collector leaves the parent's objects
+                try:               # alone, so their pages stay shared instead of being copied
+                    probe = executor.submit(_probe)    # forks every worker now, under the lock
+                finally:
+                    gc.unfreeze()
+            probe.result(timeout=PROBE_TIMEOUT_S)
+        except (OSError, concurrent.futures.TimeoutError, concurrent.futures.process.BrokenProcessPool):
+            # no fork (out of memory, process limit) or workers that cannot reach LLVM: stop
+            # them, so none is left hanging (exit joins the pool's workers), and compile here
+            executor.shutdown(wait=False, cancel_futures=True)
+            for child in multiprocessing.active_children():
+                if child.pid not in before:
+                    child.kill()
+            return None
+        _POOL.update(executor=executor, jobs=jobs, units=0)
+        # a multiprocessing child exits through multiprocessing's exit function, which joins
+        # every child process (our idle workers: forever) and skips atexit: stop them first
+        multiprocessing.util.Finalize(None, shutdown_pool, exitpriority=10)
+        return executor
+
+
+def pool_size() -> int:
+    """How many workers the shared compile pool has (0: none made yet, or dropped)."""
+    with _POOL_LOCK:
+        return _POOL["jobs"] if _POOL["executor"] is not None else 0
+
+
+@atexit.register
+def shutdown_pool() -> None:
+    """Stop the workers (also at exit, before the interpreter tears its modules down, which
+    would otherwise leave the pool's cleanup callbacks without their modules)."""
+    with _POOL_LOCK:
+        executor, _POOL["executor"] = _POOL["executor"], None
+    if executor is not None:
+        executor.shutdown(wait=True)
+
+
+def _forget_pool_after_fork() -> None:
+    """In a child forked from this process (by the user, or one of our workers): the parent's
+    pool is not the child's to use (its results would go to the parent); start afresh."""
+    global _POOL_LOCK
+    _POOL_LOCK = threading.Lock()
+    _POOL.update(executor=None, jobs=0, units=0)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool_after_fork)
+
+
+def want_parallel(ir_texts, jobs: int) -> bool:
+    """True when `ir_texts` are worth a process pool: several units, enough IR, >1 job."""
+    return (jobs > 1 and len(ir_texts) >= PARALLEL_MIN_UNITS
+            and sum(len(t) for t in ir_texts) >= PARALLEL_MIN_IR_BYTES)
+
+
+def compile_units(units, spec, on_done=None, jobs=None) -> list:
+    """[(object bytes, optimised IR)] for `units` ([(IR text, what)]), in order. `on_done(i)`
+    is called as unit i finishes (a progress bar). Parallel when `want_parallel` says so and a
+    pool is available, in-process otherwise; the results are the same either way."""
+    units = list(units)
+    jobs = compile_jobs() if jobs is None else jobs
+    results = [None] * len(units)
+    executor = _pool(jobs) if want_parallel([t for t, _ in units], jobs) else None
+    if executor is not None:
+        try:
+            # biggest first: the last unit to finish is then a small one (less idle tail)
+            order = sorted(range(len(units)), key=lambda i: -len(units[i][0]))
+            futures = {executor.submit(_compile_in_worker, units[i][0], spec, units[i][1]): i
+                       for i in order}
+            for future in concurrent.futures.as_completed(futures):
+                i = futures[future]
+                results[i] = future.result()
+                llvm_target.count_compiles()
+                if on_done is not None:
+                    on_done(i)
+            with _POOL_LOCK:
+                _POOL["units"] += len(units)
+            return results
+        except concurrent.futures.process.BrokenProcessPool:
+            _drop_pool(executor)                  # finish in-process what the pool did not
+    for i, (text, what) in enumerate(units):
+        if results[i] is None:
+            results[i] = llvm_target.compile_object(text, spec, what)
+            if on_done is not None:
+                on_done(i)
+    return results
+
+
+__all__ = ["compile_units", "compile_jobs", "pool_size", "shutdown_pool", "usable_cores",
+           "want_parallel"]

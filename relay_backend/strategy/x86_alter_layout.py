@@ -1,0 +1,95 @@
+"""AlterOpLayout on x86 (Relay's topi/x86 conv2d_alter_op / dense_alter_op): which calls run in
+channel-blocked layouts, and with which blocks.
+
+    nn.conv2d NCHW/OIHW, groups 1   -> nn.contrib_conv2d_NCHWc      data NCHW{ib}c, kernel OIHW{ib}i{ob}o
+    nn.conv2d depthwise             -> nn.contrib_depthwise_conv2d_NCHWc   kernel OIHW1i{ob}o
+    nn.conv2d grouped (blocks fill
+      at least half a register)     -> nn.contrib_conv2d_NCHWc with groups
+    nn.dense with 2+ rows           -> nn.contrib_dense_pack         weight NC{bn}n
+
+The output block ob is the largest divisor of the output channels (per group) up to
+`channel_block_limit` (default: one SIMD register of float32, 8 with AVX2, 16 with AVX-512), the
+input block ib the largest divisor of the input channels up to the same limit, so consecutive
+convolutions with equal channel counts agree on their block and need no transform between
+them. Only float32 calls of static shapes are altered (symbolic ones keep their layout). The
+layout transforms are placed by the new ops' FInferCorrectLayout rules (op/layout_rules.py);
+FoldConstant then packs constant weights once.
+The limits are plain module-level parameters so a tuner can later make them knobs.
+"""
+import dataclasses
+
+from ..ir.dims import is_static_shape
+from ..ir.types import TensorType
+from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs
+from ..op.nn.dense_pack import DENSE_PACK, DensePackAttrs
+from .base import register_alter_layout
+from .x86_common import divisor_at_most, lanes
+
+DTYPES = ("float32",)
+
+
+def channel_block_limit(dtype: str = "float32") -> int:
+    """The largest channel block: one SIMD register of `dtype`."""
+    return lanes(dtype)
+
+
+def channel_block(channels: int, limit: int) -> int:
+    """The largest divisor of `channels` that is at most `limit`."""
+    return divisor_at_most(channels, limit, floor=1)
+
+
+def _static_float(call) -> bool:
+    """Every argument and the result are float32 tensors of static shape (a size variable or
+    Any keeps the call as it is: the blocked kernels are chosen for static shapes)."""
+    types = [a.checked_type for a in call.args] + [call.checked_type]
+    return all(isinstance(t, TensorType) and t.dtype in DTYPES and is_static_shape(t.shape) for t in types)
+
+
+def conv2d_nchwc_attrs(call, limit: int = None):
+    """The blocked attrs for a conv2d call, or None when it stays as it is."""
+    attrs = call.attrs
+    if not _static_float(call) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or \
+            attrs.out_layout not in ("", "NCHW"):
+        return None
+    _, c, _, _ = (int(d) for d in call.args[0].checked_type.shape)
+    o, i, _, _ = (int(d) for d in call.args[1].checked_type.shape)
+    limit = limit or channel_block_limit()
+    g = attrs.groups
+    depthwise = g > 1 and g == c and i == 1
+    if depthwise:
+        ib, ob = channel_block(c, limit), channel_block(o, limit)
+        kernel = f"OIHW1i{ob}o"
+    else:
+        ib, ob = channel_block(i, limit), channel_block(o // g, limit)
+        if g > 1 and 2 * ob < limit:
+            return None      # a few channels per group: the plain grouped schedule does better
+        kernel = f"OIHW{ib}i{ob}o"
+    fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
+    fields.update(data_layout=f"NCHW{ib}c", kernel_layout=kernel, out_layout=f"NCHW{ob}c")
+    return DEPTHWISE_NCHWC if depthwise else CONV_NCHWC, Conv2DNCHWcAttrs(**fields)
+
+
+@register_alter_layout("nn.conv2d", "x86")
+def alter_conv2d_x86(call):
+    return conv2d_nchwc_attrs(call)
+
+
+def dense_pack_attrs(call, limit: int = None):
+    """The packed attrs for a dense call with 2+ rows, or None (one row reads the weight once
+    unpacked: dense_batch1.x86)."""
+    if not _static_float(call):
+        return None
+    data_shape = [int(d) for d in call.args[0].checked_type.shape]
+    units = int(call.args[1].checked_type.shape[0])
+    rows = 1
+    for d in data_shape[:-1]:
+        rows *= d
+    if rows < 2:
+        return None
+    block = channel_block(units, limit or channel_block_limit())
+    return DENSE_PACK, DensePackAttrs(call.attrs.units, call.attrs.out_dtype, f"NC{block}n")
+
+
+@register_alter_layout("nn.dense", "x86")
+def alter_dense_x86(call):
+    return dense_pack_attrs(call)
