@@ -102,7 +102,8 @@ def info_command(package):
                f"relay_backend {meta.get('relay_backend_version', '?')}")
     tuning = meta.get("tuning_records")
     if isinstance(tuning, dict):
-        click.echo(f"tuning records: {tuning.get('file', '?')} ({tuning.get('tuned', '?')} workloads)")
+        tuned = tuning.get("tuned", "?")
+        click.echo(f"tuning records: {tuning.get('file', '?')} ({tuned} workload{'' if tuned == 1 else 's'} tuned)")
     for title, key in (("inputs", "inputs"), ("outputs", "outputs")):
         click.echo(f"{title}:")
         for spec in meta[key]:

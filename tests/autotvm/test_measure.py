@@ -9,6 +9,8 @@ from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput
 from relay_backend.errors import TuningError
 from relay_backend.testing import autotvm_templates  # noqa: F401  (registers the templates)
 
+pebble = pytest.importorskip("pebble", reason="measuring needs pebble (pip install relay_backend[tune])")
+
 pytestmark = pytest.mark.compile
 
 

@@ -6,6 +6,8 @@ from relay_backend import autotvm
 from relay_backend.autotvm.record import MeasureInput
 from relay_backend.testing import autotvm_templates  # noqa: F401  (registers the templates)
 
+pebble = pytest.importorskip("pebble", reason="measuring needs pebble (pip install relay_backend[tune])")
+
 ray = pytest.importorskip("ray", reason="ray is not installed (pip install relay_backend[ray])")
 pytestmark = pytest.mark.compile
 

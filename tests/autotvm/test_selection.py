@@ -14,6 +14,10 @@ from relay_backend.autotvm.env import UNTUNED_WARNING
 from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput, MeasureResult
 from relay_backend.autotvm.task.space import SplitEntity
 from relay_backend.backend import te_compiler
+from relay_backend.codegen.llvm_cache import target_kernel_key
+from relay_backend.te_compiler.compiler import TUNING_ATTR
+from relay_backend.tir.prim_func import PrimFunc
+from relay_backend.testing.autotvm_templates import extract_plain_layout
 from relay_backend.tir.printer import func_to_str
 from relay_backend.transform.pipeline import default_pipeline
 
@@ -43,8 +47,26 @@ def _prim_func(mod):
     return cached, func_to_str(next(iter(cached.funcs.values())))
 
 
+def _disk_key(cached):
+    """The on-disk cache key of a CachedFunc's one kernel (codegen/llvm_cache.py)."""
+    return target_kernel_key(next(iter(cached.funcs.values())), TARGET)
+
+
+def test_the_disk_key_names_the_tuning_configs_even_for_equal_code():
+    """Two configs that happen to give the same loops still get their own entries: the configs
+    are a PrimFunc attribute the content digest covers."""
+    mod = _dense_relu()
+    pack = next(t for t in extract_plain_layout(mod, TARGET) if t.name == "dense_pack.x86")
+    with autotvm.apply_history_best([_record(pack, tile_y=3)]):
+        tuned, _ = _prim_func(mod)
+    prim = next(iter(tuned.funcs.values()))
+    assert len(prim.attrs[TUNING_ATTR]) == 32
+    other = PrimFunc(prim.params, prim.body, prim.name, {**prim.attrs, TUNING_ATTR: "0" * 32})
+    assert target_kernel_key(other, TARGET) != target_kernel_key(prim, TARGET)
+
+
 def test_extract_finds_one_task_per_tunable_implementation():
-    tasks = autotvm.task.extract_from_program(_dense_relu(), {}, TARGET)
+    tasks = extract_plain_layout(_dense_relu(), TARGET)
     assert sorted(t.name for t in tasks) == ["dense_dot.x86", "dense_pack.x86"]
     for task in tasks:
         assert len(task.config_space) > 1 and task.flop >= 2 * 24 * 40 * 20
@@ -55,7 +77,7 @@ def test_extract_finds_one_task_per_tunable_implementation():
 
 def test_apply_history_best_changes_the_kernels_tir_and_result():
     mod = _dense_relu()
-    pack = next(t for t in autotvm.task.extract_from_program(mod, {}, TARGET) if t.name == "dense_pack.x86")
+    pack = next(t for t in extract_plain_layout(mod, TARGET) if t.name == "dense_pack.x86")
     default_cached, default_tir = _prim_func(mod)
     assert "dense_pack" not in default_cached.implementations[0][1]     # plevel picks dense_dot
     with autotvm.apply_history_best([_record(pack, tile_y=3)]):
@@ -64,7 +86,7 @@ def test_apply_history_best_changes_the_kernels_tir_and_result():
     assert tuned_cached.implementations[0] == ("nn.dense", "dense_pack.x86")
     assert "dense = allocate((3, " in tuned_tir and "for i0 in unrolled(0, 3)" in tuned_tir   # tile_y = 3
     assert "weight_pack" in tuned_tir and "unrolled(0, 3)" not in default_tir
-    assert tuned_cached.impl_fingerprint != default_cached.impl_fingerprint      # the disk key differs
+    assert _disk_key(tuned_cached) != _disk_key(default_cached)      # the disk key differs
     # outside the context the first variant is served again, without lowering anew
     lowered = te_compiler.get().stats["lowered"]
     again, _ = _prim_func(mod)
@@ -84,7 +106,7 @@ def test_apply_history_best_changes_the_kernels_tir_and_result():
 
 def test_lowest_cost_implementation_wins():
     mod = _dense_relu()
-    tasks = {t.name: t for t in autotvm.task.extract_from_program(mod, {}, TARGET)}
+    tasks = {t.name: t for t in extract_plain_layout(mod, TARGET)}
     dot = tasks["dense_dot.x86"]
     dot_record = (MeasureInput(dot.target, dot, dot.config_space.get(1)),
                   MeasureResult((2e-6,), MeasureErrorNo.NO_ERROR, 0.1, time.time()))
@@ -109,7 +131,7 @@ def test_untuned_warning_is_logged_once_per_build(caplog):
         details = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG
                    and "Cannot find tuning records" in r.getMessage()]
         assert len(details) == 2, details    # one per untuned dense, at DEBUG level
-    tasks = autotvm.task.extract_from_program(mod, {}, TARGET)
+    tasks = extract_plain_layout(mod, TARGET)
     records = []
     for task in tasks:
         config = task.config_space.get(0)
@@ -135,7 +157,7 @@ def test_use_autotvm_false_ignores_records():
     from relay_backend.op.registry import get as get_op
     from relay_backend.te_compiler.select import select_implementation
     mod = _dense_relu()
-    pack = next(t for t in autotvm.task.extract_from_program(mod, {}, TARGET) if t.name == "dense_pack.x86")
+    pack = next(t for t in extract_plain_layout(mod, TARGET) if t.name == "dense_pack.x86")
     op = get_op("nn.dense")
     data, weight = te.placeholder((24, 40)), te.placeholder((20, 40))
     out_type = op.rel([rb.TensorType((24, 40), "float32"), rb.TensorType((20, 40), "float32")], DenseAttrs())
@@ -164,7 +186,7 @@ def test_kernel_cache_keys_on_op_definitions_and_tuning_configs_together():
     records, and within one generation other records get their own variant."""
     from relay_backend.strategy.base import register_strategy, unregister_strategy
     mod = _dense_relu(m=12)
-    pack = next(t for t in autotvm.task.extract_from_program(mod, {}, TARGET) if t.name == "dense_pack.x86")
+    pack = next(t for t in extract_plain_layout(mod, TARGET) if t.name == "dense_pack.x86")
     records = [_record(pack, tile_y=3)]
     with autotvm.apply_history_best(records):
         before, before_tir = _prim_func(mod)

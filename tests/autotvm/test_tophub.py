@@ -11,6 +11,7 @@ from relay_backend import autotvm, config
 from relay_backend.autotvm import record, tophub
 from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput, MeasureResult
 from relay_backend.te_compiler.lower_main import lower_main
+from relay_backend.testing.autotvm_templates import extract_plain_layout
 from relay_backend.tir.printer import func_to_str
 from relay_backend.transform.pipeline import default_pipeline
 
@@ -29,7 +30,7 @@ def _kernel_tir(mod) -> str:
 
 
 def _write_records(path, mod, tile_y):
-    task = next(t for t in autotvm.task.extract_from_program(mod, {}, "llvm") if t.name == "dense_pack.x86")
+    task = next(t for t in extract_plain_layout(mod) if t.name == "dense_pack.x86")
     space = task.config_space
     index = next(i for i in range(len(space)) if space.get(i)["tile_y"].size[-1] == tile_y)
     inp = MeasureInput(task.target, task, space.get(index))

@@ -24,7 +24,13 @@ import tempfile
 import weakref
 from concurrent.futures import TimeoutError as FutureTimeout
 
-from pebble import ProcessExpired, ProcessPool
+try:
+    from pebble import ProcessExpired, ProcessPool
+except ImportError:              # the [tune] extra: only measuring needs it (new_pool says so)
+    ProcessPool = None
+
+    class ProcessExpired(Exception):
+        """Stands in for pebble's exception while pebble is not installed (never raised)."""
 
 from ...errors import TuningError
 from .jobs import build_job, config_payload, reference_job, run_job, task_payload
@@ -42,13 +48,16 @@ def worker_context():
     return ctx
 
 
-def new_pool(workers: int, tasks_per_worker: int) -> ProcessPool:
+def new_pool(workers: int, tasks_per_worker: int):
     """A pebble process pool of `workers` processes, each replaced after `tasks_per_worker`
     tasks (0: never)."""
     if getattr(sys.modules.get("__main__"), "__name__", "") == "__mp_main__":
         raise TuningError("a worker process that was importing the main module started tuning: put the "
                           "script's tuning code under `if __name__ == \"__main__\":` (worker processes "
                           "import the main module, as with any multiprocessing pool)")
+    if ProcessPool is None:
+        raise TuningError("measuring configs runs them in worker processes with pebble, which is not "
+                          "installed: pip install relay_backend[tune] (or pip install pebble)")
     pool = ProcessPool(max_workers=workers, max_tasks=tasks_per_worker, context=worker_context())
     _POOLS.add(pool)
     return pool
@@ -149,7 +158,7 @@ class LocalRunner(PooledWorkers, Runner):
         self._reference = None
         return None
 
-    def _pool_once(self) -> ProcessPool:
+    def _pool_once(self):
         if self._pool is None:
             self._pool = new_pool(1, 1)          # one candidate per process, one at a time
         return self._pool

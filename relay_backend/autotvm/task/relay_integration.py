@@ -1,7 +1,11 @@
 """Tuning tasks of a Relay program (autotvm.task.extract_from_program).
 
-The program goes through the same optimisation pipeline as a build (params bound, folded,
-fused); then each primitive function's op calls select their implementation with the
+The program goes through the same optimisation pipeline as a build for `target` at opt_level 3
+(as TVM extracts at opt_level 3; the current PassContext's required / disabled passes and config
+are kept): params bound, folded, layouts altered (x86: the convolutions become
+nn.contrib_conv2d_NCHWc with packed weights, a dense on a constant weight
+nn.contrib_dense_pack), fused. So the tasks are the implementations a build at opt_level 3
+selects, on the shapes it selects them for. Then each primitive function's op calls select their implementation with the
 TaskExtractEnv tracing, so every tunable implementation valid for a call (not only the one
 that would be chosen, as in TVM) contributes a task. One task per distinct (implementation,
 shapes, dtypes, attrs); nothing is compiled with LLVM.
@@ -15,6 +19,7 @@ from ...ir.module import IRModule
 from ...target import as_target
 from ...te_compiler.lower import lower_to_te
 from ...transform.bind_params import bind_params_to_main
+from ...transform.pass_infra import PassContext
 from ...transform.pipeline import default_pipeline
 from .. import env as env_module
 from .dispatcher import DispatchContext, FallbackContext
@@ -22,6 +27,7 @@ from .task import create
 from .topi_integration import TaskExtractEnv
 
 logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
+EXTRACT_OPT_LEVEL = 3               # the opt_level tasks are extracted at (TVM's)
 
 
 def _primitive_functions(mod) -> list:
@@ -42,7 +48,10 @@ def _optimized(mod, params, target):
     if not isinstance(mod, IRModule):
         raise TuningError(f"extract_from_program: expected an IRModule or a Function, got {type(mod).__name__}")
     mod = bind_params_to_main(mod, params, "extract_from_program")
-    return default_pipeline(device_type=target.device_type)(mod)
+    current = PassContext.current()
+    with PassContext(opt_level=max(EXTRACT_OPT_LEVEL, current.opt_level), required_pass=current.required_pass,
+                     disabled_pass=current.disabled_pass, config=current.config):
+        return default_pipeline(target=target, device_type=target.device_type)(mod)
 
 
 def extract_from_program(mod, params, target, target_host=None, ops=None) -> list:
