@@ -12,9 +12,10 @@ import sys
 from relay_backend.progress import progress_bar
 
 from . import bench_aot, bench_frontend_passes, bench_kernels, bench_models, bench_symbolic, bench_vm
+from . import bench_qnn
 
 SUITES = {"frontend_passes": bench_frontend_passes, "kernels": bench_kernels, "vm": bench_vm,
-          "aot": bench_aot, "models": bench_models, "symbolic": bench_symbolic}
+          "aot": bench_aot, "models": bench_models, "symbolic": bench_symbolic, "qnn": bench_qnn}
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ from .op import *  # noqa: F401,F403  (relay_backend.add, relay_backend.sum, ...
 from .op import nn, annotation, dyn, random
 from .op import image, vision  # noqa: F401  (relay.image, relay.vision)
 from . import transform, analysis
+from . import qnn  # noqa: E402  (relay.qnn.op / relay.qnn.transform)
 from .build_module import create_executor
 from .prelude import Prelude
 from .parser import fromtext, parse, parse_expr

@@ -121,6 +121,13 @@ def _written_entries(body: str) -> list:
     return [(names, "\n".join(lines).rstrip()) for names, lines in entries]
 
 
+def _optional_marked(type_name: str, has_default: bool) -> str:
+    """The table's type with ", optional" exactly when the parameter has a default (one table
+    serves constructors that give the parameter a default and ones that require it)."""
+    bare = re.sub(r",\s*optional\b", "", type_name).strip()
+    return f"{bare}, optional" if has_default else bare
+
+
 def _parameter_entries(function, written: list, meanings: dict) -> list:
     """The entry texts of the completed Parameters section, in signature order."""
     by_name = {name: number for number, (names, _) in enumerate(written) for name in names}
@@ -135,8 +142,7 @@ def _parameter_entries(function, written: list, meanings: dict) -> list:
                 texts.append(written[by_name[name]][1])
         elif name in meanings:
             type_name, meaning = meanings[name]
-            if parameter.default is not inspect.Parameter.empty and "optional" not in type_name:
-                type_name += ", optional"
+            type_name = _optional_marked(type_name, parameter.default is not inspect.Parameter.empty)
             stars = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
             texts.append(entry(stars.get(parameter.kind, "") + name, type_name,
                                meaning + default_note(parameter)))

@@ -15,6 +15,7 @@ from . import dtype_ops, fixed_point, algorithm, random  # noqa: F401
 from . import debug as debug_op  # noqa: F401,E402  (relay.op.debug is the constructor, as in TVM)
 from .debug import debug  # noqa: F401,E402
 from . import image, vision  # noqa: F401,E402  (relay.image, relay.vision)
+from . import qnn  # noqa: F401,E402  (the QNN dialect: relay.qnn.op)
 from . import gradient, layout_rules, mixed_precision  # noqa: F401,E402  (per-op pass rules)
 from .mixed_precision import register_mixed_precision_conversion  # noqa: F401,E402
 from .tensor import *  # noqa: F401,F403

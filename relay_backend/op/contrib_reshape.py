@@ -50,7 +50,20 @@ REVERSE_RESHAPE = defop(
 
 
 def reverse_reshape(data, newshape):
-    """relay.reverse_reshape: reshape reading newshape's special values from the right."""
+    """relay.reverse_reshape: reshape reading newshape's special values from the right.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    newshape : int or tuple of int
+        The new shape with reshape's special codes (0 copy, -1 infer, -2 copy the rest, -3
+        merge two), matched against data's shape from the last axis backwards.
+    Returns
+    -------
+    result : relay.Expr
+        The reshaped tensor.
+    """
     if isinstance(newshape, (int, np.integer)):
         newshape = [int(newshape)]
     return REVERSE_RESHAPE(data, attrs=ReshapeAttrs(tuple(newshape)))

@@ -141,7 +141,22 @@ UNRAVEL_INDEX = defop(
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def meshgrid(data, indexing="ij"):
-    """relay.meshgrid: coordinate grids from a list of scalars / 1-D tensors ("ij" or "xy")."""
+    """relay.meshgrid: coordinate grids from a list of scalars / 1-D tensors ("ij" or "xy").
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The coordinate vectors, scalars or 1-D tensors of one dtype (a list or a Tuple).
+    indexing : str, optional
+        "ij" gives grid k the k-th input along axis k; "xy" swaps the first two axes (Cartesian
+        indexing, as numpy's default). Defaults to "ij".
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        One grid per input, each of shape (the length of each input...), with the first two
+        lengths swapped for "xy".
+    """
     if not isinstance(data, _expr.Expr):
         data = _expr.Tuple(list(data))
     out = MESHGRID(data, attrs=MeshgridAttrs(indexing))
@@ -150,7 +165,19 @@ def meshgrid(data, indexing="ij"):
 
 
 def unravel_index(indices, shape):
-    """relay.unravel_index: coordinates of flat `indices` in a tensor of `shape`."""
+    """relay.unravel_index: coordinates of flat `indices` in a tensor of `shape`.
+
+    Parameters
+    ----------
+    indices : relay.Expr
+        The flat (row-major) integer indices.
+    shape : tuple of int or relay.Expr
+        The shape the indices address.
+    Returns
+    -------
+    result : relay.Expr
+        The coordinates, (len(shape),) + indices' shape, in indices' dtype.
+    """
     if not isinstance(shape, _expr.Expr):
         shape = _expr.const(np.asarray(shape, "int32" if not isinstance(indices, _expr.Constant)
                                        else indices.data.numpy().dtype))

@@ -14,7 +14,6 @@ import itertools
 
 import numpy as np
 
-from .. import te
 from ..errors import CompileError, ExecutionError
 from ..ir.attrs import Attrs
 from . import index_math as IM
@@ -69,7 +68,21 @@ register_stateful("debug", True)
 
 
 def debug(expr, debug_func=None):
-    """relay.op.debug: `expr`, calling debug_func(value) when the debug interpreter gets there."""
+    """relay.op.debug: `expr`, calling debug_func(value) when the debug interpreter gets there.
+
+    Parameters
+    ----------
+    expr : relay.Expr
+        The value passed through.
+    debug_func : None or callable, optional
+        Called with the value (a numpy array) when the debug executor evaluates the call; a
+        compiled executor refuses a call that names one. None makes the op the identity.
+        Defaults to None.
+    Returns
+    -------
+    result : relay.Expr
+        `expr`'s value, unchanged.
+    """
     name = register_debug_func(f"debugger_func{next(_COUNTER)}", debug_func) if debug_func else ""
     return DEBUG(expr, attrs=DebugAttrs(name))
 

@@ -54,7 +54,19 @@ REINTERPRET = defop("reinterpret", inputs=("data",), attrs=CastAttrs, rel=_reint
 
 
 def reinterpret(data, dtype):
-    """relay.reinterpret: the bits of `data` read as `dtype` (same width, e.g. float32 -> int32)."""
+    """relay.reinterpret: the bits of `data` read as `dtype` (same width, e.g. float32 -> int32).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    dtype : str
+        The dtype the bits are read as; its width is data's.
+    Returns
+    -------
+    result : relay.Expr
+        The tensor of data's shape in `dtype`.
+    """
     return REINTERPRET(data, attrs=CastAttrs(dtype))
 
 
@@ -80,7 +92,19 @@ CAST_LIKE = defop("cast_like", inputs=("data", "dtype_like"), rel=_cast_like_rel
 
 
 def cast_like(data, dtype_like):
-    """relay.cast_like: `data` cast to the dtype of `dtype_like` (its values are not read)."""
+    """relay.cast_like: `data` cast to the dtype of `dtype_like` (its values are not read).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    dtype_like : relay.Expr
+        The tensor whose dtype the result takes.
+    Returns
+    -------
+    result : relay.Expr
+        The cast tensor, of data's shape.
+    """
     return CAST_LIKE(data, dtype_like)
 
 

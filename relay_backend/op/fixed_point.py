@@ -19,7 +19,6 @@ from ..errors import AttrsError, TypeInferenceError
 from ..ir.attrs import Attrs, always_printed, as_int_tuple
 from ..ir.types import TensorType, type_to_str
 from . import index_math as IM
-from . import samples as S
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor, normalize_axes
@@ -139,7 +138,22 @@ FIXED_POINT_MULTIPLY = defop(
 
 
 def fixed_point_multiply(data, multiplier, shift):
-    """relay.fixed_point_multiply: data * (multiplier / 2**31) * 2**shift, rounded, in int32."""
+    """relay.fixed_point_multiply: data * (multiplier / 2**31) * 2**shift, rounded, in int32.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The int32 input tensor.
+    multiplier : int
+        The Q31 fixed-point factor: its value is multiplier / 2**31.
+    shift : int
+        The power of two applied as well: positive shifts left, negative shifts right (with
+        rounding).
+    Returns
+    -------
+    result : relay.Expr
+        The rescaled int32 tensor.
+    """
     return FIXED_POINT_MULTIPLY(data, attrs=FixedPointMultiplyAttrs(multiplier, shift))
 
 

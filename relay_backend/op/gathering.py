@@ -277,7 +277,21 @@ ADV_INDEX = defop(
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------
 def gather(data, axis, indices):
-    """relay.gather: out[p] = data[p with p[axis] = indices[p]]; indices has data's rank."""
+    """relay.gather: out[p] = data[p with p[axis] = indices[p]]; indices has data's rank.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : int
+        The axis the indices select along; negative values count from the last axis.
+    indices : relay.Expr
+        The integer indices, of data's rank; the result has their shape.
+    Returns
+    -------
+    result : relay.Expr
+        The gathered tensor, of indices' shape and data's dtype.
+    """
     values, shape = constant_value(indices), known_shape(data)
     if values is not None and shape is not None and -len(shape) <= axis < len(shape):
         check_constant_indices("gather", values, shape[axis], f"axis {axis % len(shape)}")
@@ -286,7 +300,26 @@ def gather(data, axis, indices):
 
 def gather_nd(data, indices, batch_dims=0, index_rank=None):
     """relay.gather_nd: gather slices of data at the index tuples along indices' first dim,
-    after `batch_dims` leading batch dims."""
+    after `batch_dims` leading batch dims.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    indices : relay.Expr
+        The integer index tuples, (M, Y...): indices[:, y...] addresses the first M axes of
+        `data` after the batch axes.
+    batch_dims : int, optional
+        The number of leading axes that `data` and `indices` (after its first) share as batch
+        axes. Defaults to 0.
+    index_rank : None or int, optional
+        M, the length of the index tuples, when it is given ahead; None reads it from the type
+        of `indices`. Defaults to None.
+    Returns
+    -------
+    result : relay.Expr
+        The gathered slices, (batch..., Y..., data's remaining axes).
+    """
     values, shape = constant_value(indices), known_shape(data)
     if values is not None and shape is not None and values.ndim >= 1 \
             and values.dtype.kind in "iu" and batch_dims + values.shape[0] <= len(shape):
@@ -297,7 +330,18 @@ def gather_nd(data, indices, batch_dims=0, index_rank=None):
 
 
 def adv_index(inputs):
-    """relay.adv_index: numpy-style data[i0, i1, ...]; `inputs` is [data, i0, i1, ...]."""
+    """relay.adv_index: numpy-style data[i0, i1, ...]; `inputs` is [data, i0, i1, ...].
+
+    Parameters
+    ----------
+    inputs : list of relay.Expr or relay.Expr
+        The tensor indexed followed by one integer index tensor per leading axis (a list or a
+        Tuple expression); the index tensors broadcast against each other.
+    Returns
+    -------
+    result : relay.Expr
+        The indexed tensor: the broadcast index shape followed by the axes not indexed.
+    """
     inputs = list(inputs) if not isinstance(inputs, _expr.Expr) else inputs
     if isinstance(inputs, list):
         shape = known_shape(inputs[0])

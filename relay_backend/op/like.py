@@ -21,6 +21,7 @@ from . import index_math as IM
 from . import samples as S
 from .accumulation import acc_dtype
 from .compute_common import cast as te_cast
+from .constructor_docs import documented
 from .creation import InitOpAttrs
 from .index_rules import fail
 from .pattern import OpPattern
@@ -305,38 +306,97 @@ SLICE_LIKE = defop(
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
+# The parameters the *_like constructors share (constructor_docs completes their docstrings)
+LIKE_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor."),
+    "shape_like": ("relay.Expr", "The tensor whose shape is copied; its values are not read."),
+}
+
+
+@documented(LIKE_PARAMETERS)
 def reshape_like(data, shape_like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
     """relay.reshape_like: data's dims [lhs_begin, lhs_end) replaced by shape_like's
-    [rhs_begin, rhs_end) (the element count must stay the same)."""
+    [rhs_begin, rhs_end) (the element count must stay the same).
+
+    Parameters
+    ----------
+    lhs_begin : int, optional
+        The first of data's dims replaced. Defaults to 0.
+    lhs_end : None or int, optional
+        One past the last of data's dims replaced; None means data's rank. Defaults to None.
+    rhs_begin : int, optional
+        The first of shape_like's dims copied. Defaults to 0.
+    rhs_end : None or int, optional
+        One past the last of shape_like's dims copied; None means its rank. Defaults to None.
+    """
     return RESHAPE_LIKE(data, shape_like, attrs=ReshapeLikeAttrs(lhs_begin, lhs_end, rhs_begin, rhs_end))
 
 
+@documented(LIKE_PARAMETERS)
 def broadcast_to_like(data, broadcast_type):
-    """relay.broadcast_to_like: data broadcast to broadcast_type's shape."""
+    """relay.broadcast_to_like: data broadcast to broadcast_type's shape.
+
+    Parameters
+    ----------
+    broadcast_type : relay.Expr
+        The tensor whose shape `data` is broadcast to; its values are not read.
+    """
     return BROADCAST_TO_LIKE(data, broadcast_type)
 
 
+@documented(LIKE_PARAMETERS)
 def collapse_sum_like(data, collapse_type):
-    """relay.collapse_sum_like: data summed down to collapse_type's shape (undoes a broadcast)."""
+    """relay.collapse_sum_like: data summed down to collapse_type's shape (undoes a broadcast).
+
+    Parameters
+    ----------
+    collapse_type : relay.Expr
+        The tensor whose shape `data` is summed down to (a shape that broadcasts to data's);
+        its values are not read.
+    """
     return COLLAPSE_SUM_LIKE(data, collapse_type)
 
 
+@documented(LIKE_PARAMETERS)
 def collapse_sum_to(data, shape):
-    """relay.collapse_sum_to: data summed down to `shape` (ints or a constant shape tensor)."""
+    """relay.collapse_sum_to: data summed down to `shape` (ints or a constant shape tensor).
+
+    Parameters
+    ----------
+    shape : int or tuple of int or relay.Constant
+        The target shape, one that broadcasts to data's.
+    """
     shape = static_ints(shape, "collapse_sum_to", "shape") if not isinstance(shape, (int, np.integer)) \
         else (int(shape),)
     return COLLAPSE_SUM_TO(data, _expr.const(np.array(shape, "int32")), attrs=InitOpAttrs(shape, ""))
 
 
+@documented(LIKE_PARAMETERS)
 def full_like(data, fill_value):
-    """relay.full_like: a tensor like data filled with the scalar fill_value."""
+    """relay.full_like: a tensor like data filled with the scalar fill_value.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The tensor whose shape and dtype the result takes; its values are not read.
+    fill_value : relay.Expr or scalar
+        The value of every element.
+    """
     if not isinstance(fill_value, _expr.Expr):
         fill_value = _expr.const(fill_value)
     return FULL_LIKE(data, fill_value)
 
 
+@documented(LIKE_PARAMETERS)
 def slice_like(data, shape_like, axes=None):
-    """relay.slice_like: data sliced to shape_like's sizes on `axes` (None: every axis both have)."""
+    """relay.slice_like: data sliced to shape_like's sizes on `axes` (None: every axis both have).
+
+    Parameters
+    ----------
+    axes : None or tuple of int, optional
+        The axes sliced (each from 0 to shape_like's length there); None slices every axis the
+        two tensors both have. Defaults to None.
+    """
     return SLICE_LIKE(data, shape_like, attrs=SliceLikeAttrs(axes))
 
 

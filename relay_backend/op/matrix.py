@@ -199,7 +199,23 @@ MATRIX_SET_DIAG = defop(
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def trilu(data, k, upper=True):
     """relay.trilu: the upper (or lower) triangle of every matrix from diagonal k on; k an int or
-    a 0-d integer tensor expression."""
+    a 0-d integer tensor expression.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input, whose last two axes are the matrices.
+    k : int or relay.Expr
+        The diagonal that bounds the triangle kept: 0 the main one, positive above it, negative
+        below it.
+    upper : bool, optional
+        If True, keep the elements on or above diagonal k (col - row >= k); if False, those on
+        or below it (col - row <= k). Defaults to True.
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with the other elements zeroed, of data's type.
+    """
     from ..ir.expr import Expr, const
     if not isinstance(k, Expr):
         k = const(np.array(int(k), "int32"))
@@ -209,7 +225,27 @@ def trilu(data, k, upper=True):
 def matrix_set_diag(data, diagonal, k=0, align="RIGHT_LEFT"):
     """relay.matrix_set_diag: diagonal k (an int) or band k = (low, high) of every matrix set to
     `diagonal`; align (RIGHT_LEFT, LEFT_RIGHT, LEFT_LEFT, RIGHT_RIGHT) says how shorter
-    super- and sub-diagonals are packed."""
+    super- and sub-diagonals are packed.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input, whose last two axes are the matrices.
+    diagonal : relay.Expr
+        The new values: data's batch axes, then (for a band) one row per diagonal from high to
+        low, then the longest diagonal's length.
+    k : int or tuple of int, optional
+        The diagonal replaced (0 the main one, positive above it), or the (low, high) band of
+        diagonals. Defaults to 0.
+    align : str, optional
+        How a diagonal shorter than the row of `diagonal` is packed into it: the first word for
+        the super-diagonals, the second for the sub-diagonals, each "RIGHT" or "LEFT". Defaults
+        to "RIGHT_LEFT".
+    Returns
+    -------
+    result : relay.Expr
+        The tensor with the diagonals replaced, of data's type.
+    """
     k1, k2 = (k[0], k[1] if len(k) > 1 else k[0]) if isinstance(k, (tuple, list)) else (k, k)
     return MATRIX_SET_DIAG(data, diagonal, attrs=MatrixSetDiagAttrs(k1, k2, align[:5] == "RIGHT",
                                                                      align[-5:] == "RIGHT"))

@@ -20,6 +20,7 @@ from ..ir.types import TensorType
 from . import index_math as IM
 from . import samples as S
 from .compute_common import cast as te_cast
+from .constructor_docs import documented
 from .index_rules import expect_int, fail
 from .pattern import OpPattern
 from .registry import Sample, defop
@@ -120,6 +121,18 @@ ONE_HOT = defop(
     doc="on_value where the new depth axis equals the index, off_value elsewhere")
 
 
+# The parameters relay.one_hot and dyn.one_hot share (constructor_docs completes their docstrings)
+ONE_HOT_PARAMETERS = {
+    "indices": ("relay.Expr", "The integer indices; each becomes one row of the new axis."),
+    "on_value": ("relay.Expr", "The scalar written where the new axis' position equals the index."),
+    "off_value": ("relay.Expr", "The scalar written everywhere else."),
+    "depth": ("int or relay.Expr", "The length of the new axis."),
+    "axis": ("int", "Where the new axis goes in the result; -1 puts it last."),
+    "dtype": ("str", "The dtype of the result."),
+}
+
+
+@documented(ONE_HOT_PARAMETERS)
 def one_hot(indices, on_value, off_value, depth, axis, dtype):
     """relay.one_hot: a new axis of length `depth` at `axis`, on_value where it equals the index;
     a `depth` given as a non-constant Relay expression builds dyn.one_hot."""

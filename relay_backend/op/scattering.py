@@ -28,6 +28,7 @@ from ..ir.shape_math import dims_differ
 from ..ir.types import TensorType
 from . import index_math as IM
 from . import samples as S
+from .constructor_docs import documented
 from .index_rules import (SCATTER_REDUCTIONS, check_constant_indices, constant_value, expect_int, fail,
                           known_shape, norm_axis, np_fold, np_from_end, sequential_fold, te_valid_index)
 from .pattern import OpPattern
@@ -299,18 +300,49 @@ SCATTER_ND = defop(
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------
+# The parameters the scatter constructors share (constructor_docs completes their docstrings)
+SCATTER_PARAMETERS = {
+    "data": ("relay.Expr", "The tensor written into; the result has its type."),
+    "updates": ("relay.Expr", "The values combined in, one per index (of the shape of `indices` for "
+                              "scatter_elements)."),
+}
+
+
+@documented(SCATTER_PARAMETERS)
 def scatter_elements(data, indices, updates, axis=0, reduction="update"):
     """relay.scatter_elements: data with updates combined in along `axis` at `indices`
-    (reduction update, add, mul, mean, min or max)."""
+    (reduction update, add, mul, mean, min or max).
+
+    Parameters
+    ----------
+    indices : relay.Expr
+        The integer positions along `axis`, of data's rank; negative ones count from the end.
+    axis : int, optional
+        The axis the indices address. Defaults to 0.
+    reduction : str, optional
+        How an update combines with the element: "update" replaces it, "add", "mul", "mean",
+        "min" or "max" combine with it. Defaults to "update".
+    """
     values, shape = constant_value(indices), known_shape(data)
     if values is not None and shape is not None and -len(shape) <= int(axis) < len(shape):
         check_constant_indices("scatter_elements", values, shape[int(axis)], f"axis {int(axis) % len(shape)}")
     return SCATTER_ELEMENTS(data, indices, updates, attrs=ScatterElementsAttrs(axis, reduction))
 
 
+@documented(SCATTER_PARAMETERS)
 def scatter_nd(data, indices, updates, mode="update"):
     """relay.scatter_nd: data with updates combined in at the index tuples along indices' first
-    dim (mode update, add, mul, min or max)."""
+    dim (mode update, add, mul, min or max).
+
+    Parameters
+    ----------
+    indices : relay.Expr
+        The integer index tuples, (M, Y...): indices[:, y...] addresses the first M axes of
+        `data`; updates is (Y..., data's remaining axes).
+    mode : str, optional
+        How an update combines with the element: "update" replaces it, "add", "mul", "min" or
+        "max" combine with it. Defaults to "update".
+    """
     values, shape = constant_value(indices), known_shape(data)
     if values is not None and shape is not None and values.ndim >= 1 and values.shape[0] <= len(shape):
         for k in range(values.shape[0]):

@@ -159,12 +159,40 @@ SEARCHSORTED = defop(
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def argwhere(condition):
-    """relay.argwhere: the coordinates of condition's non-zero elements, one row each."""
+    """relay.argwhere: the coordinates of condition's non-zero elements, one row each.
+
+    Parameters
+    ----------
+    condition : relay.Expr
+        The tensor whose non-zero (true) elements are found.
+    Returns
+    -------
+    result : relay.Expr
+        The (count, rank) int32 coordinates, in row-major order.
+    """
     return ARGWHERE(condition)
 
 
 def searchsorted(sorted_sequence, values, right=False, dtype="int32"):
-    """relay.searchsorted: where each value would be inserted in sorted_sequence's innermost axis."""
+    """relay.searchsorted: where each value would be inserted in sorted_sequence's innermost axis.
+
+    Parameters
+    ----------
+    sorted_sequence : relay.Expr
+        The sequences searched, sorted ascending along the innermost axis; its leading axes
+        match those of `values` (or it is 1-D, shared by all).
+    values : relay.Expr
+        The values whose insertion positions are wanted.
+    right : bool, optional
+        If False, the first position that keeps the order (before equal elements); if True, the
+        last (after them). Defaults to False.
+    dtype : str, optional
+        The integer dtype of the result. Defaults to "int32".
+    Returns
+    -------
+    result : relay.Expr
+        The positions, of the shape of `values`.
+    """
     return SEARCHSORTED(sorted_sequence, values, attrs=SearchSortedAttrs(right, dtype))
 
 

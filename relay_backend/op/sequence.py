@@ -248,18 +248,67 @@ SLIDING_WINDOW = defop(
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def reverse_sequence(data, seq_lengths, seq_axis=1, batch_axis=0):
     """relay.reverse_sequence: reverse the first seq_lengths[b] elements along seq_axis of each
-    batch b along batch_axis."""
+    batch b along batch_axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    seq_lengths : relay.Expr
+        The integer length of each batch's sequence, 1-D of length data.shape[batch_axis].
+    seq_axis : int, optional
+        The axis reversed. Defaults to 1.
+    batch_axis : int, optional
+        The axis of the batches. Defaults to 0.
+    Returns
+    -------
+    result : relay.Expr
+        The tensor, of data's type.
+    """
     return REVERSE_SEQUENCE(data, seq_lengths, attrs=ReverseSequenceAttrs(seq_axis, batch_axis))
 
 
 def sequence_mask(data, valid_length, mask_value=0, axis=0):
     """relay.sequence_mask: positions at or past valid_length set to mask_value (axis: the length
-    axis, 0 or 1)."""
+    axis, 0 or 1).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input, (length, batch, ...) for axis 0 or (batch, length, ...) for axis 1.
+    valid_length : relay.Expr
+        The valid length of each batch, 1-D of length batch.
+    mask_value : float, optional
+        The value of the masked positions. Defaults to 0.
+    axis : int, optional
+        The length axis, 0 or 1; the other of the two is the batch axis. Defaults to 0.
+    Returns
+    -------
+    result : relay.Expr
+        The masked tensor, of data's type.
+    """
     return SEQUENCE_MASK(data, valid_length, attrs=SequenceMaskAttrs(mask_value, axis))
 
 
 def sliding_window(data, axis, window_shape, strides):
-    """relay.sliding_window: all windows of window_shape over the axes from `axis` on."""
+    """relay.sliding_window: all windows of window_shape over the axes from `axis` on.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    axis : int
+        The first axis windowed; it and every later axis get a window.
+    window_shape : tuple of int
+        The window's length along each axis from `axis` on.
+    strides : tuple of int
+        The step between windows along each axis from `axis` on.
+    Returns
+    -------
+    result : relay.Expr
+        data's axes before `axis`, then the number of windows along each windowed axis, then
+        window_shape.
+    """
     return SLIDING_WINDOW(data, attrs=SlidingWindowAttrs(axis, window_shape, strides))
 
 

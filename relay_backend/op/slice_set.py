@@ -120,7 +120,25 @@ STRIDED_SET = defop(
 
 def strided_set(data, v, begin, end, strides=None):
     """relay.strided_set: data with the slice [begin:end:strides] set to v (bounds as lists or
-    1-D integer tensor expressions)."""
+    1-D integer tensor expressions).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    v : relay.Expr
+        The values written, of the slice's shape.
+    begin : list of int or relay.Expr
+        The first index of the slice along each leading axis.
+    end : list of int or relay.Expr
+        One past the last index of the slice along each leading axis.
+    strides : None or list of int or relay.Expr, optional
+        The step along each leading axis; None means 1 everywhere. Defaults to None.
+    Returns
+    -------
+    result : relay.Expr
+        The tensor, of data's type.
+    """
     def tensor(value):
         return value if isinstance(value, _expr.Expr) else _expr.const(np.array(list(value), "int32"))
     strides = strides if strides is not None else [1]

@@ -193,13 +193,40 @@ UNIQUE = defop(
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
 def unique(data, is_sorted=True, return_counts=False):
     """relay.unique: (unique, indices, inverse_indices, num_unique[, counts]), padded to data's
-    length (entries past num_unique[0] are 0)."""
+    length (entries past num_unique[0] are 0).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The 1-D input tensor.
+    is_sorted : bool, optional
+        If True, the unique values come in ascending order; if False, in the order they first
+        appear. Defaults to True.
+    return_counts : bool, optional
+        If True, the result also holds how often each unique value occurs. Defaults to False.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        (unique values, the first position of each in `data`, each element's unique id, the
+        count of unique values as a (1,) tensor[, the occurrences of each]).
+    """
     call = UNIQUE(data, attrs=UniqueAttrs(is_sorted, return_counts))
     return _expr.TupleWrapper(call, 5 if return_counts else 4)
 
 
 def invert_permutation(data):
-    """relay.invert_permutation: out[data[i]] = i."""
+    """relay.invert_permutation: out[data[i]] = i.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        A 1-D integer tensor holding a permutation of 0..n-1.
+    Returns
+    -------
+    result : relay.Expr
+        The inverse permutation, of data's type.
+    """
     return INVERT_PERMUTATION(data)
 
 

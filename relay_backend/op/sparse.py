@@ -30,6 +30,7 @@ from ..ir.shape_math import dims_differ
 from ..ir.types import Any, TensorType, TupleType
 from . import index_math as IM
 from . import samples as S
+from .constructor_docs import documented
 from .dyn.common import te_out_shape
 from .index_rules import expect_int, fail, np_from_end
 from .pattern import OpPattern
@@ -326,6 +327,17 @@ SPARSE_FILL_EMPTY_ROWS = defop(
 
 
 # --- Python constructors with tvm.relay's names --------------------------------------------------------------
+# The parameters relay.sparse_to_dense and dyn.sparse_to_dense share (constructor_docs completes their docstrings)
+SPARSE_TO_DENSE_PARAMETERS = {
+    "sparse_indices": ("relay.Expr", "The positions written: a scalar (one index), a 1-D tensor of N indices, "
+                                     "or an (N, rank) tensor of index tuples."),
+    "output_shape": ("tuple of int or relay.Expr", "The shape of the result."),
+    "sparse_values": ("relay.Expr", "The values written: a scalar for every position or one per index."),
+    "default_value": ("relay.Expr or scalar", "The value of every element no index names."),
+}
+
+
+@documented(SPARSE_TO_DENSE_PARAMETERS)
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0):
     """relay.sparse_to_dense: a dense tensor of output_shape (ints; a Relay expression builds
     dyn.sparse_to_dense) with sparse_values at sparse_indices, default_value elsewhere."""
@@ -347,13 +359,47 @@ def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0
 
 
 def sparse_reshape(sparse_indices, prev_shape, new_shape):
-    """relay.sparse_reshape: (new sparse indices, new shape with -1 resolved)."""
+    """relay.sparse_reshape: (new sparse indices, new shape with -1 resolved).
+
+    Parameters
+    ----------
+    sparse_indices : relay.Expr
+        The (N, len(prev_shape)) coordinates of the stored elements.
+    prev_shape : relay.Expr
+        The dense shape the indices refer to, a 1-D integer tensor.
+    new_shape : relay.Expr
+        The dense shape wanted, a 1-D integer tensor; one -1 stands for the length that keeps the
+        element count.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        (the (N, len(new_shape)) coordinates of the same elements, new_shape with its -1 resolved).
+    """
     return _expr.TupleWrapper(SPARSE_RESHAPE(sparse_indices, prev_shape, new_shape), 2)
 
 
 def sparse_fill_empty_rows(sparse_indices, sparse_values, dense_shape, default_value):
     """relay.sparse_fill_empty_rows: (new indices, new values, empty-row indicator as bool), as
-    tvm.relay's wrapper returns them."""
+    tvm.relay's wrapper returns them.
+
+    Parameters
+    ----------
+    sparse_indices : relay.Expr
+        The (N, rank) coordinates of the stored elements, sorted by row.
+    sparse_values : relay.Expr
+        The N stored values.
+    dense_shape : relay.Expr
+        The shape of the dense tensor, a 1-D integer tensor; dense_shape[0] is the row count.
+    default_value : relay.Expr
+        The scalar stored at column 0 of every row that has no element.
+
+    Returns
+    -------
+    result : relay.Tuple
+        (the indices and the values with one entry added per empty row, in row order, a bool
+        vector marking the rows that were empty).
+    """
     call = SPARSE_FILL_EMPTY_ROWS(sparse_indices, sparse_values, dense_shape, default_value)
     from .tensor import cast
     return _expr.Tuple([_expr.TupleGetItem(call, 0), _expr.TupleGetItem(call, 1),

@@ -27,6 +27,7 @@ from .substitute import bind, dedup
 from .simplify_expr import SimplifyExpr, SimplifyExprPostAlterOp
 from .eliminate_common_subexpr import EliminateCommonSubexpr
 from .canonicalize_ops import CanonicalizeOps
+from .legalize import Legalize
 from .fast_math import FastMath
 from .combine_parallel_conv2d import CombineParallelConv2D
 from .combine_parallel_dense import CombineParallelDense

@@ -42,7 +42,19 @@ def alter_op_layout(func: Function, target, mod=None) -> Function:
 
 def AlterOpLayout(target=None):  # noqa: N802 - tvm.relay naming
     """Function pass (opt_level 3; requires InferType and CanonicalizeOps, as Relay). `target`
-    (e.g. "llvm") chooses the alterations; build(), vm.compile() and AOT pass theirs."""
+    (e.g. "llvm") chooses the alterations; build(), vm.compile() and AOT pass theirs.
+
+    Parameters
+    ----------
+    target : None or str or Target, optional
+        The target whose preferred layouts the ops take (x86 "llvm": channel-blocked
+        convolutions and a packed dense weight); None alters nothing. Defaults to None.
+
+    Returns
+    -------
+    pass : FunctionPass
+        The pass.
+    """
     return function_pass(lambda func, mod, ctx: alter_op_layout(func, target, mod), opt_level=3,
                          name="AlterOpLayout", required=["InferType"])
 

@@ -4,7 +4,8 @@ It is Relay v0.18's list (GetPassPrefix in src/relay/backend/utils.cc, then Fuse
 passes that exist here, each gated by its own opt_level under the current PassContext:
 
   RemoveUnusedFunctions(["main"])   1     PlanDevices(device type)  0
-  ToBasicBlockNormalForm            1     SimplifyInference         0
+  ToBasicBlockNormalForm            1     QnnLegalize, QnnCanonicalize  0  (TVM: 1)
+  SimplifyInference                 0
   EtaExpand(constructors) 1 (VM only)     EliminateCommonSubexpr    3
   CombineParallelConv2D(3)          4     CombineParallelDense(3)   4
   CombineParallelBatchMatmul(3)     4     FoldConstant              2
@@ -44,6 +45,7 @@ from .fold_constant import FoldConstant
 from .fold_scale_axis import FoldScaleAxis
 from .fuse_ops import FuseOps
 from .infer_type import InferType
+from .legalize import qnn_lowering_passes
 from .pass_infra import PassContext, Sequential
 from .plan_devices import PlanDevices
 from .simplify_expr import SimplifyExpr, SimplifyExprPostAlterOp
@@ -84,7 +86,9 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None, d
     """
     target, device_type = _target_and_device(target, device_type)
     passes = [RemoveUnusedFunctions(["main"])] if keep_only_main else []
-    passes += [PlanDevices(device_type), ToBasicBlockNormalForm(), SimplifyInference()]
+    passes += [PlanDevices(device_type), ToBasicBlockNormalForm(),
+               *qnn_lowering_passes(),  # qnn ops to basic ops: they have no compute of their own
+               SimplifyInference()]
     if is_vm:   # constructors in argument position become closures the VM can pass around
         passes.append(EtaExpand(expand_constructor=True, expand_global_var=False))
     passes += [

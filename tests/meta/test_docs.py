@@ -11,7 +11,7 @@ import sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-GUIDES = [ROOT / "docs" / name for name in ("adding_an_operator.md", "prelude.md")]
+GUIDES = [ROOT / "docs" / name for name in ("adding_an_operator.md", "prelude.md", "quantization.md")]
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

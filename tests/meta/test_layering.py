@@ -22,7 +22,7 @@ LEVELS = {
     "te_compiler": 5,
     "executor": 6, "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
     "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7, "loops": 7,
-    "demo": 7, "_ffi": 7, "viz": 7, "session": 7, "cli": 7, "parser": 7, "__main__": 8, "__init__": 8,
+    "demo": 7, "qnn": 7, "_ffi": 7, "viz": 7, "session": 7, "cli": 7, "parser": 7, "__main__": 8, "__init__": 8,
     # autotvm spans two levels: its spaces, tasks, records and dispatch contexts are read by
     # schedules and selection (4); measurement, tuners and task extraction compile and run
     # code (7); its package facades load the level-7 parts lazily (8).

@@ -39,6 +39,8 @@ NAMESPACES = [
     "relay_backend.vm", "relay_backend.aot", "relay_backend.frontend", "relay_backend.frontend.onnx",
     "relay_backend.backend", "relay_backend.ir", "relay_backend.target", "relay_backend.runtime",
     "relay_backend.cache", "relay_backend.testing", "relay_backend.viz", "relay_backend.session",
+    "relay_backend.op.image", "relay_backend.op.vision", "relay_backend.op.random", "relay_backend.qnn",
+    "relay_backend.qnn.op", "relay_backend.qnn.transform",
 ]
 OPTIONAL_NAMESPACES = ["relay_backend.autotvm"]   # checked once it exists
 SKIPPED_PARAMETERS = {"self", "cls"}

@@ -132,3 +132,19 @@ def test_an_undescribed_parameter_is_refused_naming_it():
 
     with pytest.raises(RelayError, match="widget: parameter 'colour'"):
         complete_doc(widget.__doc__, widget, SHARED)
+
+
+def test_a_required_parameter_is_not_marked_optional_by_the_table():
+    # one table serves constructors where the parameter has a default and where it has none
+    shared = {"pool_size": ("int or tuple of int, optional", "The window.")}
+
+    def with_default(pool_size=(1, 1)):
+        """Pool."""
+
+    def required(pool_size):
+        """Pool."""
+
+    assert _params(complete_doc(with_default.__doc__, with_default, shared)) == [
+        ("pool_size", "int or tuple of int, optional", "The window. Defaults to (1, 1).")]
+    assert _params(complete_doc(required.__doc__, required, shared)) == [
+        ("pool_size", "int or tuple of int", "The window.")]

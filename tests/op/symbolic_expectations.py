@@ -290,3 +290,5 @@ case("sparse_fill_empty_rows", "(Tensor[(?, 2), int64], Tensor[(?), float32], Te
     lambda: relay.sparse_fill_empty_rows(_v("i", (N, 2), "int64"), _v("v", (N,)), _v("s", (2,), "int64"),
                                          _v("d", (1,))))
 from . import symbolic_expectations_image  # noqa: E402,F401  (image and vision cases)
+# --- the qnn dialect (its own file) -------------------------------------------------------------
+from . import symbolic_expectations_qnn  # noqa: E402,F401  (registers its cases here)

@@ -233,3 +233,14 @@ def test_grid_sample_bicubic_is_2d_only():
         relay.image.grid_sample(relay.var("x", shape=(1, 1, 2, 2, 2)), relay.var("g", shape=(1, 3, 1, 1, 1)),
                                 method="bicubic", layout="NCDHW")
 
+
+
+def test_affine_grid_without_target_shape_is_a_clear_error():
+    """TVM's signature defaults target_shape to None, but a grid needs its size: a RelayError
+    naming the attribute, not a TypeError from tuple(None)."""
+    from relay_backend.errors import RelayError
+    theta = relay.var("theta", shape=(1, 2, 3))
+    with pytest.raises(RelayError, match="target_shape"):
+        relay.image.affine_grid(theta)
+    with pytest.raises(RelayError, match="target_shape"):
+        relay.image.affine_grid(theta, 16)

@@ -11,14 +11,15 @@ import relay_backend as relay
 from relay_backend.errors import RelayError
 from relay_backend.transform import PassContext, PassTiming, default_pipeline, pipeline_passes, print_pipeline
 
-LEVEL_2 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference", "FoldConstant",
+QNN = ["QnnLegalize", "QnnCanonicalize"]   # qnn ops to basic ops, at every opt_level
+LEVEL_2 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference", "FoldConstant",
            "FoldConstant",   # FoldScaleAxis's own FoldConstant: its scale passes are opt_level 3
            "SimplifyExpr", "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
-LEVEL_3 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference",
+LEVEL_3 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
            "EliminateCommonSubexpr", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
            "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
            "FoldConstant", "FuseOps"]
-LEVEL_4 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference",
+LEVEL_4 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
            "EliminateCommonSubexpr", "CombineParallelConv2d", "CombineParallelDense",
            "CombineParallelBatchMatmul", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
            "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
@@ -30,13 +31,14 @@ def without_infer(names):
 
 
 def test_pass_names_at_each_opt_level():
-    assert without_infer(pipeline_passes(0)) == ["PlanDevices", "SimplifyInference", "SimplifyExpr",
+    assert without_infer(pipeline_passes(0)) == ["PlanDevices", *QNN, "SimplifyInference", "SimplifyExpr",
                                                  "SimplifyExprPostAlterOp", "FuseOps"]
     assert without_infer(pipeline_passes(2)) == LEVEL_2
     assert without_infer(pipeline_passes(3)) == LEVEL_3
     assert without_infer(pipeline_passes(4)) == LEVEL_4
     vm = without_infer(pipeline_passes(3, is_vm=True))
-    assert vm[:5] == ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", "SimplifyInference", "EtaExpand"]
+    assert vm[:7] == ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
+                      "EtaExpand"]
     assert pipeline_passes(3)[0] == "InferType" and pipeline_passes(3)[-1] == "InferType"
 
 

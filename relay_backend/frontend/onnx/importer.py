@@ -49,6 +49,16 @@ class Converter:
         self.fn, self.min_version, self.max_version = fn, min_version, max_version
 
 
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def table_key(node) -> str:
+    """The converter table's key of a node: its op_type in the default domain, else
+    "<domain>.<op_type>" (e.g. "com.microsoft.QLinearAdd", onnxruntime's contrib ops)."""
+    domain = node.domain or ""
+    return node.op_type if domain in DEFAULT_DOMAINS else f"{domain}.{node.op_type}"
+
+
 def _schema_version(op_type: str, opset: int):
     import onnx
     try:
@@ -99,7 +109,20 @@ class OnnxImporter:
 
     def typed(self, expr, ty):
         """Record the type of `expr`, which the op relations cannot type (an ADT value, a match, an
-        If, a let-bound loop); returns `expr`. Such expressions are never folded."""
+        If, a let-bound loop); returns `expr`. Such expressions are never folded.
+
+        Parameters
+        ----------
+        expr : Expr
+            The expression built.
+        ty : Type
+            Its type, as the importer knows it.
+
+        Returns
+        -------
+        expr : Expr
+            `expr` itself.
+        """
         self._memo[id(expr)] = (expr, expr, ty)
         return expr
 
@@ -227,8 +250,9 @@ class OnnxImporter:
             key = (node.domain or "", node.op_type)
             if key in problems:
                 continue
-            if node.domain not in ("", "ai.onnx"):
-                problems[key] = f"{node.domain}.{node.op_type} (custom domain {node.domain!r})"
+            if node.domain not in DEFAULT_DOMAINS:
+                if table_key(node) not in self.table:   # a contrib op with a converter: no schema check
+                    problems[key] = f"{node.domain}.{node.op_type} (custom domain {node.domain!r})"
                 continue
             conv = self.table.get(node.op_type)
             since = _schema_version(node.op_type, opset)
@@ -331,7 +355,24 @@ class OnnxImporter:
 
     def convert_subgraph(self, graph, outer_values, opset, input_exprs):
         """The output expressions of `graph` (an If branch, a Loop or SequenceMap body) with its
-        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible."""
+        inputs bound to `input_exprs`; names of the enclosing graphs (`outer_values`) are visible.
+
+        Parameters
+        ----------
+        graph : onnx.GraphProto
+            The subgraph converted.
+        outer_values : Mapping
+            Value name -> expression of the enclosing graphs, which the subgraph may read.
+        opset : int
+            The opset the model is imported with, which picks each converter's version.
+        input_exprs : list of Expr
+            The expressions bound to the subgraph's declared inputs, in order.
+
+        Returns
+        -------
+        outputs : list of Expr
+            One expression per output of the subgraph.
+        """
         import collections
         check_node_schemas(graph, opset)
         values = collections.ChainMap({}, outer_values)
@@ -428,7 +469,7 @@ class OnnxImporter:
         return var(f"unconverted:{name}", shape=shape, dtype=dtype)
 
     def _convert_node(self, node, values, opset):
-        conv = self.table[node.op_type]
+        conv = self.table[table_key(node)]
         where = node_where(node, opset)
         inputs = []
         for name in node.input:
@@ -441,7 +482,8 @@ class OnnxImporter:
                 inputs.append(values[name])
         try:
             attrs = NodeAttrs(node)
-            ctx = NodeContext(self, node, attrs, opset, _schema_version(node.op_type, opset), values)
+            since = _schema_version(node.op_type, opset) if (node.domain or "") in DEFAULT_DOMAINS else 1
+            ctx = NodeContext(self, node, attrs, opset, since, values)
             out = conv.fn(ctx, inputs)
             unread = attrs.unread()
             if unread:

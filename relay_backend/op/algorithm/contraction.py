@@ -166,7 +166,20 @@ EINSUM = defop("einsum", inputs=("data",), attrs=EinsumAttrs, rel=_einsum_rel, p
 
 
 def einsum(data, equation):
-    """relay.einsum: numpy's einsum of the tensors `data` (a list, tuple or Tuple)."""
+    """relay.einsum: numpy's einsum of the tensors `data` (a list, tuple or Tuple).
+
+    Parameters
+    ----------
+    data : list of relay.Expr or relay.Expr
+        The operands (a list, a tuple or a Tuple expression).
+    equation : str
+        The subscripts in numpy's convention, e.g. "ij,jk->ik"; without "->" the output takes
+        the labels used once, in alphabetical order.
+    Returns
+    -------
+    result : relay.Expr
+        The sum of products.
+    """
     if isinstance(data, (list, tuple)):
         data = Tuple(list(data))
     return EINSUM(data, attrs=EinsumAttrs(equation))

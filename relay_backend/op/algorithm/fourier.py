@@ -112,7 +112,23 @@ DFT = defop("dft", inputs=("re_data", "im_data"), attrs=DFTAttrs, rel=_dft_rel, 
 
 def dft(re_data, im_data, inverse=False):
     """relay.dft: the (inverse) discrete Fourier transform along the last axis; a TupleWrapper
-    (re, im) as tvm.relay's."""
+    (re, im) as tvm.relay's.
+
+    Parameters
+    ----------
+    re_data : relay.Expr
+        The real part of the input.
+    im_data : relay.Expr
+        The imaginary part, of re_data's shape.
+    inverse : bool, optional
+        If True, the inverse transform (divided by the length of the last axis). Defaults to
+        False.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        (real part, imaginary part) of the transform, each of the input's shape.
+    """
     from ...ir.expr import TupleWrapper
     return TupleWrapper(DFT(re_data, im_data, attrs=DFTAttrs(inverse)), 2)
 
@@ -215,7 +231,31 @@ STFT = defop("stft", inputs=("data", "window"), attrs=StftAttrs, rel=_stft_rel, 
 
 
 def stft(data, n_fft, hop_length=None, win_length=None, window=None, normalized=False, onesided=True):
-    """relay.stft: hop_length defaults to n_fft // 4, win_length to n_fft, window to ones."""
+    """relay.stft: hop_length defaults to n_fft // 4, win_length to n_fft, window to ones.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The signal, 1-D, or 2-D for a batch of signals.
+    n_fft : int
+        The length of each frame and of its Fourier transform.
+    hop_length : None or int, optional
+        The step between frames; None means n_fft // 4. Defaults to None.
+    win_length : None or int, optional
+        The length of the window; None means n_fft. Defaults to None.
+    window : None or relay.Expr, optional
+        The 1-D window of win_length samples the frames are multiplied by; None means ones.
+        Defaults to None.
+    normalized : bool, optional
+        If True, the result is divided by sqrt(n_fft). Defaults to False.
+    onesided : bool, optional
+        If True, only the n_fft // 2 + 1 non-redundant frequencies; if False, all n_fft.
+        Defaults to True.
+    Returns
+    -------
+    result : relay.Expr
+        ([batch,] frequencies, frames, 2), the last axis holding the real and imaginary parts.
+    """
     from ...ir.expr import const
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length

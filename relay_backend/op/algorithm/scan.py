@@ -21,6 +21,7 @@ from ..registry import Sample, defop
 from ..relations import expect_tensor, normalize_axes
 from ..tensor import CastAttrs
 from . import loops as L
+from ..constructor_docs import documented
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,11 +134,24 @@ CUMPROD = defop("cumprod", inputs=("data",), attrs=ScanopAttrs, rel=_scan_rel("c
                 doc="running product along axis (flattened when axis is None)")
 
 
+# The parameters cumsum and cumprod share (constructor_docs completes their docstrings)
+SCAN_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor."),
+    "axis": ("None or int, optional", "The axis to scan along; None scans the flattened data (a 1-D result)."),
+    "dtype": ("None or str, optional", "The dtype of the result and of the running total; None means data's."),
+    "exclusive": ("None or bool, optional", "If true, each output leaves its own element out (the first is "
+                                            "the identity: 0 for a sum, 1 for a product); None or false "
+                                            "includes it."),
+}
+
+
+@documented(SCAN_PARAMETERS)
 def cumsum(data, axis=None, dtype=None, exclusive=None):
     """relay.cumsum: running sums along `axis` (over the flattened data when None)."""
     return CUMSUM(data, attrs=ScanopAttrs(axis, dtype, exclusive))
 
 
+@documented(SCAN_PARAMETERS)
 def cumprod(data, axis=None, dtype=None, exclusive=None):
     """relay.cumprod: running products along `axis` (over the flattened data when None)."""
     return CUMPROD(data, attrs=ScanopAttrs(axis, dtype, exclusive))

@@ -17,6 +17,7 @@ from ...ir.attrs import Attrs, always_printed
 from ...ir.expr import Constant, Expr, TupleWrapper
 from ...ir.types import TensorType, TupleType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..relations import expect_tensor, normalize_axes
@@ -252,16 +253,33 @@ TOPK = defop("topk", inputs=("data",), attrs=TopKAttrs, rel=_topk_rel, pattern=O
              doc="the k largest (or smallest) elements along axis and their indices")
 
 
+# The parameters the sorting constructors share (constructor_docs completes their docstrings)
+SORT_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor."),
+    "axis": ("int, optional", "The axis to sort along; negative values count from the last axis."),
+    "is_ascend": ("bool, optional", "If true, the order is ascending (smallest first); if false, descending."),
+    "dtype": ("str, optional", "The integer dtype of the indices returned."),
+    "k": ("int or relay.Expr, optional", "The number of elements to keep; k < 1 keeps the whole axis."),
+    "ret_type": ("str, optional", '"both" for the (values, indices) pair, "values" or "indices" for one of '
+                                  "them."),
+}
+SELECTED = ("result", "relay.Expr or relay.TupleWrapper",
+            'The values or indices asked for by `ret_type`; for "both", a TupleWrapper (values, indices).')
+
+
+@documented(SORT_PARAMETERS, ("result", "relay.Expr", "The indices, data's shape, in `dtype`."))
 def argsort(data, axis=-1, is_ascend=1, dtype="int32"):
     """relay.argsort: the indices that sort `data` along `axis` (stable)."""
     return ARGSORT(data, attrs=ArgsortAttrs(axis, is_ascend, dtype))
 
 
+@documented(SORT_PARAMETERS, ("result", "relay.Expr", "The sorted tensor, of data's type."))
 def sort(data, axis=-1, is_ascend=1):
     """relay.sort: `data` sorted along `axis` (stable)."""
     return SORT(data, attrs=SortAttrs(axis, is_ascend))
 
 
+@documented(SORT_PARAMETERS, SELECTED)
 def topk(data, k=1, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
     """relay.topk: the k largest (smallest with is_ascend) elements along `axis`: a tuple
     (values, indices) for ret_type "both", else the one asked for. A Relay expression k

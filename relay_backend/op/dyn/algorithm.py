@@ -12,7 +12,9 @@ import numpy as np
 from ...errors import InputError, TypeInferenceError
 from ...ir.types import Any, type_to_str
 from .. import samples as S
-from ..algorithm.sorting import TOPK, TopKAttrs, both_wrapped, topk_compute, topk_type
+from ..algorithm.sorting import (SELECTED, SORT_PARAMETERS, TOPK, TopKAttrs, both_wrapped, topk_compute,
+                                 topk_type)
+from ..constructor_docs import documented
 from ..registry import Sample
 from ..relations import expect_tensor
 from .common import INT_DTYPES, defdyn, read_ints, te_out_shape
@@ -56,8 +58,15 @@ TOPK_DYN = defdyn("dyn.topk", inputs=("data", "k"), static_inputs=(0,), attrs=To
                   doc="topk(data, k read at run time)")
 
 
+@documented(SORT_PARAMETERS, SELECTED)
 def dyn_topk(data, k, axis=-1, ret_type="both", is_ascend=False, dtype="int32"):
-    """relay.dyn.topk: topk with k a Relay expression (a 0-d or one-element int tensor)."""
+    """relay.dyn.topk: topk with k a Relay expression (a 0-d or one-element int tensor).
+
+    Parameters
+    ----------
+    k : relay.Expr
+        The number of elements to keep, read at run time; below 1 keeps the whole axis.
+    """
     return both_wrapped(TOPK_DYN(data, k, attrs=TopKAttrs(None, axis, ret_type, is_ascend, dtype)), ret_type)
 
 

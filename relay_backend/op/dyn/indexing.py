@@ -9,8 +9,11 @@ import numpy as np
 
 from ...ir.types import Any, TensorType
 from .. import samples as S
-from ..one_hot_encoding import ONE_HOT, OneHotAttrs, one_hot_axis, one_hot_compute, one_hot_types, scalars
-from ..sparse import SPARSE_TO_DENSE, SparseToDenseAttrs, sparse_to_dense_compute, sparse_to_dense_types
+from ..constructor_docs import documented
+from ..one_hot_encoding import (ONE_HOT, ONE_HOT_PARAMETERS, OneHotAttrs, one_hot_axis, one_hot_compute,
+                                one_hot_types, scalars)
+from ..sparse import (SPARSE_TO_DENSE, SPARSE_TO_DENSE_PARAMETERS, SparseToDenseAttrs, sparse_to_dense_compute,
+                      sparse_to_dense_types)
 from ..registry import Sample
 from .common import any_shape, defdyn, read_ints, shape_arg, te_out_shape
 
@@ -44,8 +47,15 @@ ONE_HOT_DYN = defdyn(
     doc="one_hot with depth read at run time")
 
 
+@documented(ONE_HOT_PARAMETERS)
 def one_hot(indices, on_value, off_value, depth, axis, dtype):
-    """dyn.one_hot over a run-time scalar `depth` (relay.one_hot builds it for such a depth)."""
+    """dyn.one_hot over a run-time scalar `depth` (relay.one_hot builds it for such a depth).
+
+    Parameters
+    ----------
+    depth : relay.Expr
+        The length of the new axis, a scalar read at run time.
+    """
     return ONE_HOT_DYN(indices, on_value, off_value, depth, attrs=OneHotAttrs(0, axis, dtype))
 
 
@@ -73,8 +83,17 @@ SPARSE_TO_DENSE_DYN = defdyn(
     doc="sparse_to_dense with output_shape read at run time")
 
 
+@documented(SPARSE_TO_DENSE_PARAMETERS)
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value):
-    """dyn.sparse_to_dense over a run-time output_shape (relay.sparse_to_dense builds it)."""
+    """dyn.sparse_to_dense over a run-time output_shape (relay.sparse_to_dense builds it).
+
+    Parameters
+    ----------
+    output_shape : relay.Expr
+        The shape of the result, a 1-D integer tensor read at run time.
+    default_value : relay.Expr
+        The scalar of every element no index names.
+    """
     return SPARSE_TO_DENSE_DYN(sparse_indices, output_shape, sparse_values, default_value)
 
 

@@ -151,7 +151,35 @@ CROP_AND_RESIZE = defop(OP, inputs=("data", "boxes", "box_indices"), attrs=CropA
 def crop_and_resize(data, boxes, box_indices, crop_size, layout, method="bilinear", extrapolation_value=0,
                     out_dtype=None):
     """relay.image.crop_and_resize: crop boxes (y1, x1, y2, x2 normalized) of images box_indices
-    and resize each to crop_size with bilinear or nearest_neighbor sampling."""
+    and resize each to crop_size with bilinear or nearest_neighbor sampling.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The batch of images, in `layout`.
+    boxes : relay.Expr
+        A float tensor (num_boxes, 4): each row a box (y1, x1, y2, x2) in coordinates normalized to
+        the image, 0 the first pixel and 1 the last; a box may reach outside [0, 1] or be flipped.
+    box_indices : relay.Expr
+        An integer tensor (num_boxes,): the image of `data` each box is cut from.
+    crop_size : tuple of int
+        The (height, width) every box is resampled to.
+    layout : str
+        The layout of `data`, "NCHW" or "NHWC" (or NCHW with its channels split into blocks, e.g.
+        "NCHW4c"); the result has the same.
+    method : str, optional
+        "bilinear" weighs the 4 pixels around a sample point, "nearest_neighbor" reads the nearest
+        one. Defaults to 'bilinear'.
+    extrapolation_value : float, optional
+        The value of a sample point that falls outside its image. Defaults to 0.
+    out_dtype : None or str, optional
+        The dtype of the result; None keeps the dtype of `data`. Defaults to None.
+
+    Returns
+    -------
+    result : relay.Expr
+        The crops, (num_boxes, channels, crop height, crop width) in `layout`'s order.
+    """
     return CROP_AND_RESIZE(data, boxes, box_indices,
                            attrs=CropAndResizeAttrs(tuple(crop_size), layout, method, extrapolation_value,
                                                     out_dtype or ""))

@@ -116,7 +116,34 @@ DILATION2D = defop(OP, inputs=("data", "weight"), attrs=Dilation2DAttrs, rel=_re
 
 def dilation2d(data, weight, strides=(1, 1), padding=(0, 0, 0, 0), dilations=(1, 1), data_layout="NCHW",
                kernel_layout="IHW", out_dtype=""):
-    """relay.image.dilation2d: grey-scale dilation of data by a per-channel structuring element."""
+    """relay.image.dilation2d: grey-scale dilation of data by a per-channel structuring element.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The images, 4-D in `data_layout`.
+    weight : relay.Expr
+        The structuring element, one 2-D window per channel of `data`, 3-D in `kernel_layout`; it is
+        added to the data under the window before the maximum is taken.
+    strides : int or tuple of int, optional
+        The step of the window along (height, width). Defaults to (1, 1).
+    padding : int or tuple of int, optional
+        Zero padding around the images: one value for every side, (height, width) for both sides of
+        each, or (top, left, bottom, right). Defaults to (0, 0, 0, 0).
+    dilations : int or tuple of int, optional
+        The spacing between window taps along (height, width). Defaults to (1, 1).
+    data_layout : str, optional
+        The layout of `data`, "NCHW" or "NHWC". Defaults to 'NCHW'.
+    kernel_layout : str, optional
+        The layout of `weight`: "IHW" with NCHW data, "HWI" with NHWC data. Defaults to 'IHW'.
+    out_dtype : str, optional
+        The dtype of the result and of the sums; "" keeps the dtype of `data`. Defaults to ''.
+
+    Returns
+    -------
+    result : relay.Expr
+        The dilated images, in `data_layout`.
+    """
     return DILATION2D(data, weight, attrs=Dilation2DAttrs(strides, padding, dilations, data_layout, kernel_layout,
                                                           out_dtype or ""))
 

@@ -86,7 +86,26 @@ AFFINE_GRID = defop("image.affine_grid", inputs=("data",), attrs=AffineGridAttrs
 
 
 def affine_grid(data, target_shape=None):
-    """relay.image.affine_grid: (B, 2, 3) affine matrices -> (B, 2, H, W) sampling grids."""
+    """relay.image.affine_grid: (B, 2, 3) affine matrices -> (B, 2, H, W) sampling grids.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The affine transforms, (batch, 2, 3): each maps a target point (x, y, 1) to the source point
+        it reads.
+    target_shape : tuple of int
+        The (height, width) of the grid, each at least 2; the target points spread evenly over
+        [-1, 1] along each. It must be given: the default None only keeps TVM's signature.
+
+    Returns
+    -------
+    result : relay.Expr
+        The grid, (batch, 2, height, width): channel 0 the x and channel 1 the y of each source
+        point, normalized to [-1, 1], ready for grid_sample.
+    """
+    if target_shape is None or isinstance(target_shape, (str, bytes)) or not hasattr(target_shape, "__iter__"):
+        raise AttrsError(f"image.affine_grid: target_shape must be the grid's (height, width), got "
+                         f"{target_shape!r}; pass e.g. target_shape=(16, 16)")
     return AFFINE_GRID(data, attrs=AffineGridAttrs(tuple(target_shape)))
 
 
@@ -281,7 +300,35 @@ GRID_SAMPLE = defop("image.grid_sample", inputs=("data", "grid"), attrs=GridSamp
 
 
 def grid_sample(data, grid, method="bilinear", layout="NCHW", padding_mode="zeros", align_corners=True):
-    """relay.image.grid_sample: read data at the [-1, 1]-normalized points of grid (x first)."""
+    """relay.image.grid_sample: read data at the [-1, 1]-normalized points of grid (x first).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The images, (batch, channels, height, width), or (batch, channels, depth, height, width)
+        with the NCDHW layout.
+    grid : relay.Expr
+        A float tensor of the points to read, (batch, 2, out height, out width), or (batch, 3, out
+        depth, out height, out width) for NCDHW: channel 0 the x (width) coordinate, then y, then
+        z, each normalized so that -1 and 1 are the edges of `data`.
+    method : str, optional
+        "nearest" reads the nearest pixel, "bilinear" weighs the 2 nearest along each axis,
+        "bicubic" (NCHW only) the 4 nearest with a cubic spline. Defaults to 'bilinear'.
+    layout : str, optional
+        The layout of `data`, "NCHW" or "NCDHW". Defaults to 'NCHW'.
+    padding_mode : str, optional
+        What a point outside `data` reads: "zeros" gives 0, "border" the nearest edge pixel,
+        "reflection" the pixel mirrored back inside about the edges. Defaults to 'zeros'.
+    align_corners : bool, optional
+        If True, -1 and 1 are the centres of the corner pixels; if False, their outer edges.
+        Defaults to True.
+
+    Returns
+    -------
+    result : relay.Expr
+        The samples, (batch, channels) followed by the grid's spatial shape, in the dtype of
+        `data`.
+    """
     return GRID_SAMPLE(data, grid, attrs=GridSampleAttrs(method, layout, padding_mode, align_corners))
 
 

@@ -27,6 +27,7 @@ from ...ir.types import TensorType
 from .. import samples as S
 from ..nn import _common as C
 from ..nn import _te as T
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..tensor import real_attr
@@ -294,6 +295,43 @@ RESIZE2D = _defresize(2, Resize2DAttrs, _samples_2d)
 RESIZE3D = _defresize(3, Resize3DAttrs, _samples_3d)
 
 
+# The parameters resize1d / resize2d / resize3d share (constructor_docs completes their docstrings);
+# a per-axis argument has one entry per spatial axis of `layout`, in the order D, H, W.
+RESIZE_PARAMETERS = {
+    "data": ("relay.Expr", "The images, in `layout`."),
+    "size": ("tuple of int or relay.Expr",
+             "The length of each spatial axis of the result. resize2d also takes an expression known "
+             "only at run time (it then builds dyn.image.resize2d); resize1d and resize3d take only a "
+             "constant one."),
+    "roi": ("None or tuple of float or relay.Expr",
+            "The region of the input the result covers, as fractions of each spatial axis: every axis's "
+            "start, then every axis's end. Only the tf_crop_and_resize mode reads it; None is the whole "
+            "image."),
+    "layout": ("str", 'The layout of `data`: N, C and the spatial letters ("NCW" or "NWC"; "NCHW" or '
+                      '"NHWC"; "NCDHW" or "NDHWC"), or the channels-first one with its channels split '
+                      'into blocks, e.g. "NCHW16c".'),
+    "method": ("str", 'How a result value is computed from its source coordinate: "nearest_neighbor" reads '
+                      'one pixel, "linear" weighs the 2 nearest along each axis, "cubic" the 4 nearest with '
+                      "a cubic spline."),
+    "coordinate_transformation_mode": (
+        "str", 'How a result index maps to a coordinate in the input: "half_pixel" '
+               '(pixel centres line up), "half_pixel_symmetric", "pytorch_half_pixel" (as half_pixel, but a length-1 result reads '
+               'index 0), "align_corners" (the first and last pixels of both line up), "asymmetric" '
+               '(index times the length ratio), "tf_half_pixel_for_nn" or "tf_crop_and_resize" (the '
+               "coordinates span `roi`)."),
+    "rounding_method": ("str", 'How nearest_neighbor rounds a coordinate to a pixel: "round", '
+                               '"round_prefer_floor", "round_prefer_ceil", "floor" or "ceil"; "" rounds '
+                               "under align_corners and floors under the other modes."),
+    "cubic_alpha": ("float", "The spline coefficient of the cubic method (-0.5 and -0.75 are common)."),
+    "cubic_exclude": ("int", "If 1, the cubic taps that fall outside the input get weight 0 and the "
+                             "others are rescaled to sum to 1."),
+    "extrapolation_value": ("float", "The value of a result pixel whose coordinate falls outside the input "
+                                     "under tf_crop_and_resize."),
+    "out_dtype": ("None or str", "The dtype of the result; None (or \"\") keeps the dtype of `data`."),
+}
+RESIZED = ("result", "relay.Expr", "The resized images: `data` with its spatial axes of the lengths in `size`.")
+
+
 def _attrs(cls, size, roi, layout, method, coordinate_transformation_mode, rounding_method, cubic_alpha,
            cubic_exclude, extrapolation_value, out_dtype):
     return cls(size=tuple(size) if size is not None else (), roi=roi or (0.0,) * 2 * cls.SPATIAL,
@@ -311,6 +349,7 @@ def _static_values(value, dtype):
     return value
 
 
+@documented(RESIZE_PARAMETERS, RESIZED)
 def resize1d(data, size, roi=None, layout="NCW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
     """relay.image.resize1d: resample the width of NCW / NWC data to size[0]."""
@@ -319,6 +358,7 @@ def resize1d(data, size, roi=None, layout="NCW", method="linear", coordinate_tra
                                        extrapolation_value, out_dtype))
 
 
+@documented(RESIZE_PARAMETERS, RESIZED)
 def resize3d(data, size, roi=None, layout="NCDHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
     """relay.image.resize3d: resample depth, height and width of NCDHW / NDHWC data to size."""
@@ -336,6 +376,7 @@ def _checked_static(size, roi, name):
     return size_values
 
 
+@documented(RESIZE_PARAMETERS, RESIZED)
 def resize2d(data, size, roi=None, layout="NCHW", method="linear", coordinate_transformation_mode="half_pixel",
              rounding_method="", cubic_alpha=-0.5, cubic_exclude=0, extrapolation_value=0.0, out_dtype=None):
     """relay.image.resize2d: resample height and width of NCHW / NHWC data to size; a size or roi

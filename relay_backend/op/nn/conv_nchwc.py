@@ -32,7 +32,9 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from ..constructor_docs import documented
 from .conv import Conv2DAttrs, _conv2d_nchw_ref
+from .conv_docs import CONV_PARAMETERS, CONVOLVED
 from .layout_view import pack_nchw, unpack_nchw
 
 CONV_OP = "nn.contrib_conv2d_NCHWc"
@@ -269,19 +271,49 @@ DEPTHWISE_NCHWC = defop(DEPTHWISE_OP, inputs=("data", "kernel"), attrs=Conv2DNCH
                             "c % ib] * kernel[oo, 0, p, q, 0, oi], c = (oo*ob + oi) // multiplier")
 
 
+# What the channel-blocked convolutions mean by the parameters they share with conv2d
+NCHWC_PARAMETERS = {
+    **CONV_PARAMETERS,
+    "kernel": ("relay.Expr", "The packed kernel, in `kernel_layout`."),
+    "data_layout": ("str, optional", 'The blocked data layout "NCHW{ib}c": (N, C / ib, H, W, ib) for an '
+                                     "input-channel block ib."),
+    "out_layout": ("str, optional", 'The blocked result layout "NCHW{ob}c" for the output-channel block ob; '
+                                    '"" means `data_layout`.'),
+    "groups": ("int, optional", "The number of groups the channels are split into; an output block never "
+                                "straddles two groups."),
+}
+
+
+@documented(NCHWC_PARAMETERS, CONVOLVED)
 def contrib_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
                          channels=None, kernel_size=None, data_layout="NCHW8c", kernel_layout="OIHW8i8o",
                          out_layout="", out_dtype=""):
-    """relay.nn.contrib_conv2d_nchwc: conv2d on channel-blocked data and kernel."""
+    """relay.nn.contrib_conv2d_nchwc: conv2d on channel-blocked data and kernel.
+
+    Parameters
+    ----------
+    kernel_layout : str, optional
+        The blocked kernel layout "OIHW{ib}i{ob}o": (O / ob, I / ib, KH, KW, ib, ob), with I the
+        input channels of one group. Defaults to "OIHW8i8o".
+    """
     return CONV_NCHWC(data, kernel, attrs=Conv2DNCHWcAttrs(strides, padding, dilation, groups, channels,
                                                            kernel_size, data_layout, kernel_layout,
                                                            out_layout, out_dtype))
 
 
+@documented(NCHWC_PARAMETERS, CONVOLVED)
 def contrib_depthwise_conv2d_nchwc(data, kernel, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1,
                                    channels=None, kernel_size=None, data_layout="NCHW8c",
                                    kernel_layout="OIHW1i8o", out_layout="", out_dtype=""):
-    """relay.nn.contrib_depthwise_conv2d_nchwc: depthwise conv2d on channel-blocked data."""
+    """relay.nn.contrib_depthwise_conv2d_nchwc: depthwise conv2d on channel-blocked data.
+
+    Parameters
+    ----------
+    kernel_layout : str, optional
+        The blocked depthwise kernel layout "OIHW1i{ob}o": (O / ob, 1, KH, KW, 1, ob), where O is
+        the input channels times the channel multiplier and `groups` equals the input channels.
+        Defaults to "OIHW1i8o".
+    """
     return DEPTHWISE_NCHWC(data, kernel, attrs=Conv2DNCHWcAttrs(strides, padding, dilation, groups, channels,
                                                                 kernel_size, data_layout, kernel_layout,
                                                                 out_layout, out_dtype))

@@ -19,11 +19,13 @@ from ...ir.dims import dim_to_str, is_static
 from ...ir.shape_math import dims_differ, mul
 from ...ir.types import TensorType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
+from .conv_docs import CONV_PARAMETERS, CONVOLVED
 
 
 def data_letters(ndim: int) -> str:
@@ -260,16 +262,26 @@ CONV3D = defop("nn.conv3d", inputs=("data", "weight"), attrs=Conv3DAttrs, rel=_c
                    " * weight[o, c, taps]")
 
 
+@documented(CONV_PARAMETERS, CONVOLVED)
 def conv1d(data, weight, strides=1, padding=0, dilation=1, groups=1, channels=None, kernel_size=None,
            data_layout="NCW", kernel_layout="OIW", out_layout="", out_dtype=""):
-    """relay.nn.conv1d: 1-D convolution (layouts: any order of NCW / OIW)."""
+    """relay.nn.conv1d: 1-D convolution (layouts: any order of NCW / OIW).
+
+    With the default layouts, data is (N, C, W), weight is (O, C / groups, KW) and the result is
+    (N, O, OW) with OW = (W + pad_before + pad_after - dilation * (KW - 1) - 1) // stride + 1.
+    """
     return CONV1D(data, weight, attrs=Conv1DAttrs(strides, padding, dilation, groups, channels, kernel_size,
                                                   data_layout, kernel_layout, out_layout, out_dtype))
 
 
+@documented(CONV_PARAMETERS, CONVOLVED)
 def conv3d(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1, channels=None,
            kernel_size=None, data_layout="NCDHW", kernel_layout="OIDHW", out_layout="", out_dtype=""):
-    """relay.nn.conv3d: 3-D convolution (layouts: any order of NCDHW / OIDHW)."""
+    """relay.nn.conv3d: 3-D convolution (layouts: any order of NCDHW / OIDHW).
+
+    With the default layouts, data is (N, C, D, H, W), weight is (O, C / groups, KD, KH, KW) and
+    each output extent is conv1d's formula applied along D, H and W.
+    """
     return CONV3D(data, weight, attrs=Conv3DAttrs(strides, padding, dilation, groups, channels, kernel_size,
                                                   data_layout, kernel_layout, out_layout, out_dtype))
 

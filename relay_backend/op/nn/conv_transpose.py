@@ -29,6 +29,8 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
+from ..constructor_docs import documented
+from .conv_docs import CONV_PARAMETERS, CONVOLVED
 from .conv_nd import data_letters, kernel_letters, normalize_conv_attrs, out_layout
 
 
@@ -271,12 +273,32 @@ def _declare(nd, attrs, samples):
                  doc="out[n, g*Og + o, i*s + k*d - pad] += data[n, c, i] * weight[c, o, k] (c in group g)")
 
 
+# What the transposed convolutions mean by the convolution parameters they share with conv2d
+TRANSPOSE_PARAMETERS = {
+    **CONV_PARAMETERS,
+    "weight": ("relay.Expr", "The kernel, (C_in, C_out / groups, *kernel) in `kernel_layout`. When its type "
+                             "is not annotated it is inferred from `channels` and `kernel_size`."),
+    "strides": ("int or tuple of int, optional", "The step between the places two neighbouring input cells "
+                                                 "write to, along each spatial axis."),
+    "padding": ("int or tuple of int, optional",
+                "The cells cropped from the full result: one value for every side, one per spatial axis "
+                "(both sides), or the crop before each spatial axis followed by the crop after each."),
+    "dilation": ("int or tuple of int, optional", "The spacing between the kernel taps' output cells along "
+                                                  "each spatial axis."),
+    "output_padding": ("int or tuple of int, optional",
+                       "Cells added at the end of each spatial axis of the result; picks one of the output "
+                       "sizes a strided convolution maps onto the same input size (each smaller than "
+                       "the larger of the stride and the dilation)."),
+}
+
+
 CONV1D_TRANSPOSE = _declare(1, Conv1DTransposeAttrs, _samples1d)
 CONV2D_TRANSPOSE = _declare(2, Conv2DTransposeAttrs, _samples2d)
 CONV3D_TRANSPOSE = _declare(3, Conv3DTransposeAttrs, _samples3d)
 _OPS = {1: CONV1D_TRANSPOSE, 2: CONV2D_TRANSPOSE, 3: CONV3D_TRANSPOSE}
 
 
+@documented(TRANSPOSE_PARAMETERS, CONVOLVED)
 def conv1d_transpose(data, weight, strides=(1,), padding=(0,), dilation=(1,), groups=1, channels=None,
                      kernel_size=None, data_layout="NCW", kernel_layout="IOW", out_layout="", output_padding=(0,),
                      out_dtype=""):
@@ -286,6 +308,7 @@ def conv1d_transpose(data, weight, strides=(1,), padding=(0,), dilation=(1,), gr
         output_padding, out_dtype))
 
 
+@documented(TRANSPOSE_PARAMETERS, CONVOLVED)
 def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
                      kernel_size=None, data_layout="NCHW", kernel_layout="IOHW", out_layout="",
                      output_padding=(0, 0), out_dtype=""):
@@ -295,6 +318,7 @@ def conv2d_transpose(data, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 
         output_padding, out_dtype))
 
 
+@documented(TRANSPOSE_PARAMETERS, CONVOLVED)
 def conv3d_transpose(data, weight, strides=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), groups=1,
                      channels=None, kernel_size=None, data_layout="NCDHW", kernel_layout="IODHW", out_layout="",
                      output_padding=(0, 0, 0), out_dtype=""):

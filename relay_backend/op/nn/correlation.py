@@ -134,7 +134,39 @@ CORRELATION = defop("nn.correlation", inputs=("data1", "data2"), attrs=Correlati
 
 
 def correlation(data1, data2, kernel_size, max_displacement, stride1, stride2, padding, is_multiply, layout):
-    """relay.nn.correlation: FlowNet's correlation layer (layout NCHW)."""
+    """relay.nn.correlation: FlowNet's correlation layer (layout NCHW).
+
+    For each output pixel and each displacement (a, b) of the second image's patch, the mean
+    over channels and patch cells of the product (or absolute difference) of the two patches.
+
+    Parameters
+    ----------
+    data1 : relay.Expr
+        The first feature map, (N, C, H, W).
+    data2 : relay.Expr
+        The second feature map, of data1's shape.
+    kernel_size : int
+        The side of the square patches compared (odd).
+    max_displacement : int
+        The largest displacement of the second patch, in input pixels, along each axis.
+    stride1 : int
+        The step between the output pixels, in the first map.
+    stride2 : int
+        The step between the displacements tried; there are (2 * (max_displacement // stride2)
+        + 1) squared of them, one output channel each.
+    padding : int or tuple of int
+        Zero padding around both inputs: one value for every side, two for (height, width), or
+        four for (top, left, bottom, right).
+    is_multiply : bool
+        If True, patches are compared by their product; if False, by the absolute difference.
+    layout : str
+        The layout of the inputs; only "NCHW".
+
+    Returns
+    -------
+    result : relay.Expr
+        The (N, displacements, OH, OW) correlation volume.
+    """
     return CORRELATION(data1, data2, attrs=CorrelationAttrs(kernel_size, max_displacement, stride1, stride2, padding,
                                                             is_multiply, layout))
 

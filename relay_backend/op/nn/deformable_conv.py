@@ -24,6 +24,8 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
+from ..constructor_docs import documented
+from .conv_docs import CONV_PARAMETERS, CONVOLVED
 from .conv_nd import check_channels, grouped_contract
 
 
@@ -195,10 +197,29 @@ DEFORMABLE_CONV2D = defop("nn.deformable_conv2d", inputs=("data", "offset", "wei
                           doc="conv2d whose taps read the input bilinearly at positions moved by `offset`")
 
 
+@documented(CONV_PARAMETERS, CONVOLVED)
 def deformable_conv2d(data, offset, weight, strides=(1, 1), padding=(0, 0), dilation=(1, 1), deformable_groups=1,
                       groups=1, channels=None, kernel_size=None, data_layout="NCHW", kernel_layout="OIHW",
                       out_layout="", out_dtype=""):
-    """relay.nn.deformable_conv2d: 2-D convolution with learned per-tap offsets."""
+    """relay.nn.deformable_conv2d: 2-D convolution with learned per-tap offsets.
+
+    Each kernel tap reads the input bilinearly at its usual position moved by a (dy, dx) pair from
+    `offset` (0 outside the input); the samples are then convolved with `weight` as in conv2d.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `data_layout` ("NCHW" or "NHWC").
+    offset : relay.Expr
+        The tap displacements, (N, deformable_groups * KH * KW * 2, OH, OW) in `data_layout`:
+        channel (g * KH * KW + p * KW + q) * 2 holds dy and the next one dx for tap (p, q) of
+        deformable group g.
+    weight : relay.Expr
+        The kernel, in `kernel_layout`.
+    deformable_groups : int, optional
+        The number of groups the input channels are split into, each with its own offsets.
+        Defaults to 1.
+    """
     return DEFORMABLE_CONV2D(data, offset, weight, attrs=DeformableConv2DAttrs(
         strides, padding, dilation, deformable_groups, groups, channels, kernel_size, data_layout, kernel_layout,
         out_layout, out_dtype))

@@ -117,7 +117,27 @@ DENSE_PACK = defop(OP, inputs=("data", "weight"), attrs=DensePackAttrs, rel=_rel
 
 
 def contrib_dense_pack(data, weight, weight_layout="NC8n", units=None, out_dtype=""):
-    """relay.nn.contrib_dense_pack: dense with a weight packed as (units/bn, K, bn)."""
+    """relay.nn.contrib_dense_pack: dense with a weight packed as (units/bn, K, bn).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input, (..., K).
+    weight : relay.Expr
+        The packed weight, (units / bn, K, bn): packed[jo, k, ji] is dense's weight[jo * bn + ji, k].
+    weight_layout : str, optional
+        The packed layout "NC{bn}n", naming the block bn of output units. Defaults to "NC8n".
+    units : None or int, optional
+        The number of output units, when known; None reads it from `weight`. Defaults to None.
+    out_dtype : str, optional
+        The dtype of the result and of the accumulation; "" means the dtype of `data`. Defaults
+        to "".
+
+    Returns
+    -------
+    result : relay.Expr
+        The (..., units) product, as dense's.
+    """
     return DENSE_PACK(data, weight, attrs=DensePackAttrs(units, out_dtype, weight_layout))
 
 

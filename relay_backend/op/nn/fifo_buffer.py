@@ -75,7 +75,22 @@ FIFO_BUFFER = defop(
 
 
 def fifo_buffer(data, buffer, axis):
-    """relay.nn.fifo_buffer: append data to the buffer along axis, dropping the oldest entries."""
+    """relay.nn.fifo_buffer: append data to the buffer along axis, dropping the oldest entries.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The new entries; its shape is the buffer's except along `axis`.
+    buffer : relay.Expr
+        The current buffer, at least as long as `data` along `axis`.
+    axis : int
+        The axis along which entries are pushed.
+
+    Returns
+    -------
+    result : relay.Expr
+        The next buffer, of the type of `buffer`: its last entries along `axis` are `data`.
+    """
     return FIFO_BUFFER(data, buffer, attrs=FIFOBufferAttrs(axis))
 
 

@@ -26,7 +26,10 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
-from .pool import LONG_SIDE, AvgPool2DAttrs, MaxPool2DAttrs, _counted, _make_pool_rel, _padded_windows
+from ..constructor_docs import documented
+from .conv_docs import CONV_PARAMETERS
+from .pool import (LONG_SIDE, POOL_PARAMETERS, AvgPool2DAttrs, MaxPool2DAttrs, _counted, _make_pool_rel,
+                   _padded_windows)
 
 
 # --- pool gradients --------------------------------------------------------------------------------
@@ -196,6 +199,18 @@ AVG_POOL2D_GRAD = defop("nn.avg_pool2d_grad", inputs=("out_grad", "data"), attrs
                         doc="d data: each window's out_grad / count spread over its counted cells")
 
 
+# The pool gradients take their forward pool's parameters (constructor_docs completes their docstrings)
+POOL_GRAD_PARAMETERS = {
+    **POOL_PARAMETERS,
+    "out_grad": ("relay.Expr", "The gradient with respect to the forward pool's result (the pooled shape)."),
+    "data": ("relay.Expr", "The forward pool's input, in `layout`."),
+    "count_include_pad": ("bool, optional", "As the forward avg_pool2d: if True, padded cells count in the "
+                                            "divisor; if False, only cells of the input do."),
+}
+INPUT_GRADIENT = ("result", "relay.Expr", "The gradient with respect to `data` (data's shape).")
+
+
+@documented(POOL_GRAD_PARAMETERS, INPUT_GRADIENT)
 def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0), layout="NCHW", out_layout="",
                     ceil_mode=False):
     """relay.nn.max_pool2d_grad: the gradient of max_pool2d with respect to its input."""
@@ -203,6 +218,7 @@ def max_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0
                                                                 out_layout, ceil_mode))
 
 
+@documented(POOL_GRAD_PARAMETERS, INPUT_GRADIENT)
 def avg_pool2d_grad(out_grad, data, pool_size=(1, 1), strides=(1, 1), padding=(0, 0), layout="NCHW", out_layout="",
                     ceil_mode=False, count_include_pad=False):
     """relay.nn.avg_pool2d_grad: the gradient of avg_pool2d with respect to its input."""
@@ -329,10 +345,32 @@ CONV2D_BACKWARD_WEIGHT = defop(
     doc="dw[o, c, p, q] = sum_{n, y, x} grad[n, o, y, x] * pad(data)[n, g(o)*C/G + c, y*sh + p*dh, x*sw + q*dw]")
 
 
+@documented(CONV_PARAMETERS, ("result", "relay.Expr", "The weight gradient, in `kernel_layout`."))
 def conv2d_backward_weight(grad, data, strides=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, channels=None,
                            kernel_size=None, grad_layout="NCHW", data_layout="NCHW", kernel_layout="OIHW",
                            out_dtype=""):
-    """relay.nn.conv2d_backward_weight: the gradient of conv2d with respect to its weight."""
+    """relay.nn.conv2d_backward_weight: the gradient of conv2d with respect to its weight.
+
+    The other parameters are those of the forward conv2d whose weight gradient is wanted.
+
+    Parameters
+    ----------
+    grad : relay.Expr
+        The gradient with respect to the forward conv2d's result, in `grad_layout`.
+    data : relay.Expr
+        The forward conv2d's input, in `data_layout`.
+    channels : None or int, optional
+        The forward conv2d's output channels, when known; None reads them from `grad`. Defaults
+        to None.
+    kernel_size : int or tuple of int
+        The forward kernel's (KH, KW). Required: the None default is refused with an error that
+        asks for it.
+    grad_layout : str, optional
+        The order of the letters N, C, H, W in `grad`. Defaults to "NCHW".
+    kernel_layout : str, optional
+        The layout of the weight gradient (the forward weight's), e.g. "OIHW" or "HWIO". Defaults
+        to "OIHW".
+    """
     return CONV2D_BACKWARD_WEIGHT(grad, data, attrs=Conv2DBackwardWeightAttrs(
         strides, padding, dilation, groups, channels, kernel_size, grad_layout, data_layout, kernel_layout, out_dtype))
 

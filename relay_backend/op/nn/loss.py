@@ -23,6 +23,7 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from ..constructor_docs import documented
 
 
 # --- cross entropy -------------------------------------------------------------------------------
@@ -87,14 +88,30 @@ CROSS_ENTROPY = _declare_ce("nn.cross_entropy", False, "-sum(log(predictions) * 
 CROSS_ENTROPY_WITH_LOGITS = _declare_ce("nn.cross_entropy_with_logits", True, "-sum(predictions * targets) / batch")
 
 
+# The parameters the losses share (constructor_docs completes their docstrings)
+LOSS_PARAMETERS = {
+    "predictions": ("relay.Expr", "The predicted distribution, (batch, classes)."),
+    "targets": ("relay.Expr", "The target distribution, of the shape of `predictions`."),
+}
+LOSS = ("result", "relay.Expr", "The loss, a scalar.")
+
+
+@documented(LOSS_PARAMETERS, LOSS)
 def cross_entropy(predictions, targets):
     """relay.nn.cross_entropy: -sum(log(predictions) * targets) / batch size."""
     return CROSS_ENTROPY(predictions, targets)
 
 
+@documented(LOSS_PARAMETERS, LOSS)
 def cross_entropy_with_logits(predictions, targets):
     """relay.nn.cross_entropy_with_logits: -sum(predictions * targets) / batch size (predictions
-    are log-probabilities)."""
+    are log-probabilities).
+
+    Parameters
+    ----------
+    predictions : relay.Expr
+        The predicted log-probabilities, (batch, classes).
+    """
     return CROSS_ENTROPY_WITH_LOGITS(predictions, targets)
 
 
@@ -210,8 +227,25 @@ NLL_LOSS = defop("nn.nll_loss", inputs=("predictions", "targets", "weights"), at
                  level=10, doc="loss[n, d] = -predictions[n, targets[n, d], d] * weights[targets[n, d]], reduced")
 
 
+@documented(LOSS_PARAMETERS, ("result", "relay.Expr", "The loss: a scalar, or the shape of `targets` "
+                                                                "for reduction \"none\"."))
 def nll_loss(predictions, targets, weights, reduction="mean", ignore_index=-100):
-    """relay.nn.nll_loss: negative log-likelihood (reduction mean, sum or none)."""
+    """relay.nn.nll_loss: negative log-likelihood (reduction mean, sum or none).
+
+    Parameters
+    ----------
+    predictions : relay.Expr
+        The log-probabilities, (N, C, d...) or (C,), with the classes on axis 1 (axis 0 for 1-D).
+    targets : relay.Expr
+        The integer class of each element, (N, d...) (a scalar for 1-D predictions).
+    weights : relay.Expr
+        The weight of each class, (C,).
+    reduction : str, optional
+        "mean" (the weighted sum divided by the summed weights of the counted targets), "sum",
+        or "none" (one loss per target). Defaults to "mean".
+    ignore_index : int, optional
+        A target class that contributes nothing, neither loss nor weight. Defaults to -100.
+    """
     return NLL_LOSS(predictions, targets, weights, attrs=NLLLossAttrs(reduction, ignore_index))
 
 

@@ -22,8 +22,9 @@ from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from ..constructor_docs import documented
 from .misc import channel_params_fill
-from .norm import BatchNormAttrs
+from .norm import NORM_PARAMETERS, BatchNormAttrs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,13 +167,29 @@ GROUP_NORM = defop("nn.group_norm", inputs=("data", "gamma", "beta"), attrs=Grou
 OPS = {InstanceNormAttrs: INSTANCE_NORM, GroupNormAttrs: GROUP_NORM}
 
 
+# instance_norm and group_norm take batch_norm's per-channel parameters plus these
+GROUP_NORM_PARAMETERS = {
+    **NORM_PARAMETERS,
+    "data": ("relay.Expr", "The input tensor, (N, C, ...) with the channels on `axis`."),
+    "axis": ("int, optional", "The channel axis of `data` (not the batch axis 0)."),
+}
+
+
+@documented(GROUP_NORM_PARAMETERS)
 def instance_norm(data, gamma, beta, axis=1, epsilon=1e-5, center=True, scale=True):
     """relay.nn.instance_norm: normalize each (batch, channel) over the remaining axes."""
     return INSTANCE_NORM(data, gamma, beta, attrs=InstanceNormAttrs(axis, epsilon, center, scale))
 
 
+@documented(GROUP_NORM_PARAMETERS)
 def group_norm(data, gamma, beta, num_groups, axis=1, epsilon=1e-5, center=True, scale=True):
-    """relay.nn.group_norm: normalize each (batch, group of channels) over the group and the other axes."""
+    """relay.nn.group_norm: normalize each (batch, group of channels) over the group and the other axes.
+
+    Parameters
+    ----------
+    num_groups : int
+        The number of groups the channels are split into; it divides data.shape[axis].
+    """
     return GROUP_NORM(data, gamma, beta, attrs=GroupNormAttrs(num_groups, axis, epsilon, center, scale))
 
 
@@ -242,7 +259,22 @@ L2_NORMALIZE = defop(
 
 
 def l2_normalize(data, eps, axis=None):
-    """relay.nn.l2_normalize: divide by the L2 norm over `axis` (all axes if None), at least sqrt(eps)."""
+    """relay.nn.l2_normalize: divide by the L2 norm over `axis` (all axes if None), at least sqrt(eps).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    eps : float
+        The floor of the sum of squares, so the divisor is at least sqrt(eps).
+    axis : None or int or tuple of int, optional
+        The axes the norm is taken over; None (or empty) means every axis. Defaults to None.
+
+    Returns
+    -------
+    result : relay.Expr
+        The normalized tensor, of data's shape.
+    """
     return L2_NORMALIZE(data, attrs=L2NormalizeAttrs(eps, axis))
 
 

@@ -81,7 +81,23 @@ MIRROR_PAD = defop(
 
 
 def mirror_pad(data, pad_width, mode="SYMMETRIC"):
-    """relay.nn.mirror_pad: pad by mirroring the data (mode REFLECT or SYMMETRIC)."""
+    """relay.nn.mirror_pad: pad by mirroring the data (mode REFLECT or SYMMETRIC).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    pad_width : sequence of (int, int)
+        The (before, after) padding of each axis of `data`, one pair per axis.
+    mode : str, optional
+        "SYMMETRIC" mirrors including the edge cell (padding at most the axis length),
+        "REFLECT" mirrors around it (padding shorter than the axis). Defaults to "SYMMETRIC".
+
+    Returns
+    -------
+    result : relay.Expr
+        The padded tensor.
+    """
     return MIRROR_PAD(data, attrs=MirrorPadAttrs(mode, pad_width))
 
 
@@ -134,7 +150,22 @@ DILATE = defop(
 
 
 def dilate(data, strides, dilation_value=0.0):
-    """relay.nn.dilate: insert (stride - 1) cells of dilation_value between neighbours on every axis."""
+    """relay.nn.dilate: insert (stride - 1) cells of dilation_value between neighbours on every axis.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor.
+    strides : tuple of int
+        One stride per axis of `data`: an axis of length d becomes (d - 1) * stride + 1.
+    dilation_value : float, optional
+        The value of the inserted cells. Defaults to 0.0.
+
+    Returns
+    -------
+    result : relay.Expr
+        The dilated tensor.
+    """
     return DILATE(data, attrs=DilateAttrs(strides, dilation_value))
 
 

@@ -17,12 +17,13 @@ from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType
 from .. import samples as S
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
-from .pool import LONG_SIDE, AdaptivePool2DAttrs
+from .pool import LONG_SIDE, POOL_PARAMETERS, POOLED, AdaptivePool2DAttrs
 from .pool import _counted as counted_taps   # taps of a window inside [lo, hi), shared with the 2-D pools
 
 LONG_3D = round(S.FLOAT16_REDUCTION_TERMS ** (1 / 3)) + 1     # LONG_3D ** 3 >= FLOAT16_REDUCTION_TERMS
@@ -237,18 +238,40 @@ def _declare_pool(kind, nd, attrs_cls):
     return op
 
 
+# The parameters the 1-D / 3-D / adaptive pools share (constructor_docs completes their docstrings):
+# each window argument has one value per spatial axis of `layout`, in the order W or D, H, W.
+POOL_ND_PARAMETERS = {
+    **POOL_PARAMETERS,
+    "pool_size": ("int or tuple of int, optional", "The window's extent along each spatial axis."),
+    "strides": ("int or tuple of int, optional", "The step of the window along each spatial axis."),
+    "dilation": ("int or tuple of int, optional", "The spacing between window taps along each spatial axis."),
+    "padding": ("int or tuple of int, optional",
+                "Padding around the input: one value for every side, one per spatial axis (both sides), "
+                "or the padding before each spatial axis followed by the padding after each."),
+    "layout": ("str, optional", 'The layout of `data`: "N", "C" and the spatial letters ("W"; "D", "H", '
+                                '"W"; "H", "W" for the 2-D pool) in any order, e.g. "NCW" or "NDHWC".'),
+    "count_include_pad": ("bool, optional", "If True, padded cells count in the divisor of the mean; if "
+                                            "False, only cells of the input do."),
+    "output_size": ("None or int or tuple of int, optional",
+                    "The result's length along each spatial axis; one int for every axis. None, or None "
+                    "for an axis, keeps the input's length there."),
+}
+
+
 MAX_POOL1D = _declare_pool("max", 1, MaxPool1DAttrs)
 AVG_POOL1D = _declare_pool("avg", 1, AvgPool1DAttrs)
 MAX_POOL3D = _declare_pool("max", 3, MaxPool3DAttrs)
 AVG_POOL3D = _declare_pool("avg", 3, AvgPool3DAttrs)
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def max_pool1d(data, pool_size=(1,), strides=(1,), dilation=(1,), padding=(0,), layout="NCW", out_layout="",
                ceil_mode=False):
     """relay.nn.max_pool1d: windowed maximum along W."""
     return MAX_POOL1D(data, attrs=MaxPool1DAttrs(pool_size, strides, dilation, padding, layout, out_layout, ceil_mode))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def avg_pool1d(data, pool_size=(1,), strides=(1,), dilation=(1,), padding=(0,), layout="NCW", out_layout="",
                ceil_mode=False, count_include_pad=False):
     """relay.nn.avg_pool1d: windowed mean along W."""
@@ -256,12 +279,14 @@ def avg_pool1d(data, pool_size=(1,), strides=(1,), dilation=(1,), padding=(0,), 
                                                  ceil_mode, count_include_pad))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def max_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), dilation=(1, 1, 1), padding=(0, 0, 0),
                layout="NCDHW", out_layout="", ceil_mode=False):
     """relay.nn.max_pool3d: windowed maximum over D, H, W."""
     return MAX_POOL3D(data, attrs=MaxPool3DAttrs(pool_size, strides, dilation, padding, layout, out_layout, ceil_mode))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def avg_pool3d(data, pool_size=(1, 1, 1), strides=(1, 1, 1), dilation=(1, 1, 1), padding=(0, 0, 0),
                layout="NCDHW", out_layout="", ceil_mode=False, count_include_pad=False):
     """relay.nn.avg_pool3d: windowed mean over D, H, W."""
@@ -441,46 +466,55 @@ ADAPTIVE_MAX_POOL3D = _declare_adaptive("max", 3, AdaptivePool3DAttrs)
 ADAPTIVE_AVG_POOL3D = _declare_adaptive("avg", 3, AdaptivePool3DAttrs)
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def adaptive_max_pool1d(data, output_size=None, layout="NCW", out_layout=""):
     """relay.nn.adaptive_max_pool1d: maximum over output_size (possibly overlapping) bins along W."""
     return ADAPTIVE_MAX_POOL1D(data, attrs=AdaptivePool1DAttrs(output_size, layout, out_layout))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def adaptive_avg_pool1d(data, output_size=None, layout="NCW", out_layout=""):
     """relay.nn.adaptive_avg_pool1d: mean over output_size (possibly overlapping) bins along W."""
     return ADAPTIVE_AVG_POOL1D(data, attrs=AdaptivePool1DAttrs(output_size, layout, out_layout))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def adaptive_max_pool2d(data, output_size=None, layout="NCHW", out_layout=""):
     """relay.nn.adaptive_max_pool2d: maximum over an output_size grid of bins."""
     return ADAPTIVE_MAX_POOL2D(data, attrs=AdaptivePool2DAttrs(output_size, layout, out_layout))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def adaptive_max_pool3d(data, output_size=None, layout="NCDHW", out_layout=""):
     """relay.nn.adaptive_max_pool3d: maximum over an output_size grid of 3-D bins."""
     return ADAPTIVE_MAX_POOL3D(data, attrs=AdaptivePool3DAttrs(output_size, layout, out_layout))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def adaptive_avg_pool3d(data, output_size=None, layout="NCDHW", out_layout=""):
     """relay.nn.adaptive_avg_pool3d: mean over an output_size grid of 3-D bins."""
     return ADAPTIVE_AVG_POOL3D(data, attrs=AdaptivePool3DAttrs(output_size, layout, out_layout))
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def global_max_pool1d(data, layout="NCW", out_layout=""):
     """relay.nn.global_max_pool1d: adaptive_max_pool1d to one output (as TVM)."""
     return adaptive_max_pool1d(data, 1, layout, out_layout)
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def global_avg_pool1d(data, layout="NCW", out_layout=""):
     """relay.nn.global_avg_pool1d: adaptive_avg_pool1d to one output (as TVM)."""
     return adaptive_avg_pool1d(data, 1, layout, out_layout)
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def global_max_pool3d(data, layout="NCDHW", out_layout=""):
     """relay.nn.global_max_pool3d: adaptive_max_pool3d to one output (as TVM)."""
     return adaptive_max_pool3d(data, 1, layout, out_layout)
 
 
+@documented(POOL_ND_PARAMETERS, POOLED)
 def global_avg_pool3d(data, layout="NCDHW", out_layout=""):
     """relay.nn.global_avg_pool3d: adaptive_avg_pool3d to one output (as TVM)."""
     return adaptive_avg_pool3d(data, 1, layout, out_layout)

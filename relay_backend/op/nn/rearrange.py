@@ -27,6 +27,7 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
+from ..constructor_docs import documented
 
 
 # --- depth_to_space / space_to_depth -------------------------------------------------------------
@@ -124,11 +125,30 @@ SPACE_TO_DEPTH = defop(
     doc="b x b spatial blocks into channels (block offset major, then channel)")
 
 
+# The parameters the sub-pixel and batch/space rearrangements share (constructor_docs completes their docstrings)
+REARRANGE_PARAMETERS = {
+    "data": ("relay.Expr", "The input tensor."),
+    "block_size": ("int", "The side b of the square spatial blocks; the channels change by the factor b * b."),
+    "layout": ("str, optional", 'The layout of `data`, "NCHW" or "NHWC".'),
+    "block_shape": ("tuple of int", "The block length along each of the axes 1..M after the batch axis "
+                                    "(the block axes); the batch changes by their product."),
+}
+
+
+@documented(REARRANGE_PARAMETERS)
 def depth_to_space(data, block_size, layout="NCHW", mode="DCR"):
-    """relay.nn.depth_to_space: rearrange channels into block_size x block_size spatial blocks."""
+    """relay.nn.depth_to_space: rearrange channels into block_size x block_size spatial blocks.
+
+    Parameters
+    ----------
+    mode : str, optional
+        Which channel fills which block cell: "DCR" (the block offset varies slowest, then the
+        channel) or "CRD" (the channel varies slowest). Defaults to "DCR".
+    """
     return DEPTH_TO_SPACE(data, attrs=SubPixelAttrs(block_size, layout, mode))
 
 
+@documented(REARRANGE_PARAMETERS)
 def space_to_depth(data, block_size, layout="NCHW"):
     """relay.nn.space_to_depth: rearrange block_size x block_size spatial blocks into channels."""
     return SPACE_TO_DEPTH(data, attrs=SubPixelAttrs(block_size, layout))
@@ -299,13 +319,30 @@ BATCH_TO_SPACE_ND = defop(
     doc="out[n, s*B + o..., rest] = data[o*N' + n, s..., rest], cropped (TensorFlow order)")
 
 
+@documented(REARRANGE_PARAMETERS)
 def space_to_batch_nd(data, block_shape, paddings, pad_value=0):
-    """relay.nn.space_to_batch_nd: pad the block axes, then move their blocks into the batch."""
+    """relay.nn.space_to_batch_nd: pad the block axes, then move their blocks into the batch.
+
+    Parameters
+    ----------
+    paddings : sequence of (int, int)
+        The (before, after) padding of each block axis; each padded length must divide by its
+        block length.
+    pad_value : float, optional
+        The value of the padded cells. Defaults to 0.
+    """
     return SPACE_TO_BATCH_ND(data, attrs=SpaceToBatchNDAttrs(tuple(block_shape), paddings, pad_value))
 
 
+@documented(REARRANGE_PARAMETERS)
 def batch_to_space_nd(data, block_shape, crops):
-    """relay.nn.batch_to_space_nd: move batch blocks back into the block axes, then crop."""
+    """relay.nn.batch_to_space_nd: move batch blocks back into the block axes, then crop.
+
+    Parameters
+    ----------
+    crops : sequence of (int, int)
+        The (before, after) cells cropped from each block axis after the blocks are moved back.
+    """
     return BATCH_TO_SPACE_ND(data, attrs=BatchToSpaceNDAttrs(tuple(block_shape), crops))
 
 

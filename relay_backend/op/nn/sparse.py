@@ -169,7 +169,24 @@ def _triple(sparse_mat):
 
 
 def sparse_dense(dense_mat, sparse_mat, sparse_lhs=False):
-    """relay.nn.sparse_dense: matrix product with a CSR/BSR matrix (data, indices, indptr)."""
+    """relay.nn.sparse_dense: matrix product with a CSR/BSR matrix (data, indices, indptr).
+
+    Parameters
+    ----------
+    dense_mat : relay.Expr
+        The dense matrix, (M, K).
+    sparse_mat : tuple of relay.Expr
+        The sparse matrix as (data, indices, indptr) in scipy's layout, or an object with those
+        fields: data is (nnz,) for CSR or (blocks, bs_r, bs_c) for BSR.
+    sparse_lhs : bool, optional
+        If False, the result is dense_mat @ sparse^T, (M, rows of sparse); if True, sparse @
+        dense_mat^T, (rows of sparse, M). Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The dense product.
+    """
     return SPARSE_DENSE(dense_mat, *_triple(sparse_mat), attrs=SparseDenseAttrs(sparse_lhs))
 
 
@@ -247,7 +264,18 @@ SPARSE_TRANSPOSE = defop("nn.sparse_transpose", inputs=("sparse_data", "sparse_i
 
 
 def sparse_transpose(x):
-    """relay.nn.sparse_transpose: a TupleWrapper of the transposed CSR (data, indices, indptr)."""
+    """relay.nn.sparse_transpose: a TupleWrapper of the transposed CSR (data, indices, indptr).
+
+    Parameters
+    ----------
+    x : tuple of relay.Expr
+        A square CSR matrix as (data, indices, indptr), or an object with those fields.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        The (data, indices, indptr) of its transpose.
+    """
     from ...ir.expr import TupleWrapper
     return TupleWrapper(SPARSE_TRANSPOSE(*_triple(x)), 3)
 
@@ -297,7 +325,20 @@ SPARSE_ADD = defop("nn.sparse_add", inputs=("dense_mat", "sparse_data", "sparse_
 
 
 def sparse_add(dense_mat, sparse_mat):
-    """relay.nn.sparse_add: a dense matrix plus a CSR matrix (data, indices, indptr)."""
+    """relay.nn.sparse_add: a dense matrix plus a CSR matrix (data, indices, indptr).
+
+    Parameters
+    ----------
+    dense_mat : relay.Expr
+        The dense matrix, (M, N).
+    sparse_mat : tuple of relay.Expr
+        An (M, N) CSR matrix as (data, indices, indptr), or an object with those fields.
+
+    Returns
+    -------
+    result : relay.Expr
+        The dense sum, of dense_mat's type.
+    """
     return SPARSE_ADD(dense_mat, *_triple(sparse_mat))
 
 

@@ -274,7 +274,30 @@ UPSAMPLING3D = defop("nn.upsampling3d", inputs=("data",), attrs=UpSampling3DAttr
 
 def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighbor", align_corners=False):
     """relay.nn.upsampling: resize H and W by scale_h and scale_w. A scale given as a
-    non-constant Relay expression builds dyn.nn.upsampling, as TVM does."""
+    non-constant Relay expression builds dyn.nn.upsampling, as TVM does.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    scale_h : float or relay.Expr, optional
+        The factor of the height: the result is round(H * scale_h) high. Defaults to 1.
+    scale_w : float or relay.Expr, optional
+        The factor of the width. Defaults to 1.
+    layout : str, optional
+        The layout of `data`, "NCHW" or "NHWC". Defaults to "NCHW".
+    method : str, optional
+        The interpolation: "nearest_neighbor", "bilinear" or "bicubic". Defaults to
+        "nearest_neighbor".
+    align_corners : bool, optional
+        If True, the corner cells of input and output line up; if False, output cell x reads
+        input coordinate x * in / out. Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The resized tensor.
+    """
     from ...ir.expr import Constant, Expr, const
     scale_h, scale_w = (s.data.numpy().item() if isinstance(s, Constant) else s for s in (scale_h, scale_w))
     if isinstance(scale_h, Expr) or isinstance(scale_w, Expr):
@@ -287,7 +310,28 @@ def upsampling(data, scale_h=1, scale_w=1, layout="NCHW", method="nearest_neighb
 def upsampling3d(data, scale_d=1, scale_h=1, scale_w=1, layout="NCDHW", method="nearest_neighbor",
                  coordinate_transformation_mode="half_pixel"):
     """relay.nn.upsampling3d: resize D, H and W by their scales. A scale given as a non-constant
-    Relay expression builds dyn.nn.upsampling3d, as TVM does."""
+    Relay expression builds dyn.nn.upsampling3d, as TVM does.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The input tensor, in `layout`.
+    scale_d, scale_h, scale_w : float or relay.Expr, optional
+        The factors of the depth, height and width: an axis of length L becomes round(L *
+        scale). Each defaults to 1.
+    layout : str, optional
+        The layout of `data`, "NCDHW" or "NDHWC". Defaults to "NCDHW".
+    method : str, optional
+        The interpolation: "nearest_neighbor" or "trilinear". Defaults to "nearest_neighbor".
+    coordinate_transformation_mode : str, optional
+        How an output index maps to an input coordinate: "half_pixel", "align_corners" or
+        "asymmetric". Defaults to "half_pixel".
+
+    Returns
+    -------
+    result : relay.Expr
+        The resized tensor.
+    """
     from ...ir.expr import Constant, Expr, const
     scales = [s.data.numpy().item() if isinstance(s, Constant) else s for s in (scale_d, scale_h, scale_w)]
     if any(isinstance(s, Expr) for s in scales):

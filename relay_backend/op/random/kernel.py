@@ -22,10 +22,7 @@ from ...ir.types import TensorType, TupleType, type_to_str
 from ...runtime.limits import check_tensor_size
 from ...tir import stmt as S
 from ...tir.buffer import Buffer
-from .. import samples as SMP
 from ..compute_common import arg_reducer
-from ..pattern import OpPattern
-from ..registry import Sample, defop
 from ..relations import expect_tensor
 from . import threefry as T
 

@@ -5,6 +5,7 @@ import numpy as np
 from ... import te
 from ...ir.expr import TupleWrapper, const
 from .. import samples as SMP
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import kernel as K
@@ -89,16 +90,30 @@ MULTINOMIAL = defop("random.multinomial", inputs=("key", "probs"), attrs=K.Multi
                     doc="(next state, int32 category indices drawn from probs' last axis)")
 
 
+# The parameters the relay.random constructors share (constructor_docs completes their docstrings)
+RANDOM_PARAMETERS = {
+    "key": ("relay.Expr", "The generator state, a threefry key (from threefry_key, or the state a previous "
+                          "call returned); never reuse a state, split or advance it."),
+    "shape": ("tuple of int", "The shape of the values drawn."),
+    "dtype": ("str, optional", "The float dtype of the values drawn."),
+}
+DRAWN = ("result", "relay.TupleWrapper", "(the next generator state, the values drawn).")
+
+
+@documented({"seed": ("int", "The integer seed the state is derived from.")},
+            ("result", "relay.Constant", "The threefry key, a constant."))
 def threefry_key(seed):
     """relay.random.threefry_key: the generator state for an integer seed, as a constant."""
     return const(T.seed_key(int(seed)))
 
 
+@documented(RANDOM_PARAMETERS, DRAWN)
 def threefry_generate(key, shape):
     """relay.random.threefry_generate: (next state, uint64 random bits of `shape`)."""
     return TupleWrapper(THREEFRY_GENERATE(key, attrs=K.ThreefryGenerateAttrs(shape)), 2)
 
 
+@documented(RANDOM_PARAMETERS, ("result", "relay.TupleWrapper", "Two new independent generator states."))
 def threefry_split(key):
     """relay.random.threefry_split: two new independent states."""
     return TupleWrapper(THREEFRY_SPLIT(key), 2)
@@ -108,20 +123,48 @@ def _scalar_const(value, dtype):
     return value if not isinstance(value, (int, float)) else const(np.array(value, dtype), dtype=dtype)
 
 
+@documented(RANDOM_PARAMETERS, DRAWN)
 def uniform(key, shape, dtype="float32", low=0.0, high=1.0):
-    """relay.random.uniform: (next state, values uniform in [low, high) of `shape`)."""
+    """relay.random.uniform: (next state, values uniform in [low, high) of `shape`).
+
+    Parameters
+    ----------
+    low : float or relay.Expr, optional
+        The lower bound (included), a scalar. Defaults to 0.0.
+    high : float or relay.Expr, optional
+        The upper bound (excluded), a scalar. Defaults to 1.0.
+    """
     return TupleWrapper(UNIFORM(key, _scalar_const(low, dtype), _scalar_const(high, dtype),
                                 attrs=K.UniformAttrs(shape, dtype)), 2)
 
 
+@documented(RANDOM_PARAMETERS, DRAWN)
 def normal(key, shape, dtype="float32", mean=0.0, scale=1.0):
-    """relay.random.normal: (next state, normal values of `shape`)."""
+    """relay.random.normal: (next state, normal values of `shape`).
+
+    Parameters
+    ----------
+    mean : float or relay.Expr, optional
+        The mean of the distribution, a scalar. Defaults to 0.0.
+    scale : float or relay.Expr, optional
+        Its standard deviation, a scalar. Defaults to 1.0.
+    """
     return TupleWrapper(NORMAL(key, _scalar_const(mean, dtype), _scalar_const(scale, dtype),
                                attrs=K.NormalAttrs(shape, dtype)), 2)
 
 
+@documented(RANDOM_PARAMETERS, DRAWN)
 def multinomial(key, probs, num_samples=1):
-    """relay.random.multinomial: (next state, int32 indices of shape probs.shape[:-1] + (num_samples,))."""
+    """relay.random.multinomial: (next state, int32 indices of shape probs.shape[:-1] + (num_samples,)).
+
+    Parameters
+    ----------
+    probs : relay.Expr
+        The weights of the categories along the last axis, normalized by their sum (a negative
+        weight counts as 0).
+    num_samples : int, optional
+        The number of categories drawn for each distribution, with replacement. Defaults to 1.
+    """
     return TupleWrapper(MULTINOMIAL(key, probs, attrs=K.MultinomialAttrs(num_samples)), 2)
 
 

@@ -30,11 +30,12 @@ from ...ir.types import TensorType, TupleType
 from ...tir import ir_builder
 from ..nn import _common as C
 from ..nn import _te as T
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..tensor import real_attr
 from . import ir_common as R
-from .nms import as_const, load_scalar, scalar_arg
+from .nms import NMS_PARAMETERS, as_const, load_scalar, scalar_arg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -382,10 +383,31 @@ REGULAR_NMS = defop(
     doc="TFLite's regular non-maximum suppression: per class, then the best max_detections overall")
 
 
+@documented(NMS_PARAMETERS)
 def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, iou_threshold=-1.0,
                                   score_threshold=-1.0, output_format="onnx"):
     """relay.vision.all_class_non_max_suppression: a TupleWrapper of 2 ("onnx") or 3
-    ("tensorflow") outputs (see the module doc)."""
+    ("tensorflow") outputs (see the module doc).
+
+    Parameters
+    ----------
+    scores : relay.Expr
+        A float tensor (batch, num_classes, num_boxes): the score of every box for every class.
+    max_output_boxes_per_class : int or relay.Expr, optional
+        The most boxes selected per batch and class; a value <= 0 selects any number. Defaults
+        to -1.
+    output_format : str, optional
+        "onnx" (ONNX's NonMaxSuppression) or "tensorflow" (TensorFlow's combined NMS): the form
+        of the results, below. Defaults to 'onnx'.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        "onnx": (the selected (batch, class, box) index triples, int64 (batch * num_classes *
+        num_boxes, 3), ordered by batch, class and falling score, zero rows after them; their
+        count, int64 (1,)). "tensorflow": (per batch the (class, box) pairs selected, int64
+        (batch, num_classes * num_boxes, 2); their scores; the count per batch, int64 (batch,)).
+    """
     from ...ir.expr import TupleWrapper
     call = ALL_CLASS_NMS(boxes, scores, as_const(max_output_boxes_per_class, "int64"), as_const(iou_threshold, "float32"),
                          as_const(score_threshold, "float32"),
@@ -395,7 +417,34 @@ def all_class_non_max_suppression(boxes, scores, max_output_boxes_per_class=-1, 
 
 def regular_non_max_suppression(boxes, scores, max_detections_per_class, max_detections, num_classes,
                                 iou_threshold, score_threshold):
-    """relay.vision.regular_non_max_suppression: a TupleWrapper of (boxes, classes, scores, count)."""
+    """relay.vision.regular_non_max_suppression: a TupleWrapper of (boxes, classes, scores, count).
+
+    Parameters
+    ----------
+    boxes : relay.Expr
+        A float tensor (batch, num_boxes, 4), each box as (ymin, xmin, ymax, xmax).
+    scores : relay.Expr
+        A float tensor (batch, num_boxes, columns): per box a score per class, the classes being
+        the last num_classes columns (a background column may come first).
+    max_detections_per_class : int
+        The most boxes selected per batch and class.
+    max_detections : int
+        The most boxes kept per batch, the highest-scoring of all classes' selections.
+    num_classes : int
+        The number of classes, read from the last columns of `scores`.
+    iou_threshold : float
+        A candidate is dropped when its intersection over union with a box already selected of
+        its class is greater than this (a box of no area overlaps nothing).
+    score_threshold : float
+        A box is a candidate for a class only if its score is at least this.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        (the kept boxes (batch, max_detections, 4); their classes, float32 (batch,
+        max_detections); their scores (batch, max_detections); how many are kept, int32 (batch,)),
+        each padded with zeros after the kept ones.
+    """
     from ...ir.expr import TupleWrapper
     attrs = RegularNonMaximumSuppressionAttrs(max_detections_per_class, max_detections, num_classes, iou_threshold,
                                               score_threshold)

@@ -329,20 +329,89 @@ YOLO_REORG = defop(
 
 
 def multibox_prior(data, sizes=(1.0,), ratios=(1.0,), steps=(-1.0, -1.0), offsets=(0.5, 0.5), clip=False):
-    """relay.vision.multibox_prior (see the module doc)."""
+    """relay.vision.multibox_prior (see the module doc).
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The feature map, NCHW; only its height and width are read: one cell per pixel.
+    sizes : tuple of float, optional
+        The anchor sizes, as fractions of the image height; each gives one square-ish anchor per
+        cell (its width scaled by height / width). Defaults to (1.0,).
+    ratios : tuple of float, optional
+        The width / height ratios; each after the first gives one more anchor per cell, of the
+        first size. Defaults to (1.0,).
+    steps : tuple of float, optional
+        The (vertical, horizontal) distance between the centres of neighbouring cells, as
+        fractions of the image; a value <= 0 means 1 / height (1 / width). Defaults to
+        (-1.0, -1.0).
+    offsets : tuple of float, optional
+        The (vertical, horizontal) position of an anchor centre within its cell, in steps.
+        Defaults to (0.5, 0.5).
+    clip : bool, optional
+        If True, the anchor corners are clamped to [0, 1]. Defaults to False.
+
+    Returns
+    -------
+    result : relay.Expr
+        The anchors, (1, height * width * (len(sizes) + len(ratios) - 1), 4): each row the corners
+        (x1, y1, x2, y2) normalized to the image, the anchors of a cell together.
+    """
     return MULTIBOX_PRIOR(data, attrs=MultiBoxPriorAttrs(sizes, ratios, steps, offsets, clip))
 
 
 def multibox_transform_loc(cls_prob, loc_pred, anchor, clip=True, threshold=0.01, variances=(0.1, 0.1, 0.2, 0.2),
                            keep_background=False):
-    """relay.vision.multibox_transform_loc: a TupleWrapper of (boxes, valid count)."""
+    """relay.vision.multibox_transform_loc: a TupleWrapper of (boxes, valid count).
+
+    Parameters
+    ----------
+    cls_prob : relay.Expr
+        The class probabilities, (batch, num_classes, num_anchors); class 0 is the background.
+    loc_pred : relay.Expr
+        The predicted box offsets, (batch, num_anchors * 4): per anchor the centre's x and y
+        offsets (in anchor widths and heights) and the log of the width and height scales.
+    anchor : relay.Expr
+        The anchors, (1, num_anchors, 4) corners (x1, y1, x2, y2), as multibox_prior makes them.
+    clip : bool, optional
+        If True, the decoded corners are clamped to [0, 1]. Defaults to True.
+    threshold : float, optional
+        An anchor whose best class scores below this counts as background. Defaults to 0.01.
+    variances : tuple of float, optional
+        The 4 factors the x, y, width and height offsets of `loc_pred` are multiplied by before
+        they are applied. Defaults to (0.1, 0.1, 0.2, 0.2).
+    keep_background : bool, optional
+        If True, the background class competes for each anchor and background anchors are kept;
+        if False, they are dropped. Defaults to False.
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        (the kept anchors' detections (batch, num_anchors, 6), each row (class id, score, x1, y1,
+        x2, y2) packed to the front, -1 after them, the class ids counting from the first
+        non-background class unless keep_background; how many are kept, int32 (batch,)).
+    """
     from ...ir.expr import TupleWrapper
     attrs = MultiBoxTransformLocAttrs(clip, threshold, variances, keep_background)
     return TupleWrapper(MULTIBOX_TRANSFORM_LOC(cls_prob, loc_pred, anchor, attrs=attrs), 2)
 
 
 def yolo_reorg(data, stride):
-    """relay.vision.yolo_reorg: space-to-depth by `stride`."""
+    """relay.vision.yolo_reorg: space-to-depth by `stride`.
+
+    Parameters
+    ----------
+    data : relay.Expr
+        The feature map, NCHW, its channels a multiple of stride * stride and its height and width
+        multiples of stride.
+    stride : int
+        The factor height and width shrink by (and channels grow by, squared).
+
+    Returns
+    -------
+    result : relay.Expr
+        The reorganised map, (batch, channels * stride ** 2, height / stride, width / stride).
+    """
     return YOLO_REORG(data, attrs=YoloReorgAttrs(stride))
 
 

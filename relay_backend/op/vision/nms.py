@@ -24,6 +24,7 @@ from ...ir.types import TensorType, TupleType
 from ...tir import ir_builder
 from ..nn import _common as C
 from ..nn import _te as T
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import ir_common as R
@@ -382,18 +383,83 @@ def as_const(value, dtype):
     return value if isinstance(value, Expr) else const(np.asarray(value, dtype))
 
 
+# The parameters the box filters and suppressions share (here and in class_nms.py;
+# constructor_docs completes their docstrings).
+NMS_PARAMETERS = {
+    "data": ("relay.Expr", "The boxes, a float tensor (batch, num_anchors, fields): each row one box, "
+                           "with its class id in field `id_index`, its score in field `score_index` and "
+                           "its corners after them (non_max_suppression reads the 4 corners from field "
+                           "`coord_start` on)."),
+    "boxes": ("relay.Expr", "The corners of the boxes, a float tensor (batch, num_boxes, 4)."),
+    "score_threshold": ("float or relay.Expr", "A box is a candidate only if its score is greater than this."),
+    "iou_threshold": ("float or relay.Expr",
+                      "A candidate is dropped when its intersection over union with a box already "
+                      "selected (of its class) is at least this."),
+    "score_index": ("int", "The field of a box row that holds its score."),
+    "id_index": ("int", "The field of a box row that holds its class id (a box whose id is negative is "
+                        "invalid); a negative id_index means the rows carry no class id, so every box "
+                        "is of one class."),
+}
+
+
+@documented(NMS_PARAMETERS)
 def get_valid_counts(data, score_threshold, id_index=0, score_index=1):
-    """relay.vision.get_valid_counts: (valid_count, packed boxes, their original indices)."""
+    """relay.vision.get_valid_counts: (valid_count, packed boxes, their original indices).
+
+    Returns
+    -------
+    result : relay.TupleWrapper
+        (valid_count (batch,) int32: how many boxes of each batch row are valid; the valid boxes
+        packed to the front of each row in their input order, the other rows -1, in the shape of
+        `data`; the index (batch, num_anchors) int32 in `data` of each packed box, -1 after them).
+    """
     from ...ir.expr import TupleWrapper
     call = GET_VALID_COUNTS(data, as_const(score_threshold, "float32"), attrs=GetValidCountsAttrs(id_index, score_index))
     return TupleWrapper(call, 3)
 
 
+@documented(NMS_PARAMETERS)
 def non_max_suppression(data, valid_count, indices, max_output_size=-1, iou_threshold=0.5, force_suppress=False,
                         top_k=-1, coord_start=2, score_index=1, id_index=0, return_indices=True,
                         invalid_to_bottom=False):
     """relay.vision.non_max_suppression (see the module doc); a TupleWrapper of (indices, count)
-    when return_indices, else the boxes."""
+    when return_indices, else the boxes.
+
+    Parameters
+    ----------
+    valid_count : relay.Expr
+        An integer tensor (batch,): how many boxes at the front of each row of `data` take part
+        (get_valid_counts's first result).
+    indices : relay.Expr
+        An integer tensor (batch, num_anchors): the original index of each row of `data`, which
+        return_indices reports (get_valid_counts's third result).
+    max_output_size : int or relay.Expr, optional
+        The most boxes kept per batch row; a negative value keeps any number. Defaults to -1.
+    iou_threshold : float or relay.Expr, optional
+        A box is dropped when its intersection over union with a box already kept (of its class,
+        unless force_suppress) is at least this; a value <= 0 turns suppression off and passes the
+        valid boxes through unsorted. Defaults to 0.5.
+    force_suppress : bool, optional
+        If True, boxes suppress each other whatever their class ids. Defaults to False.
+    top_k : int, optional
+        If positive, only the top_k highest-scoring valid boxes of a row are considered. Defaults
+        to -1.
+    coord_start : int, optional
+        The field of a box row where its 4 corners (x1, y1, x2, y2) begin. Defaults to 2.
+    return_indices : bool, optional
+        If True, the result is the kept boxes' original indices (from `indices`) and their count;
+        if False, the boxes themselves. Defaults to True.
+    invalid_to_bottom : bool, optional
+        With return_indices False: if True, the kept boxes are packed to the top of each row and
+        the dropped ones (all -1) follow. Defaults to False.
+
+    Returns
+    -------
+    result : relay.TupleWrapper or relay.Expr
+        With return_indices, (the kept boxes' indices (batch, num_anchors) int32 packed to the
+        front, -1 after them; their count (batch, 1) int32); otherwise the boxes in the shape of
+        `data`, a dropped box's row all -1.
+    """
     from ...ir.expr import TupleWrapper
     attrs = NonMaximumSuppressionAttrs(force_suppress, top_k, coord_start, score_index, id_index, return_indices,
                                        invalid_to_bottom)

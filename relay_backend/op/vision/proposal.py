@@ -246,7 +246,43 @@ PROPOSAL = defop(OP, inputs=("cls_prob", "bbox_pred", "im_info"), attrs=Proposal
 
 def proposal(cls_prob, bbox_pred, im_info, scales, ratios, feature_stride, threshold, rpn_pre_nms_top_n,
              rpn_post_nms_top_n, rpn_min_size, iou_loss):
-    """relay.vision.proposal (see the module doc)."""
+    """relay.vision.proposal (see the module doc).
+
+    Parameters
+    ----------
+    cls_prob : relay.Expr
+        The anchor scores, (batch, 2 * num_anchors, height, width): the background score of each
+        anchor, then the object score of each.
+    bbox_pred : relay.Expr
+        The box regressions, (batch, 4 * num_anchors, height, width): 4 deltas per anchor.
+    im_info : relay.Expr
+        Per image (height, width, scale), (batch, 3): the boxes are clipped to height x width, and
+        rpn_min_size is multiplied by scale.
+    scales : tuple of float
+        The anchor scales, in multiples of feature_stride.
+    ratios : tuple of float
+        The anchor height / width ratios; there are len(scales) * len(ratios) anchors per cell.
+    feature_stride : int
+        The distance in image pixels between neighbouring cells of the feature map.
+    threshold : float
+        A box is dropped when its overlap (intersection over union) with a box already kept is
+        greater than this.
+    rpn_pre_nms_top_n : int
+        How many of the highest-scoring boxes enter suppression; a value <= 0 keeps all.
+    rpn_post_nms_top_n : int
+        How many rows each image gets in the result (the kept boxes repeated to fill them).
+    rpn_min_size : int
+        The least width and height of a box, in image pixels before scaling; a smaller box
+        scores -1.
+    iou_loss : bool
+        If True, the deltas are offsets of the corners; if False, of the centre and the log of the
+        size.
+
+    Returns
+    -------
+    result : relay.Expr
+        The proposals, (batch * rpn_post_nms_top_n, 5): rows (batch index, x1, y1, x2, y2).
+    """
     return PROPOSAL(cls_prob, bbox_pred, im_info,
                     attrs=ProposalAttrs(tuple(scales), tuple(ratios), feature_stride, threshold, rpn_pre_nms_top_n,
                                         rpn_post_nms_top_n, rpn_min_size, iou_loss))

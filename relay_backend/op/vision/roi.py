@@ -23,6 +23,7 @@ from ...tir import ir_builder
 from .. import samples as S
 from ..nn import _common as C
 from ..nn import _te as T
+from ..constructor_docs import documented
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from ..tensor import real_attr
@@ -322,13 +323,44 @@ ROI_POOL = defop("vision.roi_pool", inputs=("data", "rois"), attrs=ROIPoolAttrs,
                  samples=_roi_pool_samples, doc="max pooling of regions of interest to a fixed size")
 
 
+# The parameters roi_align and roi_pool share (constructor_docs completes their docstrings).
+ROI_PARAMETERS = {
+    "data": ("relay.Expr", "The feature map, 4-D in `layout`."),
+    "rois": ("relay.Expr", "The regions of interest, a float tensor (num_rois, 5): each row the index of "
+                           "its image in `data`, then its corners (x1, y1, x2, y2) in image coordinates."),
+    "pooled_size": ("int or tuple of int", "The (height, width) every region is pooled to."),
+    "spatial_scale": ("float", "The factor that maps image coordinates to feature map coordinates (1 / the "
+                               "feature stride)."),
+    "layout": ("str", 'The layout of `data` and of the result, "NCHW" or "NHWC".'),
+}
+POOLED_REGIONS = ("result", "relay.Expr", "The pooled regions, (num_rois, channels, pooled height, pooled "
+                                          "width) in `layout`'s order.")
+
+
+@documented(ROI_PARAMETERS, POOLED_REGIONS)
 def roi_align(data, rois, pooled_size, spatial_scale, sample_ratio=-1, layout="NCHW", mode="avg", aligned=False):
-    """relay.vision.roi_align (see the module doc)."""
+    """relay.vision.roi_align (see the module doc).
+
+    Parameters
+    ----------
+    sample_ratio : int, optional
+        The number of sample points per bin along each axis; a value <= 0 takes
+        ceil(region side / pooled side) for each region. Defaults to -1.
+    mode : str, optional
+        How the samples of a bin combine: "avg" averages them, "max" takes the largest. Defaults
+        to 'avg'.
+    aligned : bool, optional
+        If True, the region is shifted by half a pixel so its corners fall between pixels
+        (torchvision's and ONNX's half_pixel), and keeps its true size; if False, a region is at
+        least 1 x 1. Defaults to False.
+    """
     return ROI_ALIGN(data, rois, attrs=ROIAlignAttrs(pooled_size, spatial_scale, sample_ratio, layout, mode, aligned))
 
 
+@documented(ROI_PARAMETERS, POOLED_REGIONS)
 def roi_pool(data, rois, pooled_size, spatial_scale, layout="NCHW"):
-    """relay.vision.roi_pool (see the module doc)."""
+    """relay.vision.roi_pool (see the module doc): each bin the maximum over the feature cells it
+    covers once the region's corners are rounded to the cells."""
     return ROI_POOL(data, rois, attrs=ROIPoolAttrs(pooled_size, spatial_scale, layout))
 
 
