@@ -30,7 +30,13 @@ class AutotvmGlobalScope:
         self.silent = False
 
     def deep_copy(self, scope):
-        """Take `scope`'s flags."""
+        """Take another scope's flags.
+
+        Parameters
+        ----------
+        scope : AutotvmGlobalScope
+            The scope whose in_tuning / silent flags are copied.
+        """
         self.in_tuning, self.silent = scope.in_tuning, scope.silent
 
 

@@ -35,12 +35,33 @@ logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
 
 
 class MeasureInput(namedtuple("MeasureInput", ["target", "task", "config"])):
-    """What one measurement builds and runs: a target, a task and one config of its space."""
+    """What one measurement builds and runs: a target, a task and one config of its space.
+
+    Parameters
+    ----------
+    target : Target
+        What the config is built for.
+    task : Task
+        The tuning task.
+    config : ConfigEntity
+        One config of the task's space.
+    """
 
 
 class MeasureResult(namedtuple("MeasureResult", ["costs", "error_no", "all_cost", "timestamp"])):
-    """What it gave: seconds per run (or, on error, (traceback, message)), a MeasureErrorNo,
-    the whole measurement's seconds (build included) and when it finished."""
+    """What one measurement gave.
+
+    Parameters
+    ----------
+    costs : tuple
+        Seconds per run, or on error (traceback, message).
+    error_no : int
+        A MeasureErrorNo (0: no error).
+    all_cost : float
+        Seconds the whole measurement took, the build included.
+    timestamp : float
+        When it finished (time.time()).
+    """
 
     def __repr__(self) -> str:
         try:

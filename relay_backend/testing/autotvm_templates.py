@@ -9,17 +9,11 @@ dies with a signal), "hang" loops ~10^10 times, "wrong" adds 1, "invalid" is rej
 template (cfg.raise_error), "raise" fails while building the schedule, "slow_build" sleeps
 for ten minutes while building. The default config ("ok") is the reference the others are
 checked against.
-
-`extract_plain_layout(mod, target)`: the tasks of a program with AlterOpLayout off, i.e. the
-plain-layout implementations (dense_pack / dense_dot, conv2d_nchw) that a build at opt_level 2
-selects; extract_from_program itself extracts at opt_level 3, after the layouts are altered.
 """
 import time
 
 from .. import te, tir
-from ..autotvm.task.relay_integration import extract_from_program
 from ..autotvm.task.task import get_config, template
-from ..transform.pass_infra import PassContext
 
 MISBEHAVIOURS = ("ok", "crash", "hang", "wrong", "invalid", "raise", "slow_build")
 
@@ -75,23 +69,3 @@ def misbehave(n, dtype):
 
     return te.create_schedule(out), [a, out]
 
-
-def extract_plain_layout(mod, target="llvm", params=None):
-    """The tuning tasks of a program with AlterOpLayout disabled.
-
-    Parameters
-    ----------
-    mod : IRModule or Function
-        The program.
-    target : str or Target, optional
-        What it is compiled for. Defaults to "llvm".
-    params : dict, optional
-        Constants to bind. Defaults to None.
-
-    Returns
-    -------
-    tasks : list of Task
-        One per tunable implementation and shape.
-    """
-    with PassContext(opt_level=3, disabled_pass=["AlterOpLayout"]):
-        return extract_from_program(mod, params or {}, target)

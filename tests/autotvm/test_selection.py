@@ -17,9 +17,10 @@ from relay_backend.backend import te_compiler
 from relay_backend.codegen.llvm_cache import target_kernel_key
 from relay_backend.te_compiler.compiler import TUNING_ATTR
 from relay_backend.tir.prim_func import PrimFunc
-from relay_backend.testing.autotvm_templates import extract_plain_layout
 from relay_backend.tir.printer import func_to_str
 from relay_backend.transform.pipeline import default_pipeline
+
+from .plain_layout import extract_plain_layout
 
 pytestmark = pytest.mark.compile
 TARGET = "llvm"

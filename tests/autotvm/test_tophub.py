@@ -11,9 +11,10 @@ from relay_backend import autotvm, config
 from relay_backend.autotvm import record, tophub
 from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput, MeasureResult
 from relay_backend.te_compiler.lower_main import lower_main
-from relay_backend.testing.autotvm_templates import extract_plain_layout
 from relay_backend.tir.printer import func_to_str
 from relay_backend.transform.pipeline import default_pipeline
+
+from .plain_layout import extract_plain_layout
 
 pytestmark = pytest.mark.compile
 

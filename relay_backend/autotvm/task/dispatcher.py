@@ -22,11 +22,18 @@ from io import TextIOBase
 import numpy as np
 
 from ...diagnostics import get_logger
+from ...docstrings import shared_parameters
 from ...errors import TuningError
 from ..env import recording
 from .config_space import FallbackConfigEntity
 
 logger = get_logger("autotvm")     # relay_backend.autotvm (TVM: "autotvm")
+# the parameters of query / update (shared_parameters completes their docstrings)
+QUERY_PARAMETERS = {
+    "target": ("Target or None", "The target the config is for (None: the current one)."),
+    "workload": ("tuple", "The workload: (task name, *serialized arguments)."),
+    "cfg": ("ConfigEntity", "The config to answer from now on."),
+}
 
 
 class DispatchContext:
@@ -38,6 +45,7 @@ class DispatchContext:
     def __init__(self):
         self._old_ctx = DispatchContext.current
 
+    @shared_parameters(QUERY_PARAMETERS, ("cfg", "ConfigEntity", "The config."))
     def query(self, target, workload):
         """The config for `workload` on `target`: this context's, else an outer one's."""
         cfg = self._query_inside(target, workload)
@@ -45,6 +53,7 @@ class DispatchContext:
             cfg = self._old_ctx.query(target, workload)
         return cfg
 
+    @shared_parameters(QUERY_PARAMETERS)
     def update(self, target, workload, cfg):
         """Make this context answer `cfg` for (target, workload) from now on."""
         raise NotImplementedError
@@ -62,7 +71,13 @@ class DispatchContext:
 
 
 class ApplyConfig(DispatchContext):
-    """Answer every query with one config (what a task's instantiate uses)."""
+    """Answer every query with one config (what a task's instantiate uses).
+
+    Parameters
+    ----------
+    config : ConfigEntity
+        The config every query gets.
+    """
 
     def __init__(self, config):
         super().__init__()
@@ -80,7 +95,15 @@ class ApplyConfig(DispatchContext):
 
 class ApplyFixedConfig(DispatchContext):
     """Answer with config 0 of the task named by the workload; tasks in `schedule_names` get a
-    tiny cost and the others a huge one, so selection prefers the named implementations."""
+    tiny cost and the others a huge one, so selection prefers the named implementations.
+
+    Parameters
+    ----------
+    tasks : list of Task
+        The tasks whose config 0 is answered.
+    schedule_names : str or list of str
+        The task names selection should prefer.
+    """
 
     def __init__(self, tasks, schedule_names):
         super().__init__()
@@ -108,7 +131,13 @@ def _is_records_source(obj) -> bool:
 
 class ApplyHistoryBest(DispatchContext):
     """The best measured config per workload from tuning records: a log path, an open log,
-    an iterable of (MeasureInput, MeasureResult), or a list mixing those (merged)."""
+    an iterable of (MeasureInput, MeasureResult), or a list mixing those (merged).
+
+    Parameters
+    ----------
+    records : str or file or iterable, optional
+        The records (see above). Defaults to None (none yet: add them with load).
+    """
 
     def __init__(self, records=None):
         super().__init__()
@@ -119,7 +148,14 @@ class ApplyHistoryBest(DispatchContext):
             self.load(records)
 
     def load(self, records) -> None:
-        """Add records (see the class doc); records with an error are skipped."""
+        """Add records; records with an error are skipped.
+
+        Parameters
+        ----------
+        records : str or file or iterable
+            A log path, an open log, an iterable of (MeasureInput, MeasureResult), or a list
+            mixing those.
+        """
         for inp, res in _flatten_records(records):
             if res.error_no != 0:
                 continue
@@ -194,7 +230,9 @@ class FallbackContext(DispatchContext):
             cfg = self.memory[key] = FallbackConfigEntity()
         return cfg
 
+    @shared_parameters(QUERY_PARAMETERS)
     def clear_cache(self, target, workload):
+        """Forget the fallback config made for (target, workload), so the next query makes it anew."""
         self.memory.pop((str(target), workload), None)
 
     def update(self, target, workload, cfg):

@@ -261,7 +261,20 @@ def workload_config(task_name, args, kwargs) -> tuple:
 
 def template(task_name, func=None):
     """Decorate `f(*args) -> (schedule, [tensors])` as tunable template `task_name`; inside it
-    `autotvm.get_config()` is the config the current dispatch context chose."""
+    `autotvm.get_config()` is the config the current dispatch context chose.
+
+    Parameters
+    ----------
+    task_name : str
+        The task's name (the first item of its workloads and records).
+    func : callable, optional
+        The function to decorate; None (the default) returns the decorator.
+
+    Returns
+    -------
+    decorated : callable
+        The wrapper, or a decorator making it.
+    """
     def decorate(f):
         @functools.wraps(f)
         def wrapper(*args, **kwargs):

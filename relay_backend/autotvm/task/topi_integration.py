@@ -72,7 +72,20 @@ class TaskExtractEnv:
 
 def register_topi_compute(task_name, func=None):
     """Decorate compute `f(cfg, *args)` as the compute of tunable task `task_name`; the result
-    takes `*args` (see the module doc)."""
+    takes `*args` (see the module doc).
+
+    Parameters
+    ----------
+    task_name : str
+        The task's name (the first item of its workloads and records).
+    func : callable, optional
+        The function to decorate; None (the default) returns the decorator.
+
+    Returns
+    -------
+    decorated : callable
+        The wrapper, or a decorator making it.
+    """
     def decorate(topi_compute):
         @functools.wraps(topi_compute)
         def wrapper(*args, **kwargs):
@@ -95,7 +108,20 @@ def register_topi_schedule(task_name, func=None):
     """Decorate schedule `f(cfg, attrs, outs, target)` (or TVM's `f(cfg, outs)`) as the schedule
     of tunable task `task_name`; the result takes the arguments without `cfg`. It schedules with
     the config its compute was given (kept on the op with the workload), so compute and
-    schedule always agree, whatever the current target."""
+    schedule always agree, whatever the current target.
+
+    Parameters
+    ----------
+    task_name : str
+        The task's name (the first item of its workloads and records).
+    func : callable, optional
+        The function to decorate; None (the default) returns the decorator.
+
+    Returns
+    -------
+    decorated : callable
+        The wrapper, or a decorator making it.
+    """
     def decorate(topi_schedule):
         tvm_style = len(inspect.signature(topi_schedule).parameters) == 2
 
