@@ -20,12 +20,10 @@ conv2d_nchw.x86 is an autotvm template whose knobs default to the values above: 
 the channel block of the packed weight and accumulator), tile_ow (bw), tile_oh (output rows
 per register tile, 1 = one row) and unroll_kw (unroll the kernel-width loop).
 
-A layout-blocked convolution (NCHWc, another change) declares its space the same way: decorate
-its compute with register_topi_compute("<impl name>") and define its knobs there with
-x86_common.split_knob / option_knob (the hand-picked blocking as each knob's default, so the
-fallback config is today's schedule), decorate its schedule with register_topi_schedule and read
-cfg[...] instead of the constants; extract_from_program, the tuners and apply_history_best then
-handle it with no other change.
+At opt_level 3 AlterOpLayout turns these convolutions into nn.contrib_conv2d_NCHWc, whose
+micro-kernel (x86_conv_nchwc.py) is a template declared the same way (register_topi_compute /
+register_topi_schedule, knobs from x86_common.split_knob / option_knob with the hand-picked
+tile as each default).
 """
 from .. import te, tir
 from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
