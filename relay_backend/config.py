@@ -19,6 +19,7 @@ class Config:
     cache_max_bytes: int = DEFAULT_CACHE_MAX_BYTES  # RB_CACHE_MAX_BYTES: the cache's size bound
     compile_jobs: int = 0          # RB_COMPILE_JOBS: LLVM worker processes (0 = every usable core)
     max_tensor_bytes: int = 0      # RB_MAX_TENSOR_BYTES: largest single tensor (0 = physical memory)
+    tophub: bool = True            # RB_TOPHUB=0: builds ignore the shipped tuning records (autotvm/tophub)
     progress: str = ""             # RB_PROGRESS: "0" never show progress bars, "1" always, "" on a TTY
     tvm_num_threads: int = 0       # TVM_NUM_THREADS: threads for parallel kernels (0 = not set)
     omp_num_threads: int = 0       # OMP_NUM_THREADS (its first number; 0 = not set)
@@ -33,6 +34,7 @@ def _read() -> Config:
         cache_dir=env.get("RB_CACHE_DIR", ""),
         no_disk_cache=env.get("RB_NO_DISK_CACHE", "") not in ("", "0"),
         max_tensor_bytes=_int_setting(env, "RB_MAX_TENSOR_BYTES"),
+        tophub=env.get("RB_TOPHUB", "").strip().lower() not in ("0", "off", "none", "false"),
         cache_max_bytes=_size_setting(env, "RB_CACHE_MAX_BYTES", DEFAULT_CACHE_MAX_BYTES),
         compile_jobs=_int_setting(env, "RB_COMPILE_JOBS"),
         progress=env.get("RB_PROGRESS", "").strip(),

@@ -59,6 +59,11 @@ class CacheError(RelayError):
     """The on-disk kernel cache cannot be used as configured (e.g. RB_CACHE_DIR names a file)."""
 
 
+class TuningError(RelayError, ValueError):
+    """AutoTVM-style tuning was misused: an unknown space policy or knob, a task whose template is
+    not registered, a tuner or measurement option out of range (autotvm/)."""
+
+
 class GlobalFuncError(RelayError, ValueError):
     """A global function name is missing from the registry, registered twice, or not a string
     (runtime.registry: register_func / get_global_func)."""

@@ -4,10 +4,12 @@
     relay-backend run model.tar [--inputs in.npz | --fill-mode random] [--print-top 5] [--profile]
     relay-backend info model.tar
     relay-backend export-c model.onnx -o dir/
-    relay-backend tune ...        (tuning is not available yet: says so and exits non-zero)
+    relay-backend tune model.onnx -o log.json [--trials 64] [--tuner xgb|ga|random|...]
+    relay-backend compile model.onnx -o model.tar --tuning-records log.json
 
 commands.py holds the click commands, package.py the model.tar format, values.py the parsing of
-shapes and inputs. Errors are one line on stderr and a non-zero exit status.
+shapes and inputs, tuning.py the `tune` driver over relay_backend.autotvm and records.py the
+application of a tuning log at compile time. Errors are one line on stderr and a non-zero exit status.
 """
 from .commands import cli, main
 

@@ -1,12 +1,11 @@
 """The click commands of `relay-backend` (see relay_backend.cli)."""
-import sys
-
 import click
 
 from ..errors import RelayError
 from .values import FILL_MODES
 
 EXECUTORS = ("graph", "vm", "aot")
+TUNER_NAMES = ("xgb", "xgb_knob", "xgb_rank", "ga", "random", "gridsearch")     # tuning.TUNERS' keys
 
 
 class _OneLineErrors(click.Group):
@@ -35,17 +34,19 @@ def cli():
 @click.option("--executor", type=click.Choice(EXECUTORS), default="graph", show_default=True)
 @click.option("--input-shapes", default="", help="NAME:[d0,d1,...] items separated by spaces")
 @click.option("--opt-level", type=click.IntRange(0, 4), default=3, show_default=True)
-@click.option("--tuning-records", type=click.Path(dir_okay=False), default=None,
-              help="tuning log to apply (not available yet)")
+@click.option("--tuning-records", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="a tuning log (from `relay-backend tune`) whose best configs the kernels use")
 @click.option("--viz", "viz_dir", type=click.Path(file_okay=False), default=None,
               help="also write pictures of the Relay graph, kernels and memory plan here")
 def compile_command(model, output, target, executor, input_shapes, opt_level, tuning_records, viz_dir):
     """Compile MODEL (.onnx) into a package for `run` and `info`."""
     from .compiling import compile_model
-    if tuning_records:
-        _tuning_unavailable("--tuning-records")
-    meta = compile_model(model, output, target, executor, input_shapes, opt_level, viz_dir)
+    meta = compile_model(model, output, target, executor, input_shapes, opt_level, viz_dir, tuning_records)
     click.echo(f"wrote {output}: {executor} executor, {len(meta['kernels'])} kernels, target {meta['target']}")
+    tuning = meta.get("tuning_records")
+    if tuning:
+        click.echo(f"tuning records: {tuning['tuned']} of {tuning['tunable']} tunable workloads tuned "
+                   f"by {tuning['file']}")
     for line in meta.get("viz", []):
         click.echo(line)
 
@@ -99,6 +100,10 @@ def info_command(package):
     meta = read_metadata(package)
     click.echo(f"{package}: {meta['executor']} executor, target {meta['target']}, "
                f"relay_backend {meta.get('relay_backend_version', '?')}")
+    tuning = meta.get("tuning_records")
+    if isinstance(tuning, dict):
+        tuned = tuning.get("tuned", "?")
+        click.echo(f"tuning records: {tuning.get('file', '?')} ({tuned} workload{'' if tuned == 1 else 's'} tuned)")
     for title, key in (("inputs", "inputs"), ("outputs", "outputs")):
         click.echo(f"{title}:")
         for spec in meta[key]:
@@ -124,20 +129,39 @@ def export_c_command(model, output, input_shapes, opt_level):
     click.echo(f"wrote {folder}: build it with `make -C {folder}` (no Python needed)")
 
 
-@cli.command("tune", context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("model", required=False)
-@click.option("-o", "--output", default=None)
-@click.option("--trials", type=int, default=None)
-def tune_command(model, output, trials):
-    """Tune MODEL's kernels (not available yet: exits with an error saying so)."""
-    del model, output, trials
-    _tuning_unavailable("tune")
-
-
-def _tuning_unavailable(what: str):
-    click.echo(f"error: {what}: tuning is not available yet in relay_backend (kernels use their "
-               f"default schedules); compile without it", err=True)
-    sys.exit(2)
+@cli.command("tune")
+@click.argument("model", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="the tuning log to write (appended to; an existing one is resumed)")
+@click.option("--target", default="llvm", show_default=True, help='"llvm" or "llvm -mcpu=..."')
+@click.option("--input-shapes", default="", help="NAME:[d0,d1,...] items separated by spaces")
+@click.option("--opt-level", type=click.IntRange(0, 4), default=3, show_default=True)
+@click.option("--trials", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="configs to measure per task (at most its space)")
+@click.option("--tuner", type=click.Choice(sorted(TUNER_NAMES)), default="xgb", show_default=True,
+              help="search strategy (xgb* need `pip install relay_backend[tune]`)")
+@click.option("--early-stopping", type=click.IntRange(min=1), default=None,
+              help="stop a task after this many trials without a better config")
+@click.option("--parallel", type=click.IntRange(min=1), default=None,
+              help="configs built at once (default: the number of CPUs)")
+@click.option("--number", type=click.IntRange(min=1), default=4, show_default=True,
+              help="runs averaged into one timing")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="timings per config")
+@click.option("--min-repeat-ms", type=click.IntRange(min=0), default=0, show_default=True,
+              help="raise --number until one timing lasts this long")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True,
+              help="seconds one build or one run may take")
+def tune_command(model, output, target, input_shapes, opt_level, trials, tuner, early_stopping, parallel,
+                 number, repeat, min_repeat_ms, timeout):
+    """Tune MODEL's (.onnx) kernels: measure configs of each tunable operator on this machine and
+    write the measurements to a log for `compile --tuning-records`."""
+    from .tuning import tune_model
+    summary = tune_model(model, output, target=target, input_shapes=input_shapes, trials=trials, tuner=tuner,
+                         early_stopping=early_stopping, opt_level=opt_level, n_parallel=parallel, number=number,
+                         repeat=repeat, min_repeat_ms=min_repeat_ms, timeout=timeout, echo=click.echo)
+    click.echo(f"wrote {output}: {summary['records']} records ({summary['measured']} measured now, "
+               f"{summary['resumed']} resumed) for {summary['tasks']} tasks; apply them with "
+               f"`relay-backend compile {model} -o model.tar --tuning-records {output}`")
 
 
 def main(argv=None):

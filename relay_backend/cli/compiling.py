@@ -13,6 +13,7 @@ from ..target import as_target
 from ..transform import InferType, PassContext
 from ..transform.bind_params import bind_params_to_main
 from .package import write_package
+from .records import applying_records
 from .values import parse_input_shapes
 
 
@@ -43,8 +44,10 @@ def _summaries(prims: dict) -> list:
     return [{"name": name, "ops": relay_ops(prim), "macs": mac_count(prim)} for name, prim in sorted(prims.items())]
 
 
-def compile_model(model_path, output, target, executor, input_shapes, opt_level, viz_dir) -> dict:
-    """Compile and write the package; returns its metadata (plus "viz": lines to print)."""
+def compile_model(model_path, output, target, executor, input_shapes, opt_level, viz_dir,
+                  tuning_records=None) -> dict:
+    """Compile (with the tuning log `tuning_records` applied, when given) and write the package;
+    returns its metadata (plus "viz": lines to print)."""
     mod, params = import_onnx(model_path, input_shapes)
     inputs, outputs = io_specs(mod, params)
     target_obj = as_target(target)
@@ -55,13 +58,15 @@ def compile_model(model_path, output, target, executor, input_shapes, opt_level,
                          f"give --input-shapes NAME:[...] or use --executor vm")
     meta = {"target": str(target_obj), "relay_backend_version": VERSION, "source": os.path.basename(model_path),
             "inputs": inputs, "outputs": outputs}
-    with PassContext(opt_level=opt_level):
+    with PassContext(opt_level=opt_level), applying_records(tuning_records, target_obj) as tuning:
         if executor == "vm":
             files, kernels, plan, factory = _compile_vm(mod, params, target_obj)
         else:
             factory = build(mod, target_obj, params=params, executor=executor)
             files, kernels, plan = _package_files(factory, executor)
     meta.update(kernels=kernels, memory_plan=plan)
+    if tuning:
+        meta["tuning_records"] = tuning
     write_package(output, executor, meta, files)
     if viz_dir:
         meta["viz"] = _write_viz(mod, params, factory if executor == "graph" else None, viz_dir)

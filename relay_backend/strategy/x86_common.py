@@ -14,7 +14,7 @@ cache_write, so every op file only says how to tile O and how to order the reduc
 """
 import functools
 
-from .. import te
+from ..autotvm.task.space import OtherOptionEntity, SplitEntity
 from .common import (all_static, dims_of, divisor_at_most, find_reduction, find_tagged,  # noqa: F401
                      inline_except, last_reduction, nonempty, ops_of, prod, same_dims, static_product,
                      static_shape)
@@ -67,6 +67,33 @@ def lanes(dtype: str) -> int:
     return max(1, vector_bytes() * 8 // max(bits, 8))
 
 
+# --- tuning knobs ------------------------------------------------------------------------------
+# Every tunable x86 schedule declares its knobs with these two helpers: the space holds the
+# candidates plus the hand-picked value, and the fallback config (no tuning record) is exactly
+# the hand-picked value, so an untuned build is the schedule as it was before tuning existed.
+def split_knob(cfg, name: str, length: int, inner_sizes, default: int) -> int:
+    """Knob `name`: split an axis of `length` by one inner factor from `inner_sizes` (a
+    non-divisor leaves a tail, which lowering guards); returns the chosen inner factor."""
+    sizes = sorted({int(v) for v in inner_sizes if v >= 1} | {int(default)})
+    cfg.define_split(name, length, num_outputs=2, policy="candidate", candidate=[[-1, v] for v in sizes])
+    if cfg.is_fallback:
+        cfg[name] = SplitEntity([-1, int(default)])
+    return int(cfg[name].size[-1])
+
+
+def option_knob(cfg, name: str, values, default):
+    """Knob `name`: one of `values` (the default included); returns the chosen value."""
+    cfg.define_knob(name, list(dict.fromkeys([*values, default])))
+    if cfg.is_fallback:
+        cfg[name] = OtherOptionEntity(default)
+    return cfg[name].val
+
+
+def factors_up_to(n: int, limit: int) -> list:
+    """The divisors of n that are <= limit."""
+    return [d for d in range(1, min(n, limit) + 1) if n % d == 0]
+
+
 def place_anchor(s, outs, anchor, result_shape):
     """Choose the stage that holds the tile loops for reduction `anchor`.
 
@@ -98,49 +125,3 @@ def parallel_if_large(stage, axis, work) -> None:
     a symbolic size, known only at run time, is assumed large)."""
     if work is None or work >= PARALLEL_MIN_WORK:
         stage.parallel(axis)
-
-
-# --- row schedule: NCHW window reductions -----------------------------------------------------
-def schedule_rows(attrs, outs, target):
-    """Row-parallel, width-vectorized schedule for an NCHW sliding-window reduction (pools,
-    grouped/depthwise conv2d) plus its fused epilogue; for channel-blocked NCHW{b}c data the
-    block is the vector."""
-    s = te.create_schedule(outs)
-    red = last_reduction(s)
-    if red is None:              # nothing to reduce (not expected): plain spatial schedule
-        inline_except(s)
-        finish_others(s, [t.op for t in outs])
-        return s
-    shape = static_shape(red.output(0))
-    work = prod(shape) * prod(int(iv.dom.extent.value) for iv in red.reduce_axis)
-    inline_except(s)
-    out_ops = [t.op for t in outs]
-    if len(outs) == 1 and static_shape(outs[0]) == shape and len(shape) in (4, 5):
-        if out_ops[0] is red:
-            R = s.cache_write(red.output(0), "local").op
-            O = red
-        else:
-            O, R = out_ops[0], red
-        so = s[O]
-        n, c, y, *inner = O.axis
-        row = so.fuse(n, c, y)
-        parallel_if_large(so, row, work)
-        if shape[-1] > 1:
-            so.vectorize(inner[-1])
-        sr = s[R]
-        sr.compute_at(so, row)
-        rn, rc, ry, *rinner = R.axis
-        if len(shape) == 4:         # NCHW: the width is the vector, the window outside it
-            sr.reorder(*R.reduce_axis, rn, rc, ry, *rinner)
-        else:                       # NCHW{b}c: per pixel, the window outside the channel block
-            sr.reorder(rn, rc, ry, rinner[0], *R.reduce_axis, rinner[1])
-        if shape[-1] > 1:
-            sr.vectorize(rinner[-1])
-        return s
-    # several outputs (or an unexpected shape): reduction rows at the root, the rest generic
-    sr = s[red]
-    axes = list(red.axis)
-    sr.reorder(*axes[:-1], *red.reduce_axis, axes[-1])
-    parallel_if_large(sr, sr.fuse(*axes[:-1]) if len(axes) > 2 else axes[0], work)
-    finish_others(s, [op for op in out_ops if op is not red and s[op].attach_type == "root"])
-    return s

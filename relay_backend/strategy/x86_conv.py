@@ -12,24 +12,52 @@ conv2d_nchw.x86 (plevel 15) computes into a channel-blocked accumulator and copi
 
 bo is one SIMD register of channels, bw the largest divisor of the output width <= 14 (the
 register budget). Grouped and depthwise convolutions (groups > 1) use the op's generic compute
-with the row schedule of x86_common (parallel output rows, vectorized output width). Same semantics as the generic compute: inputs cast to the accumulation
-dtype, output cast to the result dtype.
+with the row schedule of x86_rows.py (parallel output rows, vectorized output width). Same
+semantics as the generic compute: inputs cast to the accumulation dtype, output cast to the
+result dtype.
+
+conv2d_nchw.x86 is an autotvm template whose knobs default to the values above: tile_oc (bo,
+the channel block of the packed weight and accumulator), tile_ow (bw), tile_oh (output rows
+per register tile, 1 = one row) and unroll_kw (unroll the kernel-width loop).
+
+At opt_level 3 AlterOpLayout turns these convolutions into nn.contrib_conv2d_NCHWc, whose
+micro-kernel (x86_conv_nchwc.py) is a template declared the same way (register_topi_compute /
+register_topi_schedule, knobs from x86_common.split_knob / option_knob with the hand-picked
+tile as each default).
 """
 from .. import te, tir
+from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
-from ..op.registry import get as get_op
-from .x86_common import (all_static, dims_of, divisor_at_most, finish_others, find_tagged, inline_except,
-                         lanes, parallel_if_large, prod, same_dims, schedule_rows, static_product,
-                         static_shape)
+from .x86_common import (all_static, dims_of, divisor_at_most, factors_up_to, finish_others,
+                         find_tagged, inline_except, lanes, option_knob, parallel_if_large, prod,
+                         same_dims, split_knob, static_product, static_shape)
+from .x86_rows import rows_template
 
 CONV_TAG = "conv2d_nchw.x86"
 MAX_BW = 14
 SYMBOLIC_BW = 8   # output-width block when the width is symbolic
+DEPTHWISE_CONV = rows_template("depthwise_conv2d_nchw.x86", "nn.conv2d")
+GROUP_CONV = rows_template("group_conv2d_nchw.x86", "nn.conv2d")
 
 
-def conv2d_nchw_compute(attrs, inputs, out_type):
+def _conv_knobs(cfg, o: int, oh, ow, acc: str) -> int:
+    """tile_oc / tile_ow / tile_oh / unroll_kw (no tile_ow / tile_oh for a symbolic width /
+    height: the schedule then uses SYMBOLIC_BW / one row); returns bo (the channel block)."""
+    width = lanes(acc)
+    bo = split_knob(cfg, "tile_oc", o, {min(v, o) for v in (width // 2, width, 2 * width)}, min(width, o))
+    if isinstance(ow, int):
+        split_knob(cfg, "tile_ow", ow, factors_up_to(ow, 2 * MAX_BW),
+                   divisor_at_most(ow, MAX_BW, floor=4) if ow >= 4 else ow)
+    if isinstance(oh, int):
+        split_knob(cfg, "tile_oh", oh, factors_up_to(oh, 4), 1)
+    option_knob(cfg, "unroll_kw", (False,), True)
+    return bo
+
+
+@register_topi_compute(CONV_TAG)
+def conv2d_nchw_compute(cfg, attrs, inputs, out_type):
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
@@ -39,7 +67,7 @@ def conv2d_nchw_compute(attrs, inputs, out_type):
     top, left, bottom, right = attrs.padding
     oh = T.window_out(h, kh, sh, dh, top, bottom)
     ow = T.window_out(w, kw, sw, dw, left, right)
-    bo = min(lanes(acc), o)
+    bo = _conv_knobs(cfg, o, oh, ow, acc)
     zero = E.const(0, acc)
 
     def fpad(b, ch, y, x):
@@ -75,7 +103,8 @@ def conv2d_nchw_compute(attrs, inputs, out_type):
     return [out]
 
 
-def conv2d_nchw_schedule(attrs, outs, target):
+@register_topi_schedule(CONV_TAG)
+def conv2d_nchw_schedule(cfg, attrs, outs, target):
     s = te.create_schedule(outs)
     out = find_tagged(s, CONV_TAG)
     blk = find_tagged(s, CONV_TAG + ",acc")
@@ -101,16 +130,15 @@ def conv2d_nchw_schedule(attrs, outs, target):
         finish_others(s, [op for op in out_ops if s[op].attach_type == "root"])
         return s
     bo = bshape[-1]
-    if not isinstance(shape[-1], int):
-        bw = SYMBOLIC_BW            # a symbolic width: full blocks plus a guarded last one
-    else:
-        bw = divisor_at_most(shape[-1], MAX_BW, floor=4) if shape[-1] >= 4 else shape[-1]
+    bw = cfg["tile_ow"].size[-1] if "tile_ow" in cfg else SYMBOLIC_BW   # symbolic width: no knob
+    bh = cfg["tile_oh"].size[-1] if "tile_oh" in cfg else 1
     so = s[O]
     b, oc, y, x = O.axis
     oco, oci = so.split(oc, factor=bo)
+    yo, yi = so.split(y, factor=bh) if bh > 1 else (y, None)
     xo, xi = so.split(x, factor=bw)
-    so.reorder(b, oco, y, xo, oci, xi)
-    fused = so.fuse(b, oco, y, xo)
+    so.reorder(b, oco, yo, xo, oci, *([yi] if bh > 1 else []), xi)
+    fused = so.fuse(b, oco, yo, xo)
     parallel_if_large(so, fused, work)
     so.vectorize(xi)
     sb = s[blk]
@@ -118,7 +146,10 @@ def conv2d_nchw_schedule(attrs, outs, target):
     b, oo, yb, xb, oi = blk.axis
     rc, rh, rw = blk.reduce_axis
     sb.reorder(rc, rh, rw, b, oo, yb, xb, oi)
-    sb.unroll(rw)
+    if cfg["unroll_kw"].val:
+        sb.unroll(rw)
+    if bh > 1:
+        sb.unroll(yb)
     sb.unroll(xb)
     sb.vectorize(oi)
     finish_others(s, others)
@@ -142,11 +173,7 @@ def conv2d_strategy_x86(strategy, attrs, inputs, out_type, target):
         return
     if not all_static(data):
         return
-    generic = get_op("nn.conv2d").compute
-    if generic is None:
-        return
     # grouped / depthwise: few channels per output, so no channel block to vectorize; the
     # generic compute with the row schedule (parallel rows, vectorized output width)
-    depthwise = attrs.groups == static_shape(data)[1]
-    name = "depthwise_conv2d_nchw.x86" if depthwise else "group_conv2d_nchw.x86"
-    strategy.add_implementation(generic, schedule_rows, name, 15)
+    compute, schedule, name = DEPTHWISE_CONV if attrs.groups == static_shape(data)[1] else GROUP_CONV
+    strategy.add_implementation(compute, schedule, name, 15)

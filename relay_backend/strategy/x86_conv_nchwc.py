@@ -26,22 +26,30 @@ depthwise_conv2d_NCHWc.x86: the same tile; the reduction is the window only, and
 channel multiplier of 1 each tap is one vector load of the input block times one vector of
 taps.
 
-Knobs (plain parameters with defaults, for tuning): `schedule_blocked_conv(tag, tile=Tile(...))`
-fixes the tile and loop order, L2_BYTES the cache model; the channel blocks are chosen by
-AlterOpLayout (x86_alter_layout.channel_block_limit).
+Both are autotvm templates (task names conv2d_NCHWc.x86 / depthwise_conv2d_NCHWc.x86, on the
+channel-blocked shapes AlterOpLayout made, which is what extract_from_program sees at opt_level
+3) with the tile as knobs: tile_oc (ot, channel blocks per tile), tile_ow (reg_n, output pixels
+per tile) and row_outer (the loop order), each defaulting to choose_tile's choice, so the
+fallback config is the hand-picked micro-kernel. `schedule_blocked_conv(tag, tile=Tile(...))`
+still fixes a tile outside tuning; the channel blocks themselves are chosen by AlterOpLayout
+(x86_alter_layout.channel_block_limit), not tuned.
 """
 from typing import NamedTuple
 
 from .. import te
+from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ..op.registry import get as get_op
 from .base import register_strategy
-from .x86_common import (all_static, find_reduction, find_tagged, finish_others, inline_except, nonempty,
-                         parallel_if_large, place_anchor, prod, register_tile, static_shape)
+from .x86_common import (all_static, factors_up_to, find_reduction, find_tagged, finish_others, inline_except,
+                         nonempty, option_knob, parallel_if_large, place_anchor, prod, register_tile,
+                         split_knob, static_shape)
 
 CONV_TAG = "conv2d_NCHWc"
 DEPTHWISE_TAG = "depthwise_conv2d_NCHWc"
 PAD_TAG = "injective,pad"
 L2_BYTES = 512 * 1024   # per-core L2: data re-read from it each pass is cheap
+MAX_OC_TILE = 8         # tuning candidates: at most this many channel blocks per tile
+MAX_REG_N = 16          # and this many output pixels
 
 
 class Tile(NamedTuple):
@@ -63,9 +71,46 @@ def choose_tile(out_shape, in_bytes: int, weight_bytes: int, registers: int = No
     return Tile(ot, reg_n, cost_rows <= cost_blocks)
 
 
+def _tile_knobs(cfg, out_shape, data, kernel) -> None:
+    """tile_oc / tile_ow / row_outer of a channel-blocked convolution, defaulting to choose_tile."""
+    _, oc_blocks, _, ow, _ = out_shape
+    default = choose_tile(out_shape, _touched_bytes(data, kernel, out_shape), _bytes(kernel))
+    split_knob(cfg, "tile_oc", oc_blocks, factors_up_to(oc_blocks, MAX_OC_TILE), default.oc_tile)
+    split_knob(cfg, "tile_ow", ow, factors_up_to(ow, MAX_REG_N), default.reg_n)
+    option_knob(cfg, "row_outer", (True, False), default.row_outer)
+
+
+def blocked_conv_template(task_name: str, op_name: str, tag: str):
+    """(compute, schedule) of tunable task `task_name`: op `op_name`'s own compute with the
+    tile knobs, and the blocked schedule of reduction `tag` reading them."""
+    @register_topi_compute(task_name)
+    def compute(cfg, attrs, inputs, out_type):
+        outs = get_op(op_name).compute(attrs, inputs, out_type)
+        _tile_knobs(cfg, static_shape(outs[0]), inputs[0], inputs[1])
+        return outs
+
+    @register_topi_schedule(task_name)
+    def schedule(cfg, attrs, outs, target):
+        tile = Tile(cfg["tile_oc"].size[-1], cfg["tile_ow"].size[-1], cfg["row_outer"].val)
+        return schedule_blocked_conv(tag, tile)(attrs, outs, target)
+    return compute, schedule
+
+
 def schedule_blocked_conv(tag: str, tile: Tile = None):
-    """The schedule of a channel-blocked convolution whose reduction stage carries `tag`:
-    the loop nest in the module docstring, with `tile` (default: choose_tile)."""
+    """The schedule of a channel-blocked convolution whose reduction stage carries `tag`.
+
+    Parameters
+    ----------
+    tag : str
+        The tag of the convolution's reduction stage (CONV_TAG or DEPTHWISE_TAG).
+    tile : Tile, optional
+        The register tile and loop order. Defaults to None (choose_tile's).
+
+    Returns
+    -------
+    schedule : callable
+        schedule(attrs, outs, target): the loop nest in the module docstring.
+    """
     def schedule(attrs, outs, target):
         s = te.create_schedule(outs)
         conv = find_reduction(s, tag)
@@ -113,19 +158,20 @@ def _touched_bytes(data, kernel, out_shape) -> int:
     return cc * ib * min(h, oh * kh) * min(w, ow * kw) * 4
 
 
-conv2d_nchwc_schedule = schedule_blocked_conv(CONV_TAG)
-depthwise_conv2d_nchwc_schedule = schedule_blocked_conv(DEPTHWISE_TAG)
+CONV_TEMPLATE = blocked_conv_template("conv2d_NCHWc.x86", "nn.contrib_conv2d_NCHWc", CONV_TAG)
+DEPTHWISE_TEMPLATE = blocked_conv_template("depthwise_conv2d_NCHWc.x86", "nn.contrib_depthwise_conv2d_NCHWc",
+                                           DEPTHWISE_TAG)
 
 
-def _register(op_name, schedule, name):
+def _register(op_name, template, name):
     @register_strategy(op_name, "x86")
     def fstrategy(strategy, attrs, inputs, out_type, target):
-        if not all_static(*inputs):
+        if not all_static(*inputs) or get_op(op_name).compute is None:
             return
-        strategy.add_implementation(get_op(op_name).compute, schedule, name, 20, condition=nonempty)
+        strategy.add_implementation(*template, name, 20, condition=nonempty)
     fstrategy.__name__ = f"{op_name.replace('.', '_')}_strategy_x86"
     return fstrategy
 
 
-_register("nn.contrib_conv2d_NCHWc", conv2d_nchwc_schedule, "conv2d_NCHWc.x86")
-_register("nn.contrib_depthwise_conv2d_NCHWc", depthwise_conv2d_nchwc_schedule, "depthwise_conv2d_NCHWc.x86")
+_register("nn.contrib_conv2d_NCHWc", CONV_TEMPLATE, "conv2d_NCHWc.x86")
+_register("nn.contrib_depthwise_conv2d_NCHWc", DEPTHWISE_TEMPLATE, "depthwise_conv2d_NCHWc.x86")

@@ -17,14 +17,21 @@ per 16 FMAs), then one horizontal sum per output, where the fused epilogue runs 
 column and parallelizes over columns: no packing, the weight is read once. batch_matmul
 uses the packed tile per batch. Computes match the generic ones: inputs cast to the
 accumulation dtype, products summed, cast to the result dtype.
+
+Each implementation is an autotvm template (task name = implementation name) whose knobs
+default to the values above: dense_pack / batch_matmul tile_y (bm), tile_x (bn, also the
+packing block), tile_k (reduction steps unrolled together, 1 = none); dense_dot tile_y,
+tile_x (the output tile) and order (which tile axis is outer); dense_batch1 tile_x (columns
+per parallel task).
 """
 from .. import te
+from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ..op.nn import _te as T
 from ..tir import expr as E
 from .base import register_strategy
-from .x86_common import (all_static, dims_of, divisor_at_most, finish_others, find_tagged, inline_except,
-                         lanes, nonempty, parallel_if_large, place_anchor, prod, static_product,
-                         static_shape)
+from .x86_common import (all_static, dims_of, divisor_at_most, factors_up_to, finish_others,
+                         find_tagged, inline_except, lanes, nonempty, option_knob, parallel_if_large,
+                         place_anchor, prod, split_knob, static_product, static_shape)
 
 DENSE_TAG = "dense_pack.x86"
 DENSE1_TAG = "dense_batch1.x86"
@@ -54,12 +61,26 @@ def _packed(w, n_ext, k_ext, bn, load, name):
 
 
 # --- nn.dense, packed ------------------------------------------------------------------------
-def dense_pack_compute(attrs, inputs, out_type):
+def _pack_knobs(cfg, rows, cols: int, k_ext: int, acc: str) -> int:
+    """tile_y / tile_x / tile_k of a packed product (no tile_y for symbolic rows: the schedule
+    then uses ROWS); returns bn (the packing block)."""
+    if isinstance(rows, int):
+        split_knob(cfg, "tile_y", rows, factors_up_to(rows, 16),
+                   divisor_at_most(rows, ROWS, floor=4) if rows >= 4 else rows)
+    width = lanes(acc)
+    bn = split_knob(cfg, "tile_x", cols, (width // 2, width, 2 * width), width)
+    split_knob(cfg, "tile_k", k_ext, factors_up_to(k_ext, 8), 1)
+    return bn
+
+
+@register_topi_compute(DENSE_TAG)
+def dense_pack_compute(cfg, attrs, inputs, out_type):
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
     n_ext, k_ext = static_shape(weight)
-    bn = lanes(acc)
+    rows = dims_of(data)[-2] if data.ndim >= 2 else 1
+    bn = _pack_knobs(cfg, rows, n_ext, k_ext, acc)
     wp = _packed(weight, n_ext, k_ext, bn, lambda lead, j, k: weight[j, k].astype(acc), "weight_pack")
     k = te.reduce_axis((0, k_ext), "k")
     lead = list(data.shape[:-1])
@@ -71,39 +92,38 @@ def dense_pack_compute(attrs, inputs, out_type):
     return [T.cast_to(out, dtype, DENSE_TAG + ",cast", "dense_cast")]
 
 
-def _packed_schedule(anchor_tag):
+def _packed_schedule(cfg, attrs, outs, anchor_tag):
     """The schedule of a packed-weight product whose reduction stage carries `anchor_tag`:
     keep the weight packing as its own stage, tile rows x columns of the (fused) output."""
-    def schedule(attrs, outs, target):
-        s = te.create_schedule(outs)
-        anchor = find_tagged(s, anchor_tag)
-        pack = find_tagged(s, PACK_TAG)
-        shape = dims_of(anchor.output(0))          # leading (row) dims may be symbolic
-        rows_cols = static_product(shape)
-        work = None if rows_cols is None else rows_cols * int(anchor.reduce_axis[0].dom.extent.value)
-        inline_except(s, keep=[pack])
-        O, R, others = place_anchor(s, outs, anchor, shape)
-        _tile_rows_cols(s, O, R, shape, work)
-        _schedule_pack(s, pack)
-        finish_others(s, others)
-        return s
-    return schedule
+    s = te.create_schedule(outs)
+    anchor = find_tagged(s, anchor_tag)
+    pack = find_tagged(s, PACK_TAG)
+    shape = dims_of(anchor.output(0))          # leading (row) dims may be symbolic
+    rows_cols = static_product(shape)
+    work = None if rows_cols is None else rows_cols * int(anchor.reduce_axis[0].dom.extent.value)
+    inline_except(s, keep=[pack])
+    O, R, others = place_anchor(s, outs, anchor, shape)
+    _tile_rows_cols(cfg, s, O, R, shape, work)
+    _schedule_pack(s, pack)
+    finish_others(s, others)
+    return s
 
 
-dense_pack_schedule = _packed_schedule(DENSE_TAG)
+@register_topi_schedule(DENSE_TAG)
+def dense_pack_schedule(cfg, attrs, outs, target):
+    return _packed_schedule(cfg, attrs, outs, DENSE_TAG)
 
 
-def _tile_rows_cols(s, O, R, shape, work):
-    """Tile O's last two axes (rows, columns) into ROWS x lanes register tiles, parallel over
-    the outer tiles (and any leading axes); R accumulates one tile at O's tile loop."""
+def _tile_rows_cols(cfg, s, O, R, shape, work):
+    """Tile O's last two axes (rows, columns) into tile_y x tile_x register tiles, parallel
+    over the outer tiles (and any leading axes); R accumulates one tile at O's tile loop,
+    tile_k reduction steps unrolled together."""
     so = s[O]
     axes = list(O.axis)
     *lead, i, j = axes
-    bn = min(lanes(R.output(0).dtype), shape[-1])
-    if not isinstance(shape[-2], int):
-        bm = ROWS                   # symbolic rows: full tiles plus a guarded last one
-    else:
-        bm = divisor_at_most(shape[-2], ROWS, floor=4) if shape[-2] >= 4 else shape[-2]
+    bn = min(cfg["tile_x"].size[-1], shape[-1])
+    bm = cfg["tile_y"].size[-1] if "tile_y" in cfg else ROWS   # symbolic rows: no knob, full
+                                                                # tiles plus a guarded last one
     io, ii = so.split(i, factor=bm)
     jo, ji = so.split(j, factor=bn)
     so.reorder(*lead, io, jo, ii, ji)
@@ -113,7 +133,14 @@ def _tile_rows_cols(s, O, R, shape, work):
     sr = s[R]
     sr.compute_at(so, fused)
     *rlead, ic, jc = R.axis
-    sr.reorder(*R.reduce_axis, *rlead, ic, jc)
+    k_axes = list(R.reduce_axis)
+    kf = cfg["tile_k"].size[-1]
+    if kf > 1:
+        ko, ki = sr.split(k_axes[-1], factor=kf)
+        k_axes[-1:] = [ko, ki]
+    sr.reorder(*k_axes, *rlead, ic, jc)
+    if kf > 1:
+        sr.unroll(k_axes[-1])
     sr.unroll(ic)
     sr.vectorize(jc)
 
@@ -127,11 +154,13 @@ def _schedule_pack(s, pack):
 
 
 # --- nn.dense, one row -------------------------------------------------------------------------
-def dense_batch1_compute(attrs, inputs, out_type):
+@register_topi_compute(DENSE1_TAG)
+def dense_batch1_compute(cfg, attrs, inputs, out_type):
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
     n_ext, k_ext = static_shape(weight)
+    split_knob(cfg, "tile_x", n_ext, (4, 8, 16, 32, 64), 16)
     kb = min(lanes(acc), k_ext)
     ko = te.reduce_axis((0, (k_ext + kb - 1) // kb), "ko")
     lead = list(data.shape[:-1])
@@ -149,7 +178,8 @@ def dense_batch1_compute(attrs, inputs, out_type):
     return [T.cast_to(out, dtype, DENSE1_TAG + ",cast", "dense_cast")]
 
 
-def dense_batch1_schedule(attrs, outs, target):
+@register_topi_schedule(DENSE1_TAG)
+def dense_batch1_schedule(cfg, attrs, outs, target):
     s = te.create_schedule(outs)
     anchor = find_tagged(s, DENSE1_TAG)
     partial = find_tagged(s, DENSE1_TAG + ",partial")
@@ -162,7 +192,7 @@ def dense_batch1_schedule(attrs, outs, target):
         O, others = anchor, [op for op in out_ops if op is not anchor]
     so = s[O]
     fused = so.fuse(*O.axis) if len(O.axis) > 1 else O.axis[0]
-    jo, ji = so.split(fused, factor=16)
+    jo, ji = so.split(fused, factor=cfg["tile_x"].size[-1])
     parallel_if_large(so, jo, prod(shape) * int(partial.reduce_axis[0].dom.extent.value) * 16)
     if O is not anchor:
         s[anchor].compute_at(so, ji)
@@ -183,7 +213,8 @@ def _tree_sum(terms):
     return terms[0]
 
 
-def dense_dot_compute(attrs, inputs, out_type):
+@register_topi_compute(DOT_TAG)
+def dense_dot_compute(cfg, attrs, inputs, out_type):
     """partial[..., j, ki] = sum_ko A[..., ko*kb + ki] * W[j, ko*kb + ki], then an injective
     dense[..., j] = sum of the kb lanes written out as an add tree: with no reduction after
     the partial sums, the fused epilogue inlines into the same stage (no temporary)."""
@@ -191,6 +222,10 @@ def dense_dot_compute(attrs, inputs, out_type):
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
     n_ext, k_ext = static_shape(weight)
+    rows = dims_of(data)[-2] if data.ndim >= 2 else 1
+    split_knob(cfg, "tile_y", rows, factors_up_to(rows, 8), divisor_at_most(rows, DOT_TILE))
+    split_knob(cfg, "tile_x", n_ext, factors_up_to(n_ext, 8), divisor_at_most(n_ext, DOT_TILE))
+    option_knob(cfg, "order", ("rows_outer",), "cols_outer")
     kb = min(lanes(acc), k_ext)
     ko = te.reduce_axis((0, (k_ext + kb - 1) // kb), "ko")
     lead = list(data.shape[:-1])
@@ -206,7 +241,8 @@ def dense_dot_compute(attrs, inputs, out_type):
     return [out]
 
 
-def dense_dot_schedule(attrs, outs, target):
+@register_topi_schedule(DOT_TAG)
+def dense_dot_schedule(cfg, attrs, outs, target):
     """for (j.outer, i.outer) in parallel:           # a 4 x 4 tile of outputs
            partial[4, 4, kb] = 0                      # 16 SIMD accumulators
            for ko: for i, j in unrolled: for ki in vectorized: partial += A[i, k] * W[j, k]
@@ -221,10 +257,11 @@ def dense_dot_schedule(attrs, outs, target):
     O = outs[0].op if single else dense
     so = s[O]
     *lead, i, j = O.axis
-    io, ii = so.split(i, factor=divisor_at_most(shape[-2], DOT_TILE))
-    jo, ji = so.split(j, factor=divisor_at_most(shape[-1], DOT_TILE))
-    so.reorder(*lead, jo, io, ii, ji)
-    fused = so.fuse(*lead, jo, io)
+    io, ii = so.split(i, factor=cfg["tile_y"].size[-1])
+    jo, ji = so.split(j, factor=cfg["tile_x"].size[-1])
+    outer = (jo, io) if cfg["order"].val == "cols_outer" else (io, jo)
+    so.reorder(*lead, *outer, ii, ji)
+    fused = so.fuse(*lead, *outer)
     parallel_if_large(so, fused, prod(shape) * int(partial.reduce_axis[0].dom.extent.value) * 16)
     sp = s[partial]
     sp.compute_at(so, fused)
@@ -238,7 +275,8 @@ def dense_dot_schedule(attrs, outs, target):
 
 
 # --- nn.batch_matmul ---------------------------------------------------------------------------
-def batch_matmul_compute(attrs, inputs, out_type):
+@register_topi_compute(BMM_TAG)
+def batch_matmul_compute(cfg, attrs, inputs, out_type):
     a, b = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
@@ -246,7 +284,7 @@ def batch_matmul_compute(attrs, inputs, out_type):
     m, k_ext = (a2, a1) if attrs.transpose_a else (a1, a2)
     n = b1 if attrs.transpose_b else b2
     batch = bb if ba == 1 else ba
-    bn = lanes(acc)
+    bn = _pack_knobs(cfg, m, n, k_ext, acc)
     if attrs.transpose_b:
         load_b = lambda lead, j, k: b[lead[0], j, k].astype(acc)  # noqa: E731
     else:
@@ -263,7 +301,9 @@ def batch_matmul_compute(attrs, inputs, out_type):
     return [T.cast_to(out, dtype, BMM_TAG + ",cast", "batch_matmul_cast")]
 
 
-batch_matmul_schedule = _packed_schedule(BMM_TAG)
+@register_topi_schedule(BMM_TAG)
+def batch_matmul_schedule(cfg, attrs, outs, target):
+    return _packed_schedule(cfg, attrs, outs, BMM_TAG)
 
 
 # --- registration ----------------------------------------------------------------------------
@@ -285,13 +325,13 @@ def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
     if not all_static(weight) or not isinstance(dims_of(data)[-1], int):
         return
     # rows (a batch) may be symbolic: one packed kernel serves every batch size
-    strategy.add_implementation(dense_pack_compute, dense_pack_schedule, "dense_pack.x86", 15,
+    strategy.add_implementation(dense_pack_compute, dense_pack_schedule, DENSE_TAG, 15,
                                 condition=nonempty)
     if not all_static(data):
         return
     strategy.add_implementation(dense_dot_compute, dense_dot_schedule, DOT_TAG, 17,
                                 condition=_few_rows)
-    strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, "dense_batch1.x86", 20,
+    strategy.add_implementation(dense_batch1_compute, dense_batch1_schedule, DENSE1_TAG, 20,
                                 condition=_one_row)
 
 
@@ -299,4 +339,4 @@ def dense_strategy_x86(strategy, attrs, inputs, out_type, target):
 def batch_matmul_strategy_x86(strategy, attrs, inputs, out_type, target):
     if not all_static(*inputs):
         return
-    strategy.add_implementation(batch_matmul_compute, batch_matmul_schedule, "batch_matmul.x86", 15)
+    strategy.add_implementation(batch_matmul_compute, batch_matmul_schedule, BMM_TAG, 15)

@@ -52,6 +52,13 @@ class CachedFunc(ObjectIdentity):
         The tir functions, by name.
     implementations : list, optional
         The (op, implementation) pairs strategy selection chose. Defaults to [].
+    tuning_queries : tuple, optional
+        The (workload, config fingerprint) pairs the autotvm dispatch context answered while the
+        function was lowered; the TECompiler reuses the kernel only while they still hold.
+        Defaults to ().
+    untuned : tuple, optional
+        The (target, workload) pairs of tunable implementations lowered with their fallback
+        config (a build reusing the kernel warns about them again). Defaults to ().
     external_module : Module, optional
         The compiled module of an external codegen (BYOC), when the function is external.
         Defaults to None.
@@ -64,6 +71,8 @@ class CachedFunc(ObjectIdentity):
     outputs: list                # te output tensors
     funcs: dict                  # name -> tir PrimFunc
     implementations: list = field(default_factory=list)  # (op, implementation) chosen
+    tuning_queries: tuple = ()   # (workload, config fingerprint) the dispatch context answered
+    untuned: tuple = ()          # (target, workload) of tunable implementations run untuned
     external_module: object = None   # the runtime Module an external codegen (relay.ext.*) made
 
 

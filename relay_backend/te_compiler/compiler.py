@@ -9,12 +9,22 @@ Equal functions (up to alpha-renaming) share one cache entry; `items()` shows us
 Compiled kernels are also kept on disk (relay_backend/cache.py, through codegen's kernel
 cache) so another process skips LLVM; `stats` counts builds that ran LLVM and builds served
 entirely from disk.
+
+A kernel's schedule depends on the tuning configs the dispatch context gave its tunable
+implementations (autotvm): the lowering records every (workload, config) it was answered, and
+a cached kernel is reused only while the current contexts answer the same (otherwise the
+function is lowered again, kept as another variant of the same key). The configs also enter
+the on-disk key: the PrimFunc carries their digest as its "autotvm_configs" attribute, which
+the content digest (tir/content_hash.py) of the disk cache's key covers.
 """
+import hashlib
 import threading
 import time
 import weakref
 
 from .. import codegen, diagnostics, progress
+from ..autotvm.env import note_untuned, recording_untuned
+from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
 from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
@@ -26,6 +36,8 @@ from .lower import _to_primfunc, lower_to_te
 from .naming import NameSupply, kernel_name
 
 _TIR_LOG = diagnostics.get_logger("tir")
+# the PrimFunc attribute holding tuning_digest() of a kernel's tuning configs
+TUNING_ATTR = "autotvm_configs"
 
 # the parameters of lower and jit (shared_parameters completes their docstrings)
 LOOKUP_PARAMETERS = {
@@ -39,7 +51,7 @@ class TECompiler:
     """The cache of lowered and compiled primitive functions."""
 
     def __init__(self):
-        self._cache = {}           # StructuralKey -> (first CCacheKey, CCacheValue)
+        self._cache = {}           # StructuralKey -> [(CCacheKey, CCacheValue)], one per tuning variant
         self._names = {}           # mod_name -> NameSupply
         self._listeners = []       # fn(event, name) for progress displays
         self._libraries = {}       # (target, ids of CachedFuncs) -> (CachedFuncs, weakref to Module)
@@ -77,10 +89,16 @@ class TECompiler:
         return CCacheKey(func_or_key, as_target(target))
 
     def _lookup(self, key: CCacheKey, mod_name) -> CCacheValue:
-        entry = self._cache.get(key.structural_key)
-        if entry is None:
-            entry = self._cache[key.structural_key] = (key, CCacheValue(self._lower(key, mod_name)))
-        return entry[1]
+        variants = self._cache.setdefault(key.structural_key, [])
+        for _, value in variants:
+            cached = value.cached_func
+            if queries_still_hold(key.target, cached.tuning_queries):
+                for target, workload in cached.untuned:     # this build warns as a fresh one would
+                    note_untuned(target, workload)
+                return value
+        value = CCacheValue(self._lower(key, mod_name))
+        variants.append((key, value))
+        return value
 
     def _lower(self, key: CCacheKey, mod_name) -> CachedFunc:
         start = time.perf_counter()
@@ -89,8 +107,12 @@ class TECompiler:
         compiler = key.source_func.attrs.get("Compiler")
         if compiler is not None:
             return lower_external(key, str(compiler), name)
-        lowered = lower_to_te(key.source_func, key.target)
-        prim = _to_primfunc(lowered, key.target, name, key.source_func)
+        with recording_queries() as queries, recording_untuned() as untuned:
+            lowered = lower_to_te(key.source_func, key.target)
+            prim = _to_primfunc(lowered, key.target, name, key.source_func)
+        queries = tuple(dict.fromkeys(queries))
+        if queries:                     # the configs enter the disk key with the PrimFunc's content
+            prim.attrs[TUNING_ATTR] = tuning_digest(queries)
         self.stats["lowered"] += 1
         progress.advance("lowered")
         for fn in self._listeners:
@@ -100,7 +122,7 @@ class TECompiler:
             _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
                            func_to_str(prim))
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
-                          {name: prim}, lowered.implementations)
+                          {name: prim}, lowered.implementations, queries, tuple(dict.fromkeys(untuned)))
 
     @shared_parameters(LOOKUP_PARAMETERS)
     def lower(self, func_or_key, target="llvm", mod_name="default") -> CachedFunc:
@@ -216,15 +238,15 @@ class TECompiler:
         module : runtime.Module
             The Module.
         """
-        for key, value in self._cache.values():
+        for key, value in self.items():
             if value.cached_func is cached:
                 return self._compile(key, value)
         raise CompileError(f"{cached.func_name} is not in this TECompiler's cache")
 
     # -- inspection -----------------------------------------------------------------------------
     def items(self) -> list:
-        """(CCacheKey, CCacheValue) pairs of every cached function."""
-        return list(self._cache.values())
+        """(CCacheKey, CCacheValue) pairs of every cached function (each tuning variant)."""
+        return [pair for variants in self._cache.values() for pair in variants]
 
     def clear(self) -> None:
         """Forget every lowered function, kernel name and built Module (tvm's TECompiler.clear); the
@@ -235,6 +257,22 @@ class TECompiler:
         with self._libraries_lock:
             self._libraries.clear()
             self._last_library = None
+
+
+def tuning_digest(queries) -> str:
+    """A digest of the (workload, config fingerprint) pairs a kernel's lowering was answered.
+
+    Parameters
+    ----------
+    queries : iterable of tuple
+        What recording_queries collected while the kernel was lowered.
+
+    Returns
+    -------
+    digest : str
+        32 hex digits, the same in every process for the same pairs (in any order).
+    """
+    return hashlib.sha256(repr(sorted(map(repr, queries))).encode()).hexdigest()[:32]
 
 
 _GLOBAL = TECompiler()

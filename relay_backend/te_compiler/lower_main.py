@@ -23,6 +23,7 @@ intermediates, AOT does not), fed by `steps()` and `planner_entries()`.
 from dataclasses import dataclass, field
 
 from ..analysis.memory_plan import Entry as PlanEntry, Step, tensor_nbytes
+from ..autotvm.env import build_scope
 from ..errors import CompileError
 from ..ir.adt import Constructor, Match
 from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCreate, RefRead,
@@ -148,9 +149,11 @@ def lower_main(func: Function, target="llvm", mod_name="default",
                executor: str = DEFAULT_EXECUTOR) -> LoweredMain:
     """Flatten the fused, typed `func` (main), lowering every primitive call via the TECompiler.
 
-    `executor` ("graph", "AOT") only names the caller in error messages.
+    `executor` ("graph", "AOT") only names the caller in error messages. The walk is one build
+    (autotvm.env.build_scope): at most one untuned-operator warning, shipped tuning records on.
     """
-    return _Walk(func, target, mod_name, executor).run()
+    with build_scope(target):
+        return _Walk(func, target, mod_name, executor).run()
 
 
 class _Walk:

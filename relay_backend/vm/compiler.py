@@ -17,6 +17,7 @@ tensors are released while the function still runs.
 import numpy as np
 
 from ..analysis.kernel_summary import mac_count, relay_ops
+from ..autotvm.env import build_scope
 from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..progress import build_progress
@@ -252,12 +253,13 @@ class VMCompiler:
         self.optimized_mod = mod
         ctx = self._context = CompileContext(mod, target)
         functions = []
-        for gv, fn in mod.functions.items():
-            fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
-            params, code, nregs = fc.compile()
-            code = insert_kills(code, keep=len(params))
-            functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params], param_descriptors(params),
-                                        code, nregs))
+        with build_scope(target):          # one build: one untuned warning, shipped records on
+            for gv, fn in mod.functions.items():
+                fc = VMFunctionCompiler(ctx, gv.name_hint, fn)
+                params, code, nregs = fc.compile()
+                code = insert_kills(code, keep=len(params))
+                functions.append(VMFunction(gv.name_hint, [p.name_hint for p in params],
+                                            param_descriptors(params), code, nregs))
         self._exec = Executable(functions, ctx.global_map, ctx.packed_names,
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
         self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}

@@ -104,8 +104,6 @@ def test_export_c_project_builds_with_make_and_runs(model_path, tmp_path):
     (["compile", "{model}", "-o", "{tmp}/x.tar", "--input-shapes", "data:[1,3,8"], "--input-shapes"),
     (["compile", "{model}", "-o", "{tmp}/x.tar", "--input-shapes", "dta:[1,3,8,8]"], "not an input of the model"),
     (["compile", "{model}", "-o", "{tmp}/x.tar", "--executor", "tvm"], "Invalid value for '--executor'"),
-    (["compile", "{model}", "-o", "{tmp}/x.tar", "--tuning-records", "log.json"], "tuning is not available yet"),
-    (["tune", "{model}", "-o", "log.json", "--trials", "10"], "tuning is not available yet"),
     (["run", "{model}"], "not a model package"),
     (["info", "{notonnx}"], "not a model package"),
     (["compile", "{notonnx}", "-o", "{tmp}/x.tar"], "error:"),

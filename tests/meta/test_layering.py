@@ -23,6 +23,11 @@ LEVELS = {
     "executor": 6, "interpreter": 6, "graph_executor": 6, "vm": 6, "aot": 6,
     "frontend": 7, "contrib": 7, "testing": 7, "build_module": 7, "backend": 7, "prelude": 7, "loops": 7,
     "demo": 7, "qnn": 7, "_ffi": 7, "viz": 7, "session": 7, "cli": 7, "parser": 7, "__main__": 8, "__init__": 8,
+    # autotvm spans two levels: its spaces, tasks, records and dispatch contexts are read by
+    # schedules and selection (4); measurement, tuners and task extraction compile and run
+    # code (7); its package facades load the level-7 parts lazily (8).
+    "autotvm": 4, "autotvm/__init__": 8, "autotvm/task/__init__": 8,
+    "autotvm/task/relay_integration": 7, "autotvm/measure": 7, "autotvm/tuner": 7,
 }
 # The interpreter is the oracle: it must never reach the compiler, and no compiled executor may
 # lean on it (the debug executor's compare-with-interpreter is the one listed exception).
@@ -47,37 +52,63 @@ SAME_LEVEL = {
     ("build_module", "backend"), ("frontend", "build_module"), ("testing", "frontend"),
     ("testing", "build_module"), ("demo", "build_module"), ("demo", "testing"),
     ("demo", "frontend"), ("backend", "te_compiler"), ("prelude", "build_module"),
+    ("strategy", "autotvm"),                  # tunable schedules declare their config spaces
+    ("autotvm/tuner", "autotvm/measure"),     # a tuner measures through the builder and runner
+    ("autotvm/measure", "testing"),           # candidates are checked with testing.tolerances
+    ("autotvm/__init__", "autotvm/task/__init__"), ("__init__", "autotvm/__init__"),
     ("session", "frontend"), ("session", "build_module"),
     ("cli", "build_module"), ("cli", "frontend"), ("cli", "viz"), ("cli", "session"),
+    ("cli", "autotvm/measure"), ("cli", "autotvm/tuner"),       # `relay-backend tune` drives a tuner
+    ("cli", "autotvm/task/relay_integration"),                  # ... over the model's extracted tasks
 }
 MAX_LINES = 600
 
 
-def _top(path: pathlib.Path) -> str:
-    rel = path.relative_to(PKG)
-    return rel.parts[0].removesuffix(".py")
+def unit_of(parts) -> str:
+    """The layering unit of a module path inside the package (parts without ".py"): the longest
+    prefix named in LEVELS ("autotvm/tuner/tuner" -> "autotvm/tuner"), else its top package."""
+    parts = list(parts)
+    for n in range(len(parts), 0, -1):
+        key = "/".join(parts[:n])
+        if key in LEVELS:
+            return key
+    return parts[0] if parts else ""
 
 
-def _imported_tops(path: pathlib.Path, pkg: pathlib.Path = PKG):
+def _module_parts(path: pathlib.Path, pkg: pathlib.Path) -> list:
+    parts = list(path.relative_to(pkg).with_suffix("").parts)
+    return parts
+
+
+def _imported_modules(path: pathlib.Path, pkg: pathlib.Path = PKG):
+    """(module path parts inside the package, line) of every import of the package in `path`;
+    `from . import x` names module x when x is a file or package, else the module it is in."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    depth = len(path.relative_to(pkg).parts) - 1  # how many packages deep the file sits
+    here = _module_parts(path, pkg)
+    package = here[:-1] if here[-1] != "__init__" else here[:-1]
     for node in ast.walk(tree):
+        module = None
         if isinstance(node, ast.ImportFrom) and node.level > 0:
-            up = node.level - 1
-            if up < depth:
-                continue  # relative import inside the same top-level package
-            module = (node.module or "").split(".")[0]
-            if module:
-                yield module, node.lineno
-            else:
-                for alias in node.names:
-                    yield alias.name, node.lineno
+            base = package[:len(package) - (node.level - 1)] if node.level > 1 else list(package)
+            module = base + [p for p in (node.module or "").split(".") if p]
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("relay_backend."):
-            yield node.module.split(".")[1], node.lineno
+            module = node.module.split(".")[1:]
+        if module is not None:
+            for alias in node.names:
+                sub = module + [alias.name]
+                is_module = (pkg.joinpath(*sub).with_suffix(".py").is_file() or pkg.joinpath(*sub).is_dir())
+                yield (sub if is_module else module), node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("relay_backend."):
-                    yield alias.name.split(".")[1], node.lineno
+                    yield alias.name.split(".")[1:], node.lineno
+
+
+def _as_unit_module(parts, pkg: pathlib.Path) -> list:
+    """A package import means its __init__ (a facade with its own level, where LEVELS says so)."""
+    if parts and pkg.joinpath(*parts).is_dir():
+        return list(parts) + ["__init__"]
+    return list(parts)
 
 
 def _files():
@@ -89,11 +120,12 @@ def layering_problems(pkg: pathlib.Path = PKG) -> list:
     problems = []
     for path in sorted(pkg.rglob("*.py")):
         rel = path.relative_to(pkg)
-        src = rel.parts[0].removesuffix(".py")
+        src = unit_of(_module_parts(path, pkg))
         if src not in LEVELS:
             problems.append(f"{rel}: package {src!r} has no level in this test")
             continue
-        for dst, line in _imported_tops(path, pkg):
+        for parts, line in _imported_modules(path, pkg):
+            dst = unit_of(_as_unit_module(parts, pkg))
             if dst not in LEVELS or dst == src:
                 continue
             if LEVELS[dst] > LEVELS[src]:
@@ -144,6 +176,9 @@ def test_files_stay_small():
     ("vm/probe.py", "from ..interpreter import Interpreter\n", "vm must not import interpreter"),
     ("vm/probe.py", "from ..aot import factory\n", "vm imports aot of the same level"),
     ("aot/probe.py", "import relay_backend.graph_executor.runtime\n", "aot imports graph_executor"),
+    ("autotvm/task/probe.py", "from ..measure import LocalRunner\n",
+     "level-4 autotvm imports level-7 autotvm/measure"),
+    ("strategy/probe.py", "from ..autotvm.tuner import XGBTuner\n", "level-4 strategy imports level-7 autotvm/tuner"),
 ])
 def test_checker_catches_a_bad_import(tmp_path, path, source, message):
     # The checker itself must be able to fail; it reads a scratch package, never the source tree.

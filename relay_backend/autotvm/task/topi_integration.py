@@ -1,0 +1,174 @@
+"""Making an implementation tunable: register_topi_compute / register_topi_schedule, and the
+task collection that extract_from_program runs through (TaskExtractEnv).
+
+    @register_topi_compute("dense_pack.x86")
+    def dense_pack(cfg, attrs, inputs, out_type):          # defines knobs, builds te tensors
+        ...
+    @register_topi_schedule("dense_pack.x86")
+    def schedule_dense_pack(cfg, attrs, outs, target):     # reads the same knobs
+        ...
+    strategy.add_implementation(dense_pack, schedule_dense_pack, "dense_pack.x86", 15)
+
+The compute wrapper takes the implementation's arguments without `cfg`, makes the workload
+(task name + serialized arguments), asks the dispatch context for the config, runs the compute
+and stores the workload and that config in the output op's attrs. The schedule wrapper finds
+them again among the ops feeding the outputs it is given (the whole fused function: a bias add
+and relu after the dense still find the dense's workload) and schedules with that config.
+A schedule written TVM's way, `f(cfg, outs)`, is wrapped as `wrapper(outs)`.
+"""
+import functools
+import inspect
+
+from ...errors import TuningError
+from ...target import Target
+from ... import te
+from .dispatcher import query_config
+from .task import (is_static_workload, register_task_compute, register_task_schedule, serialize_args,
+                   workload_config)
+
+
+class TaskExtractEnv:
+    """While `tracing`, every tunable compute call adds (task name, serialized args) here."""
+
+    current = None
+
+    def __init__(self, allow_duplicate=False):
+        self.allow_duplicate = allow_duplicate
+        self.task_collection = []
+        self.wanted_relay_ops = None
+        self.tracing = False
+
+    def __enter__(self):
+        self.task_collection = []
+        self.tracing = True
+        return self
+
+    def __exit__(self, *exc):
+        self.tracing = False
+
+    def reset(self, wanted_relay_ops=None):
+        self.task_collection = []
+        self.wanted_relay_ops = wanted_relay_ops
+
+    def add_task(self, task_name, args):
+        key = (task_name, serialize_args(args))
+        if not is_static_workload(key[1]):
+            return          # a symbolic shape cannot be measured: the build uses the fallback
+        if self.allow_duplicate or key not in self.task_collection:
+            self.task_collection.append(key)
+
+    def get_tasks(self) -> list:
+        return list(self.task_collection)
+
+    @staticmethod
+    def get(allow_duplicate=False) -> "TaskExtractEnv":
+        """The process's one environment (created on first use)."""
+        if TaskExtractEnv.current is None:
+            TaskExtractEnv.current = TaskExtractEnv(allow_duplicate)
+        else:
+            TaskExtractEnv.current.allow_duplicate = allow_duplicate
+        return TaskExtractEnv.current
+
+
+def register_topi_compute(task_name, func=None):
+    """Decorate compute `f(cfg, *args)` as the compute of tunable task `task_name`; the result
+    takes `*args` (see the module doc).
+
+    Parameters
+    ----------
+    task_name : str
+        The task's name (the first item of its workloads and records).
+    func : callable, optional
+        The function to decorate; None (the default) returns the decorator.
+
+    Returns
+    -------
+    decorated : callable
+        The wrapper, or a decorator making it.
+    """
+    def decorate(topi_compute):
+        @functools.wraps(topi_compute)
+        def wrapper(*args, **kwargs):
+            workload, cfg = workload_config(task_name, args, kwargs)
+            env = TaskExtractEnv.current
+            if env is not None and env.tracing:
+                env.add_task(task_name, args)
+            out = topi_compute(cfg, *args)
+            for t in (out if isinstance(out, (list, tuple)) else [out]):
+                t.op.attrs["workload"] = workload
+                t.op.attrs["autotvm_config"] = cfg
+            return out
+        wrapper.autotvm_task_name = task_name
+        register_task_compute(task_name, wrapper)
+        return wrapper
+    return decorate(func) if func is not None else decorate
+
+
+def register_topi_schedule(task_name, func=None):
+    """Decorate schedule `f(cfg, attrs, outs, target)` (or TVM's `f(cfg, outs)`) as the schedule
+    of tunable task `task_name`; the result takes the arguments without `cfg`. It schedules with
+    the config its compute was given (kept on the op with the workload), so compute and
+    schedule always agree, whatever the current target.
+
+    Parameters
+    ----------
+    task_name : str
+        The task's name (the first item of its workloads and records).
+    func : callable, optional
+        The function to decorate; None (the default) returns the decorator.
+
+    Returns
+    -------
+    decorated : callable
+        The wrapper, or a decorator making it.
+    """
+    def decorate(topi_schedule):
+        tvm_style = len(inspect.signature(topi_schedule).parameters) == 2
+
+        def config_of(outs):
+            op = find_workload_op(outs, task_name)
+            if op is None:
+                raise TuningError(f"schedule {task_name}: no op among the outputs carries a "
+                                  f"{task_name} workload; its compute must be registered with "
+                                  f"register_topi_compute({task_name!r})")
+            cfg = op.attrs.get("autotvm_config")
+            return cfg if cfg is not None else query_config(Target.current(allow_none=True), op.attrs["workload"])
+
+        if tvm_style:
+            @functools.wraps(topi_schedule)
+            def wrapper(outs):
+                return topi_schedule(config_of(outs), outs)
+        else:
+            @functools.wraps(topi_schedule)
+            def wrapper(attrs, outs, target):
+                return topi_schedule(config_of(outs), attrs, outs, target)
+        wrapper.autotvm_task_name = task_name
+        register_task_schedule(task_name, wrapper)
+        return wrapper
+    return decorate(func) if func is not None else decorate
+
+
+def find_workload_op(outs, task_name=None):
+    """The op feeding `outs` (inputs searched first) that carries a workload, or None."""
+    outs = [outs] if isinstance(outs, te.Tensor) else list(outs)
+    seen = set()
+    stack = [(t.op, False) for t in reversed(outs)]
+    while stack:
+        op, expanded = stack.pop()
+        if expanded:
+            workload = op.attrs.get("workload") if isinstance(op, te.ComputeOp) else None
+            if workload is not None and (task_name is None or workload[0] == task_name):
+                return op
+            continue
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        stack.append((op, True))
+        stack.extend((t.op, False) for t in reversed(op.input_tensors()))
+    return None
+
+
+def get_workload(outs, task_name=None):
+    """The workload attached to an op feeding `outs`, or None (not a tunable implementation)."""
+    op = find_workload_op(outs, task_name)
+    return None if op is None else op.attrs["workload"]

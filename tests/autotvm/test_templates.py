@@ -1,0 +1,98 @@
+"""The x86 implementations as tuning templates (strategy/x86_*.py): every config of a small
+space of each one, compiled with LLVM and run, matches the op's numpy reference; the spaces
+contain the hand-picked default; configs outside what a template accepts are rejected."""
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend import autotvm, te
+from relay_backend.codegen import build
+from relay_backend.ir.types import TensorType
+from relay_backend.op.nn.conv import Conv2DAttrs
+from relay_backend.op.nn.dense import BatchMatmulAttrs, DenseAttrs
+from relay_backend.op.nn.pool import AvgPool2DAttrs, GlobalPool2DAttrs, MaxPool2DAttrs
+from relay_backend.op.registry import get as get_op
+from relay_backend.runtime import nd
+
+pytestmark = pytest.mark.compile
+
+CONV3 = Conv2DAttrs(padding=(1, 1, 1, 1), kernel_size=(3, 3))
+# (task, op, attrs, input shapes): shapes small enough that the whole space is a few configs
+CASES = [
+    ("dense_pack.x86", "nn.dense", DenseAttrs(), [(2, 2), (8, 2)]),
+    ("dense_dot.x86", "nn.dense", DenseAttrs(), [(2, 8), (4, 8)]),
+    ("dense_batch1.x86", "nn.dense", DenseAttrs(), [(1, 8), (16, 8)]),
+    ("batch_matmul.x86", "nn.batch_matmul", BatchMatmulAttrs(), [(2, 2, 3), (2, 8, 3)]),
+    ("conv2d_nchw.x86", "nn.conv2d", CONV3.with_(kernel_size=(1, 3), padding=(0, 1, 0, 1)), [(1, 1, 2, 2), (8, 1, 1, 3)]),
+    ("depthwise_conv2d_nchw.x86", "nn.conv2d", CONV3.with_(groups=4), [(1, 4, 2, 12), (4, 1, 3, 3)]),
+    ("max_pool2d.x86", "nn.max_pool2d", MaxPool2DAttrs(pool_size=(3, 3), padding=(1, 1, 1, 1)), [(1, 2, 2, 12)]),
+    ("avg_pool2d.x86", "nn.avg_pool2d", AvgPool2DAttrs(pool_size=(2, 2), strides=(2, 2)), [(1, 2, 2, 24)]),
+    ("global_avg_pool2d.x86", "nn.global_avg_pool2d", GlobalPool2DAttrs(), [(1, 3, 4, 5)]),
+]
+# the layouts AlterOpLayout makes at opt_level 3 (attrs taken from the relay constructors)
+_X = relay.var("x", shape=(1, 1))
+BLOCKED_CASES = [
+    ("conv2d_NCHWc.x86", "nn.contrib_conv2d_NCHWc",
+     relay.nn.contrib_conv2d_nchwc(_X, _X, (1, 1), (1, 1, 1, 1), (1, 1), 1, data_layout="NCHW4c",
+                                   kernel_layout="OIHW4i4o", out_layout="NCHW4c").attrs,
+     [(1, 1, 3, 4, 4), (2, 1, 3, 3, 4, 4)]),
+    ("depthwise_conv2d_NCHWc.x86", "nn.contrib_depthwise_conv2d_NCHWc",
+     relay.nn.contrib_depthwise_conv2d_nchwc(_X, _X, (1, 1), (1, 1, 1, 1), (1, 1), groups=8, data_layout="NCHW4c",
+                                             kernel_layout="OIHW1i4o", out_layout="NCHW4c").attrs,
+     [(1, 2, 3, 4, 4), (2, 1, 3, 3, 1, 4)]),
+    ("dense_pack_prepacked.x86", "nn.contrib_dense_pack", relay.nn.contrib_dense_pack(_X, _X, "NC4n").attrs,
+     [(4, 6), (2, 6, 4)]),
+    ("max_pool2d.x86", "nn.max_pool2d",
+     MaxPool2DAttrs(pool_size=(3, 3), padding=(1, 1, 1, 1), layout="NCHW4c", out_layout="NCHW4c"),
+     [(1, 2, 3, 6, 4)]),
+]
+CASES += BLOCKED_CASES
+
+
+def _task(name, op_name, attrs, shapes):
+    op = get_op(op_name)
+    out_type = op.rel([TensorType(s, "float32") for s in shapes], attrs)
+    inputs = [te.placeholder(s, "float32", name=f"in{k}") for k, s in enumerate(shapes)]
+    return autotvm.task.create(name, (attrs, inputs, out_type), "llvm"), op, out_type
+
+
+@pytest.mark.parametrize("name, op_name, attrs, shapes", CASES, ids=[c[0] for c in CASES])
+def test_every_config_of_a_small_space_matches_numpy(name, op_name, attrs, shapes):
+    task, op, out_type = _task(name, op_name, attrs, shapes)
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    want = np.maximum(op.ref(*arrays, attrs), 0)       # a task ends with a relu (task.with_epilogue)
+    space = task.config_space
+    assert 1 <= len(space) <= 40, space
+    tried = set()
+    for index in range(len(space)):
+        config = space.get(index)
+        sch, args = task.instantiate(config)
+        assert config.valid()
+        out = nd.empty(want.shape, "float32")
+        build(te.lower(sch, args, "kernel"))["kernel"](*[nd.array(a) for a in arrays], out)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=f"{name} config {config}")
+        tried.add(repr(config))
+    assert len(tried) == len(space)
+
+
+DEFAULT_CASES = CASES[:5] + BLOCKED_CASES[:3]
+
+
+@pytest.mark.parametrize("name, op_name, attrs, shapes", DEFAULT_CASES, ids=[c[0] for c in DEFAULT_CASES])
+def test_the_space_holds_the_default(name, op_name, attrs, shapes):
+    """The fallback config (the hand-picked schedule) is one of the space's points, so a tuner
+    can find it again and compare with it."""
+    task, _, _ = _task(name, op_name, attrs, shapes)
+    fallback = autotvm.task.FallbackConfigEntity()
+    task.instantiate(fallback)
+    chosen = {k: repr(fallback[k]) for k in fallback}
+    space = task.config_space
+    assert any({k: repr(space.get(i)[k]) for k in chosen} == chosen for i in range(len(space)))
+
+
+def test_a_config_missing_a_knob_is_named():
+    task, _, _ = _task(*CASES[0])
+    partial = autotvm.task.ConfigEntity(0, None, {"tile_y": task.config_space.get(0)["tile_y"]}, [])
+    with pytest.raises(autotvm.task.space.TuningError, match="no knob 'tile_x'"):
+        task.instantiate(partial)
