@@ -24,6 +24,7 @@ from ....op import image as _image
 from ....op import nn as _nn
 from ....op.image.resize import RESIZE1D, RESIZE2D, RESIZE3D, Resize1DAttrs, Resize2DAttrs, Resize3DAttrs
 from ..common import const
+from . import nn_ext
 from ._registry import converter
 
 _STATIC = {3: (RESIZE1D, Resize1DAttrs, "NCW"), 4: (RESIZE2D, Resize2DAttrs, "NCHW"),
@@ -198,6 +199,8 @@ def upsample(ctx, inputs):
     mode = ctx.attrs.get("mode", "nearest")
     if mode not in _METHODS:
         raise ctx.invalid(f"mode={mode!r} must be nearest or linear")
+    if ctx.since >= 9 and ctx.maybe_value(inputs[1]) is None:
+        return nn_ext.upsample(ctx, inputs)       # scales known at run time: dyn.nn.upsampling(3d)
     scales = const(np.asarray(ctx.attrs.get("scales"), "float32")) if ctx.since < 9 else inputs[1]
     plan = _Plan(ctx, x, _METHODS[mode])
     options = dict(method=plan.method, coordinate_transformation_mode="asymmetric", rounding_method="floor")
