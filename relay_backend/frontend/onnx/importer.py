@@ -171,21 +171,26 @@ class OnnxImporter:
         problems = {}
         for node in _all_nodes(graph):
             key = (node.domain or "", node.op_type)
-            if key in problems:
-                continue
-            if node.domain not in ("", "ai.onnx"):
-                problems[key] = f"{node.domain}.{node.op_type} (custom domain {node.domain!r})"
-                continue
-            conv = self.table.get(node.op_type)
-            since = _schema_version(node.op_type, opset)
-            if conv is None:
-                problems[key] = node.op_type
-            elif since is None:
-                problems[key] = f"{node.op_type} (not defined at opset {opset})"
-            elif not conv.min_version <= since <= conv.max_version:
-                problems[key] = (f"{node.op_type} (opset {opset} uses version {since}; supported versions "
-                                 f"{conv.min_version}..{conv.max_version})")
+            if key not in problems:
+                why = self.unsupported_reason(node, opset)
+                if why is not None:
+                    problems[key] = why
         return problems
+
+    def unsupported_reason(self, node, opset: int):
+        """Why this importer cannot convert `node`'s operator (None when it can)."""
+        if node.domain not in ("", "ai.onnx"):
+            return f"{node.domain}.{node.op_type} (custom domain {node.domain!r})"
+        conv = self.table.get(node.op_type)
+        since = _schema_version(node.op_type, opset)
+        if conv is None:
+            return node.op_type
+        if since is None:
+            return f"{node.op_type} (not defined at opset {opset})"
+        if not conv.min_version <= since <= conv.max_version:
+            return (f"{node.op_type} (opset {opset} uses version {since}; supported versions "
+                    f"{conv.min_version}..{conv.max_version})")
+        return None
 
     def import_model(self, model):
         model = load_model(model)
@@ -276,6 +281,10 @@ class OnnxImporter:
         for inp, expr in zip(graph.input, input_exprs):
             values[inp.name] = expr
         for node in graph.node:
+            why = self.unsupported_reason(node, opset)
+            if why is not None:
+                raise OpNotImplemented(f"{node_where(node, opset)}: operator {why} is not supported (inside "
+                                       f"subgraph {graph.name!r})")
             self._convert_node(node, values, opset)
         outs = []
         for out in graph.output:
