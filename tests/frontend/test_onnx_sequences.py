@@ -218,3 +218,14 @@ def test_unsupported_node_read_only_inside_a_branch_is_reported_as_unsupported()
         relay.frontend.from_onnx(m)
     assert "no earlier node" not in str(err.value)
 
+
+
+def test_unsupported_op_inside_a_branch_is_reported_as_unsupported():
+    then_g = helper.make_graph([helper.make_node("Frobnicate", ["x"], ["t"], domain="com.example")], "then", [],
+                               [_t("t", F, [2])])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [], [_t("e", F, [2])])
+    m = _model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+               [_t("x", F, [2])], [_t("y", F, [2])], [_const("c", np.array(True))])
+    m.opset_import.append(helper.make_opsetid("com.example", 1))
+    with pytest.raises(relay.errors.OpNotImplemented, match="custom domain"):
+        relay.frontend.from_onnx(m)

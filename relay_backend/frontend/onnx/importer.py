@@ -248,22 +248,28 @@ class OnnxImporter:
         problems = {}
         for node in _all_nodes(graph):
             key = (node.domain or "", node.op_type)
-            if key in problems:
-                continue
-            if node.domain not in DEFAULT_DOMAINS:
-                if table_key(node) not in self.table:   # a contrib op with a converter: no schema check
-                    problems[key] = f"{node.domain}.{node.op_type} (custom domain {node.domain!r})"
-                continue
-            conv = self.table.get(node.op_type)
-            since = _schema_version(node.op_type, opset)
-            if conv is None:
-                problems[key] = node.op_type
-            elif since is None:
-                problems[key] = f"{node.op_type} (not defined at opset {opset})"
-            elif not conv.min_version <= since <= conv.max_version:
-                problems[key] = (f"{node.op_type} (opset {opset} uses version {since}; supported versions "
-                                 f"{conv.min_version}..{conv.max_version})")
+            if key not in problems:
+                why = self.unsupported_reason(node, opset)
+                if why is not None:
+                    problems[key] = why
         return problems
+
+    def unsupported_reason(self, node, opset: int):
+        """Why this importer cannot convert `node`'s operator (None when it can)."""
+        if node.domain not in DEFAULT_DOMAINS:
+            if table_key(node) in self.table:   # a contrib op with a converter: no schema check
+                return None
+            return f"{node.domain}.{node.op_type} (custom domain {node.domain!r})"
+        conv = self.table.get(node.op_type)
+        since = _schema_version(node.op_type, opset)
+        if conv is None:
+            return node.op_type
+        if since is None:
+            return f"{node.op_type} (not defined at opset {opset})"
+        if not conv.min_version <= since <= conv.max_version:
+            return (f"{node.op_type} (opset {opset} uses version {since}; supported versions "
+                    f"{conv.min_version}..{conv.max_version})")
+        return None
 
     def import_model(self, model):
         """Convert an ONNX model into a Relay module and its params (what from_onnx returns).
@@ -384,6 +390,10 @@ class OnnxImporter:
         for inp, expr in zip(graph.input, input_exprs):
             values[inp.name] = expr
         for node in graph.node:
+            why = self.unsupported_reason(node, opset)
+            if why is not None:
+                raise OpNotImplemented(f"{node_where(node, opset)}: operator {why} is not supported (inside "
+                                       f"subgraph {graph.name!r})")
             self._convert_node(node, values, opset)
         outs = []
         for out in graph.output:
