@@ -31,7 +31,7 @@ CACHE_KIND = "llvm"
 KEY_FORMAT = "llvm-kernel-v1"
 # the parts of the package (relative to relay_backend/) a kernel's object code depends on
 CODEGEN_SOURCES = ("codegen", "tir", "runtime", "target.py", "config.py", "errors.py",
-                   "diagnostics.py", "cache.py", "progress.py")
+                   "diagnostics.py", "cache.py", "progress.py", "docstrings.py")
 
 
 @dataclass
