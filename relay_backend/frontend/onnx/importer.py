@@ -255,7 +255,20 @@ class OnnxImporter:
         return problems
 
     def unsupported_reason(self, node, opset: int):
-        """Why this importer cannot convert `node`'s operator (None when it can)."""
+        """Why this importer cannot convert `node`'s operator (None when it can).
+
+        Parameters
+        ----------
+        node : onnx.NodeProto
+            The node whose operator is looked up (its domain and op_type).
+        opset : int
+            The model's opset for the node's domain, which picks the operator's schema version.
+
+        Returns
+        -------
+        reason : str or None
+            A one-line reason naming the operator, or None when a converter accepts it.
+        """
         if node.domain not in DEFAULT_DOMAINS:
             if table_key(node) in self.table:   # a contrib op with a converter: no schema check
                 return None

@@ -37,6 +37,12 @@ NOT_DIFFERENTIABLE += ("gather", "adv_index", "scatter_elements", "scatter_nd", 
                       "reverse_sequence", "sequence_mask", "sliding_window", "argwhere", "searchsorted",
                       "unique", "invert_permutation", "meshgrid", "unravel_index", "strided_set",
                       "sparse_to_dense", "dyn.sparse_to_dense", "sparse_reshape", "sparse_fill_empty_rows")
+# the qnn dialect: integer arithmetic, no gradient in Relay either
+NOT_DIFFERENTIABLE += ("qnn.abs", "qnn.add", "qnn.avg_pool2d", "qnn.batch_matmul", "qnn.concatenate", "qnn.conv2d",
+                       "qnn.dense", "qnn.dequantize", "qnn.erf", "qnn.exp", "qnn.hardswish", "qnn.leaky_relu",
+                       "qnn.log", "qnn.mul", "qnn.quantize", "qnn.requantize", "qnn.rsqrt", "qnn.sigmoid",
+                       "qnn.simulated_dequantize", "qnn.simulated_quantize", "qnn.softmax", "qnn.sqrt",
+                       "qnn.subtract", "qnn.tanh")
 # image and vision ops: TVM v0.18 registers no gradient for them
 NOT_DIFFERENTIABLE += ("dyn.image.resize2d", "image.affine_grid", "image.crop_and_resize", "image.dilation2d",
                        "image.grid_sample", "image.resize1d", "image.resize2d", "image.resize3d",
