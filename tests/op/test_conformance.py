@@ -8,7 +8,7 @@ dims where the reference has sizes; the graph and AOT executors refuse it (they 
 static shapes) and must say so.
 
 The interpreter runs every sample in the default suite; the compiled executors (and the JIT)
-run each op's first COMPILED_BY_DEFAULT samples there and every other sample under `-m slow`,
+run each op's first COMPILED_BY_DEFAULT sample(s) there and every other sample under `-m slow`,
 which CI also runs, so the default suite stays within its time budget as the op set grows.
 """
 import numpy as np
@@ -24,7 +24,7 @@ STATIC_SHAPE_EXECUTORS = ("graph", "aot")   # reject an op whose output shape de
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-10}
 
 
-COMPILED_BY_DEFAULT = 2   # samples per op a compiled executor runs outside `-m slow`
+COMPILED_BY_DEFAULT = 1   # samples per op a compiled executor runs outside `-m slow`
 
 
 def _cases(compiled=False):
