@@ -89,21 +89,3 @@ def test_extern_between_computes_lowers_and_runs():
     result = nd.empty((5,), "float32")
     build(func, target="llvm")["k"](nd.array(a), result)
     np.testing.assert_allclose(result.numpy(), want)
-
-
-def test_extern_between_computes_lowers_and_runs():
-    n = te.var("n")
-    x = te.placeholder((n,), "float32", name="x")
-    doubled = te.compute((n,), lambda i: x[i] * 2.0, name="doubled")
-    scan = te.extern((n,), [doubled], _running_sum, name="scan")
-    out = te.compute((n,), lambda i: scan[i] + 1.0, name="plus_one")
-    sched = schedule_default(None, [out], None)        # inlines injective stages, not doubled
-    func = te.lower(sched, [x, out], "k")
-    a = np.arange(1, 6, dtype="float32")
-    want = np.cumsum(2 * a) + 1
-    got = np.zeros(5, "float32")
-    tir.interp.run(func, a, got)
-    np.testing.assert_allclose(got, want)
-    result = nd.empty((5,), "float32")
-    build(func, target="llvm")["k"](nd.array(a), result)
-    np.testing.assert_allclose(result.numpy(), want)
