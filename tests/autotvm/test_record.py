@@ -132,3 +132,16 @@ def test_command_line_picks_the_best(tmp_path, task):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1 records written"
     assert [inp.config.index for inp, _ in record.load_from_file(best)] == [17]
+
+
+def test_a_user_attrs_class_sharing_a_builtin_name_does_not_break_decoding():
+    """A program (or a test module) may define its own `Conv2DAttrs`: a workload naming the
+    attrs class still decodes to the library's class, whose module is relay_backend's."""
+    from relay_backend import ir
+    from relay_backend.autotvm.task.task import _decode_attrs
+    from relay_backend.op.nn.conv import Conv2DAttrs as LibraryConv2DAttrs
+
+    class Conv2DAttrs(ir.Attrs):   # noqa: F841  (its existence as a subclass is the point)
+        pass
+    decoded = _decode_attrs("Conv2DAttrs", (("strides", (2, 2)),))
+    assert type(decoded) is LibraryConv2DAttrs and tuple(decoded.strides) == (2, 2)

@@ -126,6 +126,8 @@ def _decode(x):
 
 def _decode_attrs(name, items):
     classes = _attrs_classes().get(name, [])
+    if len(classes) > 1:   # a user's class may share a built-in op's name: the library's wins
+        classes = [cls for cls in classes if cls.__module__.startswith("relay_backend.")] or classes
     if len(classes) != 1:
         raise TuningError(f"autotvm: workload names attrs class {name!r}, which is "
                           f"{'unknown' if not classes else 'ambiguous'} in this relay_backend")
