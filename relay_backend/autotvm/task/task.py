@@ -22,6 +22,7 @@ ends with an elementwise relu, as the fused kernels of a model do (see with_epil
 import functools
 import math
 
+from ...docstrings import shared_parameters
 from ...errors import AttrsError, TuningError
 from ...ir.attrs import Attrs
 from ...ir.types import TensorType, TupleType
@@ -261,16 +262,17 @@ def workload_config(task_name, args, kwargs) -> tuple:
     return workload, query_config(Target.current(allow_none=True), workload)
 
 
+# the parameters the three template decorators share (shared_parameters completes their docstrings)
+TEMPLATE_DECORATOR_PARAMETERS = {
+    "task_name": ("str", "The task's name (the first item of its workloads and records)."),
+    "func": ("callable", "The function to decorate; None returns the decorator."),
+}
+
+
+@shared_parameters(TEMPLATE_DECORATOR_PARAMETERS)
 def template(task_name, func=None):
     """Decorate `f(*args) -> (schedule, [tensors])` as tunable template `task_name`; inside it
     `autotvm.get_config()` is the config the current dispatch context chose.
-
-    Parameters
-    ----------
-    task_name : str
-        The task's name (the first item of its workloads and records).
-    func : callable, optional
-        The function to decorate; None (the default) returns the decorator.
 
     Returns
     -------

@@ -19,11 +19,12 @@ A schedule written TVM's way, `f(cfg, outs)`, is wrapped as `wrapper(outs)`.
 import functools
 import inspect
 
+from ...docstrings import shared_parameters
 from ...errors import TuningError
 from ...target import Target
 from ... import te
 from .dispatcher import query_config
-from .task import (is_static_workload, register_task_compute, register_task_schedule, serialize_args,
+from .task import (TEMPLATE_DECORATOR_PARAMETERS, is_static_workload, register_task_compute, register_task_schedule, serialize_args,
                    workload_config)
 
 
@@ -70,16 +71,10 @@ class TaskExtractEnv:
         return TaskExtractEnv.current
 
 
+@shared_parameters(TEMPLATE_DECORATOR_PARAMETERS)
 def register_topi_compute(task_name, func=None):
     """Decorate compute `f(cfg, *args)` as the compute of tunable task `task_name`; the result
     takes `*args` (see the module doc).
-
-    Parameters
-    ----------
-    task_name : str
-        The task's name (the first item of its workloads and records).
-    func : callable, optional
-        The function to decorate; None (the default) returns the decorator.
 
     Returns
     -------
@@ -104,18 +99,12 @@ def register_topi_compute(task_name, func=None):
     return decorate(func) if func is not None else decorate
 
 
+@shared_parameters(TEMPLATE_DECORATOR_PARAMETERS)
 def register_topi_schedule(task_name, func=None):
     """Decorate schedule `f(cfg, attrs, outs, target)` (or TVM's `f(cfg, outs)`) as the schedule
     of tunable task `task_name`; the result takes the arguments without `cfg`. It schedules with
     the config its compute was given (kept on the op with the workload), so compute and
     schedule always agree, whatever the current target.
-
-    Parameters
-    ----------
-    task_name : str
-        The task's name (the first item of its workloads and records).
-    func : callable, optional
-        The function to decorate; None (the default) returns the decorator.
 
     Returns
     -------
