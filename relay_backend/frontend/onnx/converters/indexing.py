@@ -1,5 +1,6 @@
 """Indexing ONNX ops (issue 20): GatherElements, GatherND, Scatter, ScatterElements, ScatterND,
-OneHot, Trilu, ReverseSequence, NonZero, Compress, Unique.
+OneHot, Trilu, ReverseSequence, NonZero, Compress, Unique (also along an axis, which TVM's 1-D
+unique lacks: the slices are ranked into integer keys first).
 
 ONNX puts an index tuple on the *last* axis of GatherND/ScatterND indices; Relay's gather_nd and
 scatter_nd take it on the first, so those indices are transposed. Indices are used as given
@@ -132,22 +133,66 @@ def compress(ctx, inputs):
     return _op.take(data, positions, axis=axis % rank, mode="clip")
 
 
+def _dense_column_ranks(columns, rows: int, width: int):
+    """Each column of the (rows, width) `columns` with its values replaced by their dense rank in
+    that column (equal values share a rank, ranks ascend with the values; NaN last, each NaN its
+    own rank), int64, every column at once: a stable argsort along axis 0, a running count of
+    where the sorted values change, scattered back to the unsorted positions."""
+    order = _op.argsort(columns, axis=0, dtype="int64")
+    ordered = _op.gather(columns, 0, order)
+    previous = _op.concatenate([_op.strided_slice(ordered, [0], [1], axes=[0]),
+                                _op.strided_slice(ordered, [0], [rows - 1], axes=[0])], axis=0)
+    changes = _op.cumsum(_op.cast(_op.not_equal(ordered, previous), "int64"), axis=0)
+    return _op.scatter_elements(_op.zeros((rows, width), "int64"), order, changes, axis=0)
+
+
+def _slice_keys(x, axis: int, shape: tuple):
+    """One int64 key per slice of `x` along `axis`: equal slices get equal keys and the keys
+    ascend in the slices' lexicographic order. The slices are flattened into columns, ranked per
+    column, and neighbouring columns are merged pairwise (rank * rows + next rank, re-ranked, so
+    keys stay below `rows`) until one is left: log2(width) rounds of one sort each."""
+    rows = shape[axis]
+    width = int(np.prod(shape, dtype=np.int64)) // rows if rows else 0
+    if rows == 0 or width == 0:                       # no slices, or every slice empty (all equal)
+        return _op.zeros((rows,), "int64")
+    order = [axis] + [a for a in range(len(shape)) if a != axis]
+    keys = _dense_column_ranks(_op.reshape(_op.transpose(x, order), (rows, width)), rows, width)
+    while width > 1:
+        if width % 2:                                   # an odd column out pairs with a constant one
+            keys = _op.concatenate([keys, _op.zeros((rows, 1), "int64")], axis=1)
+            width += 1
+        high = _op.strided_slice(keys, [0], [width], [2], axes=[1])
+        low = _op.strided_slice(keys, [1], [width], [2], axes=[1])
+        width //= 2
+        keys = _dense_column_ranks(_op.add(_op.multiply(high, const(np.array(rows, "int64"))), low), rows, width)
+    return _op.reshape(keys, (rows,))
+
+
 @converter("Unique", min_version=11)
 def unique(ctx, inputs):
     """Relay's unique pads its results to the input's length and gives their count; ONNX's are
     cut to that count (a run-time size, so VM only). Indices, inverse indices and counts are
-    int64 in ONNX. Only the flattened form (no axis, or axis 0 of a 1-D input) is supported."""
+    int64 in ONNX. Without an axis the input is flattened. With one (TVM's unique is 1-D only,
+    its converter refuses it) each slice along the axis becomes one integer key (_slice_keys),
+    relay.unique runs on the keys, and the unique slices are taken at their first indices."""
     x = inputs[0]
     axis = ctx.attrs.get("axis")
-    if axis is not None and not (ctx.ndim(x) == 1 and int(axis) in (0, -1)):
-        raise ctx.fail(f"axis={axis} (unique slices along an axis) is not supported; only the flattened "
-                       f"form (no axis) is")
-    flat = _op.reshape(x, (-1,))
-    parts = _op.unique(flat, is_sorted=bool(ctx.attrs.get("sorted", 1)), return_counts=True)
+    is_sorted = bool(ctx.attrs.get("sorted", 1))
+    if axis is None:
+        parts = _op.unique(_op.reshape(x, (-1,)), is_sorted=is_sorted, return_counts=True)
+    else:
+        shape = ctx.static_shape(x)
+        axis = int(axis)
+        if not -len(shape) <= axis < len(shape):
+            raise ctx.invalid(f"axis={axis} is out of range for an input of rank {len(shape)}",
+                              f"use an axis in [{-len(shape)}, {len(shape) - 1}]")
+        axis %= len(shape)
+        parts = _op.unique(_slice_keys(x, axis, shape), is_sorted=is_sorted, return_counts=True)
     count = _op.cast(parts[3], "int64")
 
     def cut(values):
         return _op.strided_slice(values, const(np.array([0], "int64")), count, const(np.array([1], "int64")))
-    outputs = [cut(parts[0]), _op.cast(cut(parts[1]), "int64"), _op.cast(parts[2], "int64"),
-               _op.cast(cut(parts[4]), "int64")]
+    first = cut(parts[1])
+    values = cut(parts[0]) if axis is None else _op.take(x, first, axis=axis)
+    outputs = [values, _op.cast(first, "int64"), _op.cast(parts[2], "int64"), _op.cast(cut(parts[4]), "int64")]
     return outputs[:len(ctx.node.output)]
