@@ -30,6 +30,9 @@ for _name in ("add", "subtract", "mul"):
 case("qnn.conv2d", "Tensor[(n, 8, h - 2, w - 2), int32]")(
     lambda: relay.qnn.op.conv2d(_v("x", (N, 3, H, W), "int8"), _v("k", (8, 3, 3, 3), "int8"), _z(), _z(), _s(),
                                 _s(), kernel_size=(3, 3), channels=8))
+case("qnn.conv2d_transpose", "Tensor[(n, 4, h * 2 + 1, w + 2), int32]")(
+    lambda: relay.qnn.op.conv2d_transpose(_v("x", (N, 3, H, W), "uint8"), _v("k", (3, 4, 3, 3), "int8"), _z(128),
+                                          _z(), _s(), _v("ks", (4,)), strides=(2, 1)))
 case("qnn.dense", "Tensor[(n, 16), int32]")(
     lambda: relay.qnn.op.dense(_v("x", (N, 8), "uint8"), _v("w", (16, 8), "uint8"), _z(128), _z(128), _s(),
                                _s(), units=16))

@@ -17,6 +17,7 @@ import pytest
 
 from relay_backend.op import list_ops
 
+from .nn_ext_independent import ind_conv_transpose as nn_ind_conv_transpose
 from .test_nn import ind_conv2d as nn_ind_conv2d
 
 QNN_OPS = [op for op in list_ops() if op.name.startswith("qnn.")]
@@ -111,6 +112,11 @@ def _int_result(values, a):
 
 def ind_conv2d(x, w, izp, kzp, iscale, kscale, a):
     out = nn_ind_conv2d(_centred(x, izp), _centred(w, kzp, a.kernel_layout.index("O")), a)
+    return _int_result(out, a)
+
+
+def ind_conv2d_transpose(x, w, izp, kzp, iscale, kscale, a):
+    out = nn_ind_conv_transpose(_centred(x, izp), _centred(w, kzp, a.kernel_layout.index("O")), a)
     return _int_result(out, a)
 
 
@@ -223,6 +229,7 @@ INDEPENDENT = {
     "qnn.subtract": (_binary(lambda a, b: a - b), 1),
     "qnn.mul": (_binary(lambda a, b: a * b), 1),
     "qnn.conv2d": (ind_conv2d, 0),
+    "qnn.conv2d_transpose": (ind_conv2d_transpose, 0),
     "qnn.dense": (ind_dense, 0),
     "qnn.batch_matmul": (ind_batch_matmul, 0),
     "qnn.concatenate": (ind_concatenate, 1),

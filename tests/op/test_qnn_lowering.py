@@ -106,6 +106,29 @@ def test_canonicalize_ops_leaves_only_basic_ops():
     assert "floor_divide" in text and "int64" in text      # the fixed-point integer multiply
 
 
+def test_conv2d_transpose_canonicalizes_to_an_integer_transposed_convolution():
+    """As TVM's legalization: the zero points are subtracted in int16 and nn.conv2d_transpose
+    accumulates in int32; the lowered program equals the op's reference bit for bit."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 256, size=(1, 2, 3, 4)).astype("uint8")
+    w = rng.integers(-128, 128, size=(2, 3, 3, 3)).astype("int8")
+    kzp = np.array([1, -2, 3], "int32")
+    xv, wv = relay.var("x", shape=x.shape, dtype="uint8"), relay.var("w", shape=w.shape, dtype="int8")
+    call = relay.qnn.op.conv2d_transpose(xv, wv, relay.const(np.int32(120)), relay.const(kzp),
+                                         relay.const(np.float32(0.1)), relay.const(np.float32([0.1, 0.2, 0.3])),
+                                         strides=(2, 2), padding=(1, 0), output_padding=(1, 1))
+    mod = relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([xv, wv], call)))
+    lowered = relay.qnn.transform.CanonicalizeOps()(mod)
+    assert _qnn_calls(lowered) == []
+    convs = [n for n in post_order(lowered["main"].body) if isinstance(n, relay.Call)
+             and getattr(n.op, "name", "") == "nn.conv2d_transpose"]
+    assert [(c.args[0].checked_type.dtype, c.checked_type.dtype) for c in convs] == [("int16", "int32")]
+    want = relay.op.get("qnn.conv2d_transpose").ref(x, w, np.int32(120), kzp, np.float32(0.1),
+                                                    np.float32([0.1, 0.2, 0.3]), call.attrs)
+    got = relay.create_executor("graph", mod=lowered).evaluate()(x, w).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_pipeline_runs_qnn_legalize_and_disabling_it_names_the_fix():
     assert "QnnCanonicalize" in relay.transform.pipeline_passes(opt_level=0)
     x = np.linspace(-3, 3, 8, dtype="float32").reshape(2, 4)
@@ -164,6 +187,15 @@ def test_zero_output_scale_is_a_clear_error():
                                      relay.const(np.int8(0))), "input_zero_point must be int32"),
     (lambda: relay.qnn.op.quantize(relay.var("x", shape=(2, 3)), relay.const(np.float32(1)),
                                    relay.const(np.int32(0)), axis=2), "axis 2 is out of range"),
+    (lambda: relay.qnn.op.conv2d_transpose(relay.var("x", shape=(1, 2, 3, 3), dtype="int8"),
+                                           relay.var("w", shape=(2, 3, 2, 2), dtype="int16"),
+                                           *(relay.const(np.int32(0)),) * 2, *(relay.const(np.float32(1)),) * 2),
+     "weight must have dtype int8 or uint8"),
+    (lambda: relay.qnn.op.conv2d_transpose(relay.var("x", shape=(1, 2, 3, 3), dtype="int8"),
+                                           relay.var("w", shape=(2, 3, 2, 2), dtype="int8"),
+                                           relay.const(np.int32(0)), relay.const(np.int32(0)),
+                                           relay.const(np.float32(1)), relay.const(np.float32([1, 2]))),
+     "kernel_scale must be a scalar or a vector of 3"),
     (lambda: relay.qnn.op.add(*(relay.var(n, shape=(2,), dtype=d) for n, d in (("a", "int8"), ("b", "uint8"))),
                               *(relay.const(np.float32(1)), relay.const(np.int32(0))) * 3),
      "lhs and rhs must have the same dtype"),

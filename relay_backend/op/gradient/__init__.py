@@ -39,6 +39,7 @@ NOT_DIFFERENTIABLE += ("gather", "adv_index", "scatter_elements", "scatter_nd", 
                       "sparse_to_dense", "dyn.sparse_to_dense", "sparse_reshape", "sparse_fill_empty_rows")
 # the qnn dialect: integer arithmetic, no gradient in Relay either
 NOT_DIFFERENTIABLE += ("qnn.abs", "qnn.add", "qnn.avg_pool2d", "qnn.batch_matmul", "qnn.concatenate", "qnn.conv2d",
+                       "qnn.conv2d_transpose",
                        "qnn.dense", "qnn.dequantize", "qnn.erf", "qnn.exp", "qnn.hardswish", "qnn.leaky_relu",
                        "qnn.log", "qnn.mul", "qnn.quantize", "qnn.requantize", "qnn.rsqrt", "qnn.sigmoid",
                        "qnn.simulated_dequantize", "qnn.simulated_quantize", "qnn.softmax", "qnn.sqrt",

@@ -5,7 +5,7 @@ default pipeline runs, applies those rules, so the compiled executors run the ba
 Importing the package registers the ops."""
 from . import quantize, binary, products, concatenate as _concatenate_module, unary, simulated, softmax as _softmax_module  # noqa: F401
 from .binary import add, mul, subtract  # noqa: F401
-from .products import batch_matmul, conv2d, dense  # noqa: F401
+from .products import batch_matmul, conv2d, conv2d_transpose, dense  # noqa: F401
 from .concatenate import concatenate  # noqa: F401
 from .softmax import softmax  # noqa: F401
 from .simulated import SQNN_DTYPE_TO_CODE, simulated_dequantize, simulated_quantize  # noqa: F401
@@ -15,5 +15,5 @@ from .quantize import (current_requantize_config, dequantize, quantize, requanti
                        requantize_config)
 
 __all__ = ["quantize", "dequantize", "requantize", "requantize_config", "current_requantize_config", "add",
-           "subtract", "mul", "conv2d", "dense", "batch_matmul",
+           "subtract", "mul", "conv2d", "conv2d_transpose", "dense", "batch_matmul",
            "concatenate", "simulated_quantize", "simulated_dequantize", "SQNN_DTYPE_TO_CODE", "softmax"] + unary.__all__
