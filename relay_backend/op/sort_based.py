@@ -1,7 +1,7 @@
 """Operators built on a stable sort (TVM v0.18 names): unique and invert_permutation.
 
-Both kernels sort with op/te_search.py's merge sort (O(n log^2 n), equal values keep their
-order, NaN last and equal to NaN, as numpy's) and then count with its prefix sums and binary
+Both kernels sort with op/te_search.py's stable_sort (the sort ops' O(n log n) merge sort in
+an extern stage; equal values keep their order, NaN last and equal to NaN, as numpy's) and then count with its prefix sums and binary
 searches; OPAQUE (TVM's are extern kernels).
 
   unique(data, is_sorted, return_counts)

@@ -7,7 +7,7 @@ is in op/dyn/indexing.py). All OPAQUE, as TVM's.
       index, 1-D: N indices, 2-D: N index tuples); values a scalar for all or one per index. A
       repeated index keeps its last value; a negative index counts from the end; one still out
       of range is dropped (op/index_rules.py's write rule). The kernel sorts the flat targets
-      (op/te_search.py) and each output element binary-searches them: O(N log^2 N + size log N).
+      (op/te_search.py) and each output element binary-searches them: O(N log N + size log N).
   sparse_reshape(sparse_indices, prev_shape, new_shape)
       (the indices of the same elements in a tensor of new_shape, new_shape with its -1
       resolved); the shapes are 1-D tensors read at run time.

@@ -1,5 +1,5 @@
 """te building blocks for ops that count and search (argwhere, searchsorted, ...), written with
-te.compute alone (te has no scan):
+te.compute (te has no scan), and a sort stage for them:
 
   * `materialize`: a stage that every schedule keeps as its own buffer (marked no_inline, which
     strategy/common.py's inline_except respects), so a later stage that reads it several times
@@ -8,11 +8,13 @@ te.compute alone (te has no scan):
     (O(n log n) work, no quadratic loop);
   * `lower_bound`: the first position of a non-decreasing sequence whose value reaches a target,
     by binary lifting in one expression (O(log n) loads; tir Lets keep it linear in size);
-  * `stable_sort`: values and their source positions sorted by a bottom-up merge sort whose
-    passes find each output's source by a binary search (O(n log^2 n), NaN last as numpy's).
+  * `stable_sort`: values and their source positions sorted ascending, stable, NaN last (as
+    numpy's), in one extern stage running op/algorithm/loops.py's merge sort (O(n log n)).
 """
 from .. import te, tir
 from ..tir import expr as E
+from ..tir import stmt as S
+from .algorithm import loops as L
 
 MAX_SEARCH_BITS = 31   # int32 positions: enough steps for any size when it is not static
 
@@ -88,56 +90,19 @@ def greater(a, b):
 
 
 def stable_sort(values, n, name: str, tag: str):
-    """(sorted values, their source positions) of a 1-D te tensor of static length n: a bottom-up
-    merge sort of ceil(log2 n) passes. Each output position of a pass finds how many of its
-    elements come from the left run by a binary search (the merge-path co-rank), so a pass costs
-    O(n log n) and the sort O(n log^2 n). Equal values keep their order (the left run goes
-    first), so the positions of a value are ascending, as a stable argsort's."""
-    current = te.compute((n,), lambda i: values[i], name=f"{name}_copy", tag=tag)   # 0 or 1 element: sorted
-    source = te.compute((n,), lambda i: i, name=f"{name}_iota", tag=tag)
-    for step in range(_scan_steps(n)):
-        run = 1 << step
-        current, source = _merge_pass(current, source, n, run, f"{name}_merge{step}", tag)
-    return current, source
+    """(sorted values, their source positions as int32) of a 1-D te tensor of length n (an int
+    or a PrimExpr): one extern stage sorting with loops.sort_row, ascending. Equal values keep
+    their order, so the positions of a value are ascending, as a stable argsort's."""
+    def build(ins, outs):
+        data, ordered, source = ins[0], outs[0], outs[1]
+        length = ordered.shape[0]
 
-
-def _merge_pass(values, source, n, run, name, tag):
-    """One merge pass: runs of length `run` merged pairwise into runs of 2 * run."""
-    def layout(p):
-        start_a = tir.floordiv(p, 2 * run) * (2 * run)
-        len_a = tir.min(tir.max(n - start_a, 0), run)
-        start_b = start_a + run
-        len_b = tir.min(tir.max(n - start_b, 0), run)
-        return start_a, len_a, start_b, len_b, p - start_a
-
-    def corank(p):
-        start_a, len_a, start_b, len_b, q = layout(p)
-        lo = tir.max(q - len_b, 0)
-        hi = tir.min(q, len_a)
-
-        def from_left_enough(t):        # A[k] > B[q - k - 1] at k = lo + t: the co-rank is <= k
-            k = lo + t
-            a = values[start_a + tir.min(k, run - 1)]
-            b = values[start_b + tir.max(q - k - 1, 0)]
-            return greater(a, b)
-        return lo + lower_bound(lambda t: t, hi - lo, from_left_enough, max_n=run)
-    taken = materialize((n,), corank, f"{name}_corank", tag)
-
-    def pick(array):
-        def body(p):
-            start_a, len_a, start_b, len_b, q = layout(p)
-            k = taken[p]
-            j = q - k
-            a = array[start_a + tir.min(k, run - 1)]
-            b = array[start_b + tir.min(tir.max(j, 0), run - 1)]
-            va = values[start_a + tir.min(k, run - 1)]
-            vb = values[start_b + tir.min(tir.max(j, 0), run - 1)]
-            use_a = (k < len_a) & ((j >= len_b) | te.if_then_else(k < len_a, te.if_then_else(
-                j < len_b, tir.Not(greater(va, vb)), True), False))
-            return te.if_then_else(use_a, a, b)
-        return body
-    return (materialize((n,), pick(values), f"{name}_values", tag),
-            materialize((n,), pick(source), f"{name}_source", tag))
+        def emit(order, keys):
+            return L.loop(length, lambda p: S.seq(S.BufferStore(ordered, keys[p], [p]),
+                                                  S.BufferStore(source, order[p], [p])), "p")
+        return L.sort_row(lambda k: data[k], length, length, values.dtype, False, emit)
+    ordered, source = te.extern([(n,), (n,)], [values], build, name=name, tag=tag, dtype=[values.dtype, "int32"])
+    return ordered, source
 
 
 __all__ = ["materialize", "inclusive_prefix_sum", "lower_bound", "greater", "stable_sort"]

@@ -2,6 +2,11 @@
 scans), built inside te.extern stages: a flat view of a buffer, the loops over the rows of an
 axis, and a stable bottom-up merge sort of one row's indices.
 
+That merge sort is the project's one sort kernel: argsort / sort / topk call stable_argsort
+per row, and every other sorting kernel goes through `sort_row` (te_search.stable_sort for
+unique, invert_permutation and sparse_to_dense; vision/ir_common.argsort_desc for the NMS
+family and proposal).
+
 A tensor of shape (outer..., n, inner...) sorted or scanned along its axis is `outer * inner`
 rows of n elements at stride `inner`; row (o, i) starts at o * n * inner + i.
 
@@ -106,4 +111,14 @@ def with_sort_buffers(n, dtype, body_fn):
     return body
 
 
-__all__ = ["flat", "loop", "row_geometry", "for_each_row", "before", "stable_argsort", "with_sort_buffers"]
+def sort_row(key, n, capacity, dtype: str, descending: bool, consume):
+    """A statement sorting the row key(0), ..., key(n - 1) (n <= capacity; keys of `dtype`)
+    stably, NaN largest, in scratch rows of `capacity` allocated around it, then running
+    consume(order, keys): order[p] is the index that sorted to position p, keys[p] its key."""
+    def body(bufs):
+        return S.seq(stable_argsort(key, n, bufs, descending), consume(bufs[0], bufs[1]))
+    return with_sort_buffers(capacity, dtype, body)
+
+
+__all__ = ["flat", "loop", "row_geometry", "for_each_row", "before", "stable_argsort", "with_sort_buffers",
+           "sort_row"]

@@ -113,10 +113,10 @@ def _acnms_ref(boxes, scores, max_out, iou_threshold, score_threshold, attrs):
     return idx, sc, count
 
 
-def select_ir(ib, order, tmp, chosen, count, key, n, candidate, limit, clash, row):
+def select_ir(ib, order, chosen, count, key, n, candidate, limit, clash, row):
     """Sort row `row` by key (descending, stable), then greedily select into chosen[row + (q,)];
     count[row] = how many. clash(a, b) tells whether box a must yield to chosen box b."""
-    R.argsort_desc(ib, key, n, order, tmp, row=row)
+    R.argsort_desc(ib, key, n, order, row=row)
     state = ib.allocate("int32", (2,), name="select_state")   # selected so far, clash found
     state[0] = 0
     with ib.for_range(0, n, name="j") as j:
@@ -145,19 +145,19 @@ def _acnms_compute(attrs, inputs, out_type):
         limit = load_scalar(ins[2]).astype("int32")
         thr = load_scalar(ins[3]).astype(ftype)
         sthr = load_scalar(ins[4]).astype(scores.dtype)
-        chosen, count, order, tmp = (ib.buffer_ptr(o) for o in outs)
+        chosen, count, order = (ib.buffer_ptr(o) for o in outs)
         cap = ib.allocate("int32", (1,), name="cap")
         cap[0] = tir.if_then_else(limit > 0, limit, n)
         with ib.for_range(0, b, name="i") as i:
             with ib.for_range(0, c, name="k") as k:
                 corners = lambda p: [box[i, p, q].astype(ftype) for q in range(4)]  # noqa: E731
-                select_ir(ib, order, tmp, chosen, count, lambda p: score[i, k, p], n,
+                select_ir(ib, order, chosen, count, lambda p: score[i, k, p], n,
                           lambda p: score[i, k, p] > sthr, cap[0],
                           lambda p, q: R.iou(corners(p), corners(q), ftype) >= thr, (i, k))
         return ib.get()
 
-    chosen, count, _, _ = te.extern([(b, c, n), (b, c), (b, c, n), (b, c, n)], list(inputs), select,
-                                    name="all_class_nms", dtype=["int32"] * 4)
+    chosen, count, _ = te.extern([(b, c, n), (b, c), (b, c, n)], list(inputs), select,
+                                 name="all_class_nms", dtype=["int32"] * 3)
 
     def collect(ins, outs):
         ib = ir_builder.create()
@@ -323,14 +323,12 @@ def _rnms_compute(attrs, inputs, out_type):
         box, score = ib.buffer_ptr(ins[0]), ib.buffer_ptr(ins[1])
         out_boxes, out_classes, out_scores, count = (ib.buffer_ptr(o) for o in outs)
         order = ib.allocate("int32", (1, T.imax(n, 1)), name="order", scope="global")
-        tmp = ib.allocate("int32", (1, T.imax(n, 1)), name="tmp", scope="global")
         chosen = ib.allocate("int32", (1, T.imax(n, 1)), name="chosen", scope="global")
         num = ib.allocate("int32", (1,), name="num")
         pool_score = ib.allocate(scores.dtype, (pool,), name="pool_score", scope="global")
         pool_class = ib.allocate("int32", (pool,), name="pool_class", scope="global")
         pool_box = ib.allocate("int32", (pool,), name="pool_box", scope="global")
         rank = ib.allocate("int32", (1, pool), name="rank", scope="global")
-        rank_tmp = ib.allocate("int32", (1, pool), name="rank_tmp", scope="global")
         filled = ib.allocate("int32", (1,), name="filled")
         sthr = tir.const(attrs.score_threshold, scores.dtype)
         with ib.for_range(0, b, name="i") as i:
@@ -338,7 +336,7 @@ def _rnms_compute(attrs, inputs, out_type):
             corners = lambda p: [box[i, p, q].astype(ftype) for q in range(4)]  # noqa: E731
             for k in range(classes):
                 col = k + offset
-                select_ir(ib, order, tmp, chosen, num, lambda p: score[i, p, col], n,
+                select_ir(ib, order, chosen, num, lambda p: score[i, p, col], n,
                           lambda p: score[i, p, col] >= sthr, per_class,
                           lambda p, q: _te_tflite_iou(corners(p), corners(q), ftype) >
                           tir.const(attrs.iou_threshold, ftype), (0,))
@@ -347,7 +345,7 @@ def _rnms_compute(attrs, inputs, out_type):
                     pool_class[filled[0]] = k
                     pool_score[filled[0]] = score[i, chosen[0, q], col]
                     filled[0] = filled[0] + 1
-            R.argsort_desc(ib, lambda p: pool_score[p], filled[0], rank, rank_tmp, row=(0,))
+            R.argsort_desc(ib, lambda p: pool_score[p], filled[0], rank, row=(0,))
             total = tir.min(filled[0], m)
             with ib.for_range(0, m, name="r") as r:
                 with ib.if_scope(r < total):

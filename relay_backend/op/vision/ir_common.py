@@ -1,13 +1,15 @@
 """Sequential building blocks the vision kernels share, written with tir.ir_builder: a stable
-descending argsort (bottom-up merge sort, O(n log n) for every n including 0 and 1), the IoU of
-two corner boxes, and clamping. The numpy references next to each op use np.argsort(kind=
-"stable") and the same IoU formula (np_iou), so ties and rounding agree.
+descending argsort (the sort ops' merge sort, op/algorithm/loops.py: O(n log n) for every n
+including 0 and 1), the IoU of two corner boxes, and clamping. The numpy references next to each
+op use the sort ops' reference order (stable_order_desc) and the same IoU formula (np_iou), so
+ties, NaN and rounding agree.
 """
 import numpy as np
 
 from ... import tir
-
-MAX_PASSES = 31     # merge passes of width 1, 2, 4, ...: enough for any int32 length
+from ...tir import stmt as S
+from ..algorithm import loops as L
+from ..algorithm.sorting import stable_argsort_ref
 
 
 def clamp(value, lo, hi):
@@ -15,41 +17,16 @@ def clamp(value, lo, hi):
     return tir.max(tir.min(value, hi), lo)
 
 
-def argsort_desc(ib, key, n, order, tmp, row=()):
+def argsort_desc(ib, key, n, order, row=()):
     """order[row + (p,)] for p < n := the indices 0..n-1 sorted by key(index) descending, ties in
-    index order. `order` and `tmp` are BufferPtrs whose last axis has room for n; `row` indexes
-    the leading axes. `key(index_expr)` reads the sort key of an index."""
-    at = lambda p: row + (p,)  # noqa: E731
-    with ib.for_range(0, n, name="init") as j:
-        order[at(j)] = j
-    width = ib.allocate("int32", (1,), name="width")
-    head = ib.allocate("int32", (2,), name="heads")
-    width[0] = 1
-    with ib.for_range(0, MAX_PASSES, name="merge_pass"):
-        with ib.if_scope(width[0] < n):
-            w = width[0]
-            blocks = (n + 2 * w - 1) // (2 * w)
-            with ib.for_range(0, n, name="block") as b:
-                with ib.if_scope(b < blocks):
-                    left = b * (2 * w)
-                    mid = tir.min(left + w, n)
-                    right = tir.min(left + 2 * w, n)
-                    head[0] = left
-                    head[1] = mid
-                    with ib.for_range(0, right - left, name="k") as k:
-                        a, c = head[0], head[1]
-                        first = order[at(tir.min(a, n - 1))]
-                        second = order[at(tir.min(c, n - 1))]
-                        take_first = tir.And(a < mid, tir.Or(c >= right, key(first) >= key(second)))
-                        with ib.if_scope(take_first):
-                            tmp[at(left + k)] = first
-                            head[0] = a + 1
-                        with ib.else_scope():
-                            tmp[at(left + k)] = second
-                            head[1] = c + 1
-            with ib.for_range(0, n, name="copy") as j:
-                order[at(j)] = tmp[at(j)]
-            width[0] = w * 2
+    index order, NaN first (the largest, as TVM's sorts): op/algorithm/loops.py's merge sort.
+    `order` is a BufferPtr whose last axis has room for n; `row` indexes its leading axes.
+    `key(index_expr)` reads the sort key of an index."""
+    dtype = key(tir.Var("probe", "int32")).dtype
+
+    def emit(sorted_order, _keys):
+        return L.loop(n, lambda p: S.BufferStore(order.buffer, sorted_order[p], tuple(row) + (p,)), "p")
+    ib.emit(L.sort_row(key, n, order.shape[-1], dtype, True, emit))
 
 
 def iou(box_a, box_b, dtype):
@@ -86,8 +63,9 @@ def compute_dtype(dtype: str) -> str:
 
 
 def stable_order_desc(scores: np.ndarray) -> np.ndarray:
-    """Indices sorting `scores` descending, ties in index order (the merge sort's order)."""
-    return np.argsort(-scores.astype("float64"), kind="stable")
+    """Indices sorting 1-D `scores` descending, ties in index order, NaN first (argsort_desc's
+    order; the sort ops' reference)."""
+    return stable_argsort_ref(np.asarray(scores), 0, False)
 
 
-__all__ = ["argsort_desc", "iou", "np_iou", "clamp", "compute_dtype", "stable_order_desc", "MAX_PASSES"]
+__all__ = ["argsort_desc", "iou", "np_iou", "clamp", "compute_dtype", "stable_order_desc"]

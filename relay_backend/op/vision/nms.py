@@ -244,7 +244,7 @@ def _nms_body(attrs, data, n, k, ins, outs):
     max_out = load_scalar(ins[3]).astype("int32")
     ftype = R.compute_dtype(data.dtype)
     thr = load_scalar(ins[4]).astype(ftype)
-    out, box, order, tmp = (ib.buffer_ptr(t) for t in outs)
+    out, box, order = (ib.buffer_ptr(t) for t in outs)
     kept = ib.allocate("int32", (T.imax(n, 1),), name="kept", scope="global")
     state = ib.allocate("int32", (3,), name="state")      # count, survivors, clash
     minus = tir.const(-1.0, data.dtype)
@@ -258,7 +258,7 @@ def _nms_body(attrs, data, n, k, ins, outs):
             with ib.for_range(0, k, name="f") as f:
                 out[i, j, f] = minus
         with ib.if_scope(thr > tir.const(0.0, ftype)):
-            R.argsort_desc(ib, lambda p: x[i, p, si], count, order, tmp, row=(i,))
+            R.argsort_desc(ib, lambda p: x[i, p, si], count, order, row=(i,))
             keep_n = tir.min(count, attrs.top_k) if attrs.top_k > 0 else count
             with ib.for_range(0, keep_n, name="j") as j:
                 with ib.for_range(0, k, name="f") as f:
@@ -342,9 +342,9 @@ def _pack_body(attrs, data, n, k, ins, outs):
 def _nms_compute(attrs, inputs, out_type):
     data = inputs[0]
     b, n, k = T.dims(data)
-    rows, box, _, _ = te.extern([(b, n, k), (b, n), (b, n), (b, n)], list(inputs),
-                                lambda ins, outs: _nms_body(attrs, data, n, k, ins, outs),
-                                name="nms", dtype=[data.dtype, "int32", "int32", "int32"])
+    rows, box, _ = te.extern([(b, n, k), (b, n), (b, n)], list(inputs),
+                             lambda ins, outs: _nms_body(attrs, data, n, k, ins, outs),
+                             name="nms", dtype=[data.dtype, "int32", "int32"])
     if attrs.return_indices:
         return te.extern([(b, n), (b, 1)], [box], lambda ins, outs: _pack_body(attrs, data, n, k, ins, outs),
                          name="nms_pack", dtype=["int32", "int32"])

@@ -158,7 +158,6 @@ def _compute(attrs, inputs, out_type):
         out = ib.buffer_ptr(outs[0])
         boxes = ib.allocate(ft, (T.imax(total, 1), 5), name="boxes", scope="global")
         order = ib.allocate("int32", (1, T.imax(total, 1)), name="order", scope="global")
-        tmp = ib.allocate("int32", (1, T.imax(total, 1)), name="tmp", scope="global")
         kept = ib.allocate("int32", (1, T.imax(total, 1)), name="kept", scope="global")
         num = ib.allocate("int32", (1,), name="num")
         c = lambda v: tir.const(float(v), ft)  # noqa: E731
@@ -194,7 +193,7 @@ def _compute(attrs, inputs, out_type):
                 union = (a_[2] - a_[0] + one) * (a_[3] - a_[1] + one) + (b_[2] - b_[0] + one) * (b_[3] - b_[1] + one)
                 return inter / (union - inter) > c(attrs.threshold)
 
-            R.argsort_desc(ib, lambda p: boxes[p, 4], total, order, tmp, row=(0,))
+            R.argsort_desc(ib, lambda p: boxes[p, 4], total, order, row=(0,))
             select_ir_sorted(ib, order, kept, num, pre, clash)     # the best `pre` candidates only
             with ib.for_range(0, post, name="r") as r:
                 with ib.if_scope(num[0] > 0):
