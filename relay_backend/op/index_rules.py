@@ -14,9 +14,9 @@ written down once, for the numpy references and the te computes alike:
 
 Indices given as constants are checked when the call is built (`check_constant_indices`): an
 out-of-range constant is an InputError naming the op, the index and the valid range.
-Scatter updates are folded in index order starting from the data element (`sequential_fold`),
-so duplicate positions combine exactly as TVM's sequential CPU kernel does (update: the last
-one wins; mean: each update averages with the value so far).
+Scatter updates are combined one by one in index order into a copy of the data
+(`scatter_step` is one step), so duplicate positions combine exactly as TVM's sequential CPU
+kernel does (update: the last one wins; mean: each update averages with the value so far).
 """
 import numpy as np
 
@@ -127,8 +127,9 @@ def check_constant_indices(op_name: str, values, size, what: str) -> None:
 
 
 # --- scatter: updates folded in order onto the data element ---------------------------------------
-def _combine(reduction: str, dtype: str):
-    """f(so_far, update) of a scatter reduction (TVM's sequential kernel, step by step)."""
+def scatter_step(reduction: str, dtype: str):
+    """f(so_far, update) of a scatter reduction on tir values of `dtype` (one step of TVM's
+    sequential kernel)."""
     is_float = np.dtype(dtype).kind == "f"
 
     def mean(a, b):
@@ -137,27 +138,6 @@ def _combine(reduction: str, dtype: str):
     table = {"update": lambda a, b: b, "add": lambda a, b: a + b, "mul": lambda a, b: a * b,
              "min": tir.min, "max": tir.max, "mean": mean}
     return table[reduction]
-
-
-def sequential_fold(reduction: str, dtype: str):
-    """A te reducer over (value, started) pairs that folds values left to right with the
-    reduction's step; the first value taken starts the fold. The compute feeds the data element
-    first and then each update aimed at the position, in index order, so on a serial reduce loop
-    the fold is exactly TVM's in-place loop. Two partial folds combine in order too (a GPU
-    schedule may split the loop): a side that has not started is skipped, so update, add, mul,
-    min and max stay exact up to float rounding (mean, not associative, only on one thread)."""
-    step = _combine(reduction, dtype)
-
-    def combine(lhs, rhs):
-        (acc, started), (value, taken) = lhs, rhs
-        both = (started > 0) & (taken > 0)
-        folded = te.if_then_else(both, step(acc, value), te.if_then_else(taken > 0, value, acc))
-        return folded, tir.max(started, taken)
-
-    def identity(value_dtype, flag_dtype):
-        return tir.const(0, value_dtype), tir.const(0, flag_dtype)
-
-    return te.comm_reducer(combine, identity, name=f"scatter_{reduction}")
 
 
 def np_fold(reduction: str, current, update):

@@ -2,9 +2,9 @@
 
 Both copy `data` and combine `updates` into it at positions an index tensor names, by a
 reduction: update (replace), add, mul, min, max, and for scatter_elements also mean. They are
-OPAQUE as TVM's (its kernels are extern loops; here each output element folds the data element
-and then every update aimed at it, in index order: op/index_rules.py's `sequential_fold`, so
-duplicate positions give exactly TVM's sequential result: the last update wins, adds accumulate).
+OPAQUE extern kernels as TVM's topi ones: the data is copied, then one sequential pass combines
+each update into its position, in index order (op/index_rules.py's `scatter_step`), so duplicate
+positions give exactly TVM's sequential result: the last update wins, adds accumulate.
 A negative index counts from the end; an update still out of range is dropped (a constant one
 is an InputError when the call is built).
 
@@ -14,14 +14,14 @@ is an InputError when the call is built).
   scatter_nd(data, indices, updates, mode)
       indices (M, Y...), updates (Y..., X_M...):  out[indices[:, y], x] = f(.., updates[y, x])
 
-The fold reads every update of the same line (scatter_elements) or every index tuple
-(scatter_nd) for each output element: work is output size times that count.
+Work is O(output + updates): one copy, one visit per update.
 """
 import dataclasses
 
 import numpy as np
 
 from .. import te, tir
+from ..tir import ir_builder
 from ..ir.attrs import Attrs, check_choice
 from ..ir.dims import dim_to_str, is_static
 from ..ir.shape_math import dims_differ
@@ -29,8 +29,9 @@ from ..ir.types import TensorType
 from . import index_math as IM
 from . import samples as S
 from .constructor_docs import documented
+from .algorithm.loops import flat
 from .index_rules import (SCATTER_REDUCTIONS, check_constant_indices, constant_value, expect_int, fail,
-                          known_shape, norm_axis, np_fold, np_from_end, sequential_fold, te_valid_index)
+                          known_shape, norm_axis, np_fold, np_from_end, scatter_step, te_valid_index)
 from .pattern import OpPattern
 from .registry import Sample, defop
 from .relations import expect_tensor
@@ -44,21 +45,25 @@ def _check_updates_dtype(op, data, updates, reduction, *types):
                        f"or max, or cast the data", *types)
 
 
-def _fold_stage(op, data, out_dims, extent, updated):
-    """The output: for each position p, fold data[p] and then, for r in [0, extent), every
-    update `updated(p, r) -> (aimed_at_p, value)` that is aimed at p."""
-    reducer = sequential_fold(op.reduction, data.dtype)
-    r = te.reduce_axis((0, extent + 1), "r")
-    flag = tir.const(1, "int32")
+def _scatter_stage(opdef, reduction, inputs, for_each_update):
+    """The output as one extern stage: a copy of data (inputs[0]), then the statements of
+    for_each_update(ib, ins, combine_at) writing each update into its position, in index order,
+    with combine_at(position, value): out[position] = step(out[position], value)."""
+    data = inputs[0]
+    step = scatter_step(reduction, data.dtype)
 
-    def body(*p):
-        prev = tir.max(r.var - 1, tir.const(0, "int32"))
-        aimed, value = updated(p, prev)
-        first = r.var == 0
-        chosen = te.if_then_else(first, data[p], value)
-        return reducer((chosen, flag), axis=[r], where=first | ((r.var > 0) & aimed))
-    folded, _ = te.compute(out_dims, body, name=f"T_{op.name}", tag=op.tag)
-    return folded
+    def build(ins, outs):
+        ib = ir_builder.create()
+        source, target, out = ib.buffer_ptr(flat(ins[0])), ib.buffer_ptr(flat(outs[0])), ib.buffer_ptr(outs[0])
+        with ib.for_range(0, ins[0].size(), name="c") as c:
+            target[c] = source[c]
+
+        def combine_at(position, value):
+            out[position] = step(out[position], value)
+        for_each_update(ib, [ib.buffer_ptr(b) for b in ins], combine_at)
+        return ib.get()
+    return te.extern(IM.te_dims(data), list(inputs), build, name=f"T_{opdef.name}", tag=opdef.tag,
+                     dtype=data.dtype)
 
 
 # --- scatter_elements -------------------------------------------------------------------------------
@@ -129,38 +134,23 @@ def _scatter_elements_ref(x, idx, upd, attrs):
 
 
 def _scatter_elements_compute(attrs, inputs, out_type):
-    """out[p] = fold of data[p] and the updates[q] with q equal to p off the axis and
-    indices[q] aiming at p[axis], q[axis] ascending."""
+    """One pass over indices' positions q (row-major, so q[axis] ascending along each line): the
+    update goes to q with q[axis] replaced by indices[q], when that is in range and q's other
+    coordinates lie inside data."""
     data, idx, upd = inputs
     axis = _scatter_elements_axis(IM.probe_type(data), IM.probe_type(idx), IM.probe_type(upd), attrs)
-    dims, idims = IM.te_dims(data), IM.te_dims(idx)
-    op = _Op(SCATTER_ELEMENTS, attrs.reduction)
 
-    def updated(p, k):
-        inside = tir.const(True, "bool")
-        q = []
-        for a, (pa, ia) in enumerate(zip(p, idims)):
-            if a == axis:
-                q.append(k)
-                continue
-            inside = inside & (pa < IM.dim_expr(ia))
-            q.append(tir.min(pa, IM.dim_expr(ia) - 1))
-        ok, target = te_valid_index(idx[tuple(q)], dims[axis])
-        return inside & ok & (target == p[axis]), upd[tuple(q)]
-    if _static_empty(idims):
-        return [IM.compute(SCATTER_ELEMENTS, dims, lambda *p: data[p])]
-    return [_fold_stage(op, data, dims, idims[axis], updated)]
-
-
-def _static_empty(dims):
-    return any(IM.is_static(d) and d == 0 for d in dims)
-
-
-class _Op:
-    """The op and reduction a fold stage is named and combined by."""
-
-    def __init__(self, opdef, reduction):
-        self.name, self.tag, self.reduction = opdef.name, opdef.tag, reduction
+    def for_each_update(ib, ins, combine_at):
+        dims, idims = ins[0].shape, ins[1].shape
+        with ib.for_range(0, IM.prod_dims(idims), name="q") as r:
+            q = tuple(IM.unravel(r, idims))
+            ok, target = te_valid_index(ins[1][q], dims[axis])
+            for a in range(len(dims)):
+                if a != axis:
+                    ok = ok & (q[a] < dims[a])
+            with ib.if_scope(ok):
+                combine_at(q[:axis] + (target,) + q[axis + 1:], ins[2][q])
+    return [_scatter_stage(SCATTER_ELEMENTS, attrs.reduction, inputs, for_each_update)]
 
 
 def _scatter_samples(rng):
@@ -252,24 +242,25 @@ def _scatter_nd_ref(x, idx, upd, attrs):
 
 
 def _scatter_nd_compute(attrs, inputs, out_type):
-    """out[p] = fold of data[p] and updates[y, p[M:]] for every index tuple y (row-major) whose
-    entries aim at p[:M]."""
+    """One pass over the index tuples y (row-major): when every entry of indices[:, y] is in
+    range, updates[y, x] goes to out[indices[:, y], x] for every x of data's trailing dims."""
     data, idx, upd = inputs
     m = _scatter_nd_layout(IM.probe_type(data), IM.probe_type(idx), IM.probe_type(upd), attrs)
-    dims, idims = IM.te_dims(data), IM.te_dims(idx)
-    ydims = idims[1:]
-    op = _Op(SCATTER_ND, attrs.mode)
 
-    def updated(p, r):
-        y = tuple(IM.unravel(r, ydims))
-        aimed = tir.const(True, "bool")
-        for c in range(m):
-            ok, target = te_valid_index(idx[(c,) + y], dims[c])
-            aimed = aimed & ok & (target == p[c])
-        return aimed, upd[y + tuple(p[m:])]
-    if _static_empty(ydims) or _static_empty(dims):
-        return [IM.compute(SCATTER_ND, dims, lambda *p: data[p])]
-    return [_fold_stage(op, data, dims, IM.prod_dims(ydims), updated)]
+    def for_each_update(ib, ins, combine_at):
+        dims, ydims = ins[0].shape, ins[1].shape[1:]
+        tail = dims[m:]
+        with ib.for_range(0, IM.prod_dims(ydims), name="y") as r:
+            y = tuple(IM.unravel(r, ydims))
+            ok, lead = tir.const(True, "bool"), ()
+            for c in range(m):
+                valid, target = te_valid_index(ins[1][(c,) + y], dims[c])
+                ok, lead = ok & valid, lead + (target,)
+            with ib.if_scope(ok):
+                with ib.for_range(0, IM.prod_dims(tail), name="x") as t:
+                    x = tuple(IM.unravel(t, tail))
+                    combine_at(lead + x, ins[2][y + x])
+    return [_scatter_stage(SCATTER_ND, attrs.mode, inputs, for_each_update)]
 
 
 def _scatter_nd_samples(rng):

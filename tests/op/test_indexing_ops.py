@@ -172,20 +172,15 @@ def test_strided_set_reference_rejects_a_v_of_another_shape():
         run_on(relay.strided_set(x, v, [0], [4], [2]), np.zeros(4, "float32"), np.ones(3, "float32"), kind="debug")
 
 
-@pytest.mark.parametrize("reduction,left,right,want", [
-    ("update", (5, 1), (0, 0), (5, 1)), ("update", (0, 0), (7, 1), (7, 1)), ("update", (5, 1), (7, 1), (7, 1)),
-    ("add", (5, 1), (7, 1), (12, 1)), ("mul", (5, 1), (0, 0), (5, 1)), ("min", (0, 0), (-3, 1), (-3, 1)),
-    ("max", (5, 1), (7, 1), (7, 1)), ("max", (0, 0), (0, 0), (0, 0))])
-def test_scatter_fold_combines_partial_folds_in_order(reduction, left, right, want):
-    """A GPU schedule may split the fold; the partial results must combine to the serial fold
-    (a side that never started holds no value and is skipped)."""
-    from relay_backend import te, tir
-    from relay_backend.op.index_rules import sequential_fold
-    from relay_backend.tir.functor import substitute
-    reducer = sequential_fold(reduction, "int32")
-    r = te.reduce_axis((0, 1), "r")
-    combiner = reducer((tir.const(0, "int32"), tir.const(0, "int32")), axis=[r])[0].combiner
-    binding = dict(zip(combiner.lhs, [tir.const(v, "int32") for v in left]))
-    binding.update(zip(combiner.rhs, [tir.const(v, "int32") for v in right]))
-    got = tuple(tir.simplify(substitute(e, binding)).value for e in combiner.result)
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+@pytest.mark.parametrize("reduction", ["update", "add", "mul", "mean", "min", "max"])
+@pytest.mark.parametrize("so_far,update", [(5, 7), (-7, 2), (3, -3)])
+def test_scatter_step_is_the_numpy_step(reduction, dtype, so_far, update):
+    """The kernels' one step of a reduction (tir) equals the reference's (numpy), including
+    mean's truncation toward zero for integers."""
+    from relay_backend import tir
+    from relay_backend.op.index_rules import np_fold, scatter_step
+    step = scatter_step(reduction, dtype)(tir.const(so_far, dtype), tir.const(update, dtype))
+    got = tir.simplify(step).value
+    want = np_fold(reduction, np.asarray(so_far, dtype), np.asarray(update, dtype))
     assert got == want
