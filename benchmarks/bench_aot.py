@@ -8,7 +8,8 @@ with the same weights. Candidates, timed interleaved (common.interleaved_medians
 - the graph executor (target "llvm": LLVM kernels called from its Python run loop);
 - AOT, target "llvm": the same LLVM-compiled kernel objects linked into the model library,
   the whole model one native call (its outputs must equal the graph executor's bit for bit);
-- AOT, target "c": codegen/c.py's portable C kernels compiled by cc.
+- AOT, target "c -keys=x86,cpu" (aot.c_target_like("llvm")): the same schedules as C kernels
+  (codegen/c.py) compiled by cc, what AOT ran before it linked the LLVM kernels.
 
 Every output is checked against onnxruntime (else the debug interpreter) before timing. Rows:
 (name, unit, median, ratio, spread), ratio = median / onnxruntime's median for the workload
@@ -47,7 +48,7 @@ def _workload_rows(label, builder, kwargs, repeats) -> list:
         graph = relay.build(mod, target="llvm", params=params)["default"](relay.cpu(0))
     graph.set_input("data", data)
     aot_llvm, ws_llvm = _aot_module(mod, params, "llvm", data)
-    aot_c, ws_c = _aot_module(mod, params, "c", data)
+    aot_c, ws_c = _aot_module(mod, params, relay.aot.c_target_like("llvm"), data)
     candidates = {"graph executor": graph.run, f"AOT llvm kernels (ws {ws_llvm // 1024} KiB)": aot_llvm.run,
                   f"AOT C kernels (ws {ws_c // 1024} KiB)": aot_c.run}
     session = _ort_session(model)

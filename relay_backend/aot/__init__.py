@@ -21,8 +21,8 @@ from .build import AotLibrary, compile_model
 from .runtime import AotModule
 from .factory import AotExecutorFactoryModule, aot_build
 from .executor import AotExecutor
-from .kernels import LlvmKernels, kernel_kind
+from .kernels import LlvmKernels, c_target_like, kernel_kind
 
 __all__ = ["AotModule", "AotExecutorFactoryModule", "AotExecutor", "AotCodegenError", "AotProgram",
            "aot_build", "lower_program", "emit_source", "compile_model", "AotLibrary", "ParamsBlob",
-           "pack_params", "check_params", "LlvmKernels", "kernel_kind"]
+           "pack_params", "check_params", "LlvmKernels", "kernel_kind", "c_target_like"]

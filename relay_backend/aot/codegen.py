@@ -8,10 +8,10 @@ entry point TVM's AOT executor names
                                struct tvmgen_default_outputs* outputs);
 
 which calls the kernels in order with pointers into the arena at offsets fixed by the memory
-planner: model.c never mallocs (C kernels: nothing does; LLVM kernels heap-allocate their
-largest temporaries as under the graph executor). model.h declares the two structs (one `void*` field per
-input, named after the Relay var, and per output: output0, output1, ...), their byte sizes
-and the workspace size. Caller buffers must be 64-byte aligned (the kernels assume it); the
+planner: model.c never mallocs (with C kernels nothing does; LLVM kernels heap-allocate their
+largest temporaries, as under the graph executor). model.h declares the two structs (one
+`void*` field per input, named after the Relay var, and per output: output0, output1, ...),
+their byte sizes and the workspace size. Caller buffers must be 64-byte aligned (the kernels assume it); the
 entry checks and returns TVMGEN_ERR_ALIGN otherwise.
 
 The constants are not C text: they are model_params.bin (params.py), included into .rodata by

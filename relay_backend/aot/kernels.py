@@ -14,7 +14,8 @@ As in TVM, the Target picks the kernels' code generator and Executor("aot") the 
   workspace.
 * target "c": codegen/c.py's C99 kernels are written into model.c itself, so the exported
   project builds anywhere a C compiler does, with no object code for one CPU; kernel scratch
-  lives in the static workspace and nothing allocates.
+  lives in the static workspace and nothing allocates. `c_target_like("llvm")` is the "c"
+  target that keeps the llvm target's schedules (x86 on this host: "c -keys=x86,cpu").
 """
 from dataclasses import dataclass
 
@@ -74,6 +75,14 @@ def kernel_kind(target) -> str:
     return "llvm" if as_target(target).kind.name == "llvm" else "c"
 
 
+def c_target_like(target="llvm"):
+    """A "c" target that selects the schedules `target` selects (its strategy keys, e.g.
+    x86 and cpu on this host), so the C kernels differ from the LLVM ones only in who compiles
+    them. Plain "c" has the generic "cpu" key only, whose schedules are slower."""
+    keys = ",".join(as_target(target).keys)
+    return as_target(f"c -keys={keys}")
+
+
 def compile_llvm_kernels(prim_funcs: dict, target) -> LlvmKernels:
     """The program's kernels ({name: PrimFunc}) compiled by LLVM for `target`, through the
     on-disk kernel cache the graph executor uses."""
@@ -81,4 +90,4 @@ def compile_llvm_kernels(prim_funcs: dict, target) -> LlvmKernels:
     return LlvmKernels(infos, compiled, spec, has_openmp)
 
 
-__all__ = ["LlvmKernels", "kernel_kind", "compile_llvm_kernels"]
+__all__ = ["LlvmKernels", "kernel_kind", "c_target_like", "compile_llvm_kernels"]

@@ -99,3 +99,18 @@ def test_exported_llvm_project_links_the_kernel_object(tmp_path):
     out = np.fromfile(os.path.join(out_dir, "outputs.bin"), dtype="float32")
     in_process = _outputs(factory["default"](relay.cpu(0)), inputs)[0]
     np.testing.assert_array_equal(out.reshape(in_process.shape), in_process)
+
+
+def test_c_target_like_llvm_keeps_the_llvm_schedules():
+    """Plain "c" selects the generic schedules; c_target_like("llvm") the llvm target's
+    (NCHWc convolutions on x86 at opt_level 3), as C kernels that agree with the interpreter."""
+    mod, params, inputs = _resnet_block()
+    factories = {}
+    with relay.transform.PassContext(opt_level=3):
+        for name, target in (("llvm", "llvm"), ("like", relay.aot.c_target_like("llvm"))):
+            factories[name] = relay.build(mod, target=target, params=params, executor="aot")
+    like = factories["like"]
+    assert like.kernel_kind == "c" and like.target.kind.name == "c"
+    assert set(like.program.prim_funcs) == set(factories["llvm"].program.prim_funcs)
+    for a, r in zip(_outputs(like["default"](relay.cpu(0)), inputs), _interpret(mod, params, inputs)):
+        np.testing.assert_allclose(a, r, rtol=RTOL, atol=ATOL)
