@@ -14,7 +14,13 @@ with the same weights. Candidates, timed interleaved (common.interleaved_medians
 Every output is checked against onnxruntime (else the debug interpreter) before timing. Rows:
 (name, unit, median, ratio, spread), ratio = median / onnxruntime's median for the workload
 (the graph executor's without onnxruntime).
+
+`python -m benchmarks.bench_aot [repeats] [--one-thread]`: --one-thread runs every system on
+one thread (set_num_threads(1), onnxruntime with 1 intra-op thread) and times this thread's CPU
+time (time.thread_time), which other processes on a loaded machine do not inflate.
 """
+import time
+
 import numpy as np
 
 import relay_backend as relay
@@ -40,7 +46,7 @@ def _aot_module(mod, params, target, data):
     return module, factory.workspace_size
 
 
-def _workload_rows(label, builder, kwargs, repeats) -> list:
+def _workload_rows(label, builder, kwargs, repeats, threads, clock) -> list:
     model, shape = builder(**kwargs)
     data = np.random.default_rng(0).standard_normal(shape).astype("float32")
     mod, params = from_onnx(model)
@@ -51,11 +57,11 @@ def _workload_rows(label, builder, kwargs, repeats) -> list:
     aot_c, ws_c = _aot_module(mod, params, relay.aot.c_target_like("llvm"), data)
     candidates = {"graph executor": graph.run, f"AOT llvm kernels (ws {ws_llvm // 1024} KiB)": aot_llvm.run,
                   f"AOT C kernels (ws {ws_c // 1024} KiB)": aot_c.run}
-    session = _ort_session(model)
+    session = _ort_session(model, threads)
     if session is not None:
         want = session.run(None, {"data": data})[0].astype("float64")
-        candidates = {ORT: lambda: session.run(None, {"data": data}), **candidates}
-        ref = ORT
+        candidates = {_ort_name(threads): lambda: session.run(None, {"data": data}), **candidates}
+        ref = _ort_name(threads)
     else:
         want = relay.create_executor("debug", mod=mod, params=params).evaluate()(data).numpy()
         ref = "the debug interpreter"
@@ -66,24 +72,33 @@ def _workload_rows(label, builder, kwargs, repeats) -> list:
         _check(label, name, outputs[name], want, ref)
     if not np.array_equal(outputs["AOT llvm"], outputs["graph executor"]):
         raise AssertionError(f"{label}: AOT with LLVM kernels differs from the graph executor")
-    timing = interleaved_medians(candidates, repeats=repeats * 4)
-    base = timing[ORT if session is not None else "graph executor"][0]
+    timing = interleaved_medians(candidates, repeats=repeats * 4, clock=clock)
+    base = timing[_ort_name(threads) if session is not None else "graph executor"][0]
     return [(f"{label}, {name}", "ms", median * 1e3, median / base, spread)
             for name, (median, spread) in timing.items()]
 
 
-def run(repeats: int = 15) -> list:
-    """One row per workload and system (see the module docstring)."""
+def _ort_name(threads: int) -> str:
+    return ORT if threads == 2 else f"onnxruntime {threads} thread{'s' if threads > 1 else ''}"
+
+
+def run(repeats: int = 15, one_thread: bool = False) -> list:
+    """One row per workload and system (see the module docstring); `one_thread`: everything on
+    one thread, timed in this thread's CPU time."""
+    if one_thread:
+        relay.runtime.set_num_threads(1)
+    threads, clock = (1, time.thread_time) if one_thread else (2, time.perf_counter)
     rows = []
     for label, builder, kwargs in _workloads():
-        rows += _workload_rows(label, builder, kwargs, repeats)
+        rows += _workload_rows(label, builder, kwargs, repeats, threads, clock)
     return rows
 
 
 if __name__ == "__main__":
     import os
     import sys
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     print(f"load average {os.getloadavg()}", flush=True)
-    for row in run(int(sys.argv[1]) if len(sys.argv) > 1 else 15):
+    for row in run(int(args[0]) if args else 15, one_thread="--one-thread" in sys.argv):
         print(f"{row[0]:64} {row[2]:8.3f} {row[1]} {row[3]:6.2f} {row[4]:5.0%}")
     print(f"load average {os.getloadavg()}")
