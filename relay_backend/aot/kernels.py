@@ -71,14 +71,36 @@ class LlvmKernels:
 
 
 def kernel_kind(target) -> str:
-    """"llvm" when `target` is an llvm target (the kernels are LLVM objects), else "c"."""
+    """Which kernels an AOT build for `target` links.
+
+    Parameters
+    ----------
+    target : str or Target
+        The build's target.
+
+    Returns
+    -------
+    kind : str
+        "llvm" for an llvm target (the kernels are LLVM objects), else "c".
+    """
     return "llvm" if as_target(target).kind.name == "llvm" else "c"
 
 
 def c_target_like(target="llvm"):
     """A "c" target that selects the schedules `target` selects (its strategy keys, e.g.
     x86 and cpu on this host), so the C kernels differ from the LLVM ones only in who compiles
-    them. Plain "c" has the generic "cpu" key only, whose schedules are slower."""
+    them. Plain "c" has the generic "cpu" key only, whose schedules are slower.
+
+    Parameters
+    ----------
+    target : str or Target, optional
+        The target whose schedules to keep. Defaults to "llvm" (this host).
+
+    Returns
+    -------
+    c_target : Target
+        "c -keys=<its keys>", e.g. "c -keys=x86,cpu".
+    """
     keys = ",".join(as_target(target).keys)
     return as_target(f"c -keys={keys}")
 
