@@ -6,6 +6,8 @@
     amod.set_input("data", x); amod.run(); y = amod.get_output(0).numpy()
     factory.export_library("out/")          # model.c model.h model_params.bin Makefile main.c
 
+Target "llvm" links the graph executor's LLVM-compiled kernels (the same code and bits) into
+the library, target "c" writes portable C kernels into model.c (kernels.py).
 program.py flattens the fused main and plans memory; codegen.py emits model.c / model.h with
 `tvmgen_default_run(struct tvmgen_default_inputs*, struct tvmgen_default_outputs*)`, and
 params.py packs the constants into model_params.bin, which model.c includes with `.incbin`; build.py
@@ -19,7 +21,8 @@ from .build import AotLibrary, compile_model
 from .runtime import AotModule
 from .factory import AotExecutorFactoryModule, aot_build
 from .executor import AotExecutor
+from .kernels import LlvmKernels, c_target_like, kernel_kind
 
 __all__ = ["AotModule", "AotExecutorFactoryModule", "AotExecutor", "AotCodegenError", "AotProgram",
            "aot_build", "lower_program", "emit_source", "compile_model", "AotLibrary", "ParamsBlob",
-           "pack_params", "check_params"]
+           "pack_params", "check_params", "LlvmKernels", "kernel_kind", "c_target_like"]

@@ -1,4 +1,5 @@
-"""Compile model.c (+ model.h, model_params.bin) with the system C compiler; load it with ctypes.
+"""Compile model.c (+ model.h, model_params.bin, and the LLVM kernels' objects for target
+"llvm") with the system C compiler into one shared library; load it with ctypes.
 
 Flags are codegen.c's (`cc -O3 -march=native -fPIC -shared -std=c99`, plus -fopenmp when the
 compiler supports it). Libraries are cached per process by (sources, flags): building the same
@@ -71,10 +72,12 @@ def _write(path: str, data) -> None:
     os.replace(tmp, path)
 
 
-def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, options=()) -> str:
+def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, options=(),
+                  objects=(), libraries=()) -> str:
     """Build (or find in the cache, by content and flags) a shared library from model.c,
-    model.h and model_params.bin. The C compiler runs in the folder that holds the three
-    files, where the assembler's `.incbin` looks for model_params.bin.
+    model.h and model_params.bin, linking in `objects` (LLVM-compiled kernels). The C compiler
+    runs in the folder that holds the files, where the assembler's `.incbin` looks for
+    model_params.bin.
 
     Parameters
     ----------
@@ -89,6 +92,11 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
         supports it.
     options : tuple of str, optional
         More compiler flags, after the usual ones. Defaults to ().
+    objects : sequence of bytes, optional
+        Relocatable position-independent objects to link in (the kernels model.c declares
+        extern). Defaults to ().
+    libraries : sequence of str, optional
+        Libraries they call into besides libm, as "gomp" for -lgomp. Defaults to ().
 
     Returns
     -------
@@ -98,8 +106,11 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
-    digest = hashlib.sha256("\0".join([*cc, *flags, c_source, h_source]).encode())
+    libs = [f"-l{lib}" for lib in dict.fromkeys(["m", *libraries])]
+    digest = hashlib.sha256("\0".join([*cc, *flags, *libs, c_source, h_source]).encode())
     digest.update(params)
+    for data in objects:
+        digest.update(hashlib.sha256(data).digest())
     key = digest.hexdigest()[:24]
     folder = os.path.join(_cache_dir(), key)
     lib_path = os.path.join(folder, "model.so")
@@ -111,13 +122,15 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     if stored is not None and "so" in stored:
         _write(lib_path, stored["so"])
         return lib_path
-    for name, data in (("model.c", c_source), ("model.h", h_source), (PARAMS_FILE, params)):
+    object_names = [f"kernel{i}.o" for i in range(len(objects))]
+    for name, data in (("model.c", c_source), ("model.h", h_source), (PARAMS_FILE, params),
+                       *zip(object_names, objects)):
         _write(os.path.join(folder, name), data)
     tmp = lib_path + f".{os.getpid()}.{threading.get_ident()}.tmp"
-    cmd = [*cc, *flags, "model.c", "-o", tmp, "-lm"]
+    cmd = [*cc, *flags, "model.c", *object_names, "-o", tmp, *libs]
     if diagnostics.wants(4):
         _CODE_LOG.debug("AOT model.c (%d chars):\n%s", len(c_source), c_source)
-    progress.begin("compiled", total=1, note="C compiler, whole program")
+    progress.begin("linked" if objects else "compiled", total=1, note="C compiler, whole program")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
     with _LOCKS_GUARD:
         _CC_RUNS[0] += 1
@@ -127,7 +140,7 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     with open(tmp, "rb") as f:
         cache.store(CACHE_KIND, disk_key, {"so": f.read()})
     os.replace(tmp, lib_path)
-    progress.advance("compiled")
+    progress.advance("linked" if objects else "compiled")
     return lib_path
 
 

@@ -1,7 +1,8 @@
 """AotExecutorFactoryModule: what `relay_backend.build(..., executor="aot")` returns.
 
-`aot_build(opt_mod, target, mod_name)` flattens the optimized main (program.py), emits model.c,
-model.h and model_params.bin (codegen.py, params.py), compiles and loads them (build.py). The factory reports
+`aot_build(opt_mod, target, mod_name)` flattens the optimized main (program.py), compiles the
+kernels with LLVM for target "llvm" (kernels.py), emits model.c, model.h and model_params.bin
+(codegen.py, params.py), compiles and links them into one library and loads it (build.py). The factory reports
 `workspace_size` (bytes of the static arena), creates AotModules with `["default"](device)`,
 and `export_library(dir)` writes the standalone sources (export.py).
 """
@@ -11,6 +12,7 @@ from ..target import as_target
 from .build import AotLibrary, compile_model
 from .codegen import emit_source, field_names
 from .export import export_sources
+from .kernels import compile_llvm_kernels, kernel_kind
 from .program import lower_program
 from .runtime import AotModule
 
@@ -39,10 +41,13 @@ class AotExecutorFactoryModule:
         The name the runnable module is made under. Defaults to "default".
     params_blob : bytes, optional
         The bytes of model_params.bin, the constants model.c embeds. Defaults to b"".
+    kernels : aot.kernels.LlvmKernels, optional
+        The LLVM-compiled kernels linked into the library (target "llvm"); None (the default)
+        when model.c holds C kernels (target "c").
     """
 
     def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default",
-                 params_blob=b""):
+                 params_blob=b"", kernels=None):
         self.ir_mod = ir_mod
         self.target = target
         self.program = program
@@ -51,12 +56,24 @@ class AotExecutorFactoryModule:
         self.h_source = h_source
         self.params_blob = params_blob      # the bytes of model_params.bin (aot/params.py)
         self.libmod_name = libmod_name
+        self.kernels = kernels
         self.workspace_size = program.workspace_size
         self.input_fields, self.output_fields = field_names(program)
         self.input_names = [name for name, _ in program.inputs]
         self.input_types = [(program.tensors[t].shape, program.tensors[t].dtype) for _, t in program.inputs]
         self.output_types = [(program.tensors[t].shape, program.tensors[t].dtype) for t in program.outputs]
         self.bound_param_names = frozenset()      # build(params=...) names, see ExecutorModule
+
+    @property
+    def kernel_kind(self) -> str:
+        """"llvm" when LLVM-compiled kernel objects are linked in, "c" when model.c holds C
+        kernels (or the model calls no kernel)."""
+        return "llvm" if self.kernels is not None else "c"
+
+    @property
+    def kernel_objects(self) -> list:
+        """The linked kernels' object code (bytes, one per kernel); [] for C kernels."""
+        return self.kernels.objects if self.kernels is not None else []
 
     # -- TVM accessors
     def get_lib(self) -> AotLibrary:
@@ -134,7 +151,9 @@ class AotExecutorFactoryModule:
 
     def export_library(self, directory, **kwargs) -> str:
         """Write a standalone C project into a directory: model.c, model.h, model_params.bin, a
-        Makefile and a sample main.c, which build with no Python.
+        Makefile and a sample main.c (and kernels.o, the LLVM-compiled kernels for this CPU,
+        for target "llvm"; build with target "c" for kernels as portable C), which build with
+        no Python.
 
         Parameters
         ----------
@@ -185,7 +204,9 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
     opt_mod : IRModule
         A module through the default pipeline (fused and typed).
     target : str or Target, optional
-        A CPU target ("llvm" or "c", possibly cross). Defaults to "llvm".
+        A CPU target of this machine: "llvm" (the default) links the graph executor's
+        LLVM-compiled kernels into the library, "c" writes portable C kernels into model.c
+        (aot/kernels.py).
     mod_name : str, optional
         The prefix of the generated names (tvmgen_<mod_name>_run). Defaults to "default".
 
@@ -198,8 +219,13 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
     func = opt_mod["main"]
     with build_progress("aot build"):
         program = lower_program(func, target, mod_name)
-        c_source, h_source, _, blob = emit_source(program)
-        lib = AotLibrary(compile_model(c_source, h_source, blob.data), program.prefix, c_source, h_source)
+        kernels = compile_llvm_kernels(program.prim_funcs, target) \
+            if kernel_kind(target) == "llvm" and program.prim_funcs else None
+        c_source, h_source, _, blob = emit_source(program, kernels=kernels)
+        path = compile_model(c_source, h_source, blob.data,
+                             objects=kernels.objects if kernels else (),
+                             libraries=kernels.libraries if kernels else ())
+        lib = AotLibrary(path, program.prefix, c_source, h_source)
     return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name,
-                                    params_blob=blob.data)
+                                    params_blob=blob.data, kernels=kernels)
 

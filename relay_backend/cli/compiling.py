@@ -126,10 +126,13 @@ def _write_viz(mod, params, factory, folder) -> list:
 
 
 def export_c(model_path, output, input_shapes, opt_level) -> str:
-    """Build the model for the AOT executor and write its standalone C project to `output`."""
+    """Build the model for the AOT executor and write its standalone C project to `output`
+    (a "c" target with the llvm target's schedules: the kernels are C sources too, not
+    objects for this CPU)."""
+    from ..aot.kernels import c_target_like
     mod, params = import_onnx(model_path, input_shapes)
     with PassContext(opt_level=opt_level):
-        factory = build(mod, "llvm", params=params, executor="aot")
+        factory = build(mod, c_target_like("llvm"), params=params, executor="aot")
     return factory.export_library(output)
 
 

@@ -171,15 +171,17 @@ def codegen_llvm(funcs, has_openmp=None):
     return mcg.text(), infos
 
 
-def build_llvm(funcs, target=None) -> Module:
-    """Compile PrimFuncs for an llvm Target (the host CPU by default) into a runtime Module.
+def compile_kernel_objects(funcs, target=None) -> tuple:
+    """Compile PrimFuncs for an llvm Target into position-independent objects, one per kernel:
+    each looked up in the on-disk cache, else compiled (in parallel when there are several:
+    llvm_cache / llvm_pool) and stored. Shared by build_llvm (which JIT-loads the objects) and
+    the AOT executor (which links them into the model's library), so both run the same code.
 
-    Every kernel is its own LLVM module: looked up in the on-disk cache, else compiled (in
-    parallel when there are several: llvm_cache / llvm_pool) to a position-independent object.
-    Code for this machine is then loaded into one MCJIT engine and callable; code for another
-    machine (-mtriple of another instruction set, a -mcpu or -mattr the host lacks) stays
-    object code for that machine: the Module exports it (export_library with cc= a cross
-    compiler, or a ".o" path) and refuses to run it here.
+    Returns
+    -------
+    result : tuple
+        ([FunctionInfo], [llvm_cache.CompiledKernel], MachineSpec, has_openmp), the kernels in
+        `funcs` order; has_openmp says whether parallel loops call GNU OpenMP (libgomp).
     """
     funcs = list(funcs)
     target = as_target(target if target is not None else "llvm")
@@ -189,11 +191,39 @@ def build_llvm(funcs, target=None) -> Module:
     infos = [kernel_signature(f, taken) for f in funcs]
     kernels = compile_kernels(funcs, spec, str(target), has_openmp,
                               lambda func: codegen_llvm([func], has_openmp)[0])
+    return infos, kernels, spec, has_openmp
+
+
+def build_llvm(funcs, target=None) -> Module:
+    """Compile PrimFuncs for an llvm Target (the host CPU by default) into a runtime Module.
+
+    Every kernel is its own LLVM module, compiled (or found in the disk cache) by
+    compile_kernel_objects to a position-independent object. Code for this machine is then
+    loaded into one MCJIT engine and callable; code for another
+    machine (-mtriple of another instruction set, a -mcpu or -mattr the host lacks) stays
+    object code for that machine: the Module exports it (export_library with cc= a cross
+    compiler, or a ".o" path) and refuses to run it here.
+    """
+    infos, kernels, spec, has_openmp = compile_kernel_objects(funcs, target)
     module = kernel_module(infos, kernels, spec, has_openmp)
     module.build_stats = {"kernels": len(kernels),
                           "compiled": sum(not k.from_cache for k in kernels),
                           "from_cache": sum(k.from_cache for k in kernels)}
     return module
+
+
+def link_libraries(has_openmp: bool) -> tuple:
+    """The libraries compiled kernels call into: libm, and GNU OpenMP (GOMP_parallel,
+    omp_get_thread_num) when their parallel loops use it."""
+    return ("m", "gomp") if has_openmp else ("m",)
+
+
+def single_object(kernels, spec) -> bytes:
+    """One relocatable object holding every kernel (llvm_cache.CompiledKernel): the kernel's
+    own object when there is one, else their optimised IR linked in LLVM and emitted again."""
+    if len(kernels) == 1:
+        return kernels[0].object_code
+    return llvm_target.emit_linked_object([k.ir for k in kernels], spec)
 
 
 def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
@@ -203,10 +233,10 @@ def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
     what = ", ".join(i.name for i in infos)
     if diagnostics.wants(4):
         _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, "\n".join(optimized))
-    libs = ("m", "gomp") if has_openmp else ("m",)
+    libs = link_libraries(has_openmp)
 
     def object_code():
-        return objects[0] if len(objects) == 1 else llvm_target.emit_linked_object(optimized, spec)
+        return single_object(kernels, spec)
 
     def exporter(path, cc=None, fcompile=None):
         if not spec.runs_here and cc is None and fcompile is None:

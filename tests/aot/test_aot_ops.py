@@ -1,4 +1,5 @@
-"""Every registered op and sample through the AOT executor, checked against the op's numpy reference.
+"""Every registered op and sample through the AOT executor (LLVM kernels; C kernels under -m slow),
+checked against the op's numpy reference.
 
 Compiling one C program per sample would take minutes, so samples are batched: one Relay main per
 chunk of ops takes every sample's inputs and returns a tuple of every sample's result; each
@@ -52,9 +53,10 @@ def _program(cases):
     return mod, inputs, expected
 
 
-def _check(cases):
+def _check(cases, target):
     mod, inputs, expected = _program(cases)
-    out = relay.create_executor("aot", mod=mod).evaluate()(*inputs)
+    build_target = relay.aot.c_target_like("llvm") if target == "c-like-llvm" else target
+    out = relay.create_executor("aot", mod=mod, target=build_target).evaluate()(*inputs)
     actual = _flatten(out)
     assert len(actual) == sum(len(e) for _, e in expected)
     pos = 0
@@ -62,7 +64,7 @@ def _check(cases):
         for k, e in enumerate(outs):
             a, e = actual[pos], np.asarray(e)
             pos += 1
-            what = f"{label} output {k} on aot"
+            what = f"{label} output {k} on aot ({target} kernels)"
             assert a.shape == e.shape and a.dtype == e.dtype, f"{what}: {a.shape} {a.dtype} != {e.shape} {e.dtype}"
             if e.dtype.kind == "f":
                 tol = TOLERANCE[str(e.dtype)]
@@ -82,12 +84,16 @@ def _chunks():
             yield pytest.param(chunk, id=f"{chunk[0].name}..{chunk[-1].name}")
 
 
+# target "llvm" links the graph executor's LLVM kernels; C kernels of the same schedules
+# (aot.c_target_like, what export-c builds; codegen/c.py is also checked kernel by kernel in
+# tests/codegen/test_codegen_c.py) run under -m slow to keep the default suite short
+@pytest.mark.parametrize("target", ["llvm", pytest.param("c-like-llvm", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("ops", list(_chunks()))
-def test_op_samples_match_reference(ops):
+def test_op_samples_match_reference(ops, target):
     cases = [(op, i, s) for op in ops for i, s in enumerate(op.samples(np.random.default_rng(0)))]
     try:
-        _check(cases)
+        _check(cases, target)
     except Exception:
         for op in ops:      # name the failing op(s)
-            _check([(o, i, s) for o, i, s in cases if o is op])
+            _check([(o, i, s) for o, i, s in cases if o is op], target)
         raise

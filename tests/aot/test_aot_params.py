@@ -94,8 +94,8 @@ def test_params_file_can_be_named_when_building_elsewhere(tmp_path):
     from relay_backend.codegen.c_compiler import find_cc
     x = relay.var("x", shape=(8,))
     mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(np.arange(8, dtype="float32")))))
-    out_dir = relay.build(mod, executor="aot").export_library(str(tmp_path / "model"))
-    params = os.path.join(out_dir, "model_params.bin")
+    out_dir = relay.build(mod, target="c", executor="aot").export_library(str(tmp_path / "model"))
+    params = os.path.join(out_dir, "model_params.bin")      # target "c": main.c + model.c is all
     build = tmp_path / "elsewhere"
     build.mkdir()
     proc = subprocess.run([*find_cc(), "-O1", "-std=c99", f"-DTVMGEN_DEFAULT_PARAMS_FILE=\"{params}\"",
