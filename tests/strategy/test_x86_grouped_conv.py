@@ -15,16 +15,17 @@ from .test_x86 import _bias_relu, _check, _run_impl, _types
 pytestmark = pytest.mark.compile
 
 
-def grouped_conv_reference(x, w, strides, pads, dilation, groups):
-    """NCHW data, OIHW weight, float64: out[:, o] = sum over its group's channels and the taps."""
+def grouped_conv_reference(x, w, strides, pads, dilation, groups, dtype="float64"):
+    """NCHW data, OIHW weight, in `dtype` (float64, or int64 for exact integer sums):
+    out[:, o] = sum over its group's channels and the taps."""
     n, c, h, wd = x.shape
     o, i, kh, kw = w.shape
     (sh, sw), (dh, dw) = strides, dilation
     top, left, bottom, right = pads
-    xp = np.pad(x.astype("float64"), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    xp = np.pad(x.astype(dtype), ((0, 0), (0, 0), (top, bottom), (left, right)))
     oh = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1
     ow = (wd + left + right - dw * (kw - 1) - 1) // sw + 1
-    out = np.zeros((n, o, oh, ow))
+    out = np.zeros((n, o, oh, ow), dtype)
     per_group = o // groups
     for oc in range(o):
         first = (oc // per_group) * i
@@ -32,7 +33,7 @@ def grouped_conv_reference(x, w, strides, pads, dilation, groups):
             for q in range(kw):
                 patch = xp[:, first:first + i, p * dh:p * dh + sh * (oh - 1) + 1:sh,
                            q * dw:q * dw + sw * (ow - 1) + 1:sw]
-                out[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, p, q].astype("float64"))
+                out[:, oc] += np.einsum("nchw,c->nhw", patch, w[oc, :, p, q].astype(dtype))
     return out
 
 
