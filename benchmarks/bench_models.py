@@ -70,13 +70,13 @@ def _workloads(quick: bool) -> list:
 
 
 # --- peers -----------------------------------------------------------------------------------
-def _ort_session(model):
+def _ort_session(model, threads: int = 2):
     try:
         import onnxruntime as ort
     except ImportError:
         return None
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 2
+    opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     # spinning workers would hold the second core while our kernels run (see bench_kernels)
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
