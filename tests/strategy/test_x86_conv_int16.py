@@ -11,7 +11,7 @@ import pytest
 
 import relay_backend as relay
 from relay_backend import te, tir
-from relay_backend.codegen import build, llvm_target
+from relay_backend.codegen import llvm_target
 from relay_backend.op.registry import get as get_op
 from relay_backend.strategy import x86_conv_int16
 from relay_backend.te_compiler.select import select_implementation
