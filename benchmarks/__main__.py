@@ -12,10 +12,11 @@ import sys
 from relay_backend.progress import progress_bar
 
 from . import bench_aot, bench_frontend_passes, bench_kernels, bench_models, bench_symbolic, bench_vm
-from . import bench_qnn
+from . import bench_conv_ops, bench_qnn
 
 SUITES = {"frontend_passes": bench_frontend_passes, "kernels": bench_kernels, "vm": bench_vm,
-          "aot": bench_aot, "models": bench_models, "symbolic": bench_symbolic, "qnn": bench_qnn}
+          "aot": bench_aot, "models": bench_models, "symbolic": bench_symbolic, "qnn": bench_qnn,
+          "conv_ops": bench_conv_ops}
 
 
 def main() -> None:

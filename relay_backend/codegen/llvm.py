@@ -62,8 +62,10 @@ class ModuleCodegen:
         mds = []
         for key, value in props:
             ops = [ir.MetaDataString(self.module, key)]
-            if value is not None:
-                ops.append(ir.Constant(ir.IntType(1), int(bool(value))))
+            if isinstance(value, bool):
+                ops.append(ir.Constant(ir.IntType(1), int(value)))
+            elif value is not None:             # a count, e.g. llvm.loop.vectorize.width
+                ops.append(ir.Constant(ir.IntType(32), int(value)))
             mds.append(self.module.add_metadata(ops))
         self._loops += 1
         tag = ir.MetaDataString(self.module, f"rb.loop.{self._loops}")

@@ -115,7 +115,10 @@ class FunctionEmitter(ExprEmitter):
 
     def _loop_md(self, s):
         if s.kind == "vectorized":
-            return self.mcg.loop_metadata([("llvm.loop.vectorize.enable", True)])
+            props = [("llvm.loop.vectorize.enable", True)]
+            if "vector_width" in s.annotations:     # te Stage.vectorize(axis, width)
+                props.append(("llvm.loop.vectorize.width", int(s.annotations["vector_width"])))
+            return self.mcg.loop_metadata(props)
         if s.kind == "unrolled":
             full = isinstance(s.extent, tir.IntImm)
             return self.mcg.loop_metadata([("llvm.loop.unroll.full" if full

@@ -48,8 +48,10 @@ def inline_injective(s) -> None:
     inline_except(s)
 
 
-def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True) -> None:
-    """Parallelize the fused outer axes of a root stage and vectorize its innermost axis."""
+def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True, serial_inner: int = 0) -> None:
+    """Parallelize the fused outer axes of a root stage and vectorize its innermost axis;
+    the last `serial_inner` of the outer axes stay serial loops inside the parallel one (a
+    transpose-like stage then decomposes its parallel index once per row, not per vector)."""
     axes = list(stage.op.axis)
     if not axes:
         return
@@ -68,6 +70,7 @@ def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True) -> No
         outer.append(last)
     limit = PARALLEL_MIN_WORK if stage.op.is_reduction else PARALLEL_MIN_ELEMS
     if parallel and outer and _work(stage.op) >= limit:
+        outer = outer[:max(1, len(outer) - serial_inner)]
         fused = stage.fuse(*outer) if len(outer) > 1 else outer[0]
         stage.parallel(fused)
 

@@ -11,7 +11,7 @@ window schedule instead of the generic one, which keeps the reduction innermost 
 
 The innermost output axis (W for channel-first layouts, C for channel-last) is the vectorized
 one. Padded and zero-dilated input stages are injective, so they are inlined into the loads.
-`schedule_window_tiles` is shared with the depthwise / grouped conv2d of x86_group_conv.py.
+`schedule_window_tiles` is shared with the channel-last (NHWC) conv2d of x86_conv_layouts.py.
 """
 from .. import te
 from ..op.registry import get as get_op

@@ -404,7 +404,8 @@ class _Lowering:
                         stmt = S.Allocate(buf, stmt, buf.scope)
             attrs = st.iter_attrs.get(id(iv), {})
             stmt = S.For(iv.var, 0, ext[id(iv)], attrs.get("kind", "serial"), stmt,
-                         attrs.get("thread"))
+                         attrs.get("thread"),
+                         {"vector_width": attrs["vector_width"]} if "vector_width" in attrs else None)
         if by_level[-1]:
             stmt = S.IfThenElse(E.all(*by_level[-1]), stmt)
         return stmt

@@ -137,8 +137,16 @@ class Stage:
         self._leaf_index(ivar, what)
         self.iter_attrs.setdefault(id(ivar), {})["kind"] = kind
 
-    def vectorize(self, ivar):
+    def vectorize(self, ivar, width: int = None):
+        """Mark `ivar` for LLVM's loop vectorizer; `width` (lanes) overrides its cost model's
+        choice (llvm.loop.vectorize.width), e.g. 16 int32 lanes over int16 loads so that a
+        reduction of 16-bit products reaches the 16-lane vpmaddwd form."""
         self._annotate(ivar, "vectorized", "vectorize")
+        if width is not None:
+            if not isinstance(width, int) or width < 2 or width & (width - 1):
+                raise CompileError(f"vectorize on {self.op.name}: width must be a power of two "
+                                   f">= 2, got {width!r}")
+            self.iter_attrs[id(ivar)]["vector_width"] = width
 
     def _check_data_axis(self, ivar, what):
         """Reject running a reduction axis concurrently: its iterations all update the same

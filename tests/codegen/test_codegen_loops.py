@@ -116,3 +116,24 @@ def test_nested_parallel_runs_inner_serially():
     out = nd.empty((n, n), "int32")
     mod["nest"](out)
     np.testing.assert_array_equal(out.numpy(), np.arange(n * n).reshape(n, n))
+
+
+def test_vectorize_width_reaches_the_loop_metadata():
+    """Stage.vectorize(axis, width) lowers to a For annotation and llvm.loop.vectorize.width;
+    the result is the same sum, and a width that is not a power of two is refused."""
+    from relay_backend import te
+    from relay_backend.errors import CompileError
+    a = te.placeholder((4, 96), "int16", name="a")
+    r = te.reduce_axis((0, 96), "r")
+    out = te.compute((4,), lambda i: te.sum(a[i, r].astype("int32") * a[i, r].astype("int32"), axis=[r]), name="sq")
+    s = te.create_schedule([out])
+    s[out].vectorize(r, 32)
+    func = te.lower(s, [a, out], "sq")
+    text, _ = codegen_llvm([func])
+    assert re.search(r'!"llvm.loop.vectorize.width", i32 32', text)
+    x = np.random.default_rng(0).integers(-300, 300, (4, 96)).astype("int16")
+    res = nd.empty((4,), "int32")
+    build(func)["sq"](nd.array(x), res)
+    np.testing.assert_array_equal(res.numpy(), (x.astype("int64") ** 2).sum(axis=1))
+    with pytest.raises(CompileError, match="power of two"):
+        te.create_schedule([out])[out].vectorize(r, 24)

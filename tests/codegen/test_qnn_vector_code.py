@@ -8,8 +8,8 @@ import numpy as np
 
 import relay_backend as relay
 
-VECTOR_I32_MUL = re.compile(r"= mul (nsw )?<(4|8|16) x i32>")
-VECTOR_I32_ADD = re.compile(r"= add (nsw )?<(4|8|16) x i32>")
+VECTOR_I32_MUL = re.compile(r"= mul (nsw )?<(4|8|16|32) x i32>")   # 32: the vpmaddwd pair kernel
+VECTOR_I32_ADD = re.compile(r"= add (nsw )?<(4|8|16|32) x i32>")
 
 
 def _kernel(ll: str, name_part: str) -> str:

@@ -56,7 +56,7 @@ def _impls(op_name, arrays, attrs):
     return op, out_type, impls
 
 
-X86_OPS = ["nn.dense", "nn.batch_matmul", "nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d",
+X86_OPS = ["nn.dense", "nn.batch_matmul", "nn.conv2d", "nn.max_pool2d", "nn.avg_pool2d", "layout_transform",
            "nn.global_max_pool2d", "nn.global_avg_pool2d"]
 
 

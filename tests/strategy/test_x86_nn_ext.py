@@ -1,5 +1,5 @@
 """x86 implementations of the issue-20 nn ops (strategy/x86_conv_nd.py, x86_conv_transpose.py,
-x86_group_conv.py): every sample of each op through each x86 implementation that applies,
+x86_conv_layouts.py): every sample of each op through each x86 implementation that applies,
 compiled and run against the op's numpy reference; the phase-split transposed convolution on
 strides, groups, odd kernels and 1-D / 3-D, with a fused bias + relu epilogue; and selection
 (the x86 implementations outrank the generic one). Tolerances as tests/strategy/test_x86.py."""
