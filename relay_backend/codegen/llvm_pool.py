@@ -26,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
 
 from ..config import get as get_config
@@ -35,7 +36,8 @@ PARALLEL_MIN_UNITS = 3          # fewer kernels than this compile in-process
 PARALLEL_MIN_IR_BYTES = 64 << 10  # ... and so does less IR in all (a few small kernels)
 PROBE_TIMEOUT_S = 60.0
 RECYCLE_AFTER = 2000
-_POOL = {"executor": None, "jobs": 0, "units": 0}
+EXIT_JOIN_S = 10.0       # how long stopping the pool waits for its workers before killing them
+_POOL = {"executor": None, "jobs": 0, "units": 0, "workers": ()}
 _POOL_LOCK = threading.Lock()
 
 
@@ -112,7 +114,8 @@ def _pool(jobs: int):
                 if child.pid not in before:
                     child.kill()
             return None
-        _POOL.update(executor=executor, jobs=jobs, units=0)
+        workers = tuple(child for child in multiprocessing.active_children() if child.pid not in before)
+        _POOL.update(executor=executor, jobs=jobs, units=0, workers=workers)
         # a multiprocessing child exits through multiprocessing's exit function, which joins
         # every child process (our idle workers: forever) and skips atexit: stop them first
         multiprocessing.util.Finalize(None, shutdown_pool, exitpriority=10)
@@ -131,8 +134,22 @@ def shutdown_pool() -> None:
     would otherwise leave the pool's cleanup callbacks without their modules)."""
     with _POOL_LOCK:
         executor, _POOL["executor"] = _POOL["executor"], None
+        workers, _POOL["workers"] = _POOL["workers"], ()
     if executor is not None:
-        executor.shutdown(wait=True)
+        stop_workers(executor, workers, EXIT_JOIN_S)
+
+
+def stop_workers(executor, workers, timeout: float) -> None:
+    """Ask `executor`'s idle `workers` to exit, wait at most `timeout` seconds in all, then kill
+    those still alive: a worker that can no longer answer (e.g. one forked while another thread
+    held a lock it then needed) must not hang the exit of the process that owns it."""
+    executor.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + timeout
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            worker.kill()
+            worker.join(1.0)
 
 
 def _forget_pool_after_fork() -> None:
@@ -140,7 +157,7 @@ def _forget_pool_after_fork() -> None:
     pool is not the child's to use (its results would go to the parent); start afresh."""
     global _POOL_LOCK
     _POOL_LOCK = threading.Lock()
-    _POOL.update(executor=None, jobs=0, units=0)
+    _POOL.update(executor=None, jobs=0, units=0, workers=())
 
 
 if hasattr(os, "register_at_fork"):

@@ -134,3 +134,19 @@ def test_a_process_forked_from_this_one_makes_its_own_pool(any_size_is_parallel)
     if child.is_alive():
         child.kill()
     assert child.exitcode == 0
+
+
+def test_a_worker_that_cannot_answer_does_not_hang_stopping_the_pool(any_size_is_parallel, monkeypatch):
+    """A worker frozen mid-way (here SIGSTOP; in life one forked while another thread held a lock)
+    is killed after EXIT_JOIN_S instead of making stopping the pool (and so the exit of the
+    process, which stops it at exit) wait forever."""
+    import signal
+    llvm_pool.compile_units(_units(), llvm_target.machine_spec(), jobs=2)
+    workers = [child for child in multiprocessing.active_children() if child.is_alive()]
+    assert llvm_pool.pool_size() == 2 and workers
+    os.kill(workers[0].pid, signal.SIGSTOP)
+    monkeypatch.setattr(llvm_pool, "EXIT_JOIN_S", 2.0)
+    start = time.monotonic()
+    llvm_pool.shutdown_pool()
+    assert time.monotonic() - start < 15.0
+    assert not workers[0].is_alive()
