@@ -112,6 +112,9 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
         if step.alias_of is not None and sids[step.outputs[0]] == sids[step.alias_of]:
             nodes[nid]["name"] = "reshape_nop"
             nodes[nid]["attrs"]["func_name"] = "__nop"
+            # it reads only the data it reshapes (reshape_like's shape operand is static)
+            nodes[nid]["inputs"] = [_ref(lowered, step.alias_of)]
+            nodes[nid]["attrs"]["num_inputs"] = "1"
     used = {n["attrs"]["func_name"] for n in nodes if n["op"] == "tvm_op"}
     kernels = [c for name, c in lowered.cached.items() if name in used]
     lib = get_te_compiler().build(kernels, lowered.target) if kernels else None
