@@ -178,3 +178,13 @@ def test_the_debug_executor_checks_every_kernel_of_an_in_place_graph():
     _, factory, inputs = _build(_conv(relay.concatenate([_conv(x, "wa"), _conv(x, "wb")], axis=1), "wc", 4, 32))
     rows = debug_executor.compare_with_interpreter(factory, inputs)
     assert len(rows) == _kernels(_graph(factory)) == 3 and all(r["ok"] for r in rows)
+
+
+def test_an_exported_in_place_graph_loads_and_runs(tmp_path):
+    x = relay.var("x", shape=X_SHAPE)
+    mod, factory, inputs = _build(_conv(relay.concatenate([_conv(x, "wa"), _conv(x, "wb")], axis=1), "wc", 4, 32))
+    path = tmp_path / "inplace.so"
+    factory.export_library(str(path))
+    loaded = relay.runtime.load_module(str(path))
+    assert len(_in_place(json.loads(loaded.get_graph_json()))) == 1
+    _check_results(mod, loaded, inputs, runs=1)
