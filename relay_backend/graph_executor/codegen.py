@@ -4,8 +4,11 @@ Follows graph_executor_codegen.cc. The walk over main is te_compiler.lower_main'
 the AOT executor): one "null" node per main input, one "null" node p0, p1, ... per constant
 (a graph param), one "tvm_op" node per primitive call, in that order. What is the graph
 executor's own: entries get storage ids from analysis.memory_plan with outputs allowed to reuse
-dead intermediates; reshape-only primitives that alias their input become "__nop" nodes; the
-used kernels are built into one runtime Module; the nodes are written as graph JSON.
+dead intermediates; reshape-only primitives that alias their input become "__nop" nodes;
+concatenations whose producers can write straight into their output (inplace_concat.py) become
+"__nop" nodes with several inputs placed at byte offsets in the output's storage (the graph
+attr "storage_offset", written only then); the used kernels are built into one runtime Module;
+the nodes are written as graph JSON.
 Programs that are not static dataflow raise GraphCodegenError pointing to kind="vm".
 """
 import json
@@ -17,7 +20,9 @@ from ..te_compiler import get as get_te_compiler
 from ..target import as_target
 from ..te_compiler.lower_main import GraphCodegenError, LoweredMain, flatten_tensor_types, lower_main
 from ..analysis.kernel_summary import mac_count, op_calls, relay_ops
-from ..analysis.memory_plan import plan_memory
+from ..analysis.memory_plan import MemoryPlan
+from ..analysis.memory_views import plan_with_views, reduce_problem
+from .inplace_concat import inplace_concats
 
 
 @dataclass
@@ -27,9 +32,13 @@ class GraphCodegenResult:
     graph_json: str
     lib: object
     params: dict
+    # the problem the planner solved (analysis.memory_plan.check_plan proves it): a Step per
+    # kernel node and an Entry per graph entry, less the in-place concatenations' inputs
+    # (views) and steps (analysis.memory_views)
     plan: object = None            # analysis.memory_plan.MemoryPlan
-    steps: list = field(default_factory=list)      # memory_plan.Step per kernel node
-    entries: list = field(default_factory=list)    # memory_plan.Entry per graph entry
+    steps: list = field(default_factory=list)      # memory_plan.Step
+    entries: list = field(default_factory=list)    # memory_plan.Entry
+    views: dict = field(default_factory=dict)      # entry -> (concat output entry, byte offset)
     primitive_functions: dict = field(default_factory=dict)   # func_name -> relay Function
 
 
@@ -100,18 +109,26 @@ class GraphExecutorCodegen:
 
 
 def _build(lowered: LoweredMain) -> GraphCodegenResult:
-    """Plan memory, drop aliased reshapes, build the used kernels, write the graph JSON."""
+    """Plan memory, drop aliased reshapes and in-place concatenations, build the used kernels,
+    write the graph JSON."""
     nodes = [_json_node(lowered, n) for n in lowered.nodes]
     steps = lowered.steps()
     entries = lowered.planner_entries()
-    plan = plan_memory(steps, entries)
+    views, dropped = inplace_concats(lowered)
+    plan, offsets = plan_with_views(steps, entries, views, dropped)
     plan.check_size("the graph executor")
     sids = list(plan.storage_ids)
     call_nodes = [nid for nid, n in enumerate(lowered.nodes) if n.op == "call"]
+    for index in dropped:                         # producers wrote the slices: nothing to copy
+        nodes[call_nodes[index]]["name"] = "concatenate_nop"
+        nodes[call_nodes[index]]["attrs"]["func_name"] = "__nop"
     for nid, step in zip(call_nodes, steps):      # aliased reshapes need no kernel
         if step.alias_of is not None and sids[step.outputs[0]] == sids[step.alias_of]:
             nodes[nid]["name"] = "reshape_nop"
             nodes[nid]["attrs"]["func_name"] = "__nop"
+            # it reads only the data it reshapes (reshape_like's shape operand is static)
+            nodes[nid]["inputs"] = [_ref(lowered, step.alias_of)]
+            nodes[nid]["attrs"]["num_inputs"] = "1"
     used = {n["attrs"]["func_name"] for n in nodes if n["op"] == "tvm_op"}
     kernels = [c for name, c in lowered.cached.items() if name in used]
     lib = get_te_compiler().build(kernels, lowered.target) if kernels else None
@@ -130,9 +147,23 @@ def _build(lowered: LoweredMain) -> GraphCodegenResult:
         },
         "node_row_ptr": row_ptr,
     }
+    if views:                                     # only graphs with in-place concatenations
+        graph["attrs"]["storage_offset"] = ["list_int", offsets]
     params = {name: data for name, data, _ in lowered.constants}
-    return GraphCodegenResult(json.dumps(graph), lib, params, plan, steps, entries,
-                              {k: lowered.prims[k] for k in used if k in lowered.prims})
+    planned_steps, planned_entries, kept = reduce_problem(steps, entries, views, dropped)
+    planned = plan if not views else _kept_plan(plan, kept)
+    return GraphCodegenResult(json.dumps(graph), lib, params, planned, planned_steps, planned_entries,
+                              views=views,
+                              primitive_functions={k: lowered.prims[k] for k in used if k in lowered.prims})
+
+
+def _kept_plan(plan: MemoryPlan, kept: dict) -> MemoryPlan:
+    """`plan` restricted to the entries the planner saw (`kept`: old id -> new id)."""
+    ids = [None] * len(kept)
+    for eid, new in kept.items():
+        ids[new] = plan.storage_ids[eid]
+    return MemoryPlan(ids, plan.storage_sizes, plan.storage_device_types,
+                      sum(plan.entry_sizes[eid] for eid in kept), [plan.entry_sizes[eid] for eid in kept])
 
 
 def _ref(lowered: LoweredMain, eid: int) -> list:

@@ -114,7 +114,10 @@ class GraphExecutorFactoryModule:
 
     @property
     def memory_plan(self):
-        """(steps, entries, plan) of the static memory plan (in-memory builds only)."""
+        """(steps, entries, plan) of the static memory plan (in-memory builds only): the problem
+        the planner solved, which analysis.memory_plan.check_plan proves safe. With in-place
+        concatenations their inputs (views inside the output, `_codegen.views`) and the dropped
+        concatenation steps are not in it (analysis.memory_views)."""
         if self._codegen is None:
             return None
         return self._codegen.steps, self._codegen.entries, self._codegen.plan

@@ -3,7 +3,9 @@
 The graph runtime accepts exactly the keys TVM's runtime accepts: the five top-level keys
 (nodes, arg_nodes, heads, attrs, node_row_ptr), node keys op/name/inputs/attrs, tvm_op attrs
 func_name/num_inputs/num_outputs/flatten_data, and the list-encoded graph attrs storage_id /
-shape / dltype (+ optional device_index, storage_scope). Anything malformed (a wrong type
+shape / dltype (+ optional device_index, storage_scope, and this runtime's storage_offset: the
+byte offset of each entry in its storage, non-zero only for the inputs of an in-place
+concatenation, a `__nop` whose inputs lie back to back inside its output). Anything malformed (a wrong type
 anywhere, an unknown dltype, a shape whose byte size overflows int64) raises SerializationError
 naming the key and what was expected; a device_index must be one device for the whole graph,
 the CPU (1) or a CUDA GPU (2).
@@ -13,6 +15,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import SerializationError
 from ..runtime.limits import check_tensor_size
 from .storage_check import check_storage_plan
@@ -21,7 +25,7 @@ TOP_KEYS = ("nodes", "arg_nodes", "heads", "attrs", "node_row_ptr")
 NODE_KEYS = {"op", "name", "inputs", "attrs", "attr", "control_deps"}
 OP_ATTRS = ("func_name", "num_inputs", "num_outputs", "flatten_data")
 ATTR_TAGS = {"storage_id": "list_int", "shape": "list_shape", "dltype": "list_str",
-             "device_index": "list_int", "storage_scope": "list_str"}
+             "device_index": "list_int", "storage_scope": "list_str", "storage_offset": "list_int"}
 # the dtypes the runtime allocates (runtime.params' DLPack table)
 DLTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64")
@@ -61,6 +65,7 @@ class Graph:
     shape: list
     dltype: list
     device_index: list = None
+    storage_offset: list = None   # bytes per entry (in-place concatenations), None: all 0
 
     def entry_id(self, nid: int, index: int) -> int:
         return self.node_row_ptr[nid] + index
@@ -68,6 +73,14 @@ class Graph:
     @property
     def num_entries(self) -> int:
         return self.node_row_ptr[-1]
+
+    def offset(self, eid: int) -> int:
+        """Where entry `eid` starts in its storage, in bytes."""
+        return 0 if self.storage_offset is None else self.storage_offset[eid]
+
+    def nbytes(self, eid: int) -> int:
+        """The byte size of entry `eid`."""
+        return math.prod(self.shape[eid]) * np.dtype(self.dltype[eid]).itemsize
 
     def entry_label(self, eid: int) -> str:
         """The node name of entry `eid` ("<name>:<k>" for output k > 0 of a multi-output node)."""
@@ -82,7 +95,7 @@ def check_sizes(graph: Graph) -> int:
     pools = {}
     for eid, (sid, shape, dtype) in enumerate(zip(graph.storage_id, graph.shape, graph.dltype)):
         nbytes = check_tensor_size(shape, dtype, f"graph entry {eid} ({graph.entry_label(eid)!r})")
-        pools[sid] = max(pools.get(sid, 0), nbytes)
+        pools[sid] = max(pools.get(sid, 0), graph.offset(eid) + nbytes)
     total = sum(pools.values())
     check_tensor_size((total,), "uint8", f"graph storage ({len(pools)} pools, {total} bytes)")
     return total
@@ -201,11 +214,13 @@ def parse_graph(graph_json) -> Graph:
     if not isinstance(obj["heads"], list):
         raise _bad(f"heads must be a list of entry references, got {type(obj['heads']).__name__}")
     device_index = _attr_list(attrs, "device_index", False)
+    offsets = _attr_list(attrs, "storage_offset", False)
     graph = Graph(nodes, _int_list(obj["arg_nodes"], "arg_nodes"), [_ref(h, "heads") for h in obj["heads"]],
                   _int_list(obj["node_row_ptr"], "node_row_ptr"),
                   _int_list(_attr_list(attrs, "storage_id", True), "attrs['storage_id']"),
                   _shapes(_attr_list(attrs, "shape", True)), _dltypes(_attr_list(attrs, "dltype", True)),
-                  None if device_index is None else _int_list(device_index, "attrs['device_index']"))
+                  None if device_index is None else _int_list(device_index, "attrs['device_index']"),
+                  None if offsets is None else _int_list(offsets, "attrs['storage_offset']"))
     _check_consistent(graph)
     _check_copies(graph)
     check_storage_plan(graph)
@@ -282,11 +297,55 @@ def _check_consistent(g: Graph) -> None:
                            f"and entry 0 is on {g.device_index[0]}; rebuild the graph for one target")
 
 
+def _check_offsets(g: Graph) -> set:
+    """The entries that are inputs of an in-place concatenation (a __nop with several inputs);
+    SerializationError unless storage_offset has one non-negative int per entry, non-zero only
+    for those."""
+    concat_inputs = {g.entry_id(*ref) for node in g.nodes
+                     if node.op == "tvm_op" and node.func_name == "__nop" and len(node.inputs) > 1
+                     for ref in node.inputs}
+    if g.storage_offset is None:
+        return concat_inputs
+    if len(g.storage_offset) != g.num_entries:
+        raise _bad(f"attrs['storage_offset'] has {len(g.storage_offset)} items but the graph has "
+                   f"{g.num_entries} entries")
+    for eid, offset in enumerate(g.storage_offset):
+        if offset < 0 or (offset and eid not in concat_inputs):
+            raise _bad(f"attrs['storage_offset'][{eid}] is {offset}; an offset must be >= 0, and non-zero "
+                       f"only for an input of an in-place concatenation (a __nop with several inputs)")
+    return concat_inputs
+
+
+def _check_inplace_concat(g: Graph, nid: int, node: Node) -> None:
+    """A __nop with several inputs is an in-place concatenation: its inputs lie back to back, in
+    order, inside its output's storage (same storage id and dtype, offsets adding up), and fill it."""
+    where = (f"node {nid} ({node.name!r}): __nop with {len(node.inputs)} inputs (a __nop has one input, a "
+             f"reshape, unless it is an in-place concatenation)")
+    if node.num_outputs != 1:
+        raise _bad(f"{where} must have one output, got {node.num_outputs}")
+    out = g.entry_id(nid, 0)
+    at = g.offset(out)
+    for ref in node.inputs:
+        eid = g.entry_id(*ref)
+        if g.storage_id[eid] != g.storage_id[out] or g.dltype[eid] != g.dltype[out] or g.offset(eid) != at:
+            raise _bad(f"{where}: input entry {eid} must lie in the output's storage {g.storage_id[out]} "
+                       f"at byte offset {at} as {g.dltype[out]} (an in-place concatenation), got storage "
+                       f"{g.storage_id[eid]}, offset {g.offset(eid)}, {g.dltype[eid]}")
+        at += g.nbytes(eid)
+    if at != g.offset(out) + g.nbytes(out):
+        raise _bad(f"{where}: its inputs fill {at - g.offset(out)} bytes of its {g.nbytes(out)}-byte output")
+
+
 def _check_copies(g: Graph) -> None:
     """A __nop (reshape sharing its input's storage) or __copy node moves one entry's bytes to
-    another unchanged: one input, one output, same dtype and element count."""
+    another unchanged: one input, one output, same dtype and element count. A __nop with several
+    inputs is an in-place concatenation (_check_inplace_concat)."""
+    _check_offsets(g)
     for nid, node in enumerate(g.nodes):
         if node.op != "tvm_op" or node.func_name not in ("__nop", "__copy"):
+            continue
+        if node.func_name == "__nop" and len(node.inputs) > 1:
+            _check_inplace_concat(g, nid, node)
             continue
         where = f"node {nid} ({node.name!r}): {node.func_name}"
         if len(node.inputs) != 1 or node.num_outputs != 1:

@@ -92,21 +92,23 @@ class GraphModule(ExecutorModule):
         check_sizes(g)                          # AllocationError naming the entry, before allocating
         nbytes = [int(np.prod(s, dtype=np.int64)) * np.dtype(t).itemsize for s, t in zip(g.shape, g.dltype)]
         pool_bytes = {}
-        for sid, size in zip(g.storage_id, nbytes):
-            pool_bytes[sid] = max(pool_bytes.get(sid, 0), size)
+        for eid, (sid, size) in enumerate(zip(g.storage_id, nbytes)):
+            pool_bytes[sid] = max(pool_bytes.get(sid, 0), g.offset(eid) + size)
         # float32 words, as TVM's runtime allocates its pools
         pools = {sid: _nd.empty((max(math.ceil(size / 4), 1),), "float32", self.device)
                  for sid, size in sorted(pool_bytes.items())}
         return pools, [self._entry_view(pools, eid) for eid in range(len(g.storage_id))]
 
     def _entry_view(self, pools, eid: int) -> NDArray:
-        """Entry `eid` as a view into its storage's pool (bytes reinterpreted as its dtype)."""
+        """Entry `eid` as a view into its storage's pool at its offset (bytes reinterpreted as
+        its dtype; an in-place concatenation's inputs lie inside its output)."""
         g = self.graph
         pool, shape, dtype = pools[g.storage_id[eid]], g.shape[eid], np.dtype(g.dltype[eid])
+        start = g.offset(eid)
         if self.device.device_type == CUDA_DEVICE_TYPE:
-            return pool.view(0, shape, dtype)
+            return pool.view(start, shape, dtype)
         size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return NDArray(pool.view_numpy().reshape(-1).view(np.uint8)[:size].view(dtype).reshape(shape),
+        return NDArray(pool.view_numpy().reshape(-1).view(np.uint8)[start:start + size].view(dtype).reshape(shape),
                        self.device)
 
     # ------------------------------------------------------------------ share_params
@@ -132,6 +134,8 @@ class GraphModule(ExecutorModule):
             return None
         args = [self._views[g.entry_id(src, idx)] for src, idx in node.inputs]
         args += [self._views[g.entry_id(nid, k)] for k in range(node.num_outputs)]
+        if node.func_name == "__nop" and len(node.inputs) > 1:
+            return None          # an in-place concatenation: the producers wrote the slices
         if node.func_name in ("__nop", "__copy"):
             src, dst = args[0], args[-1]
             if node.func_name == "__nop" and src.data_ptr == dst.data_ptr:

@@ -163,10 +163,10 @@ class Function:
         shapes = (ctypes.c_int64 * max(len(shape_values), 1))(*shape_values)
         if diagnostics.wants(2):                 # RB_DEBUG=2: one line per kernel run
             start = time.perf_counter()
-            self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
+            self._native(ptrs, shapes)
             _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
             return
-        self._native(ctypes.cast(ptrs, ctypes.c_void_p), ctypes.cast(shapes, ctypes.c_void_p))
+        self._native(ptrs, shapes)         # ctypes passes an array as its address
 
     @property
     def is_static(self) -> bool:
@@ -191,14 +191,28 @@ class Function:
             # protocol (the C backend's workspace entry) keeps its checked call
             return self.__call__
         native, nargs, checked = self._native, self._nargs, self.__call__
-        ptr_array, no_shapes = ctypes.c_void_p * max(nargs, 1), ctypes.c_void_p(0)
+        ptr_array = ctypes.c_void_p * max(nargs, 1)
 
         def call(*args):
             if len(args) != nargs:
                 return checked(*args)
-            native(ctypes.cast(ptr_array(*[a.data_ptr for a in args]), ctypes.c_void_p), no_shapes)
+            native(ptr_array(*[a.data_ptr for a in args]), None)
         call.checked = self                       # the Function, for introspection
         return call
+
+    def native_entry(self):
+        """(native, pointer_array) for runtimes that hold the buffer addresses themselves:
+        `native(pointer_array(*addresses), None)` runs the kernel on buffers at those addresses
+        (inputs then outputs), with no checks at all.
+
+        Only for static functions, called by a runtime that guarantees every buffer's count,
+        dtype, shape, alignment and liveness (the VM's compiled calls). None when the function
+        cannot be called that way (symbolic shape variables, RB_DEBUG=2's timing, a subclass
+        with its own calling protocol): call the function or `unchecked()` instead.
+        """
+        if not self.is_static or diagnostics.wants(2) or type(self).__call__ is not Function.__call__:
+            return None
+        return self._native, ctypes.c_void_p * max(self._nargs, 1)
 
     def prepare(self, *args):
         """Check `args` once and return a zero-argument callable running the kernel on them.

@@ -2,6 +2,8 @@
 
 Kernels take NDArrays in destination-passing style; `data_ptr` is what native code sees.
 """
+import math
+
 import numpy as np
 
 from ..errors import RelayError
@@ -11,12 +13,20 @@ ALIGNMENT = 64  # bytes; lets LLVM assume aligned vector loads
 
 
 def _aligned_empty(shape, dtype) -> np.ndarray:
+    return _aligned_block(shape, dtype)[0]
+
+
+def _aligned_block(shape, dtype) -> tuple:
+    """(an uninitialized ALIGNMENT-aligned C-contiguous array, its address)."""
     dtype = np.dtype(dtype)
+    count = math.prod(int(d) for d in shape)
     # at least one element, so that size-0 shapes can still be viewed as `dtype`
-    nbytes = max(int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, dtype.itemsize)
+    nbytes = max(count * dtype.itemsize, dtype.itemsize)
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
-    offset = (-raw.ctypes.data) % ALIGNMENT
-    return raw[offset:offset + nbytes].view(dtype)[: int(np.prod(shape, dtype=np.int64))].reshape(shape)
+    address = raw.ctypes.data
+    offset = (-address) % ALIGNMENT
+    view = raw[offset:offset + nbytes].view(dtype)[:count].reshape(shape)
+    return view, address + offset
 
 
 class NDArray:
@@ -29,13 +39,20 @@ class NDArray:
         The storage (host memory; a CUDA array keeps its device memory behind it).
     device : Device
         The device the tensor lives on.
+    data_ptr : int, optional
+        The address of `array`'s first element when the caller knows it (a runtime carving
+        tensors from memory it owns); None (the default) asks numpy on first use.
     """
 
-    __slots__ = ("_array", "device")
+    __slots__ = ("_array", "device", "_ptr")
 
-    def __init__(self, array: np.ndarray, device: Device):
+    def __init__(self, array: np.ndarray, device: Device, data_ptr: int = None):
         self._array = array
         self.device = device
+        # the address, asked of numpy on first use (that costs microseconds, more than a small
+        # kernel): the backing array is fixed for the NDArray's life, so is its address. A
+        # runtime that carved `array` from memory it owns may pass the address it knows.
+        self._ptr = data_ptr
 
     @property
     def shape(self) -> tuple:
@@ -55,7 +72,10 @@ class NDArray:
     @property
     def data_ptr(self) -> int:
         """The address of the first element: what native kernels are given."""
-        return self._array.ctypes.data
+        ptr = self._ptr
+        if ptr is None:
+            ptr = self._ptr = self._array.ctypes.data
+        return ptr
 
     def numpy(self) -> np.ndarray:
         """A copy of the tensor as a numpy array (from the device's memory for a CUDA tensor).
@@ -130,9 +150,20 @@ class NDArray:
         return self._array if dtype is None else self._array.astype(dtype)
 
 
+# numpy dtype -> its Relay spelling; str(dtype) costs microseconds (numpy 2 builds the name
+# in Python) and NDArray.dtype is read on every checked call
+_DTYPE_NAMES = {}
+
+
 def dtype_name(dtype) -> str:
     """Relay's dtype spelling of a numpy dtype ("float32", "bool", ...)."""
-    return str(np.dtype(dtype))
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):          # a new dtype, or an unhashable spelling
+        name = str(np.dtype(dtype))
+    if isinstance(dtype, np.dtype) and len(_DTYPE_NAMES) < 1024:
+        _DTYPE_NAMES[dtype] = name
+    return name
 
 
 def cuda_device_count() -> tuple:
@@ -167,9 +198,9 @@ def array(arr, device: Device = None, dtype=None) -> NDArray:
     if _is_cuda(device):
         from .cuda_driver import CudaNDArray
         return CudaNDArray.empty(src.shape, src.dtype, device).copyfrom(src)
-    out = _aligned_empty(src.shape, src.dtype)
+    out, address = _aligned_block(src.shape, src.dtype)
     np.copyto(out, src)
-    return NDArray(out, device)
+    return NDArray(out, device, address)
 
 
 def empty(shape, dtype="float32", device: Device = None) -> NDArray:
@@ -187,4 +218,5 @@ def empty(shape, dtype="float32", device: Device = None) -> NDArray:
     if _is_cuda(device):
         from .cuda_driver import CudaNDArray
         return CudaNDArray.empty(dims, dtype, device)
-    return NDArray(_aligned_empty(dims, dtype), device)
+    block, address = _aligned_block(dims, dtype)
+    return NDArray(block, device, address)

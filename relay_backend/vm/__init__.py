@@ -21,7 +21,8 @@ from .compiler import VMCompiler, compile
 from .executable import Executable
 from ..transform.lambda_lift import LambdaLift, lambda_lift
 from .manifest_alloc import ManifestAlloc, manifest_alloc
-from .loop import Storage, VMClosure
+from .loop import VMClosure
+from .storage import Storage
 from .runtime import VirtualMachine
 from .profiler import VirtualMachineProfiler
 from .executor import VMExecutor

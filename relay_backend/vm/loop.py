@@ -3,8 +3,8 @@
 `run_loop(vm, func_index, args)` executes bytecode with an explicit frame stack: Invoke and
 InvokeClosure push (code, pc, registers, destination), Ret pops; Python recursion is never
 used, so a Relay loop of any depth up to MAX_CALL_DEPTH runs. Instructions are tuples
-(bytecode.FIELDS order); the dispatch is an if-chain ordered by how often each opcode runs in a
-typical model. Executables are verified on load (verify.py); the few operand kinds only known at
+(bytecode.FIELDS order); those that fall through to the next pc run as closures built once
+per VirtualMachine (steps.py), the control instructions are dispatched here. Executables are verified on load (verify.py); the few operand kinds only known at
 run time (a tuple field or a call's result used as a tensor or closure) are checked here.
 """
 import numpy as np
@@ -12,10 +12,9 @@ import numpy as np
 from ..errors import AllocationError, ExecutionError, InputError
 from ..runtime import ndarray as _nd
 from ..runtime.container import ADT
-from ..runtime.device import Device
-from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
+from ..runtime.limits import check_tensor_size, tensor_bytes
 from ..runtime.module import Function
-from ..runtime.ndarray import ALIGNMENT, NDArray
+from ..runtime.ndarray import NDArray
 from .bytecode import format_instruction
 
 MOVE, RET, INVOKE, INVOKE_CLOSURE, INVOKE_PACKED = 0, 1, 2, 3, 4
@@ -48,56 +47,6 @@ class VMClosure:
 
     def __repr__(self) -> str:
         return f"VMClosure(func={self.func_index}, captured={len(self.captured)})"
-
-
-class Storage:
-    """A block of aligned bytes that tensors are carved from (the VM's alloc_storage).
-
-    Parameters
-    ----------
-    nbytes : int
-        The size of the block; checked against the allocation limit first.
-    device : Device
-        The device the block belongs to.
-    """
-
-    __slots__ = ("buffer", "device")
-
-    def __init__(self, nbytes: int, device: Device):
-        check_tensor_size((nbytes,), "uint8", "VM alloc_storage")
-        raw = np.empty(max(int(nbytes), 1) + ALIGNMENT, dtype=np.uint8)
-        start = (-raw.ctypes.data) % ALIGNMENT
-        self.buffer = raw[start:start + max(int(nbytes), 1)]
-        self.device = device
-
-    def alloc_tensor(self, offset: int, shape, dtype, nbytes=None) -> NDArray:
-        """A tensor carved from this block (the VM's alloc_tensor): a view of its bytes, no copy.
-
-        Parameters
-        ----------
-        offset : int
-            Where the tensor starts, in bytes from the start of the block.
-        shape : tuple of int
-            The tensor's shape.
-        dtype : str or numpy.dtype
-            Its element type.
-        nbytes : int, optional
-            Its size when the compiler knows it; None (the default) computes it from `shape`, which
-            is then checked against the allocation limit (a shape computed at run time).
-
-        Returns
-        -------
-        tensor : NDArray
-            The tensor; an ExecutionError when it does not fit in the block.
-        """
-        dt = np.dtype(dtype)
-        if nbytes is None:                   # a shape computed at run time
-            nbytes = check_tensor_size(shape, dt, "VM alloc_tensor_reg")
-        end = offset + nbytes
-        if offset < 0 or end > self.buffer.size:
-            raise ExecutionError(f"alloc_tensor: {tuple(shape)} {dtype} at offset {offset} needs {end} bytes, "
-                                 f"the storage has {self.buffer.size}")
-        return NDArray(self.buffer[offset:end].view(dt).reshape(tuple(shape)), self.device)
 
 
 def fast_kernel(fn):
@@ -196,66 +145,55 @@ def _allocation_error(vm, func_index, pc, regs, nbytes) -> AllocationError:
     return AllocationError(f"{what}: cannot allocate {nbytes} bytes")
 
 
+def _outside_steps(steps: list, code: tuple, outside: dict) -> list:
+    """`steps` with the alloc_tensor of every register in `outside` (invoke_with_outputs) taking
+    the caller's tensor instead."""
+    steps = list(steps)
+    for pc, ins in enumerate(code):
+        if ins[0] == ALLOC_TENSOR and ins[5] in outside:
+            def take(regs, pool, dst=ins[5], tensor=outside[ins[5]]):
+                regs[dst] = tensor
+            steps[pc] = take
+    return steps
+
+
 def run_loop(vm, func_index: int, args, outside=None):
     """Run function `func_index` on the register values `args`; returns its result value.
 
     `outside` ({register: NDArray}, see outputs.py) gives the entry function's alloc_tensor
-    registers whose tensors the caller provides (invoke_with_outputs)."""
-    functions, codes, packed, device = vm.exe.functions, vm._code, vm._packed, vm.host
-    max_bytes = max_tensor_bytes()
+    registers whose tensors the caller provides (invoke_with_outputs). The straight-line
+    instructions run as the closures of vm/steps.py (`vm._compiled()`); the control
+    instructions are executed here."""
+    all_steps, straight = vm._compiled()
+    pool = vm._storage_pool()
+    regs = [None] * vm.exe.functions[func_index].register_file_size
+    regs[:len(args)] = args
+    block = straight[func_index]
+    if block is not None and not outside:        # one basic block: no dispatch at all
+        for step in block[0]:
+            step(regs, pool)
+        return regs[block[1]]
+    functions, codes = vm.exe.functions, vm._code
     frames = []
     code = codes[func_index]
-    regs = [None] * functions[func_index].register_file_size
-    regs[:len(args)] = args
+    steps = all_steps[func_index]
+    if outside:
+        steps = _outside_steps(steps, code, outside)
     pc = 0
     while True:
+        step = steps[pc]
+        if step is not None:
+            step(regs, pool)
+            pc += 1
+            continue
         ins = code[pc]
         op = ins[0]
-        if op == INVOKE_PACKED:
-            n_out = ins[3]
-            values = [regs[r] for r in ins[4]]
-            if any(isinstance(v, ADT) for v in values):
-                values = _flatten(values, [])
-            if n_out == 1 and 0 in values[-1].shape:
-                pc += 1
-                continue
-            try:
-                packed[ins[1]](*values)
-            except InputError as err:
-                # a shape check / shape function rejecting run-time shapes names the op itself
-                why = str(err) if ins[1] in vm.exe.shape_funcs else \
-                    f"kernel {vm.exe.primitive_names[ins[1]]} rejected its arguments: {err}"
-                raise _fatal(vm, func_index, pc, why, InputError) from err
-            pc += 1
-        elif op == LOAD_CONSTI or op == LOAD_CONST:
-            regs[ins[2]] = ins[1]
-            pc += 1
-        elif op == ALLOC_STORAGE:
-            # decoded: (..., dst, nbytes or None) -- static sizes are computed once at load
-            nbytes = ins[7] if ins[7] is not None else _scalar(regs[ins[1]])
-            if not 0 <= nbytes <= max_bytes:
-                raise _allocation_error(vm, func_index, pc, regs, nbytes)
-            regs[ins[6]] = Storage(nbytes, device)
-            pc += 1
-        elif op == ALLOC_TENSOR:
-            # decoded: (..., dst, numpy dtype, nbytes)
-            if outside and not frames and ins[5] in outside:
-                regs[ins[5]] = outside[ins[5]]
-            else:
-                regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), ins[3], ins[6], ins[7])
-            pc += 1
-        elif op == KILL_REGISTER:
-            regs[ins[1]] = None
-            pc += 1
-        elif op == RET:
+        if op == RET:
             result = regs[ins[1]]
             if not frames:
                 return result
-            code, pc, regs, dst, func_index = frames.pop()
+            code, steps, pc, regs, dst, func_index = frames.pop()
             regs[dst] = result
-            pc += 1
-        elif op == MOVE:
-            regs[ins[2]] = regs[ins[1]]
             pc += 1
         elif op == INVOKE or op == INVOKE_CLOSURE:
             if op == INVOKE:
@@ -271,53 +209,17 @@ def run_loop(vm, func_index: int, args, outside=None):
                 raise _fatal(vm, func_index, pc, f"call depth exceeds {MAX_CALL_DEPTH} frames (unbounded "
                                                  f"recursion?); raise relay_backend.vm.loop.MAX_CALL_DEPTH "
                                                  f"for deeper loops")
-            frames.append((code, pc, regs, ins[3], func_index))
+            frames.append((code, steps, pc, regs, ins[3], func_index))
             func_index = callee
             code = codes[callee]
+            steps = all_steps[callee]
             regs = [None] * functions[callee].register_file_size
             regs[:len(call_args)] = call_args
             pc = 0
-        elif op == ALLOC_ADT:
-            regs[ins[3]] = ADT(ins[1], [regs[r] for r in ins[2]])
-            pc += 1
-        elif op == GET_FIELD:
-            obj = regs[ins[1]]
-            if not isinstance(obj, ADT) or ins[2] >= len(obj.fields):
-                raise _fatal(vm, func_index, pc, f"get_field {ins[2]} of {obj!r}")
-            regs[ins[3]] = obj.fields[ins[2]]
-            pc += 1
         elif op == IF:
             pc += ins[3] if _scalar(regs[ins[1]]) == _scalar(regs[ins[2]]) else ins[4]
         elif op == GOTO:
             pc += ins[1]
-        elif op == GET_TAG:
-            obj = regs[ins[1]]
-            if not isinstance(obj, ADT):
-                raise _fatal(vm, func_index, pc, f"get_tag of a {type(obj).__name__}")
-            regs[ins[2]] = _nd.array(np.array([obj.tag], dtype="int32"), device=device)
-            pc += 1
-        elif op == ALLOC_TENSOR_REG:
-            shape = tuple(int(d) for d in regs[ins[3]].view_numpy().reshape(-1))
-            regs[ins[5]] = regs[ins[1]].alloc_tensor(_scalar(regs[ins[2]]), shape, ins[4])
-            pc += 1
-        elif op == ALLOC_CLOSURE:
-            regs[ins[3]] = VMClosure(ins[1], [regs[r] for r in ins[2]])
-            pc += 1
-        elif op == SHAPE_OF:
-            regs[ins[2]] = _nd.array(np.array(_tensor(vm, func_index, pc, regs[ins[1]]).shape,
-                                              dtype="int64"), device=device)
-            pc += 1
-        elif op == RESHAPE_TENSOR:
-            src = _tensor(vm, func_index, pc, regs[ins[1]])
-            newshape = tuple(int(d) for d in regs[ins[2]].view_numpy().reshape(-1))
-            try:
-                regs[ins[3]] = NDArray(src.view_numpy().reshape(newshape), src.device)
-            except ValueError as err:
-                raise _fatal(vm, func_index, pc, f"cannot reshape {src.shape} to {newshape}") from err
-            pc += 1
-        elif op == DEVICE_COPY:
-            regs[ins[4]] = _nd.array(_tensor(vm, func_index, pc, regs[ins[1]]), device=device)
-            pc += 1
         elif op == FATAL:
             raise _fatal(vm, func_index, pc, "no match clause applied (or unreachable code was reached)")
         else:

@@ -36,14 +36,22 @@ from ..runtime.signature import dim_str, eval_dim
 from ..runtime.thread_count import apply_to_this_thread
 from ..runtime.values import ConstructorValue
 from .executable import Executable
-from .loop import Storage, VMClosure, decode, fast_kernel, run_loop
+from .loop import VMClosure, decode, fast_kernel, run_loop
 from .outputs import bind_outputs, check_outputs, copy_results
+from .steps import build_steps, straight_line
+from .storage import Storage, StoragePool
+
+# Signatures (dtypes and shapes of a call's tensor inputs) remembered per function as checked:
+# a call with one of them skips the parameter-type check, which costs more than a small kernel.
+MAX_REMEMBERED_SIGNATURES = 64
 
 
 def convert(arg, device):
     """A Python argument as a VM value (tvm.runtime.vm._convert). Containers (tuples, runtime
     ADTs, the interpreter's ConstructorValues) become ADTs, rebuilt bottom-up without recursion
     so a long list or a large nat is fine."""
+    if type(arg) is NDArray and (arg.device is device or arg.device == device):
+        return arg                       # the common case, without the container walk
     built = {}
     stack = [(arg, False)]
     while stack:
@@ -234,6 +242,10 @@ class VirtualMachine:
                 self._packed.append(self._kernel(exe, exe.lib.get_function(name, query_imports=True)))
         self._code = [tuple(decode(ins, exe.constant_pool, self.host) for ins in f.instructions)
                       for f in exe.functions]
+        self._steps = None               # (steps, straight lines), built on the first run
+        self._on_host = self.device == self.host
+        self._signatures = {}            # func_name -> {signature key}: inputs checked before
+        self._functions = {}             # func_name -> (index, parameter names, parameter types)
         # per thread: .inputs (set_input), .partial (set_one_input), .outputs (set_outputs),
         # .last (invoke_stateful)
         self._state = threading.local()
@@ -248,12 +260,49 @@ class VirtualMachine:
             return function
         return fast_kernel(function)
 
+    def _compiled(self) -> tuple:
+        """(per function the per-pc steps of vm/steps.py, per function its straight line or
+        None), built on the first run from the kernels as they are then (a profiler wraps
+        them after construction)."""
+        compiled = self._steps
+        if compiled is None:
+            steps = build_steps(self)
+            compiled = self._steps = (steps, [straight_line(s, c) for s, c in zip(steps, self._code)])
+        return compiled
+
+    def _storage_pool(self) -> StoragePool:
+        """This thread's pool of static-size storages (vm/storage.py)."""
+        pool = getattr(self._state, "pool", None)
+        if pool is None:
+            pool = self._state.pool = StoragePool(self.host)
+        return pool
+
+    def _function(self, func_name: str) -> tuple:
+        """(index, parameter names, parameter types) of a VM function; InputError for a name
+        the executable lacks."""
+        found = self._functions.get(func_name)
+        if found is None:
+            func = self.exe.function(func_name)
+            found = self._functions[func_name] = (self.exe.global_map[func_name], list(func.params),
+                                                  func.param_types)
+        return found
+
+    def _signature(self, values):
+        """The key under which a call's checked inputs are remembered: (dtype, shape) per input
+        when every input is a host tensor, else None (tuples, closures: always checked)."""
+        key = []
+        for value in values:
+            if type(value) is not NDArray:
+                return None
+            array = value.view_numpy()
+            key.append((array.dtype, array.shape))
+        return tuple(key)
+
     # -- inputs
     def _prepare(self, func_name: str, args, kwargs) -> list:
         """TVM's argument order: keyword names fill their parameters (names that are not
         parameters are ignored), positional arguments fill the rest in order."""
-        func = self.exe.function(func_name)
-        names = list(func.params)
+        _, names, param_types = self._function(func_name)
         if kwargs:
             check_unambiguous_keywords(names, kwargs, func_name)
             slots = [None] * len(names)
@@ -273,7 +322,15 @@ class VirtualMachine:
             raise InputError(f"{func_name}: the number of provided parameters ({len(args)}) doesn't match the "
                              f"number of arguments ({len(names)}: {', '.join(names)})")
         values = [convert(a, self.host) for a in args]
-        _check_inputs(func_name, names, values, func.param_types)
+        key = self._signature(values)
+        checked = self._signatures.get(func_name)
+        if key is not None and checked is not None and key in checked:
+            return values
+        _check_inputs(func_name, names, values, param_types)
+        if key is not None:
+            checked = self._signatures.setdefault(func_name, set())
+            if len(checked) < MAX_REMEMBERED_SIGNATURES:
+                checked.add(key)
         return values
 
     def _thread(self, key: str) -> dict:
@@ -293,8 +350,14 @@ class VirtualMachine:
         invoke_stateful(func_name); they are converted and checked against the parameter types
         now. Keywords name parameters; positional values fill the others in order.
         """
-        self._inputs()[func_name] = self._prepare(func_name, args, kwargs)
-        self._thread("partial").pop(func_name, None)
+        self._keep_inputs(func_name, self._prepare(func_name, args, kwargs))
+
+    def _keep_inputs(self, func_name: str, values: list) -> None:
+        """`values` are this thread's inputs of `func_name` now; set_one_input starts over."""
+        self._inputs()[func_name] = values
+        partial = getattr(self._state, "partial", None)
+        if partial:
+            partial.pop(func_name, None)
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def set_one_input(self, func_name: str, *args, **kwargs) -> None:
@@ -383,11 +446,14 @@ class VirtualMachine:
             closure.
         """
         if args or kwargs:
-            self.set_input(func_name, *args, **kwargs)
-        values = self._stored_inputs(func_name)
-        outputs = self._thread("outputs").pop(func_name, None)
+            values = self._prepare(func_name, args, kwargs)
+            self._keep_inputs(func_name, values)
+        else:
+            values = self._stored_inputs(func_name)
+        outputs = getattr(self._state, "outputs", None)
+        outputs = outputs.pop(func_name, None) if outputs else None
         if outputs is None:
-            return self._run(self.exe.global_map[func_name], values)
+            return self._run(self._function(func_name)[0], values)
         func = self.exe.function(func_name)
         outputs = check_outputs(func_name, outputs, values)
         result = run_loop(self, self.exe.global_map[func_name], values,
@@ -566,7 +632,7 @@ class VirtualMachine:
 
     def _on_device(self, result):
         """A result of the loop (in host memory) on this VM's device."""
-        return result if self.device == self.host else _to_device(result, self.device)
+        return result if self._on_host else _to_device(result, self.device)
 
 
 __all__ = ["VirtualMachine", "VMClosure", "Storage", "convert"]

@@ -1,5 +1,6 @@
-"""A fused function that only changes a shape (reshape, squeeze, expand_dims, batch_flatten) is
-marked relay.reshape_only by FuseOps and runs no kernel: the graph executor makes it a __nop
+"""A fused function that only changes a shape (reshape, squeeze, expand_dims, batch_flatten,
+reshape_like, whose second operand only gives the shape) is marked relay.reshape_only by FuseOps
+and runs no kernel: the graph executor makes it a __nop
 whose output shares its input's storage id, AOT aliases it in the workspace, the VM emits
 reshape_tensor. The memory plan stays provably safe (check_plan) and results match numpy."""
 import json
@@ -17,6 +18,9 @@ X = RNG.standard_normal((2, 3, 4, 4)).astype("float32")
 W = RNG.standard_normal((5, 12)).astype("float32")
 
 
+LIKE = relay.var("like", shape=(2, 12))          # reshape_like's shape operand, a graph input
+
+
 def _model(shape_op):
     """dense(shape_op(sum(relu(x)))): the shape-only op sits between a reduction and a dense,
     neither of which fuses with it, so it is a group of its own."""
@@ -24,7 +28,8 @@ def _model(shape_op):
     w = relay.var("w", shape=(5, 12))
     pooled = relay.sum(relay.nn.relu(x), axis=(3,))                   # (2, 3, 4), a reduction
     flat = shape_op(pooled)                                            # (2, 12)
-    return relay.IRModule.from_expr(relay.Function([x, w], relay.nn.dense(flat, w)))
+    params = [x, w, LIKE] if LIKE in relay.analysis.free_vars(flat) else [x, w]
+    return relay.IRModule.from_expr(relay.Function(params, relay.nn.dense(flat, w)))
 
 
 def _numpy(x, w):
@@ -35,6 +40,7 @@ SHAPE_OPS = {
     "reshape": lambda t: relay.reshape(t, (2, 12)),
     "batch_flatten": relay.nn.batch_flatten,
     "expand_squeeze": lambda t: relay.squeeze(relay.expand_dims(relay.reshape(t, (2, 12)), 1), axis=(1,)),
+    "reshape_like": lambda t: relay.reshape_like(t, LIKE),
 }
 
 
@@ -62,8 +68,10 @@ def test_graph_executor_runs_no_kernel_and_shares_the_storage(name):
     assert not any(k.endswith(("reshape", "batch_flatten", "squeeze")) for k in kernels), kernels
     codegen = factory._codegen
     check_plan(codegen.steps, codegen.entries, codegen.plan)
+    assert len(graph["nodes"][nop]["inputs"]) == 1, "the nop reads only the reshaped data"
     gmod = factory["default"](relay.cpu())
-    gmod.run(x=X, w=W)
+    inputs = {"x": X, "w": W, "like": np.zeros((2, 12), "float32")} if name == "reshape_like" else {"x": X, "w": W}
+    gmod.run(**inputs)
     np.testing.assert_allclose(gmod.get_output(0).numpy(), _numpy(X, W), rtol=1e-4, atol=1e-4)
 
 

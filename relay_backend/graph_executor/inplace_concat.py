@@ -1,0 +1,115 @@
+"""In-place concatenation for the graph executor: producers write straight into their slice.
+
+A fused function that is only `concatenate(params...)` copies its inputs into its output. When
+the slices are contiguous in memory (every axis before the concatenation axis has extent 1, e.g.
+the channels of NCHW or NCHW{c}c at batch 1), every slice starts ALIGNMENT-aligned (kernels
+take aligned buffers), and every input is written by a kernel of this
+graph (or is itself an in-place concatenation) and read by nothing but this concatenation, each
+producer can write its result straight into the output's bytes: the inputs become views of the
+output at byte offsets (analysis.memory_views plans them) and the concatenation becomes a
+`__nop` that runs nothing. Otherwise the copy stays: a graph input or a constant (the caller
+owns it; a param is shared), an entry read twice (two slices, one producer), an entry some
+other kernel also reads, a reshape nop's output (it aliases its source), or slices that are not
+contiguous or not aligned.
+"""
+import math
+
+from ..ir.expr import Call, Tuple
+from ..ir.types import TensorType, TupleType
+from ..op.registry import OpDef
+from ..runtime.ndarray import ALIGNMENT
+
+CONCATENATE = "concatenate"
+
+
+def _concat_axis(prim):
+    """The concatenation axis when `prim` only concatenates its parameters, in order: nested
+    concatenations along one axis (they lay their operands back to back all the same) of the
+    parameters, or one concatenation of its one tuple parameter (unfused code); else None."""
+    body = prim.body
+    if not isinstance(body.checked_type, TensorType):
+        return None
+    rank = len(body.checked_type.shape)
+    if _is_concat(body) and len(prim.params) == 1 and body.args[0] is prim.params[0] and \
+            isinstance(prim.params[0].checked_type, TupleType) and len(prim.params[0].checked_type.fields) > 1:
+        return int(body.attrs.axis) % rank
+    leaves, axes, stack = [], set(), [body]
+    while stack:
+        node = stack.pop()
+        if _is_concat(node) and isinstance(node.args[0], Tuple):
+            axes.add(int(node.attrs.axis) % rank)
+            stack.extend(reversed(node.args[0].fields))
+        else:
+            leaves.append(node)
+    if len(axes) != 1 or len(leaves) < 2 or len(leaves) != len(prim.params) or \
+            any(leaf is not param for leaf, param in zip(leaves, prim.params)):
+        return None
+    return axes.pop()
+
+
+def _is_concat(node) -> bool:
+    return isinstance(node, Call) and isinstance(node.op, OpDef) and node.op.name == CONCATENATE \
+        and len(node.args) == 1
+
+
+def inplace_concats(lowered) -> tuple:
+    """({input entry: (concat output entry, byte offset)}, {index of the concatenation in
+    lowered.calls}) for every concatenation that can run in place (see the module docstring)."""
+    calls = lowered.calls
+    readers = {}
+    for call in calls:
+        for eid in call.inputs:
+            readers[eid] = readers.get(eid, 0) + 1
+    for eid in lowered.outputs:
+        readers[eid] = readers.get(eid, 0) + 1
+    producer = {}
+    for index, call in enumerate(calls):
+        for eid in call.outputs:
+            producer[eid] = index
+    views, dropped = {}, set()
+    for index, call in enumerate(calls):
+        axis = _concat_axis(call.prim)
+        if axis is None or len(call.outputs) != 1 or len(call.inputs) != _leaf_count(call.prim):
+            continue
+        out = lowered.entries[call.outputs[0]]
+        axis = axis + len(out.shape) if axis < 0 else axis
+        if math.prod(out.shape[:axis]) != 1 or len(set(call.inputs)) != len(call.inputs):
+            continue
+        if not all(_writes_in_place(lowered, calls, producer, readers, dropped, eid, out.dtype)
+                   for eid in call.inputs):
+            continue
+        offsets = [0]
+        for eid in call.inputs:
+            offsets.append(offsets[-1] + lowered.entries[eid].nbytes)
+        if any(offset % ALIGNMENT for offset in offsets[:-1]):
+            continue                 # kernels take ALIGNMENT-aligned buffers only
+        for eid, offset in zip(call.inputs, offsets):
+            views[eid] = (call.outputs[0], offset)
+        dropped.add(index)
+    return views, dropped
+
+
+def _leaf_count(prim) -> int:
+    """How many tensors the parameters of `prim` hold (a tuple parameter holds its fields)."""
+    count = 0
+    for param in prim.params:
+        ty = param.checked_type
+        count += len(ty.fields) if isinstance(ty, TupleType) and \
+            all(isinstance(f, TensorType) for f in ty.fields) else 1
+    return count
+
+
+def _writes_in_place(lowered, calls, producer, readers, dropped, eid, dtype) -> bool:
+    """Whether entry `eid` may be written straight into a concatenation's output: an
+    intermediate of the concatenation's dtype that it alone reads, made by a kernel (not a
+    reshape alias) or by an in-place concatenation."""
+    entry = lowered.entries[eid]
+    if entry.kind != "intermediate" or entry.dtype != dtype or readers.get(eid, 0) != 1:
+        return False
+    index = producer.get(eid)
+    if index is None:
+        return False
+    return index in dropped or calls[index].alias_of is None
+
+
+__all__ = ["inplace_concats"]
