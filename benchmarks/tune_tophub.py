@@ -50,7 +50,7 @@ def _default_index(task):
     task.instantiate(fallback)
     want = {k: repr(fallback[k]) for k in fallback}
     space = task.config_space
-    return next(i for i in range(len(space)) if {k: repr(space.get(i)[k]) for k in want} == want)
+    return next(i for i in space.valid_indices() if {k: repr(space.get(i)[k]) for k in want} == want)
 
 
 def _tuner(task):
