@@ -14,9 +14,13 @@ XGBoost tuner (knob features; GATuner without xgboost), with early stopping, unt
 or its slice of the workload's `--budget` seconds (the budget left, shared by FLOPs among the
 tasks left) runs out. The budget covers extraction, measurement and the tuner's model.
 
-Validation: the workload built at opt_level 3 with its best records (all together; for a few
-tasks also each alone) against the same build without records, interleaved; the fastest set
-ships if it is at least 3% faster, else nothing ships for that workload. Kept records go to
+Validation: the workload built at opt_level 3 with sets of its best records (candidate_sets: all
+together; for a few tasks each alone; for many, those >= 10% faster than their default in
+isolation, with and without changed channel blocks) against the same build without records,
+interleaved; the fastest set ships if it is at least 3% faster, else nothing ships for that
+workload (--validate-only repeats this on the logs of the last run). Then each workload is timed
+with the other workloads' kept records that apply to it (a shared task): those that slow it by
+more than 3% are dropped (cross_check). Kept records go to
 relay_backend/autotvm/tophub/<arch>-<cpu>.log for this host's CPU family; builds on that family
 apply them by default (RB_TOPHUB=0 turns it off).
 
@@ -26,6 +30,7 @@ The table: the default build at opt_level 2 (relay.build's default: plain layout
 import argparse
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -45,7 +50,7 @@ WORKLOADS = {"mlp64": ("MLP 784-512-512-10 b64", M.mlp, {"batch": 64}),
              "block": ("ResNet block 64ch 56x56", M.resnet_block, {}),
              "resnet50": ("ResNet-50 224", M.resnet50, {"image": 224})}
 DEFAULT_BUDGET_S = {"mlp64": 300, "block": 300, "resnet50": 900}   # the issue's limit: 15 minutes each
-ROUNDS = {"resnet50": 20}            # interleaved timing rounds where --rounds is too many
+ROUNDS = {"resnet50": 30}            # interleaved timing rounds where --rounds is too many
 ALONE_LIMIT = 4                      # validate each record alone only for workloads with few tasks
 MIN_SHARE = 0.01                     # tasks below this share of a workload's FLOPs stay untuned
 OPT_LEVEL = 3                        # the tasks are opt_level 3's (channel-blocked layouts)
@@ -141,40 +146,72 @@ def _build(mod, params, records, opt_level=OPT_LEVEL):
         return relay.build(mod, target="llvm", params=params)["default"](relay.cpu(0))
 
 
-def _model_ms(mod, params, shape, records, rounds) -> dict:
-    """Interleaved median ms of the graph executor built without and with `records`."""
+def _model_ms(mod, params, shape, records, rounds, base_records=()) -> dict:
+    """Interleaved median ms of the graph executor built with `base_records` (none by default)
+    and with `records`."""
     data = np.random.default_rng(0).standard_normal(shape).astype("float32")
-    base, cand = _build(mod, params, []), _build(mod, params, records)
+    base, cand = _build(mod, params, list(base_records)), _build(mod, params, records)
     for gmod in (base, cand):
         gmod.set_input("data", data)
     result = interleaved_medians({"base": base.run, "cand": cand.run}, repeats=rounds)
     return {k: v[0] * 1e3 for k, v in result.items()}
 
 
-def _best_records(log_path) -> list:
-    """The lowest-cost error-free record of each workload in the log."""
-    best = {}
+def _per_task(log_path) -> dict:
+    """workload -> (its first record: the default config, measured first; [error-free records])."""
+    tasks = {}
     for inp, res in record.load_from_file(log_path):
-        if res.error_no == 0 and (inp.task.workload not in best or
-                                  np.mean(res.costs) < np.mean(best[inp.task.workload][1].costs)):
-            best[inp.task.workload] = (inp, res)
-    return list(best.values())
+        first, good = tasks.setdefault(inp.task.workload, ((inp, res), []))
+        if res.error_no == 0:
+            good.append((inp, res))
+    return tasks
+
+
+def _cost(pair) -> float:
+    return float(np.mean(pair[1].costs))
+
+
+def _blocks(config) -> dict:
+    return {k: repr(config[k]) for k in config if k.startswith("block_")}
+
+
+def candidate_sets(log_path, min_task_gain=0.10) -> list:
+    """(name, records) sets to validate: every task's best record; for a few tasks each alone;
+    for many, only the tasks whose best beat their default by `min_task_gain` in isolation, and
+    those again restricted to configs that keep the default channel blocks (a changed block puts
+    a layout_transform between two convolutions that disagree, which no task measures)."""
+    tasks = _per_task(log_path)
+    best = [min(good, key=_cost) for _, good in tasks.values() if good]
+    sets = [("all tasks", best)]
+    if 1 < len(best) <= ALONE_LIMIT:
+        return sets + [(f"{p[0].task.name} {p[0].config}", [p]) for p in best]
+    faster, same_blocks = [], []
+    for default, good in tasks.values():
+        if not good or default[1].error_no:
+            continue
+        top = min(good, key=_cost)
+        if _cost(top) <= (1 - min_task_gain) * _cost(default):
+            faster.append(top)
+        kept = [p for p in good if _blocks(p[0].config) == _blocks(default[0].config)]
+        top = min(kept, key=_cost) if kept else None
+        if top is not None and _cost(top) <= (1 - min_task_gain) * _cost(default):
+            same_blocks.append(top)
+    return sets + [(f"{len(faster)} tasks >= {min_task_gain:.0%} faster alone", faster),
+                   (f"{len(same_blocks)} of those on the default blocks", same_blocks)]
 
 
 def validate(key, log_path, rounds, min_gain=0.03) -> list:
-    """The records of workload `key` to ship: its best records, all together and (for a few
-    tasks) each alone, built into the whole workload and timed against the default schedules
-    (interleaved); the fastest set wins if it is at least `min_gain` faster, else nothing ships.
-    A task is measured as one kernel with a relu after it; inside a model it is fused with
-    other ops and shares the machine with the model's other kernels, which can reverse a
-    ranking."""
+    """The records of workload `key` to ship: each candidate set (candidate_sets) built into
+    the whole workload and timed against the default schedules (interleaved); the fastest set
+    wins if it is at least `min_gain` faster, else nothing ships. A task is measured as one
+    kernel with a relu after it; inside a model it is fused with other ops and shares the
+    machine with the model's other kernels, which can reverse a ranking."""
     label, _, shape, mod, params = _load(key)
-    pairs = _best_records(log_path)
-    candidates = [("all tasks", pairs)]
-    if 1 < len(pairs) <= ALONE_LIMIT:
-        candidates += [(f"{p[0].task.name} {p[0].config}", [p]) for p in pairs]
-    winner, winner_gain = None, min_gain
-    for name, chosen in candidates:
+    winner, winner_gain, seen = None, min_gain, []
+    for name, chosen in candidate_sets(log_path):
+        if not chosen or chosen in seen:
+            continue
+        seen.append(chosen)
         ms = _model_ms(mod, params, shape, chosen, rounds)
         gain = 1 - ms["cand"] / ms["base"]
         print(f"  {label}: {name}: {ms['base']:.3f} -> {ms['cand']:.3f} ms ({gain:+.0%})", flush=True)
@@ -182,6 +219,32 @@ def validate(key, log_path, rounds, min_gain=0.03) -> list:
             winner, winner_gain = chosen, gain
     print(f"  {label}: {'ships ' + str(len(winner)) + ' records' if winner else 'ships nothing'}", flush=True)
     return winner or []
+
+
+def cross_check(kept_by_key, rounds, max_loss=0.03) -> dict:
+    """`kept_by_key` without the records that slow another workload down: a record applies to
+    every workload with its task (the ResNet block's convolution is also ResNet-50's), so each
+    workload is timed with its own kept records plus the others' that apply to it, against its
+    own alone; when that is more than `max_loss` slower, those other records are dropped."""
+    kept = {key: list(pairs) for key, pairs in kept_by_key.items()}
+    for key in kept_by_key:
+        label, _, shape, mod, params = _load(key)
+        wanted = {t.workload for t in autotvm.task.extract_from_program(mod, params, "llvm")}
+        own = {inp.task.workload for inp, _ in kept[key]}
+        foreign = [(other, pair) for other, pairs in kept.items() if other != key for pair in pairs
+                   if pair[0].task.workload in wanted and pair[0].task.workload not in own]
+        if not foreign:
+            continue
+        ms = _model_ms(mod, params, shape, kept[key] + [pair for _, pair in foreign], ROUNDS.get(key, rounds),
+                       base_records=kept[key])
+        loss = ms["cand"] / ms["base"] - 1
+        names = ", ".join(f"{other}'s {pair[0].task.name}" for other, pair in foreign)
+        print(f"  {label}: with {names}: {ms['base']:.3f} -> {ms['cand']:.3f} ms ({-loss:+.0%})"
+              f"{': dropped' if loss > max_loss else ''}", flush=True)
+        if loss > max_loss:
+            for other, pair in foreign:
+                kept[other] = [p for p in kept[other] if p is not pair]
+    return kept
 
 
 def measure(keys, records_file, rounds) -> list:
@@ -223,21 +286,26 @@ def main(argv=None):
     parser.add_argument("--workloads", default="mlp64,block,resnet50", help=f"comma-separated: {','.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=40, help="interleaved timing rounds")
     parser.add_argument("--measure-only", action="store_true")
+    parser.add_argument("--validate-only", action="store_true",
+                        help="validate the logs of an earlier run again (no tuning), then write and measure")
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
     budgets = _budgets(args.budget, keys)
     target_file = str(tophub.record_file())
     load_before = os.getloadavg()
     if not args.measure_only:
-        kept = []
+        kept = {}
         for key in keys:
-            log_path = f"{target_file}.{key}.all"
-            if os.path.exists(log_path):
-                os.remove(log_path)
-            stats = tune(key, args.trials, budgets[key], log_path)
-            print(f"{key}: tuned {stats['tuned']} of {stats['tasks']} tasks, {stats['measurements']} measurements "
-                  f"in {stats['seconds']:.0f} s (budget {budgets[key]:.0f} s); load {os.getloadavg()[0]:.1f}", flush=True)
-            kept += validate(key, log_path, ROUNDS.get(key, args.rounds))
+            log_path = os.path.join(tempfile.gettempdir(), f"tune_tophub.{tophub.host_family()}.{key}.log")
+            if not args.validate_only:
+                if os.path.exists(log_path):
+                    os.remove(log_path)
+                stats = tune(key, args.trials, budgets[key], log_path)
+                print(f"{key}: tuned {stats['tuned']} of {stats['tasks']} tasks, {stats['measurements']} measurements "
+                      f"in {stats['seconds']:.0f} s (budget {budgets[key]:.0f} s); load {os.getloadavg()[0]:.1f}; "
+                      f"every measurement in {log_path}", flush=True)
+            kept[key] = validate(key, log_path, ROUNDS.get(key, args.rounds))
+        kept = [pair for pairs in cross_check(kept, args.rounds).values() for pair in pairs]
         with open(target_file, "w", encoding="utf-8") as f:
             f.writelines(record.encode(inp, res) + "\n" for inp, res in kept)
         print(f"{len(kept)} records kept in {target_file}", flush=True)

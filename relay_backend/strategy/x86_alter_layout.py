@@ -26,7 +26,7 @@ import dataclasses
 from .. import te
 from ..ir.dims import is_static_shape
 from ..ir.types import TensorType
-from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs
+from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs, blocks
 from ..op.nn.dense_pack import DENSE_PACK, DensePackAttrs
 from ..target import Target
 from .base import register_alter_layout
@@ -76,13 +76,12 @@ def _with_tuned_blocks(call, attrs):
     current dispatch context's conv2d_NCHWc.x86 config, when it has a record for the call."""
     (n, c, h, w), (o, _, kh, kw) = ([int(d) for d in a.checked_type.shape] for a in call.args)
     _, _, oh, ow = (int(d) for d in call.checked_type.shape)
-    ib, ob = (int(attrs.data_layout[4:-1]), int(attrs.out_layout[4:-1]))
-    dtype = call.args[0].checked_type.dtype
-    args = (attrs, [te.placeholder((n, c // ib, h, w, ib), dtype), te.placeholder((o // ob, c // ib, kh, kw, ib, ob),
-                                                                                   call.args[1].checked_type.dtype)],
-            TensorType((n, o // ob, oh, ow, ob), call.checked_type.dtype))
-    chosen = tuned_blocks(CONV_TASK, default_blocking_args(args), Target.current(allow_none=True),
+    unit_blocked = (attrs, [te.placeholder((n, c, h, w, 1), call.args[0].checked_type.dtype),
+                            te.placeholder((o, c, kh, kw, 1, 1), call.args[1].checked_type.dtype)],
+                    TensorType((n, o, oh, ow, 1), call.checked_type.dtype))
+    chosen = tuned_blocks(CONV_TASK, default_blocking_args(unit_blocked), Target.current(allow_none=True),
                           ("block_ic", "block_oc"))
+    ib, ob = blocks(attrs)
     bi, bo = chosen.get("block_ic", ib), chosen.get("block_oc", ob)
     if (bi, bo) == (ib, ob) or c % bi or o % bo:
         return attrs
@@ -109,9 +108,7 @@ def dense_pack_attrs(call, limit: int = None):
         return None
     block = channel_block(units, limit or channel_block_limit())
     attrs = DensePackAttrs(call.attrs.units, call.attrs.out_dtype, f"NC{block}n")
-    if limit is None:
-        attrs = _with_tuned_packing(call, attrs, units, block)
-    return DENSE_PACK, attrs
+    return DENSE_PACK, _with_tuned_packing(call, attrs, units, block)
 
 
 def _with_tuned_packing(call, attrs, units: int, block: int):
