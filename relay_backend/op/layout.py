@@ -155,11 +155,18 @@ def _from_primal(p: np.ndarray, primal: str, layout: Layout) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(split, [names.index(a) for a, _ in layout.axes]))
 
 
-def _layout_transform_ref(x, attrs):
-    src, dst = Layout(attrs.src_layout), Layout(attrs.dst_layout)
+def transform_array(x: np.ndarray, src_layout: str, dst_layout: str) -> np.ndarray:
+    """numpy's layout_transform: `x` (in `src_layout`) rearranged into `dst_layout` (the same
+    primal axes, e.g. "NCHW8c" -> "NCHW"); the reference of the operator, and how a tuning
+    measurement compares candidates whose tensors are blocked differently."""
+    src, dst = Layout(src_layout), Layout(dst_layout)
     primal = _to_primal(x, src)
     reordered = np.transpose(primal, [src.primal.index(a) for a in dst.primal])
     return _from_primal(reordered, dst.primal, dst)
+
+
+def _layout_transform_ref(x, attrs):
+    return transform_array(x, attrs.src_layout, attrs.dst_layout)
 
 
 def _layout_transform_compute(attrs, inputs, out_type):
@@ -229,4 +236,4 @@ def layout_transform(data, src_layout: str, dst_layout: str):
     return LAYOUT_TRANSFORM(data, attrs=LayoutTransformAttrs(src_layout, dst_layout))
 
 
-__all__ = ["layout_transform", "Layout", "LayoutTransformAttrs"]
+__all__ = ["layout_transform", "Layout", "LayoutTransformAttrs", "transform_array"]

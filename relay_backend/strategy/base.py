@@ -85,12 +85,15 @@ def register_alter_layout(op_name: str, target_key: str, falter: Callable = None
 
 
 def alter_op_layout(op_name: str, call, target):
-    """The first registered alteration of `call` for `target`'s keys (most specific first), or None."""
-    for key in target_keys(target):
-        fn = _ALTERS.get((op_name, key))
-        altered = fn(call) if fn is not None else None
-        if altered is not None:
-            return altered
+    """The first registered alteration of `call` for `target`'s keys (most specific first), or
+    None. It runs under `target` (Target.current), so it may ask the tuning dispatch context for
+    the config of a call's workload, as Relay's alterations do."""
+    with as_target(target):
+        for key in target_keys(target):
+            fn = _ALTERS.get((op_name, key))
+            altered = fn(call) if fn is not None else None
+            if altered is not None:
+                return altered
     return None
 
 

@@ -14,28 +14,27 @@ convolutions with equal channel counts agree on their block and need no transfor
 them. Only float32 calls of static shapes are altered (symbolic ones keep their layout). The
 layout transforms are placed by the new ops' FInferCorrectLayout rules (op/layout_rules.py);
 FoldConstant then packs constant weights once.
-The limits are plain module-level parameters so a tuner can later make them knobs.
+
+Tuned blocks (as TVM's conv2d_alter_op reads tile_ic / tile_oc): for an ungrouped conv2d the
+dispatch context is asked for the conv2d_NCHWc.x86 config of the default blocking's workload
+(x86_blocks.tuned_blocks, under the pass's target); a record with block_ic / block_oc that
+divide the channels picks the blocks instead of the default, and so the weight packing. A
+dense's packing block likewise comes from its dense_pack_prepacked.x86 record (block_n).
 """
 import dataclasses
 
+from .. import te
 from ..ir.dims import is_static_shape
 from ..ir.types import TensorType
-from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs
+from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs, blocks
 from ..op.nn.dense_pack import DENSE_PACK, DensePackAttrs
+from ..target import Target
 from .base import register_alter_layout
-from .x86_common import divisor_at_most, lanes
+from .x86_blocks import channel_block, channel_block_limit, tuned_blocks
+from .x86_conv_nchwc import CONV_TASK, default_blocking_args
+from .x86_dense_pack import TASK_NAME as DENSE_TASK, default_packing_args
 
 DTYPES = ("float32",)
-
-
-def channel_block_limit(dtype: str = "float32") -> int:
-    """The largest channel block: one SIMD register of `dtype`."""
-    return lanes(dtype)
-
-
-def channel_block(channels: int, limit: int) -> int:
-    """The largest divisor of `channels` that is at most `limit`."""
-    return divisor_at_most(channels, limit, floor=1)
 
 
 def _static_float(call) -> bool:
@@ -66,7 +65,28 @@ def conv2d_nchwc_attrs(call, limit: int = None):
         kernel = f"OIHW{ib}i{ob}o"
     fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
     fields.update(data_layout=f"NCHW{ib}c", kernel_layout=kernel, out_layout=f"NCHW{ob}c")
-    return DEPTHWISE_NCHWC if depthwise else CONV_NCHWC, Conv2DNCHWcAttrs(**fields)
+    new_attrs = Conv2DNCHWcAttrs(**fields)
+    if g == 1:
+        new_attrs = _with_tuned_blocks(call, new_attrs)
+    return DEPTHWISE_NCHWC if depthwise else CONV_NCHWC, new_attrs
+
+
+def _with_tuned_blocks(call, attrs):
+    """`attrs` (the default blocking of an ungrouped conv2d call) with the blocks of the
+    current dispatch context's conv2d_NCHWc.x86 config, when it has a record for the call."""
+    (n, c, h, w), (o, _, kh, kw) = ([int(d) for d in a.checked_type.shape] for a in call.args)
+    _, _, oh, ow = (int(d) for d in call.checked_type.shape)
+    unit_blocked = (attrs, [te.placeholder((n, c, h, w, 1), call.args[0].checked_type.dtype),
+                            te.placeholder((o, c, kh, kw, 1, 1), call.args[1].checked_type.dtype)],
+                    TensorType((n, o, oh, ow, 1), call.checked_type.dtype))
+    chosen = tuned_blocks(CONV_TASK, default_blocking_args(unit_blocked), Target.current(allow_none=True),
+                          ("block_ic", "block_oc"))
+    ib, ob = blocks(attrs)
+    bi, bo = chosen.get("block_ic", ib), chosen.get("block_oc", ob)
+    if (bi, bo) == (ib, ob) or c % bi or o % bo:
+        return attrs
+    return dataclasses.replace(attrs, data_layout=f"NCHW{bi}c", kernel_layout=f"OIHW{bi}i{bo}o",
+                               out_layout=f"NCHW{bo}c")
 
 
 @register_alter_layout("nn.conv2d", "x86")
@@ -87,7 +107,21 @@ def dense_pack_attrs(call, limit: int = None):
     if rows < 2:
         return None
     block = channel_block(units, limit or channel_block_limit())
-    return DENSE_PACK, DensePackAttrs(call.attrs.units, call.attrs.out_dtype, f"NC{block}n")
+    attrs = DensePackAttrs(call.attrs.units, call.attrs.out_dtype, f"NC{block}n")
+    return DENSE_PACK, _with_tuned_packing(call, attrs, units, block)
+
+
+def _with_tuned_packing(call, attrs, units: int, block: int):
+    """`attrs` with the packing block of the current dispatch context's
+    dense_pack_prepacked.x86 config, when it has a record for the call."""
+    data, weight = (a.checked_type for a in call.args)
+    k = int(weight.shape[1])
+    args = (attrs, [te.placeholder([int(d) for d in data.shape], data.dtype),
+                    te.placeholder((units // block, k, block), weight.dtype)],
+            call.checked_type)
+    chosen = tuned_blocks(DENSE_TASK, default_packing_args(args), Target.current(allow_none=True), ("block_n",))
+    bn = chosen.get("block_n", block)
+    return attrs if bn == block or units % bn else dataclasses.replace(attrs, weight_layout=f"NC{bn}n")
 
 
 @register_alter_layout("nn.dense", "x86")

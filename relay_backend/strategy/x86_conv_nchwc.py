@@ -31,15 +31,25 @@ channel-blocked shapes AlterOpLayout made, which is what extract_from_program se
 3) with the tile as knobs: tile_oc (ot, channel blocks per tile), tile_ow (reg_n, output pixels
 per tile) and row_outer (the loop order), each defaulting to choose_tile's choice, so the
 fallback config is the hand-picked micro-kernel. `schedule_blocked_conv(tag, tile=Tile(...))`
-still fixes a tile outside tuning; the channel blocks themselves are chosen by AlterOpLayout
-(x86_alter_layout.channel_block_limit), not tuned.
+still fixes a tile outside tuning. conv2d_NCHWc.x86 without groups also has the channel blocks
+as knobs, block_ic / block_oc (x86_blocks: the layout AlterOpLayout picks from this task's
+config); its workload names the default blocking, so a task instantiated with other blocks
+measures the kernel on re-blocked inputs (task.reblocked_placeholder), and a build whose
+blocks are not the config's uses the default tile. Tile candidates are those of every block
+choice, combinations whose channel tile does not divide the channel blocks filtered out.
 """
+import dataclasses
+
 from typing import NamedTuple
 
 from .. import te
+from ..autotvm.task.task import LAYOUT, is_task_argument, reblocked_placeholder
 from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
+from ..ir.types import TensorType
+from ..op.nn.conv_nchwc import blocks
 from ..op.registry import get as get_op
 from .base import register_strategy
+from .x86_blocks import block_candidates, config_blocks, default_block
 from .x86_common import (all_static, factors_up_to, find_reduction, find_tagged, finish_others, inline_except,
                          nonempty, option_knob, parallel_if_large, place_anchor, prod, register_tile,
                          split_knob, static_shape)
@@ -71,22 +81,93 @@ def choose_tile(out_shape, in_bytes: int, weight_bytes: int, registers: int = No
     return Tile(ot, reg_n, cost_rows <= cost_blocks)
 
 
-def _tile_knobs(cfg, out_shape, data, kernel) -> None:
-    """tile_oc / tile_ow / row_outer of a channel-blocked convolution, defaulting to choose_tile."""
+def _tile_knobs(cfg, out_shape, data, kernel, channels: int = None) -> None:
+    """tile_oc / tile_ow / row_outer of a channel-blocked convolution, defaulting to choose_tile;
+    with `channels` (the output channels, when block_oc is a knob) tile_oc's candidates are
+    those of every block, and the combinations that do not divide are filtered out."""
     _, oc_blocks, _, ow, _ = out_shape
     default = choose_tile(out_shape, _touched_bytes(data, kernel, out_shape), _bytes(kernel))
-    split_knob(cfg, "tile_oc", oc_blocks, factors_up_to(oc_blocks, MAX_OC_TILE), default.oc_tile)
+    per_block = [channels // b for b in block_candidates(channels)] if channels else [oc_blocks]
+    tiles = sorted({t for n in per_block for t in factors_up_to(n, MAX_OC_TILE)})
+    split_knob(cfg, "tile_oc", oc_blocks, tiles, default.oc_tile)
     split_knob(cfg, "tile_ow", ow, factors_up_to(ow, MAX_REG_N), default.reg_n)
     option_knob(cfg, "row_outer", (True, False), default.row_outer)
+    if channels:
+        cfg.multi_filter(lambda e: (channels // e["block_oc"].size[-1]) % e["tile_oc"].size[-1] == 0)
+
+
+def _has_block_knobs(attrs) -> bool:
+    """Plain (ungrouped) blocked convolutions tune their channel blocks."""
+    return attrs.groups == 1
+
+
+def _logical_channels(inputs) -> tuple:
+    """(input channels, output channels) of a blocked convolution's data and kernel."""
+    data, kernel = static_shape(inputs[0]), static_shape(inputs[1])
+    return data[1] * data[4], kernel[0] * kernel[5]
+
+
+def reblocked_args(attrs, inputs, out_type, ib: int, ob: int, make_tensor) -> tuple:
+    """(attrs, [data, kernel], out_type) of the same convolution blocked as ib / ob; the
+    tensors come from make_tensor(old tensor, shape, layout)."""
+    n, _, h, w, _ = static_shape(inputs[0])
+    _, _, kh, kw, _, _ = static_shape(inputs[1])
+    channels, out_channels = _logical_channels(inputs)
+    _, _, oh, ow, _ = (int(d) for d in out_type.shape)
+    layouts = (f"NCHW{ib}c", f"OIHW{ib}i{ob}o", f"NCHW{ob}c")
+    attrs = dataclasses.replace(attrs, data_layout=layouts[0], kernel_layout=layouts[1], out_layout=layouts[2])
+    data = make_tensor(inputs[0], (n, channels // ib, h, w, ib), layouts[0])
+    kernel = make_tensor(inputs[1], (out_channels // ob, channels // ib, kh, kw, ib, ob), layouts[1])
+    return attrs, [data, kernel], TensorType((n, out_channels // ob, oh, ow, ob), out_type.dtype)
+
+
+def _named_tensor(old, shape, layout):
+    return te.placeholder(tuple(shape), old.dtype, name=old.op.name)
+
+
+def default_blocking_args(args) -> tuple:
+    """The args that name a blocked convolution's workload: those of its default blocking."""
+    attrs, inputs, out_type = args
+    if not _has_block_knobs(attrs):
+        return args
+    channels, out_channels = _logical_channels(inputs)
+    return reblocked_args(attrs, inputs, out_type, default_block(channels), default_block(out_channels),
+                          _named_tensor)
+
+
+def _apply_blocks(cfg, attrs, inputs, out_type) -> tuple:
+    """(cfg, attrs, inputs, out_type) with the config's channel blocks (x86_blocks.config_blocks:
+    a task's own inputs are re-blocked, a build's keep theirs or fall back)."""
+    channels, out_channels = _logical_channels(inputs)
+    ib, ob = blocks(attrs)
+    cfg, chosen = config_blocks(cfg, {"block_ic": (channels, ib), "block_oc": (out_channels, ob)}, inputs)
+    if (chosen["block_ic"], chosen["block_oc"]) != (ib, ob):
+        attrs, inputs, out_type = reblocked_args(attrs, inputs, out_type, chosen["block_ic"], chosen["block_oc"],
+                                                 reblocked_placeholder)
+    for tensor, layout in zip(inputs, (attrs.data_layout, attrs.kernel_layout)):
+        if is_task_argument(tensor):
+            tensor.op.attrs[LAYOUT] = layout      # measurements compare in NCHW / OIHW
+    return cfg, attrs, inputs, out_type
 
 
 def blocked_conv_template(task_name: str, op_name: str, tag: str):
     """(compute, schedule) of tunable task `task_name`: op `op_name`'s own compute with the
-    tile knobs, and the blocked schedule of reduction `tag` reading them."""
-    @register_topi_compute(task_name)
+    tile knobs (and the channel blocks, see the module doc), and the blocked schedule of
+    reduction `tag` reading them."""
+    tunes_blocks = op_name == "nn.contrib_conv2d_NCHWc"
+
+    @register_topi_compute(task_name, workload_args=default_blocking_args if tunes_blocks else None)
     def compute(cfg, attrs, inputs, out_type):
+        given = cfg
+        blocked = tunes_blocks and _has_block_knobs(attrs)
+        if blocked:
+            cfg, attrs, inputs, out_type = _apply_blocks(cfg, attrs, inputs, out_type)
         outs = get_op(op_name).compute(attrs, inputs, out_type)
-        _tile_knobs(cfg, static_shape(outs[0]), inputs[0], inputs[1])
+        _tile_knobs(cfg, static_shape(outs[0]), inputs[0], inputs[1],
+                    _logical_channels(inputs)[1] if blocked else None)
+        outs[0].op.attrs[LAYOUT] = attrs.out_layout or attrs.data_layout
+        if cfg is not given:
+            outs[0].op.attrs["autotvm_config"] = cfg
         return outs
 
     @register_topi_schedule(task_name)
@@ -158,7 +239,8 @@ def _touched_bytes(data, kernel, out_shape) -> int:
     return cc * ib * min(h, oh * kh) * min(w, ow * kw) * 4
 
 
-CONV_TEMPLATE = blocked_conv_template("conv2d_NCHWc.x86", "nn.contrib_conv2d_NCHWc", CONV_TAG)
+CONV_TASK = "conv2d_NCHWc.x86"
+CONV_TEMPLATE = blocked_conv_template(CONV_TASK, "nn.contrib_conv2d_NCHWc", CONV_TAG)
 DEPTHWISE_TEMPLATE = blocked_conv_template("depthwise_conv2d_NCHWc.x86", "nn.contrib_depthwise_conv2d_NCHWc",
                                            DEPTHWISE_TAG)
 

@@ -13,14 +13,21 @@ The tile (ct, rt) is x86_common.register_tile's, as for the NCHWc convolution: m
 load within the vector registers, dividing the rows and the column blocks.
 
 dense_pack_prepacked.x86 is an autotvm template (on the packed shapes AlterOpLayout made, which
-is what extract_from_program sees at opt_level 3) whose knobs are the tile: tile_y (rt, rows)
-and tile_x (ct, column blocks of bn), each defaulting to register_tile's choice, so the fallback
-config is the hand-picked kernel. The packing block bn is AlterOpLayout's, not tuned.
+is what extract_from_program sees at opt_level 3) whose knobs are the packing block block_n (bn:
+AlterOpLayout reads it from this task's config to pack the weight, x86_blocks) and the tile:
+tile_y (rt, rows) and tile_x (ct, column blocks of bn), each defaulting to the hand-picked
+choice, so the fallback config is the hand-picked kernel. The workload names the default
+packing; a task instantiated with another block measures on a re-packed weight, and tile_x
+candidates are those of every block (combinations that do not divide are filtered out).
 """
+import dataclasses
+
 from .. import te
+from ..autotvm.task.task import LAYOUT, is_task_argument, reblocked_placeholder
 from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ..op.nn.dense_pack import DENSE_PACK
 from .base import register_strategy
+from .x86_blocks import block_candidates, config_blocks, default_block
 from .x86_common import (all_static, factors_up_to, find_reduction, finish_others, inline_except, nonempty,
                          parallel_if_large, place_anchor, prod, register_tile, split_knob, static_shape)
 
@@ -29,14 +36,45 @@ MAX_ROW_TILE = 16        # tuning candidates: at most this many rows per tile
 MAX_COL_TILE = 8         # and this many column blocks
 
 
-@register_topi_compute(TASK_NAME)
+def repacked_args(attrs, inputs, block: int, make_tensor) -> tuple:
+    """(attrs, [data, weight]) of the same dense with the weight packed in blocks of `block`;
+    the weight comes from make_tensor(old weight, shape, layout)."""
+    no, k, bn = static_shape(inputs[1])
+    layout = f"NC{block}n"
+    weight = make_tensor(inputs[1], ((no * bn) // block, k, block), layout)
+    return dataclasses.replace(attrs, weight_layout=layout), [inputs[0], weight]
+
+
+def _same_tensor(old, shape, layout):
+    return te.placeholder(tuple(shape), old.dtype, name=old.op.name)
+
+
+def default_packing_args(args) -> tuple:
+    """The args that name the workload: those of the default packing block."""
+    attrs, inputs, out_type = args
+    no, _, bn = static_shape(inputs[1])
+    return (*repacked_args(attrs, inputs, default_block(no * bn), _same_tensor), out_type)
+
+
+@register_topi_compute(TASK_NAME, workload_args=default_packing_args)
 def dense_pack_compute(cfg, attrs, inputs, out_type):
+    given = cfg
+    units = static_shape(inputs[1])[0] * attrs.block
+    cfg, chosen = config_blocks(cfg, {"block_n": (units, attrs.block)}, inputs[1:])
+    if chosen["block_n"] != attrs.block:
+        attrs, inputs = repacked_args(attrs, inputs, chosen["block_n"], reblocked_placeholder)
+    if is_task_argument(inputs[1]):
+        inputs[1].op.attrs[LAYOUT] = attrs.weight_layout      # measurements compare it as (N, K)
     outs = DENSE_PACK.compute(attrs, inputs, out_type)
     shape = static_shape(outs[0])
     rows, col_blocks = shape[-2] if len(shape) >= 2 else 1, shape[-1] // attrs.block
     ct, rt = register_tile(rows, col_blocks, attrs.block)
     split_knob(cfg, "tile_y", rows, factors_up_to(rows, MAX_ROW_TILE), rt)
-    split_knob(cfg, "tile_x", col_blocks, factors_up_to(col_blocks, MAX_COL_TILE), ct)
+    tiles = sorted({t for b in block_candidates(units) for t in factors_up_to(units // b, MAX_COL_TILE)})
+    split_knob(cfg, "tile_x", col_blocks, tiles, ct)
+    cfg.multi_filter(lambda e: (units // e["block_n"].size[-1]) % e["tile_x"].size[-1] == 0)
+    if cfg is not given:
+        outs[0].op.attrs["autotvm_config"] = cfg
     return outs
 
 
@@ -46,7 +84,7 @@ def dense_pack_schedule(cfg, attrs, outs, target):
     dense = find_reduction(s, DENSE_PACK.tag)
     shape = static_shape(dense.output(0))
     k_ext = int(dense.reduce_axis[0].dom.extent.value)
-    bn = attrs.block
+    bn = cfg["block_n"].size[-1]
     inline_except(s)
     O, R, others = place_anchor(s, outs, dense, shape)
     ct, rt = cfg["tile_x"].size[-1], cfg["tile_y"].size[-1]

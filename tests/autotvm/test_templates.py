@@ -7,7 +7,9 @@ import pytest
 import relay_backend as relay
 from relay_backend import autotvm, te
 from relay_backend.codegen import build
+from relay_backend.autotvm.task.task import tensor_layout
 from relay_backend.ir.types import TensorType
+from relay_backend.op.layout import transform_array
 from relay_backend.op.nn.conv import Conv2DAttrs
 from relay_backend.op.nn.dense import BatchMatmulAttrs, DenseAttrs
 from relay_backend.op.nn.pool import AvgPool2DAttrs, GlobalPool2DAttrs, MaxPool2DAttrs
@@ -64,16 +66,35 @@ def test_every_config_of_a_small_space_matches_numpy(name, op_name, attrs, shape
     want = np.maximum(op.ref(*arrays, attrs), 0)       # a task ends with a relu (task.with_epilogue)
     space = task.config_space
     assert 1 <= len(space) <= 40, space
+    given = _given_layouts(attrs)
     tried = set()
-    for index in range(len(space)):
+    for index in space.valid_indices():
         config = space.get(index)
         sch, args = task.instantiate(config)
         assert config.valid()
-        out = nd.empty(want.shape, "float32")
-        build(te.lower(sch, args, "kernel"))["kernel"](*[nd.array(a) for a in arrays], out)
-        np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=f"{name} config {config}")
+        # a config may block channels differently (conv2d_NCHWc's block_ic / block_oc): the
+        # kernel then takes and returns tensors in the layouts it marked
+        inputs = [_relayout(a, layout, tensor_layout(t)) for a, layout, t in zip(arrays, given, args)]
+        out = nd.empty([int(d.value) for d in args[-1].shape], "float32")
+        build(te.lower(sch, args, "kernel"))["kernel"](*[nd.array(a) for a in inputs], out)
+        got = _relayout(out.numpy(), tensor_layout(args[-1]), given[-1])
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{name} config {config}")
         tried.add(repr(config))
     assert len(tried) == len(space)
+
+
+def _given_layouts(attrs) -> list:
+    """(data, kernel, out) layouts a channel-blocked convolution's attrs name, (data, weight, out)
+    of a packed dense; Nones otherwise."""
+    if hasattr(attrs, "weight_layout"):
+        return [None, attrs.weight_layout, None]
+    if not hasattr(attrs, "kernel_layout") or "c" not in getattr(attrs, "data_layout", ""):
+        return [None, None, None]
+    return [attrs.data_layout, attrs.kernel_layout, attrs.out_layout or attrs.data_layout]
+
+
+def _relayout(array, src, dst):
+    return array if src is None or dst is None or src == dst else transform_array(array, src, dst)
 
 
 DEFAULT_CASES = CASES[:5] + BLOCKED_CASES[:3]
@@ -88,7 +109,7 @@ def test_the_space_holds_the_default(name, op_name, attrs, shapes):
     task.instantiate(fallback)
     chosen = {k: repr(fallback[k]) for k in fallback}
     space = task.config_space
-    assert any({k: repr(space.get(i)[k]) for k in chosen} == chosen for i in range(len(space)))
+    assert any({k: repr(space.get(i)[k]) for k in chosen} == chosen for i in space.valid_indices())
 
 
 def test_a_config_missing_a_knob_is_named():

@@ -85,3 +85,23 @@ def test_shipped_files_parse_and_name_their_family():
     for family in tophub.available_families():
         records = list(record.load_from_file(tophub.record_file(family)))
         assert records and all(res.error_no == 0 for _, res in records), family
+
+
+@pytest.mark.slow
+def test_shipped_records_name_tasks_the_benchmark_workloads_still_have():
+    """A shipped record is only worth shipping while an opt_level 3 build of a benchmark
+    workload still selects its task: a record of a task no longer extracted (e.g. the plain
+    dense_dot.x86 record shipped before AlterOpLayout made the dense a contrib_dense_pack) is
+    stale and must be regenerated (python -m benchmarks.tune_tophub)."""
+    from relay_backend.frontend import from_onnx
+    from relay_backend.testing import onnx_models
+
+    wanted = set()
+    for builder, kwargs in ((onnx_models.mlp, {"batch": 64}), (onnx_models.resnet_block, {}),
+                            (onnx_models.resnet50, {"image": 224})):
+        mod, params = from_onnx(builder(**kwargs)[0])
+        wanted |= {t.workload for t in autotvm.task.extract_from_program(mod, params, "llvm")}
+    for family in tophub.available_families():
+        stale = [inp.task.name for inp, _ in record.load_from_file(tophub.record_file(family))
+                 if inp.task.workload not in wanted]
+        assert not stale, f"{family}: stale records of {stale}"

@@ -4,8 +4,13 @@ numpy arrays), so any process pool or cluster (local, Ray) can carry them.
 
     build_job(task, config, tmp_dir)  -> BuildResult(filename or library bytes, arg_info, error, seconds)
     reference_job(task, tmp_dir, seed) -> path (or bytes) of an .npz: random inputs and the outputs of
-                                          the task's default config on them
+                                          the task's default config on them, each in its primal layout
     run_job(build, reference, ...)    -> (costs, error_no, seconds, timestamp)
+
+A tensor a template marked with a layout (task.tensor_layout: a config may block channels
+differently, e.g. NCHW8c or NCHW16c) is kept in the reference in its primal layout (NCHW) and
+converted to and from each candidate's layout, so candidates of every blocking are checked
+against the same numbers.
 
 A task travels as task_payload(task): its name, serialized args, target text and the module
 that registered its template (imported first, so a template defined outside relay_backend,
@@ -24,6 +29,7 @@ import numpy as np
 
 from ... import te
 from ...codegen import build as codegen_build, llvm_target
+from ...op.layout import Layout, transform_array
 from ...runtime import ndarray as nd
 from ...runtime.module import load_module
 from ...target import Target
@@ -31,7 +37,7 @@ from ...testing.tolerances import OutputMismatch, assert_allclose
 from ..record import MeasureErrorNo
 from ..task.config_space import ConfigEntity, FallbackConfigEntity
 from ..task.space import InstantiationError
-from ..task.task import Task
+from ..task.task import Task, tensor_layout
 
 KERNEL = "default_function"
 CHECK_SCALE = 10.0       # x the float tolerances of testing.tolerances: reassociated long sums
@@ -39,8 +45,8 @@ CHECK_SCALE = 10.0       # x the float tolerances of testing.tolerances: reassoc
 
 class BuildResult(namedtuple("BuildResult", ("filename", "arg_info", "error", "time_cost"))):
     """A built candidate: the library (a file path, or its bytes when it must travel), the
-    (shape, dtype, is_output) of each kernel argument, an error (kind, traceback, message) or
-    None, and the build's seconds."""
+    (shape, dtype, is_output, layout or None) of each kernel argument, an error (kind,
+    traceback, message) or None, and the build's seconds."""
 
 
 def task_payload(task) -> dict:
@@ -75,8 +81,8 @@ def _instantiate(payload, config_json):
 def _compile(task, sch, args):
     prim = te.lower(sch, args, name=KERNEL)
     module = codegen_build({KERNEL: prim}, target=task.target)
-    info = tuple((tuple(int(d.value) for d in t.shape), str(t.dtype), not isinstance(t.op, te.PlaceholderOp))
-                 for t in args)
+    info = tuple((tuple(int(d.value) for d in t.shape), str(t.dtype), not isinstance(t.op, te.PlaceholderOp),
+                  tensor_layout(t)) for t in args)
     return module, info
 
 
@@ -111,7 +117,7 @@ def random_inputs(arg_info, seed) -> list:
     """Random arrays for the inputs of `arg_info`: floats in [-1, 1), small ints, random bools."""
     rng = np.random.default_rng(seed)
     out = []
-    for shape, dtype, is_output in arg_info:
+    for shape, dtype, is_output, _ in arg_info:
         if is_output:
             continue
         kind = np.dtype(dtype).kind
@@ -125,7 +131,20 @@ def random_inputs(arg_info, seed) -> list:
 
 
 def _outputs(arg_info) -> list:
-    return [nd.empty(shape, dtype) for shape, dtype, is_output in arg_info if is_output]
+    return [nd.empty(shape, dtype) for shape, dtype, is_output, _ in arg_info if is_output]
+
+
+def _primal(array, layout):
+    """`array` (in `layout`, None: as it is) in its primal layout."""
+    return array if layout is None else transform_array(array, layout, Layout(layout).primal)
+
+
+def _from_primal(array, layout):
+    return array if layout is None else transform_array(array, Layout(layout).primal, layout)
+
+
+def _layouts(arg_info, outputs: bool) -> list:
+    return [layout for *_, is_output, layout in arg_info if is_output == outputs]
 
 
 def reference_job(payload, tmp_dir=None, seed=0, as_bytes=False):
@@ -137,8 +156,9 @@ def reference_job(payload, tmp_dir=None, seed=0, as_bytes=False):
     inputs = random_inputs(info, seed)
     outputs = _outputs(info)
     module[KERNEL](*[nd.array(a) for a in inputs], *outputs)
-    arrays = {f"in{k}": a for k, a in enumerate(inputs)}
-    arrays.update({f"out{k}": o.numpy() for k, o in enumerate(outputs)})
+    arrays = {f"in{k}": _primal(a, layout) for k, (a, layout) in enumerate(zip(inputs, _layouts(info, False)))}
+    arrays.update({f"out{k}": _primal(o.numpy(), layout)
+                   for k, (o, layout) in enumerate(zip(outputs, _layouts(info, True)))})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     if as_bytes:
@@ -173,8 +193,8 @@ def run_job(build, reference, number, repeat, min_repeat_ms, cooldown_interval, 
         if reference is not None:
             source = io.BytesIO(reference) if isinstance(reference, (bytes, bytearray)) else reference
             with np.load(source) as data:
-                inputs = [data[f"in{k}"] for k in range(sum(1 for *_, out in build.arg_info if not out))]
-                expected = [data[f"out{k}"] for k in range(sum(1 for *_, out in build.arg_info if out))]
+                inputs = [_from_primal(data[f"in{k}"], layout) for k, layout in enumerate(_layouts(build.arg_info, False))]
+                expected = [data[f"out{k}"] for k in range(len(_layouts(build.arg_info, True)))]
         else:
             inputs, expected = random_inputs(build.arg_info, 0), None
         args = [nd.array(a) for a in inputs]
@@ -183,8 +203,8 @@ def run_job(build, reference, number, repeat, min_repeat_ms, cooldown_interval, 
         costs = list(timer(*args, *outputs).results)
         if expected is not None:
             func(*args, *outputs)
-            for k, (got, want) in enumerate(zip(outputs, expected)):
-                assert_allclose(got.numpy(), want, what=f"output {k} vs the default config's", scale=CHECK_SCALE)
+            for k, (got, want, layout) in enumerate(zip(outputs, expected, _layouts(build.arg_info, True))):
+                assert_allclose(_primal(got.numpy(), layout), want, what=f"output {k} vs the default config's", scale=CHECK_SCALE)
         if len(costs) > 2:                       # drop the extremes, as TVM does
             costs = sorted(costs)[1:-1]
         error_no = MeasureErrorNo.NO_ERROR

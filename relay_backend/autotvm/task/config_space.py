@@ -123,6 +123,10 @@ class ConfigSpace:
             return False
         return self._shared_filter is None or self._validity()[index]
 
+    def valid_indices(self) -> list:
+        """The indices get() accepts (those a multi_filter keeps), in order."""
+        return [i for i in range(self.range_length) if self.is_index_valid(i)]
+
     def __len__(self) -> int:
         if self._shared_filter is None:
             return self.range_length

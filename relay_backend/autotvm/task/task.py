@@ -169,6 +169,8 @@ class TaskTemplate:
             raise TuningError(f"autotvm template registered from {self.module}: it has no "
                               f"{'compute' if self.fcompute is None else 'schedule'} function")
         inputs = _placeholders(args)
+        for tensor in inputs:
+            tensor.op.attrs[TASK_ARGUMENT] = True
         if args and isinstance(args[0], Attrs):              # relay convention
             outs = with_epilogue(list(self.fcompute(*args)))
             sch = self.fschedule(args[0], outs, Target.current(allow_none=True))
@@ -176,7 +178,47 @@ class TaskTemplate:
             out = self.fcompute(*args)
             outs = list(out) if isinstance(out, (list, tuple)) else [out]
             sch = self.fschedule(outs)
-        return sch, inputs + outs
+        return sch, _kernel_inputs(inputs, outs) + outs
+
+
+TASK_ARGUMENT = "autotvm_task_argument"   # op attr: a placeholder a task made from its workload
+LAYOUT = "layout"                         # op attr: the layout a tensor is blocked in (e.g. NCHW8c)
+REPLACES = "autotvm_replaces"             # op attr: the task argument a re-blocked placeholder stands for
+
+
+def is_task_argument(tensor) -> bool:
+    """Whether `tensor` is an input a tuning task made from its workload (not a build's): a
+    template may then re-block it as the config asks (see x86_conv_nchwc), which a build may not."""
+    return bool(getattr(tensor.op, "attrs", {}).get(TASK_ARGUMENT))
+
+
+def tensor_layout(tensor):
+    """The layout a template marked `tensor` with (None: its shape is its meaning)."""
+    return getattr(tensor.op, "attrs", {}).get(LAYOUT)
+
+
+def _kernel_inputs(inputs, outs) -> list:
+    """The kernel's inputs: the task's arguments in order, each replaced by the placeholder a
+    template made instead of it (reblocked_placeholder) when the outputs read that one."""
+    replaced, seen, stack = {}, set(), [t.op for t in outs]
+    while stack:
+        op = stack.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if isinstance(op, te.PlaceholderOp) and REPLACES in op.attrs:
+            replaced[id(op.attrs[REPLACES].op)] = op.output(0)
+        stack.extend(t.op for t in op.input_tensors())
+    return [replaced.get(id(t.op), t) for t in inputs]
+
+
+def reblocked_placeholder(tensor, shape, layout: str):
+    """A placeholder of `shape` in `layout` standing for task argument `tensor` (a template
+    whose config re-blocks its inputs reads this one instead; the kernel then takes it in
+    `tensor`'s place, and a measurement compares candidates in the primal layout)."""
+    new = te.placeholder(tuple(shape), tensor.dtype, name=tensor.op.name)
+    new.op.attrs.update({TASK_ARGUMENT: True, REPLACES: tensor, LAYOUT: layout})
+    return new
 
 
 def with_epilogue(outs) -> list:
@@ -191,7 +233,9 @@ def with_epilogue(outs) -> list:
         return outs
     out = outs[0]
     zero = tir.const(0, out.dtype)
-    return [te.compute(out.shape, lambda *i: tir.max(out[i], zero), name="measure_epilogue", tag="elemwise")]
+    marked = {LAYOUT: tensor_layout(out)} if tensor_layout(out) else None
+    return [te.compute(out.shape, lambda *i: tir.max(out[i], zero), name="measure_epilogue", tag="elemwise",
+                       attrs=marked)]
 
 
 def _placeholders(args) -> list:
@@ -334,8 +378,14 @@ class Task:
 
 
 def create(task_name, args, target, target_host=None) -> Task:
-    """A Task whose config_space holds every knob its template defines for `args`."""
-    task = Task(task_name, serialize_args(args))
+    """A Task whose config_space holds every knob its template defines for `args` (named as
+    its compute names them: a template whose config re-blocks its inputs is named by the
+    default blocking, see register_topi_compute's workload_args)."""
+    naming = getattr(lookup_template(task_name).fcompute, "workload_args", None)
+    serialized = serialize_args(args)
+    if naming is not None:
+        serialized = serialize_args(naming(tuple(deserialize_args(serialized))))
+    task = Task(task_name, serialized)
     task.target = as_target(target)
     if target_host is not None:
         task.target = task.target.with_host(target_host)

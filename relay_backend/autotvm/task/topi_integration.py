@@ -71,10 +71,16 @@ class TaskExtractEnv:
         return TaskExtractEnv.current
 
 
-@shared_parameters(TEMPLATE_DECORATOR_PARAMETERS)
-def register_topi_compute(task_name, func=None):
+@shared_parameters({**TEMPLATE_DECORATOR_PARAMETERS, "workload_args": (
+    "callable, optional", "args -> the args that name the workload (and the task extraction "
+    "collects), when they must not depend on a choice the config itself makes: a channel-blocked "
+    "convolution is named by its default blocking, whichever blocks the config picked. Defaults to "
+    "None (the args themselves).")})
+def register_topi_compute(task_name, func=None, workload_args=None):
     """Decorate compute `f(cfg, *args)` as the compute of tunable task `task_name`; the result
-    takes `*args` (see the module doc).
+    takes `*args` (see the module doc). A compute may store its own "autotvm_config" on its
+    outputs (e.g. the fallback, when the queried config does not fit the args it got): the
+    schedule then uses that one.
 
     Returns
     -------
@@ -84,16 +90,18 @@ def register_topi_compute(task_name, func=None):
     def decorate(topi_compute):
         @functools.wraps(topi_compute)
         def wrapper(*args, **kwargs):
-            workload, cfg = workload_config(task_name, args, kwargs)
+            named = args if workload_args is None or kwargs else tuple(workload_args(args))
+            workload, cfg = workload_config(task_name, named, kwargs)
             env = TaskExtractEnv.current
             if env is not None and env.tracing:
-                env.add_task(task_name, args)
+                env.add_task(task_name, named)
             out = topi_compute(cfg, *args)
             for t in (out if isinstance(out, (list, tuple)) else [out]):
                 t.op.attrs["workload"] = workload
-                t.op.attrs["autotvm_config"] = cfg
+                t.op.attrs.setdefault("autotvm_config", cfg)
             return out
         wrapper.autotvm_task_name = task_name
+        wrapper.workload_args = workload_args
         register_task_compute(task_name, wrapper)
         return wrapper
     return decorate(func) if func is not None else decorate
