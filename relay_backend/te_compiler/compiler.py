@@ -22,7 +22,7 @@ import threading
 import time
 import weakref
 
-from .. import codegen, diagnostics, progress
+from .. import cache, codegen, diagnostics, progress
 from ..autotvm.env import note_untuned, recording_untuned
 from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
 from ..docstrings import shared_parameters
@@ -60,6 +60,7 @@ class TECompiler:
         self._last_library = None  # the last Module built stays cached while nothing uses it
         # lowered: kernels lowered to tir; recalled: taken from a disk record instead (not lowered)
         self.stats = {"lowered": 0, "recalled": 0, "llvm_builds": 0, "disk_hits": 0}
+        self._unwritten_records = []   # disk_records entries, written with the next build
 
     def add_listener(self, fn) -> None:
         """Register a function told about every kernel lowered (a progress bar hooks in here).
@@ -115,11 +116,20 @@ class TECompiler:
         cached = self._lower_now(key, name)
         if record_key is not None:
             prim = cached.funcs[name]
-            record = disk_records.store(record_key, prim, cached.implementations, cached.tuning_queries,
-                                        [workload for _, workload in cached.untuned])
-            if record is not None:
-                cached.kernel = record.kernel(name, lambda: prim)
+            made = disk_records.make(record_key, prim, cached.implementations, cached.tuning_queries,
+                                     [workload for _, workload in cached.untuned])
+            if made is not None:
+                cached.kernel = made[0].kernel(name, lambda: prim)
+                with self._libraries_lock:
+                    self._unwritten_records.append(made[1])
         return cached
+
+    def _write_records(self) -> None:
+        """Store the records of the kernels lowered since the last build, in one batch."""
+        with self._libraries_lock:
+            entries, self._unwritten_records = self._unwritten_records, []
+        if entries:
+            cache.store_many(entries)
 
     def _recalled(self, key: CCacheKey, name: str, record) -> CachedFunc:
         """The CachedFunc of a disk record: deferred, lowered only if something asks for its tir."""
@@ -189,8 +199,10 @@ class TECompiler:
         return value.module
 
     def _codegen(self, funcs, target):
-        """codegen.build, counting whether LLVM ran or the disk cache served every kernel."""
+        """codegen.build, counting whether LLVM ran or the disk cache served every kernel; then
+        the records of the kernels lowered so far are written."""
         module = codegen.build(funcs, target=target)
+        self._write_records()
         stats = module.build_stats
         if stats.get("compiled"):
             self.stats["llvm_builds"] += 1

@@ -9,7 +9,7 @@ content digest, which finds its object code:
     key  = relay-kernel | structural_digest of the primitive function (128 bits) | the Target
            string | triple, CPU, features and opt level LLVM compiles for (schedules choose
            vector widths from them) | the PassContext's opt level and config | package digest
-    body = JSON {"content": kernel content digest, "signature": FunctionInfo without its name,
+    body = JSON {"content": kernel content digest, "signature": FunctionInfo (renamed on use),
                  "implementations": [[op, implementation]], "queries": [[workload, config
                  fingerprint]], "untuned": [workload]}
 
@@ -21,8 +21,10 @@ must still answer each recorded query with the same config). Records are used on
 every operator is as the package defined it (op_attrs.definitions_are_library_only: a user op,
 strategy or attribute changes lowering in a way no digest of the package sees), for llvm
 targets this process can run, and never while autotvm traces tasks (extraction needs the
-lowering itself). A record whose object code is missing from disk is harmless: the kernel is
-lowered again when codegen asks for its PrimFunc.
+lowering itself). The TECompiler writes the records of what it lowered with the build that
+compiles those kernels, in one batch. A record whose object code is missing from disk (evicted,
+or compiled under another kernel name: the object code's key holds the symbol) is harmless: the
+kernel is lowered again when codegen asks for its PrimFunc.
 """
 import dataclasses
 import functools
@@ -95,9 +97,11 @@ def _json_round_trips(value) -> bool:
         return False
 
 
-def store(key: str, prim, implementations, queries, untuned_workloads) -> LoweringRecord:
-    """Write the record of a kernel just lowered (`prim`, its PrimFunc) and return it; None when
-    some part cannot be written as JSON and read back equal (then nothing is stored)."""
+def make(key: str, prim, implementations, queries, untuned_workloads):
+    """(LoweringRecord, cache entry) of a kernel just lowered (`prim`, its PrimFunc); the entry
+    is a (kind, key, parts) triple for cache.store_many (the TECompiler writes a build's records
+    in one batch: each write scans the cache for its size bound). None when some part cannot be
+    written as JSON and read back equal (then nothing is to be stored)."""
     content = kernel_content_digest(prim)
     queries = tuple(queries)
     untuned_workloads = tuple(untuned_workloads)
@@ -108,8 +112,7 @@ def store(key: str, prim, implementations, queries, untuned_workloads) -> Loweri
             "implementations": [list(pair) for pair in implementations],
             "queries": [list(q) for q in queries], "untuned": list(untuned_workloads)}
     text = json.dumps(body)
-    cache.store(CACHE_KIND, key, {"record": text.encode()})
-    return _record(json.loads(text))              # as another process will read it
+    return _record(json.loads(text)), (CACHE_KIND, key, {"record": text.encode()})   # as read back
 
 
 def load(key: str):
@@ -130,4 +133,4 @@ def _record(body: dict) -> LoweringRecord:
                           tuple(clean_json(w) for w in body["untuned"]))
 
 
-__all__ = ["CACHE_KIND", "LoweringRecord", "load", "package_digest", "record_key", "store"]
+__all__ = ["CACHE_KIND", "LoweringRecord", "load", "make", "package_digest", "record_key"]

@@ -60,9 +60,17 @@ def _lower_in_a_new_compiler(target="llvm"):
     return compiler, compiler.lower(_dense_relu(), target, mod_name=None)
 
 
+def _build_in_a_new_compiler(target="llvm"):
+    """Lower and compile (a build writes the records of what it lowered)."""
+    compiler, cached = _lower_in_a_new_compiler(target)
+    compiler.jit(_dense_relu(), target)
+    return compiler, cached
+
+
 def test_a_recalled_function_runs_without_lowering_and_lowers_only_when_asked(cache_dir):
     first, cached = _lower_in_a_new_compiler()
     assert first.stats["lowered"] == 1 and first.stats["recalled"] == 0
+    assert _lower_in_a_new_compiler()[0].stats["recalled"] == 0     # no build yet: nothing written
     np.testing.assert_allclose(_run(first.jit(_dense_relu(), "llvm")), _expected(), rtol=1e-5, atol=1e-5)
     second = TECompiler()
     kernel = second.jit(_dense_relu(), "llvm")
@@ -94,20 +102,23 @@ def test_a_record_recalled_under_another_kernel_name_compiles_under_that_name(ca
     assert compiler.stats["lowered"] - before["lowered"] == 1
 
 
-@pytest.mark.parametrize("change", ["target", "pass context", "package digest"])
+@pytest.mark.parametrize("change", ["nothing", "target", "pass context", "package digest"])
 def test_a_changed_input_of_lowering_misses(cache_dir, monkeypatch, change):
-    _lower_in_a_new_compiler()
+    _build_in_a_new_compiler()
     target = "llvm"
     context = PassContext.current()
     if change == "target":
         target = "llvm -opt-level=2"
     elif change == "pass context":
         context = PassContext(opt_level=3 if context.opt_level != 3 else 2)
-    else:
+    elif change == "package digest":
         monkeypatch.setattr(disk_records, "package_digest", lambda: "another package")
     with context:
         compiler, _ = _lower_in_a_new_compiler(target)
-    assert compiler.stats["lowered"] == 1 and compiler.stats["recalled"] == 0
+    if change == "nothing":
+        assert compiler.stats["lowered"] == 0 and compiler.stats["recalled"] == 1
+    else:
+        assert compiler.stats["lowered"] == 1 and compiler.stats["recalled"] == 0
 
 
 def _tuned_dense_pack(tile_y: int):
@@ -124,7 +135,7 @@ def _tuned_dense_pack(tile_y: int):
 def test_other_autotvm_configs_miss(cache_dir):
     """A record holds the configs its lowering was answered; under a context answering others it
     misses, and the new lowering's record replaces it (one record per function and target)."""
-    _, default = _lower_in_a_new_compiler()
+    _, default = _build_in_a_new_compiler()
     assert default.tuning_queries                              # the dense asked the dispatch context
     records = [_tuned_dense_pack(tile_y=2)]
     with autotvm.apply_history_best(records):
@@ -141,7 +152,7 @@ def test_other_autotvm_configs_miss(cache_dir):
 
 
 def test_an_operator_changed_by_user_code_turns_records_off(cache_dir):
-    _lower_in_a_new_compiler()
+    _build_in_a_new_compiler()
     with TempOpAttr("nn.relu", "TOpPattern", relay.op.OpPattern.ELEMWISE):
         assert disk_records.record_key(_dense_relu(), Target("llvm")) is None
         compiler, _ = _lower_in_a_new_compiler()
@@ -149,7 +160,7 @@ def test_an_operator_changed_by_user_code_turns_records_off(cache_dir):
 
 
 def test_a_damaged_record_is_a_miss(cache_dir):
-    compiler, _ = _lower_in_a_new_compiler()
+    _build_in_a_new_compiler()
     key = disk_records.record_key(ensure_typed(_dense_relu()), Target("llvm"))   # typed, as lowered
     cache.store(disk_records.CACHE_KIND, key, {"record": b'{"content": 1, "signature": []}'})
     compiler, _ = _lower_in_a_new_compiler()
