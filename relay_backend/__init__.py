@@ -41,5 +41,7 @@ from . import build_module, prelude, loops
 from . import graph_executor, vm, aot, frontend, backend, _ffi
 from .build_module import build, optimize
 from .session import InferenceSession
+from .op.op_attrs import mark_library_defined as _mark_library_defined
+_mark_library_defined()      # every operator of the package is defined now (disk_records.py)
 
 # `relay_backend.abs`/`round`/... shadow builtins inside this namespace only, as in tvm.relay.

@@ -14,6 +14,7 @@ from ..errors import CompileError
 from ..runtime.module import Module
 from ..target import as_target
 from .llvm import build_llvm, codegen_llvm
+from .llvm_cache import KernelRecord
 from .c import build_c, codegen_c
 from .cuda import build_cuda, codegen_cuda
 
@@ -24,6 +25,9 @@ def _as_list(prim_funcs) -> list:
     if isinstance(prim_funcs, dict):
         out = []
         for name, func in prim_funcs.items():
+            if isinstance(func, KernelRecord) and func.name == name:
+                out.append(func)
+                continue
             if not isinstance(func, tir.PrimFunc):
                 raise CompileError(f"build: value for {name!r} is a {type(func).__name__}, "
                                    f"expected a tir.PrimFunc")
@@ -46,6 +50,8 @@ def build(prim_funcs, target="llvm", name=None) -> Module:
     funcs = _as_list(prim_funcs)
     if not funcs:
         raise CompileError("build: no PrimFuncs to compile")
+    if target.kind.name != "llvm":     # only LLVM finds object code by a record's content digest
+        funcs = [f.prim_func() if isinstance(f, KernelRecord) else f for f in funcs]
     if target.kind.name == "c":
         march = target.attrs.get("march")
         return build_c(funcs, options=[f"-march={march}"] if march else None)
@@ -57,4 +63,4 @@ def build(prim_funcs, target="llvm", name=None) -> Module:
     return build_llvm(funcs, target)
 
 
-__all__ = ["build", "build_c", "build_cuda", "build_llvm", "codegen_c", "codegen_cuda", "codegen_llvm"]
+__all__ = ["KernelRecord", "build", "build_c", "build_cuda", "build_llvm", "codegen_c", "codegen_cuda", "codegen_llvm"]

@@ -24,7 +24,7 @@ from ..runtime.signature import SYMBOL_PREFIX
 from ..target import as_target
 from ..tir.dim_json import dim_to_json, unique_var_names
 from . import llvm_target
-from .llvm_cache import compile_kernels
+from .llvm_cache import KernelRecord, compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_stmt import ALIGN, FunctionEmitter
@@ -134,6 +134,15 @@ def kernel_signature(func, taken: set) -> FunctionInfo:
     return signature(func, symbol, func.shape_vars)
 
 
+def record_signature(record: KernelRecord, taken: set) -> FunctionInfo:
+    """The boundary signature a KernelRecord carries, after kernel_signature's name checks."""
+    name = record.name
+    if not _IDENT.match(name) or name in taken:
+        raise CompileError(f"build: function name {name!r} is not a C identifier or is taken twice")
+    taken.add(name)
+    return record.info
+
+
 def shape_var_names(shape_vars) -> dict:
     """{id(var): unique name} for a function's shape variables, in order (tir/dim_json.py)."""
     return unique_var_names(shape_vars)
@@ -174,7 +183,8 @@ def codegen_llvm(funcs, has_openmp=None):
 
 
 def compile_kernel_objects(funcs, target=None) -> tuple:
-    """Compile PrimFuncs for an llvm Target into position-independent objects, one per kernel:
+    """Compile PrimFuncs (or KernelRecords: kernels known by signature and content digest,
+    llvm_cache.py) for an llvm Target into position-independent objects, one per kernel:
     each looked up in the on-disk cache, else compiled (in parallel when there are several:
     llvm_cache / llvm_pool) and stored. Shared by build_llvm (which JIT-loads the objects) and
     the AOT executor (which links them into the model's library), so both run the same code.
@@ -190,7 +200,8 @@ def compile_kernel_objects(funcs, target=None) -> tuple:
     spec = llvm_target.machine_spec(target)
     has_openmp = bool(llvm_target.libgomp_path())
     taken = set()
-    infos = [kernel_signature(f, taken) for f in funcs]
+    infos = [record_signature(f, taken) if isinstance(f, KernelRecord) else kernel_signature(f, taken)
+             for f in funcs]
     kernels = compile_kernels(funcs, spec, str(target), has_openmp,
                               lambda func: codegen_llvm([func], has_openmp)[0])
     return infos, kernels, spec, has_openmp

@@ -3,9 +3,10 @@ code up by its key, compile the missing ones (llvm_pool: in parallel), store the
 
 The key of a kernel says everything its object code is built from:
 
-    llvm-kernel | content digest of the PrimFunc (tir/content_hash.py) | the Target string |
-    triple, CPU name and feature string LLVM compiles for (the host's: -mcpu=native) |
-    opt level | whether OpenMP is linked | whether half conversions are emulated | compiler digest
+    llvm-kernel | content digest of the PrimFunc under a neutral name (tir/content_hash.py) |
+    the kernel's symbol | the Target string | triple, CPU name and feature string LLVM compiles
+    for (the host's: -mcpu=native) | opt level | whether OpenMP is linked | whether half
+    conversions are emulated | compiler digest
 
 and the compiler digest = the package version, the llvmlite and LLVM versions, and a SHA-256
 of the sources the code generator is made of (CODEGEN_SOURCES; a test checks it covers every
@@ -14,12 +15,19 @@ lowered kernel (a schedule, a user-registered implementation, a tuning record) n
 stale entry, while the same kernel built by any process for the same machine is compiled once.
 Entries hold the object file and the optimised IR (zlib), so a module loaded from the cache
 still answers get_source("ll") / ("asm") and exports like a freshly compiled one.
+
+The content digest leaves the function's name out (the symbol is a key part of its own), so a
+caller that remembers a kernel's content digest (the TECompiler's Relay-level disk records,
+te_compiler/disk_records.py) finds its object code under any name without the PrimFunc: a
+`KernelRecord` stands for a kernel known by (signature, content digest), and produces its
+PrimFunc (lowering it again) only when the object code is not on disk.
 """
 import functools
 import hashlib
 import pathlib
 import zlib
 from dataclasses import dataclass
+from typing import Callable
 
 from .. import cache, progress
 from ..config import VERSION
@@ -28,7 +36,8 @@ from ..tir.content_hash import UnhashableNode, prim_func_digest
 from . import llvm_pool, llvm_target
 
 CACHE_KIND = "llvm"
-KEY_FORMAT = "llvm-kernel-v1"
+KEY_FORMAT = "llvm-kernel-v2"
+NEUTRAL_NAME = "kernel"      # the name a content digest sees in place of the kernel's own
 # the parts of the package (relative to relay_backend/) a kernel's object code depends on
 CODEGEN_SOURCES = ("codegen", "tir", "runtime", "target.py", "config.py", "errors.py",
                    "diagnostics.py", "cache.py", "progress.py", "docstrings.py")
@@ -44,31 +53,70 @@ class CompiledKernel:
     from_cache: bool = False
 
 
-@functools.lru_cache(maxsize=None)
-def compiler_digest() -> str:
-    """Package version, llvmlite / LLVM versions and a digest of CODEGEN_SOURCES."""
+@dataclass(frozen=True)
+class KernelRecord:
+    """A kernel known by its boundary signature and content digest rather than by its tir:
+    `info` (runtime FunctionInfo, under the kernel's name), `content` (kernel_content_digest
+    of its PrimFunc) and `prim_func()`, which produces the PrimFunc when its object code must
+    be compiled after all (the caller lowers it again)."""
+
+    info: object
+    content: str
+    prim_func: Callable
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+
+def sources_digest(parts) -> str:
+    """Package version, llvmlite / LLVM versions and a SHA-256 of the sources `parts` (paths
+    relative to relay_backend/: files or folders) are made of."""
     import llvmlite
     import llvmlite.binding as llvm
     root = pathlib.Path(__file__).resolve().parents[1]
     digest = hashlib.sha256(f"{VERSION}|llvmlite {llvmlite.__version__}|LLVM "
                             f"{'.'.join(map(str, llvm.llvm_version_info))}".encode())
-    for part in CODEGEN_SOURCES:
+    for part in parts:
         path = root / part
         for source in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             digest.update(str(source.relative_to(root)).encode() + b"\0" + source.read_bytes())
     return digest.hexdigest()[:24]
 
 
+@functools.lru_cache(maxsize=None)
+def compiler_digest() -> str:
+    """sources_digest of CODEGEN_SOURCES: what a kernel's object code is made by."""
+    return sources_digest(CODEGEN_SOURCES)
+
+
+def kernel_content_digest(func):
+    """The content digest of a PrimFunc as if it were named NEUTRAL_NAME (equal for one kernel
+    under any name), or None when it holds something the digest cannot see."""
+    neutral = func.__class__(func.params, func.body, NEUTRAL_NAME,
+                             {**func.attrs, "global_symbol": NEUTRAL_NAME})
+    try:
+        return prim_func_digest(neutral)
+    except UnhashableNode:
+        return None
+
+
+def content_key(content: str, symbol: str, spec, target_text: str, has_openmp: bool) -> str:
+    """The cache key text of the kernel with content digest `content` named `symbol`,
+    compiled for `spec`."""
+    return "|".join([KEY_FORMAT, content, symbol, target_text, spec.triple, spec.cpu, spec.features,
+                     f"O{spec.opt_level}", f"openmp={int(has_openmp)}",
+                     f"soft-half={int(llvm_target.host_lacks_half_conversions())}", compiler_digest()])
+
+
 def kernel_key(func, spec, target_text: str, has_openmp: bool):
     """The cache key text of one PrimFunc compiled for `spec`, or None when the function holds
     something its content digest cannot see (it is then compiled, never cached)."""
-    try:
-        content = prim_func_digest(func)
-    except UnhashableNode:
+    content = kernel_content_digest(func)
+    if content is None:
         return None
-    return "|".join([KEY_FORMAT, content, target_text, spec.triple, spec.cpu, spec.features,
-                     f"O{spec.opt_level}", f"openmp={int(has_openmp)}",
-                     f"soft-half={int(llvm_target.host_lacks_half_conversions())}", compiler_digest()])
+    return content_key(content, str(func.attrs.get("global_symbol", func.name)), spec, target_text,
+                       has_openmp)
 
 
 def target_kernel_key(func, target="llvm"):
@@ -86,14 +134,21 @@ def _decode(parts):
         return None
 
 
+def _key_of(item, spec, target_text: str, has_openmp: bool):
+    if isinstance(item, KernelRecord):
+        return content_key(item.content, item.name, spec, target_text, has_openmp)
+    return kernel_key(item, spec, target_text, has_openmp)
+
+
 def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> list:
-    """[CompiledKernel] for `funcs`, in order: from the disk cache where an entry exists, else
-    compiled from `ir_of(func)` (the LLVM IR text of one kernel) and stored. Code this process
+    """[CompiledKernel] for `funcs` (PrimFuncs or KernelRecords), in order: from the disk cache
+    where an entry exists, else compiled from `ir_of(func)` (the LLVM IR text of one PrimFunc;
+    a KernelRecord's prim_func() is asked for it only then) and stored. Code this process
     cannot run (cross-compiled: `spec.foreign`) bypasses the disk cache: only kernels the host
     can load and check are shared with other processes."""
     funcs = list(funcs)
     if spec.runs_here:
-        keys = [kernel_key(f, spec, target_text, has_openmp) for f in funcs]
+        keys = [_key_of(f, spec, target_text, has_openmp) for f in funcs]
     else:
         keys = [None] * len(funcs)
     results = [None] * len(funcs)
@@ -104,8 +159,8 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> l
     hits = len(funcs) - len(missing)
     progress.begin("compiled", total=len(funcs), note=f"{hits} from cache" if hits else "")
     progress.advance("compiled", hits)
-    units = [(ir_of(funcs[i]), str(funcs[i].attrs.get("global_symbol", funcs[i].name)))
-             for i in missing]
+    prims = {i: funcs[i].prim_func() if isinstance(funcs[i], KernelRecord) else funcs[i] for i in missing}
+    units = [(ir_of(prims[i]), str(prims[i].attrs.get("global_symbol", prims[i].name))) for i in missing]
     compiled = llvm_pool.compile_units(units, spec, on_done=lambda _: progress.advance("compiled"))
     entries = []
     for i, (object_code, ir) in zip(missing, compiled):
@@ -118,5 +173,5 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> l
     return results
 
 
-__all__ = ["CompiledKernel", "compile_kernels", "compiler_digest", "kernel_key", "target_kernel_key",
-           "CODEGEN_SOURCES"]
+__all__ = ["CompiledKernel", "KernelRecord", "compile_kernels", "compiler_digest", "content_key",
+           "kernel_content_digest", "kernel_key", "sources_digest", "target_kernel_key", "CODEGEN_SOURCES"]

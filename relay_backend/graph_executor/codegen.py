@@ -178,7 +178,7 @@ def _json_node(lowered: LoweredMain, node) -> dict:
         return {"op": "null", "name": node.name, "inputs": []}
     prim = node.prim
     attrs = {"func_name": node.func_name, "flatten_data": "0", "num_inputs": str(len(node.inputs)),
-             "num_outputs": str(len(node.outputs)), "hash": f"{structural_hash(prim):016x}",
+             "num_outputs": str(len(node.outputs)), "hash": f"{_prim_hash(node):016x}",
              "relay_ops": ",".join(relay_ops(prim)), "mac_count": str(mac_count(prim))}
     for key, value in prim.attrs.items():
         if isinstance(value, str):
@@ -186,6 +186,11 @@ def _json_node(lowered: LoweredMain, node) -> dict:
     attrs.update(_layout_attrs(prim))
     return {"op": "tvm_op", "name": node.name, "attrs": attrs,
             "inputs": [_ref(lowered, eid) for eid in node.inputs]}
+
+
+def _prim_hash(node) -> int:
+    """structural_hash of a call node's primitive function (its cache key computed it)."""
+    return node.prim_hash if node.prim_hash is not None else structural_hash(node.prim)
 
 
 def _layout_attrs(prim: Function) -> dict:

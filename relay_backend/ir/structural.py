@@ -424,8 +424,8 @@ def assert_structural_equal(lhs, rhs, map_free_vars: bool = False) -> None:
 _MASK = (1 << 64) - 1
 
 
-def _digest(payload) -> int:
-    return int.from_bytes(hashlib.blake2b(repr(payload).encode(), digest_size=8).digest(), "little")
+def _digest(payload, size: int = 8) -> int:
+    return int.from_bytes(hashlib.blake2b(repr(payload).encode(), digest_size=size).digest(), "little")
 
 
 def _hash_parts(node, map_free_vars, size_vars: dict):
@@ -534,6 +534,28 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
     hash : int
         The hash.
     """
+    return _structural_digest(node, map_free_vars, 8)
+
+
+def structural_digest(node) -> str:
+    """A 128-bit structural_hash as 32 hex digits: what a key kept on disk, where no
+    structural_equal can confirm a match, is made of (relay_backend/te_compiler/disk_records.py).
+
+    Parameters
+    ----------
+    node : object
+        An expression, type, module or attrs.
+
+    Returns
+    -------
+    digest : str
+        Equal for structurally equal nodes, in every process.
+    """
+    return f"{_structural_digest(node, False, 16):032x}"
+
+
+def _structural_digest(node, map_free_vars: bool, size: int) -> int:
+    """The structural hash of `node` with `size`-byte digests at every node."""
     roles, memo, parts, size_vars = {}, {}, {}, {}
     order = []
     stack = [(node, False)]
@@ -559,8 +581,8 @@ def structural_hash(node, map_free_vars: bool = False) -> int:
             if role is None:  # free: identity-compared (named) unless mapped by position
                 role = ("free",) if map_free_vars else ("free", n.name_hint)
             leaf = leaf + role
-        memo[id(n)] = _digest((leaf, tuple(0 if c is None else memo[id(c)] for c in kids)))
-    return memo[id(node)] if node is not None else _digest(("None",))
+        memo[id(n)] = _digest((leaf, tuple(0 if c is None else memo[id(c)] for c in kids)), size)
+    return memo[id(node)] if node is not None else _digest(("None",), size)
 
 
-__all__ = ["structural_equal", "structural_hash", "assert_structural_equal"]
+__all__ = ["structural_equal", "structural_hash", "structural_digest", "assert_structural_equal"]

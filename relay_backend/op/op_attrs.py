@@ -27,6 +27,7 @@ DECLARED_LEVEL = 10
 _UNSET = {"pattern": OpPattern.OPAQUE, "stateful": False}   # a field's value when nothing is set
 _CALLABLE_FIELDS = ("compute", "fstrategy", "shape_func", "ref")
 _GENERATION = [0]
+_LIBRARY_GENERATION = [None]   # the generation once the package's own ops were all defined
 
 
 def definition_generation() -> int:
@@ -40,6 +41,20 @@ def definition_generation() -> int:
 def bump_generation() -> None:
     """Record that an operator definition changed (see definition_generation)."""
     _GENERATION[0] += 1
+
+
+def mark_library_defined() -> None:
+    """Note that the package has defined all its own operators (relay_backend/__init__.py calls
+    it last): any later change comes from user code."""
+    _LIBRARY_GENERATION[0] = _GENERATION[0]
+
+
+def definitions_are_library_only() -> bool:
+    """True while every operator is as the package defined it: no op, attribute or strategy was
+    added, replaced or restored (even to its old value) since import. Only then is a kernel's
+    lowering a function of the package's source code, which a cache across processes may
+    assume (te_compiler/disk_records.py)."""
+    return _LIBRARY_GENERATION[0] is not None and _GENERATION[0] == _LIBRARY_GENERATION[0]
 
 
 def _checked_value(op_name: str, key: str, field: str, value):

@@ -11,11 +11,17 @@ from ..errors import IRConstructionError
 
 SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                     "float16", "float32", "float64")
+# each supported name and numpy dtype (native byte order) -> its name
+_CANONICAL = {**{name: name for name in SUPPORTED_DTYPES}, **{np.dtype(name): name for name in SUPPORTED_DTYPES}}
 
 
 def supported_dtype(dtype, what: str) -> str:
     """The name of `dtype` ("float32") when relay_backend supports it, else an
     IRConstructionError saying `what` was given it and what to use instead."""
+    if isinstance(dtype, (str, np.dtype)):       # the common case, without parsing it again
+        known = _CANONICAL.get(dtype)
+        if known is not None:
+            return known
     try:
         parsed = np.dtype(dtype)
     except (TypeError, ValueError) as err:

@@ -10,6 +10,7 @@ compiled loop nest itself.
 """
 from dataclasses import dataclass, field
 
+from ..ir.expr import GlobalVar
 from ..ir.node import Node
 from ..ir.structural import structural_equal, structural_hash
 from ..op.op_attrs import definition_generation
@@ -31,10 +32,18 @@ class ObjectIdentity(Node):
         return id(self) >> 4
 
 
+_LOWERED_FIELDS = ("inputs", "outputs", "funcs")
+
+
 @dataclass(eq=False)
 class CachedFunc(ObjectIdentity):
     """A lowered primitive function: its kernel name, te inputs and outputs and tir PrimFuncs.
     Compared as TVM compares Objects: by identity (same_as).
+
+    A function recalled from a Relay-level disk record (disk_records.py) is *deferred*: it has
+    its name, `kernel` and what lowering reported, and lowers itself on first access to
+    `inputs`, `outputs` or `funcs` (executors never ask for them; codegen finds the object code
+    through `kernel`).
 
     Parameters
     ----------
@@ -62,6 +71,12 @@ class CachedFunc(ObjectIdentity):
     external_module : Module, optional
         The compiled module of an external codegen (BYOC), when the function is external.
         Defaults to None.
+    kernel : codegen.KernelRecord, optional
+        The kernel as codegen finds its object code on disk without its PrimFunc (signature and
+        content digest), when a disk record holds it. Defaults to None.
+    lower_now : callable, optional
+        For a deferred function: lowers it, returning a CachedFunc of the same name whose inputs,
+        outputs and funcs this one takes. Defaults to None.
     """
 
     target: object               # the target.Target it was lowered for
@@ -74,6 +89,53 @@ class CachedFunc(ObjectIdentity):
     tuning_queries: tuple = ()   # (workload, config fingerprint) the dispatch context answered
     untuned: tuple = ()          # (target, workload) of tunable implementations run untuned
     external_module: object = None   # the runtime Module an external codegen (relay.ext.*) made
+    kernel: object = None        # codegen.KernelRecord, when a disk record holds the kernel
+    lower_now: object = field(default=None, repr=False)  # deferred: () -> the lowered CachedFunc
+
+    @classmethod
+    def deferred(cls, target, func_name: str, lower_now, **fields) -> "CachedFunc":
+        """A CachedFunc whose te tensors and PrimFuncs come from `lower_now()` on first access.
+
+        Parameters
+        ----------
+        target : Target
+            The target it is lowered for.
+        func_name : str
+            The kernel's name.
+        lower_now : callable
+            Lowers the function: returns a CachedFunc of the same name.
+        **fields
+            The other fields (implementations, tuning_queries, untuned, kernel).
+
+        Returns
+        -------
+        cached : CachedFunc
+            The deferred function.
+        """
+        made = cls(target, func_name, GlobalVar(func_name), None, None, None, lower_now=lower_now,
+                   **fields)
+        for name in _LOWERED_FIELDS:
+            del made.__dict__[name]
+        return made
+
+    @property
+    def is_deferred(self) -> bool:
+        """True until a deferred function's lowering ran."""
+        return "funcs" not in self.__dict__
+
+    def __getattr__(self, name):
+        # only reached for a deferred function's missing fields (normal lookup failed)
+        if name not in _LOWERED_FIELDS or self.__dict__.get("lower_now") is None:
+            raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+        lowered = self.lower_now()
+        for field_name in _LOWERED_FIELDS:
+            self.__dict__[field_name] = getattr(lowered, field_name)
+        return self.__dict__[name]
+
+    def units(self) -> dict:
+        """{name: what codegen.build compiles}: the KernelRecord when there is one, else the
+        PrimFuncs."""
+        return {self.func_name: self.kernel} if self.kernel is not None else self.funcs
 
 
 def ensure_typed(func):
@@ -114,13 +176,14 @@ class StructuralKey:
     alpha-renaming), the targets match and the operator definitions are the same generation;
     hashed by structural hash, target and generation."""
 
-    __slots__ = ("source_func", "target", "op_generation", "_hash")
+    __slots__ = ("source_func", "target", "op_generation", "source_hash", "_hash")
 
     def __init__(self, source_func, target: str, op_generation: int = 0):
         self.source_func = source_func
         self.target = target
         self.op_generation = op_generation
-        self._hash = hash((structural_hash(source_func), target, op_generation))
+        self.source_hash = structural_hash(source_func)     # the graph JSON shows it, too
+        self._hash = hash((self.source_hash, target, op_generation))
 
     def __hash__(self) -> int:
         return self._hash

@@ -22,7 +22,7 @@ import threading
 import time
 import weakref
 
-from .. import codegen, diagnostics, progress
+from .. import cache, codegen, diagnostics, progress
 from ..autotvm.env import note_untuned, recording_untuned
 from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
 from ..docstrings import shared_parameters
@@ -30,6 +30,7 @@ from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar
 from ..runtime.module import Module
 from ..target import as_target
+from . import disk_records
 from .cache import CachedFunc, CCacheKey, CCacheValue
 from .external import lower_external
 from .lower import _to_primfunc, lower_to_te
@@ -57,7 +58,9 @@ class TECompiler:
         self._libraries = {}       # (target, ids of CachedFuncs) -> (CachedFuncs, weakref to Module)
         self._libraries_lock = threading.Lock()
         self._last_library = None  # the last Module built stays cached while nothing uses it
-        self.stats = {"lowered": 0, "llvm_builds": 0, "disk_hits": 0}
+        # lowered: kernels lowered to tir; recalled: taken from a disk record instead (not lowered)
+        self.stats = {"lowered": 0, "recalled": 0, "llvm_builds": 0, "disk_hits": 0}
+        self._unwritten_records = []   # disk_records entries, written with the next build
 
     def add_listener(self, fn) -> None:
         """Register a function told about every kernel lowered (a progress bar hooks in here).
@@ -101,12 +104,54 @@ class TECompiler:
         return value
 
     def _lower(self, key: CCacheKey, mod_name) -> CachedFunc:
-        start = time.perf_counter()
         supply = self._names.setdefault(mod_name, NameSupply())
         name = kernel_name(key.source_func, mod_name, supply)
         compiler = key.source_func.attrs.get("Compiler")
         if compiler is not None:
             return lower_external(key, str(compiler), name)
+        record_key = disk_records.record_key(key.source_func, key.target)
+        record = disk_records.load(record_key) if record_key is not None else None
+        if record is not None and queries_still_hold(key.target, record.queries):
+            return self._recalled(key, name, record)
+        cached = self._lower_now(key, name)
+        if record_key is not None:
+            prim = cached.funcs[name]
+            made = disk_records.make(record_key, prim, cached.implementations, cached.tuning_queries,
+                                     [workload for _, workload in cached.untuned])
+            if made is not None:
+                cached.kernel = made[0].kernel(name, lambda: prim)
+                with self._libraries_lock:
+                    self._unwritten_records.append(made[1])
+        return cached
+
+    def _write_records(self) -> None:
+        """Store the records of the kernels lowered since the last build, in one batch."""
+        with self._libraries_lock:
+            entries, self._unwritten_records = self._unwritten_records, []
+        if entries:
+            cache.store_many(entries)
+
+    def _recalled(self, key: CCacheKey, name: str, record) -> CachedFunc:
+        """The CachedFunc of a disk record: deferred, lowered only if something asks for its tir."""
+        for workload in record.untuned:          # this build warns as the lowering would
+            note_untuned(key.target, workload)
+        self.stats["recalled"] += 1
+        self._announce(name)
+        cached = CachedFunc.deferred(
+            key.target, name, lambda: self._lower_now(key, name),
+            implementations=list(record.implementations), tuning_queries=record.queries,
+            untuned=tuple((key.target, workload) for workload in record.untuned))
+        cached.kernel = record.kernel(name, lambda: next(iter(cached.funcs.values())))
+        return cached
+
+    def _announce(self, name: str) -> None:
+        progress.advance("lowered")
+        for fn in self._listeners:
+            fn("lowered", name)
+
+    def _lower_now(self, key: CCacheKey, name: str) -> CachedFunc:
+        """Lower the function for real: te, schedule, tir."""
+        start = time.perf_counter()
         with recording_queries() as queries, recording_untuned() as untuned:
             lowered = lower_to_te(key.source_func, key.target)
             prim = _to_primfunc(lowered, key.target, name, key.source_func)
@@ -114,9 +159,7 @@ class TECompiler:
         if queries:                     # the configs enter the disk key with the PrimFunc's content
             prim.attrs[TUNING_ATTR] = tuning_digest(queries)
         self.stats["lowered"] += 1
-        progress.advance("lowered")
-        for fn in self._listeners:
-            fn("lowered", name)
+        self._announce(name)
         if diagnostics.wants(3):
             from ..tir.printer import func_to_str
             _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
@@ -152,12 +195,14 @@ class TECompiler:
         if cached.external_module is not None:
             value.module = cached.external_module
         else:
-            value.module = self._codegen(cached.funcs, key.target)
+            value.module = self._codegen(cached.units(), key.target)
         return value.module
 
     def _codegen(self, funcs, target):
-        """codegen.build, counting whether LLVM ran or the disk cache served every kernel."""
+        """codegen.build, counting whether LLVM ran or the disk cache served every kernel; then
+        the records of the kernels lowered so far are written."""
         module = codegen.build(funcs, target=target)
+        self._write_records()
         stats = module.build_stats
         if stats.get("compiled"):
             self.stats["llvm_builds"] += 1
@@ -214,7 +259,7 @@ class TECompiler:
         for cf in cached_funcs:
             if cf.external_module is not None:
                 externals.append(cf.external_module)
-            funcs.update(cf.funcs)
+            funcs.update(cf.units())
         module = self._codegen(funcs, target) if funcs or not externals else Module([], {})
         for ext in dict.fromkeys(externals):              # imported once each, in order
             module.import_module(ext)

@@ -33,6 +33,7 @@ from ..ir.types import TensorType, tuple_leaves, type_to_str
 from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
+from .cache import CCacheKey
 from .compiler import get as get_te_compiler
 from .naming import NameSupply, candidate_name, kernel_name, renamed
 
@@ -105,6 +106,7 @@ class MainNode:
     func_name: str = None          # kernel name (calls)
     prim: Function = None          # the primitive function called (calls)
     alias_of: int = None           # reshape-only call: the input entry (its first) its output may share
+    prim_hash: int = None          # structural_hash of prim (calls), computed once by its cache key
     data: object = None            # NDArray (constants)
 
 
@@ -307,7 +309,8 @@ class _Walk:
         reshape_only = int(prim.attrs.get("relay.reshape_only", 0)) == 1 and _reshapes_first_param(prim) \
             and len(inputs) == len(prim.params)
         out = self.out
-        shared = get_te_compiler().lower(prim, out.target, mod_name=out.mod_name)
+        key = CCacheKey(prim, out.target)
+        shared = get_te_compiler().lower(key, mod_name=out.mod_name)
         cached = self.kernels.get(id(shared))
         if cached is None:
             cached = renamed(shared, kernel_name(prim, out.mod_name, self.kernel_names))
@@ -315,7 +318,8 @@ class _Walk:
         func_name = cached.func_name
         out.cached[func_name] = cached
         out.prims[func_name] = prim
-        node = MainNode("call", self.names.fresh(func_name), (), inputs, func_name, prim)
+        node = MainNode("call", self.names.fresh(func_name), (), inputs, func_name, prim,
+                        prim_hash=key.structural_key.source_hash)
         refs = self._add_node(node, out_types)
         if reshape_only and len(refs) == 1:
             node.alias_of = inputs[0]

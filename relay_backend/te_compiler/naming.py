@@ -13,6 +13,7 @@ from .. import tir
 from ..ir.expr import Call, GlobalVar
 from ..ir.functor import post_order
 from ..op.registry import OpDef
+from ..runtime.signature import SYMBOL_PREFIX
 
 MAX_CANDIDATE = 80
 
@@ -78,9 +79,36 @@ def renamed(cached, name: str):
     The TECompiler's cache is shared by every executor, so a function first lowered by
     build() carries a tvmgen_default_ name; an executor that names its kernels itself (the
     VM: vm_mod_fused_add, numbered per compiled module as in TVM) renames its copy instead
-    of lowering again."""
+    of lowering again. A deferred function (recalled from a disk record) stays deferred: its
+    copy lowers the original on first use and renames that."""
     if cached.func_name == name or cached.external_module is not None:
         return cached             # an external codegen's symbol is fixed by its module
+    if cached.is_deferred:
+        return type(cached).deferred(
+            cached.target, name, lambda: renamed(lowered(cached), name),
+            kernel=_renamed_kernel(cached.kernel, name, lambda: renamed_prim(cached.kernel.prim_func(), name)),
+            implementations=cached.implementations, tuning_queries=cached.tuning_queries,
+            untuned=cached.untuned)
     (prim,) = cached.funcs.values()
-    prim = tir.PrimFunc(prim.params, prim.body, name, {**prim.attrs, "global_symbol": name})
-    return dataclasses.replace(cached, func_name=name, prim_fn_var=GlobalVar(name), funcs={name: prim})
+    prim = renamed_prim(prim, name)
+    return dataclasses.replace(cached, func_name=name, prim_fn_var=GlobalVar(name), funcs={name: prim},
+                               kernel=_renamed_kernel(cached.kernel, name, lambda: prim))
+
+
+def lowered(cached):
+    """`cached` with its lowering run (a deferred CachedFunc lowers itself once)."""
+    cached.funcs                        # noqa: B018 - the access lowers a deferred function
+    return cached
+
+
+def _renamed_kernel(kernel, name: str, prim_func):
+    """A codegen.KernelRecord (or None) under `name`, producing its PrimFunc with `prim_func()`."""
+    if kernel is None:
+        return None
+    info = dataclasses.replace(kernel.info, name=name, symbol=SYMBOL_PREFIX + name)
+    return dataclasses.replace(kernel, info=info, prim_func=prim_func)
+
+
+def renamed_prim(prim, name: str):
+    """`prim` (a tir PrimFunc) named `name`, its global symbol too."""
+    return tir.PrimFunc(prim.params, prim.body, name, {**prim.attrs, "global_symbol": name})

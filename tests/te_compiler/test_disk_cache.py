@@ -73,7 +73,10 @@ def test_a_valid_entry_under_another_kernels_key_is_rebuilt_not_served(cache_dir
     shutil.copyfile(_entry_path(one), wrong)                     # x + 1's kernel filed under x + 2
     second = TECompiler()
     np.testing.assert_allclose(_run(second.jit(two, "llvm")), X + 2.0, rtol=1e-6)   # never X + 1
-    assert second.stats == {"lowered": 1, "llvm_builds": 1, "disk_hits": 0}
+    # lowered (perhaps recalled first from the Relay-level record _entry_path(two) left, then
+    # lowered since its object code on disk proved unusable) and compiled
+    assert {k: second.stats[k] for k in ("lowered", "llvm_builds", "disk_hits")} == \
+        {"lowered": 1, "llvm_builds": 1, "disk_hits": 0}
     third = TECompiler()                                         # the entry was replaced: a hit now
     np.testing.assert_allclose(_run(third.jit(two, "llvm")), X + 2.0, rtol=1e-6)
     assert third.stats["disk_hits"] == 1 and third.stats["llvm_builds"] == 0

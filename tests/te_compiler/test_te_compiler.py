@@ -45,7 +45,8 @@ def test_alpha_equivalent_functions_share_one_entry(compiler):
     c2 = compiler.lower(f2, "llvm")
     assert c1 is c2
     (key, value), = compiler.items()
-    assert value.use_count == 2 and compiler.stats["lowered"] == 1
+    # lowered once, or recalled once from a disk record (te_compiler/disk_records.py)
+    assert value.use_count == 2 and compiler.stats["lowered"] + compiler.stats["recalled"] == 1
 
 
 def test_different_targets_do_not_share(compiler):
