@@ -57,7 +57,8 @@ def _reference(model_path, data):
     return sess.run(None, {"data": data})[0]
 
 
-@pytest.mark.parametrize("executor", ["graph", "vm", "aot"])
+@pytest.mark.parametrize("executor", ["graph", pytest.param("vm", marks=pytest.mark.slow),
+                                      pytest.param("aot", marks=pytest.mark.slow)])
 def test_compile_run_info(model_path, tmp_path, executor):
     package = tmp_path / f"cnn_{executor}.tar"
     out = _cli("compile", model_path, "-o", package, "--executor", executor).stdout

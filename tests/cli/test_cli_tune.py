@@ -53,6 +53,7 @@ def _records(log):
     return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
 
 
+@pytest.mark.slow  # measures configs in worker processes
 def test_tune_writes_tvm_records_for_every_task(tuned_log):
     log, out = tuned_log
     records = _records(log)
@@ -63,6 +64,7 @@ def test_tune_writes_tvm_records_for_every_task(tuned_log):
     assert "task 1/1" in out and f"wrote {log}" in out
 
 
+@pytest.mark.slow  # measures configs in worker processes
 def test_compile_with_tuning_records_applies_them_and_stays_correct(dense_model, tuned_log, tmp_path):
     log, _ = tuned_log
     package = tmp_path / "tuned.tar"
@@ -77,6 +79,7 @@ def test_compile_with_tuning_records_applies_them_and_stays_correct(dense_model,
     assert f"tuning records: {log.name} (1 workload tuned)" in _cli("info", package).stdout
 
 
+@pytest.mark.slow  # measures configs in worker processes
 def test_compile_with_records_of_other_workloads_applies_none(dense_model, tuned_log, tmp_path):
     """A log tuned for other shapes is valid but matches nothing: the count says so."""
     log, _ = tuned_log
@@ -86,6 +89,7 @@ def test_compile_with_records_of_other_workloads_applies_none(dense_model, tuned
     assert "tuning records: 0 of 1 tunable workloads tuned" in out, out
 
 
+@pytest.mark.slow  # measures configs in worker processes
 def test_tune_again_resumes_the_log_without_measuring(dense_model, tuned_log, tmp_path):
     log, _ = tuned_log
     copy = tmp_path / "again.json"

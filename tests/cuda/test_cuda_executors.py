@@ -85,6 +85,7 @@ def test_vm_on_cuda_with_control_flow_and_dynamic_shapes(device):
         relay.vm.VirtualMachine(exe, relay.cpu())
 
 
+@pytest.mark.slow  # model-level
 def test_demo_mlp_on_cuda_matches_numpy(device):
     mod, params = mlp.get_workload(batch_size=8)
     data = np.random.default_rng(3).standard_normal((8, 1, 28, 28)).astype("float32")

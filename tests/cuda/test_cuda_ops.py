@@ -53,6 +53,7 @@ def test_every_op_under_emulation(first_samples):
     _emulate_all(first_samples)
 
 
+@pytest.mark.slow  # walks the registry through nvcc
 @needs_nvcc
 def test_every_op_compiles_to_ptx(first_samples):
     _ptx(first_samples)

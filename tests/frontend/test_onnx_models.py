@@ -13,7 +13,6 @@ SMALL = {  # name -> builder kwargs (small inputs the architecture allows)
     "resnet50": dict(image=64), "squeezenet": dict(image=64), "densenet121": dict(image=64),
     "inception_v1": dict(image=64), "shufflenet_v2": dict(image=64), "vgg11": dict(image=32),
     "alexnet": dict(image=95)}
-BIG_COMPILE = {"resnet50", "densenet121", "inception_v1"}  # many distinct kernels: compile is slow cold
 FULL = {"resnet50": 224, "squeezenet": 224, "densenet121": 224, "inception_v1": 224, "shufflenet_v2": 224,
         "vgg11": 224, "alexnet": 224}
 
@@ -30,10 +29,13 @@ def _check(name, kind, **kw):
     assert err <= 1e-4 * np.abs(ref).max(), f"{name} on {kind}: max error {err} vs max|ref| {np.abs(ref).max()}"
 
 
+DEFAULT_SUITE = {"squeezenet", "shufflenet_v2"}  # the rest are model-level: `-m slow`
+
+
 def _cases():
     for name in SMALL:
         for kind in available_executors():
-            marks = [pytest.mark.slow] if kind != "debug" and name in BIG_COMPILE else []
+            marks = [] if name in DEFAULT_SUITE else [pytest.mark.slow]
             yield pytest.param(name, kind, marks=marks, id=f"{name}-{kind}")
 
 

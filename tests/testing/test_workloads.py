@@ -52,6 +52,7 @@ def test_resnet_block_default_is_benchmark_shape():
     assert params["block_conv1_weight"].shape == (64, 64, 3, 3)
 
 
+@pytest.mark.slow  # model-level
 def test_resnet18_small_image_runs_and_matches_numpy():
     mod, params = resnet.get_workload(batch_size=1, num_classes=10, num_layers=18, image_shape=(3, 32, 32))
     assert mod["main"].checked_type.ret_type == relay.TensorType((1, 10), "float32")
@@ -107,6 +108,7 @@ def test_workloads_on_compiled_executors(kind):
     np.testing.assert_allclose(out, resnet.block_numpy_forward(x, params), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.slow  # model-level
 def test_resnet50_small_image_matches_numpy():
     mod, params = resnet.get_workload(batch_size=1, num_classes=10, num_layers=50, image_shape=(3, 32, 32))
     assert mod["main"].checked_type.ret_type == relay.TensorType((1, 10), "float32")
@@ -115,6 +117,7 @@ def test_resnet50_small_image_matches_numpy():
     np.testing.assert_allclose(out, resnet.numpy_forward(x, params, num_layers=50), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.slow  # model-level
 @pytest.mark.parametrize("kind", ["debug", "graph"])
 def test_resnet18_maxpool_stem_matches_numpy(kind):
     """image side 64 > 32 takes the 7x7/stride-2 conv + max-pool stem."""
