@@ -12,3 +12,4 @@ hand-picked schedule.
 """
 from . import x86_alter_layout, x86_conv, x86_conv_nchwc, x86_dense, x86_dense_pack, x86_pool  # noqa: F401,E501
 from . import x86_conv_nd, x86_conv_transpose  # noqa: F401,E402  (conv1d/3d, the transposed convolutions)
+from . import x86_winograd  # noqa: F401,E402  (the Winograd convolution)
