@@ -282,8 +282,8 @@ def _conv_samples(rng):
     def case(n, c, h, w, o, r, m, note, dtype="float32", low=-1.0, **kw):
         return Sample([S.rand(rng, (n, c, h, w), dtype, low, 1.0), _transformed(rng, o, c, r, m, dtype, low / 2)],
                       Conv2DWinogradAttrs(tile_size=m, channels=o, kernel_size=(r, r), **kw), note)
-    return [case(1, 5, 9, 10, 6, 3, 4, "F(4x4, 3x3), padding 1, odd channels", padding=1),
-            case(2, 3, 7, 6, 4, 3, 2, "F(2x2, 3x3), batch 2, no padding"),
+    return [case(2, 3, 7, 6, 4, 3, 2, "F(2x2, 3x3), batch 2, no padding"),     # first: the default suite's
+            case(1, 5, 9, 10, 6, 3, 4, "F(4x4, 3x3), padding 1, odd channels", padding=1),  # (cheaper LLVM)
             case(1, 4, 6, 6, 3, 3, 4, "asymmetric padding", padding=(1, 0, 2, 1)),
             case(1, 2, 8, 8, 2, 5, 2, "5x5 kernel", padding=2),
             case(1, 4, 5, 5, 4, 3, 2, "float64", dtype="float64", padding=1),
