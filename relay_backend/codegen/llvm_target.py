@@ -220,10 +220,11 @@ def libgomp_path() -> str:
     """Load GNU OpenMP's runtime into this process for JIT-ed parallel loops; "" if absent
     (parallel loops then run serially).
 
-    Idle workers sleep instead of spinning (OMP_WAIT_POLICY=passive unless the user set it):
-    on a shared 2-core machine a spinning worker steals the core the other thread needs, and
-    a 2-thread conv2d measured 10-20 ms spinning against 2.5 ms passive."""
-    prepare_openmp_env()          # OMP_WAIT_POLICY, TVM_NUM_THREADS: libgomp reads them when loaded
+    Idle workers spin briefly, then sleep (thread_count.prepare_openmp_env: GOMP_SPINCOUNT
+    unless the user set it or OMP_WAIT_POLICY): on a shared 2-core machine a worker spinning
+    for libgomp's default 300000 iterations steals the core the other thread needs (a 2-thread
+    conv2d measured 10-20 ms spinning against 2.5 ms passive)."""
+    prepare_openmp_env()          # GOMP_SPINCOUNT, TVM_NUM_THREADS: libgomp reads them when loaded
     name = ctypes.util.find_library("gomp")
     if not name:
         return ""

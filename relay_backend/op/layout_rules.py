@@ -34,6 +34,7 @@ from .layout import Layout, layout_transform
 from .pattern import OpPattern
 from .registry import list_ops, register_op_attr
 from .nn.layout_view import block_of
+from .nn.winograd import contrib_conv2d_winograd_weight_transform
 from .transform import expand_dims
 
 
@@ -314,8 +315,28 @@ def dense_pack_layout(call, new_attrs, infos) -> Decision:
                                 transform_to(weight_src, new_attrs.weight_layout)], UNKNOWN)
 
 
+def winograd_layout(call, new_attrs, infos) -> Decision:
+    """nn.contrib_conv2d_winograd_without_weight_transform: the data back in NCHW, the result in
+    NCHW. When AlterOpLayout made it from an nn.conv2d (`call` is still the conv2d), the OIHW
+    weight goes through nn.contrib_conv2d_winograd_weight_transform, which FoldConstant folds
+    for a constant weight; a call that was already Winograd keeps its transformed weight."""
+    data, weight = infos
+    if call.op.name == "nn.conv2d":
+        weight_src = weight.cur if weight.cur is not None else call.attrs.kernel_layout
+        to_oihw = transform_to(weight_src, "OIHW")
+
+        def transformed(w):
+            return contrib_conv2d_winograd_weight_transform(to_oihw(w) if to_oihw else w, new_attrs.tile_size)
+        adapt_weight = transformed
+    else:
+        adapt_weight = transform_to(weight.cur, weight.orig) if weight.changed else None
+    return Decision(new_attrs, [transform_to(data.cur, data.orig) if data.changed else None, adapt_weight],
+                    UNKNOWN)
+
+
 _SPECIFIC = {
     "nn.conv2d": conv2d_layout,
+    "nn.contrib_conv2d_winograd_without_weight_transform": winograd_layout,
     "nn.contrib_conv2d_NCHWc": conv2d_layout,
     "nn.contrib_depthwise_conv2d_NCHWc": conv2d_layout,
     "nn.contrib_dense_pack": dense_pack_layout,

@@ -21,6 +21,11 @@ from ..errors import InputError
 _lock = threading.Lock()
 _state = {"requested": 0, "generation": 0}     # generation grows with every new limit
 _applied = threading.local()                    # .generation this thread last applied
+# Iterations an idle libgomp worker spins before it sleeps (GOMP_SPINCOUNT; ~10 us here):
+# enough to catch the next kernel of a model run back to back, too short to steal a shared
+# core. python -m benchmarks.bench_spin (benchmarks/README.md): 1000 stayed within noise of
+# passive waits (no 10-20 ms stalls) while libgomp's default 300000 made MLP b64 2-5x slower.
+SPIN_COUNT = 1000
 
 
 def usable_cores() -> int:
@@ -61,10 +66,11 @@ def set_num_threads(n: int) -> None:
 
 
 def prepare_openmp_env() -> None:
-    """Call before libgomp is first loaded (it reads its settings then): idle workers sleep
-    instead of spinning unless the user chose (OMP_WAIT_POLICY), and TVM_NUM_THREADS sets the
-    team size as it does in TVM."""
-    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    """Call before libgomp is first loaded (it reads its settings then): idle workers spin
+    SPIN_COUNT iterations, then sleep, unless the user chose (OMP_WAIT_POLICY or
+    GOMP_SPINCOUNT); TVM_NUM_THREADS sets the team size as it does in TVM."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
     tvm_threads = config.get().tvm_num_threads
     if tvm_threads:
         os.environ["OMP_NUM_THREADS"] = str(tvm_threads)

@@ -22,7 +22,7 @@ from ..op.te_search import NO_INLINE
 from .common import inline_except
 
 VECTOR_LANES = (16, 8, 4)
-# Below these sizes one thread is faster: waking the (passively waiting) OpenMP pool costs
+# Below these sizes one thread is faster: waking the (sleeping) OpenMP pool costs
 # ~30-60 us here, more than a 200 KB copy takes serially (25 us; 68 us in parallel).
 PARALLEL_MIN_WORK = 1 << 20   # reductions: output iterations times reduce extent
 PARALLEL_MIN_ELEMS = 1 << 18  # injective stages: output elements (memory-bound, cheap each)

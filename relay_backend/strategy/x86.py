@@ -17,3 +17,4 @@ from . import x86_conv_nd, x86_conv_transpose  # noqa: F401,E402  (conv1d/3d, th
 from . import x86_conv_layouts  # noqa: F401,E402  (conv2d in NHWC and the other non-NCHW layouts)
 from . import x86_conv_int16  # noqa: F401,E402  (int8/int16 conv2d into int32: vpmaddwd pairs)
 from . import x86_layout_transform  # noqa: F401,E402  (NCHW <-> NCHWc transforms, rows serial)
+from . import x86_winograd  # noqa: F401,E402  (the Winograd convolution)

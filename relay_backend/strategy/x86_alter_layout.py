@@ -6,6 +6,9 @@ channel-blocked layouts, and with which blocks.
     nn.conv2d grouped (blocks fill
       at least half a register)     -> nn.contrib_conv2d_NCHWc with groups
     nn.dense with 2+ rows           -> nn.contrib_dense_pack         weight NC{bn}n
+    nn.conv2d 3x3 stride 1 in
+      WINOGRAD_LAYERS               -> nn.contrib_conv2d_winograd_without_weight_transform on NCHW
+                                       data, weight nn.contrib_conv2d_winograd_weight_transform(w)
 
 The output block ob is the largest divisor of the output channels (per group) up to
 `channel_block_limit` (default: one SIMD register of float32, 8 with AVX2, 16 with AVX-512), the
@@ -29,6 +32,7 @@ from ..ir.types import TensorType
 from ..op.nn.conv_nchwc import CONV_NCHWC, DEPTHWISE_NCHWC, Conv2DNCHWcAttrs, blocks
 from ..op.nn.dense_pack import DENSE_PACK, DensePackAttrs
 from ..target import Target
+from ..op.nn.winograd import WINOGRAD_CONV, Conv2DWinogradAttrs
 from .base import register_alter_layout
 from .x86_blocks import channel_block, channel_block_limit, tuned_blocks
 from .x86_conv_nchwc import CONV_TASK, default_blocking_args
@@ -89,9 +93,34 @@ def _with_tuned_blocks(call, attrs):
                                out_layout=f"NCHW{bo}c")
 
 
+# (input channels, output channels, height, width) -> tile size of the 3x3 stride-1 convolutions
+# that ran faster as Winograd than as conv2d_NCHWc.x86 on this machine (python -m
+# benchmarks.winograd_layers, one core, two runs; benchmarks/README.md has the figures): ResNet's
+# 28x28, 14x14 and 7x7 stages. At 64 channels, 56x56, the direct kernel wins (1.6x).
+WINOGRAD_LAYERS = {(128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2}
+
+
+def winograd_attrs(call, layers=None):
+    """(Winograd op, attrs) for a float32 NCHW 3x3 stride-1 undilated ungrouped conv2d whose shape
+    is in `layers` (default WINOGRAD_LAYERS), else None."""
+    attrs = call.attrs
+    if not _static_float(call) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or \
+            attrs.out_layout not in ("", "NCHW") or attrs.strides != (1, 1) or attrs.dilation != (1, 1) or \
+            attrs.groups != 1:
+        return None
+    _, c, h, w = (int(d) for d in call.args[0].checked_type.shape)
+    o, _, kh, kw = (int(d) for d in call.args[1].checked_type.shape)
+    tile = (WINOGRAD_LAYERS if layers is None else layers).get((c, o, h, w))
+    if (kh, kw) != (3, 3) or tile is None:
+        return None
+    fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
+    fields.update(tile_size=tile, kernel_size=(3, 3), channels=o)
+    return WINOGRAD_CONV, Conv2DWinogradAttrs(**fields)
+
+
 @register_alter_layout("nn.conv2d", "x86")
 def alter_conv2d_x86(call):
-    return conv2d_nchwc_attrs(call)
+    return winograd_attrs(call) or conv2d_nchwc_attrs(call)
 
 
 def dense_pack_attrs(call, limit: int = None):

@@ -407,7 +407,35 @@ def ind_deformable_conv2d(x, off, wt, a):
     return _back(out, "NCHW", a.out_layout or a.data_layout)
 
 
+def ind_winograd_weight_transform(w, a):
+    """U[p, q, o, i] = sum over taps (k, l) of G[p, k] * w[o, i, k, l] * G[q, l], a loop over (p, q)."""
+    from relay_backend.op.nn.winograd_matrices import winograd_matrices
+    g = winograd_matrices(a.tile_size, w.shape[2])[2]
+    w = _f64(w)
+    out = np.zeros((g.shape[0], g.shape[0]) + w.shape[:2])
+    for p, q in itertools.product(range(g.shape[0]), repeat=2):
+        out[p, q] = np.sum(w * g[p][None, None, :, None] * g[q][None, None, None, :], axis=(2, 3))
+    return out
+
+
+def ind_winograd_conv(x, u, a):
+    """The kernel recovered from its transform (G has full column rank: pinv(G) U pinv(G)^T is
+    w), then a stride-1 convolution as a sum over the taps of shifted inputs."""
+    from relay_backend.op.nn.winograd_matrices import winograd_matrices
+    g_inv = np.linalg.pinv(winograd_matrices(a.tile_size, u.shape[0] - a.tile_size + 1)[2])
+    kernel = np.einsum("kp,pqoi,lq->oikl", g_inv, _f64(u), g_inv)
+    top, left, bottom, right = a.padding
+    x = np.pad(_f64(x), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    r, (h, w) = kernel.shape[2], x.shape[2:]
+    out = 0.0
+    for k, l in itertools.product(range(r), repeat=2):
+        out = out + np.einsum("nchw,oc->nohw", x[:, :, k:k + h - r + 1, l:l + w - r + 1], kernel[:, :, k, l])
+    return out
+
+
 NN_EXT_INDEPENDENT = {
+    "nn.contrib_conv2d_winograd_weight_transform": ind_winograd_weight_transform,
+    "nn.contrib_conv2d_winograd_without_weight_transform": ind_winograd_conv,
     "nn.conv1d": ind_conv_nd,
     "nn.conv3d": ind_conv_nd,
     "nn.conv1d_transpose": ind_conv_transpose,

@@ -167,6 +167,12 @@ case("nn.contrib_depthwise_conv2d_NCHWc", "Tensor[(n, 2, h, w, 4), float32]")(
     lambda: relay.nn.contrib_depthwise_conv2d_nchwc(_v("x", (N, 2, H, W, 4)), _v("k", (2, 1, 3, 3, 1, 4)), padding=1,
                                                     groups=8, data_layout="NCHW4c", kernel_layout="OIHW1i4o",
                                                     out_layout="NCHW4c"))
+# Winograd: the kernel transform keeps its symbolic channels; the convolution is stride 1
+case("nn.contrib_conv2d_winograd_weight_transform", "Tensor[(6, 6, m, n), float32]")(
+    lambda: relay.nn.contrib_conv2d_winograd_weight_transform(_v("k", (M, N, 3, 3)), 4))
+case("nn.contrib_conv2d_winograd_without_weight_transform", "Tensor[(n, 8, h, w - 2), float32]")(
+    lambda: relay.nn.contrib_conv2d_winograd_without_weight_transform(_v("x", (N, M, H, W)), _v("u", (6, 6, 8, M)), 4,
+                                                                       padding=(1, 0)))
 case("nn.matmul", "Tensor[(n, m), float32]")(lambda: relay.nn.matmul(_v("a", (4, N)), _v("b", (4, M)), transpose_a=True))
 case("nn.batch_matmul", "Tensor[(n, h, w), float32]")(
     lambda: relay.nn.batch_matmul(_v("a", (N, H, 8)), _v("b", (1, W, 8))))

@@ -30,7 +30,9 @@ NOT_DIFFERENTIABLE += ("nn.conv1d", "nn.conv3d", "nn.conv1d_transpose", "nn.conv
                        "nn.sparse_add", "nn.fifo_buffer", "nn.correlation", "nn.deformable_conv2d")
 NOT_DIFFERENTIABLE += NOT_DIFFERENTIABLE_MATH
 # the x86 layout ops AlterOpLayout makes after differentiation would run (no gradient in Relay)
-NOT_DIFFERENTIABLE += ("nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc", "nn.contrib_dense_pack")
+NOT_DIFFERENTIABLE += ("nn.contrib_conv2d_NCHWc", "nn.contrib_depthwise_conv2d_NCHWc", "nn.contrib_dense_pack",
+                       "nn.contrib_conv2d_winograd_weight_transform",
+                       "nn.contrib_conv2d_winograd_without_weight_transform")
 # indexing ops Relay registers no gradient for (issue 20)
 NOT_DIFFERENTIABLE += ("gather", "adv_index", "scatter_elements", "scatter_nd", "dyn.one_hot",
                       "broadcast_to_like", "full_like", "slice_like", "trilu", "matrix_set_diag",

@@ -3,12 +3,14 @@ activation, misc). Importing the package registers the ops; constructors follow 
 from ..tensor import relu  # noqa: F401  (op "nn.relu" is a row of tensor.py's unary table)
 from . import activation, conv, conv_nchwc, dense, dense_pack, misc, norm, pool, softmax  # noqa: F401
 from . import (conv_nd, conv_transpose, correlation, deformable_conv, fifo_buffer, grad_ops, loss,  # noqa: F401
-               norm_ext, pad_ext, pool_nd, rearrange, sparse, upsampling)
+               norm_ext, pad_ext, pool_nd, rearrange, sparse, upsampling, winograd)
 from .activation import leaky_relu, prelu  # noqa: F401
 from .conv import conv2d  # noqa: F401
 from .conv_nchwc import contrib_conv2d_nchwc, contrib_depthwise_conv2d_nchwc  # noqa: F401
 from .dense import batch_matmul, dense, matmul  # noqa: F401
 from .dense_pack import contrib_dense_pack  # noqa: F401
+from .winograd import (contrib_conv2d_winograd_weight_transform,  # noqa: F401
+                       contrib_conv2d_winograd_without_weight_transform)
 from .misc import batch_flatten, bias_add, dropout, dropout_raw, pad  # noqa: F401
 from .norm import batch_norm, layer_norm, lrn  # noqa: F401
 from .pool import (adaptive_avg_pool2d, avg_pool2d, global_avg_pool2d, global_max_pool2d,  # noqa: F401
@@ -39,7 +41,8 @@ __all__ += POOL_ND_NAMES
 __all__ += ["depth_to_space", "space_to_depth", "space_to_batch_nd", "batch_to_space_nd", "mirror_pad", "dilate",
             "upsampling", "upsampling3d", "instance_norm", "group_norm", "l2_normalize", "cross_entropy",
             "cross_entropy_with_logits", "nll_loss", "max_pool2d_grad", "avg_pool2d_grad", "conv2d_backward_weight",
-            "sparse_dense", "sparse_transpose", "sparse_add", "fifo_buffer", "correlation", "deformable_conv2d"]
+            "sparse_dense", "sparse_transpose", "sparse_add", "fifo_buffer", "correlation", "deformable_conv2d",
+            "contrib_conv2d_winograd_weight_transform", "contrib_conv2d_winograd_without_weight_transform"]
 
 import sys as _sys  # noqa: E402
 from ..keywords import check_namespace as _check_namespace  # noqa: E402

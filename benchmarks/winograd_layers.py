@@ -1,0 +1,79 @@
+"""Winograd against the channel-blocked direct kernel on ResNet-50's 3x3 stride-1 convolutions,
+one core, interleaved.
+
+    python -m benchmarks.winograd_layers [--rounds 20] [--tiles 2,4]
+
+For each layer (64 channels at 56x56, 128 at 28x28, 256 at 14x14, 512 at 7x7, padding 1,
+batch 1) three one-kernel graphs are built and called alone with OMP_NUM_THREADS=1:
+conv2d_NCHWc.x86 on NCHW8c data with a pre-packed kernel (what AlterOpLayout makes today), and
+conv2d_winograd.x86 F(m x m, 3x3) for each tile size m on NCHW data with a pre-transformed
+kernel. Each round calls every candidate once (interleaved); thread CPU time (time.thread_time,
+which other processes do not inflate), minimum and median over the rounds. The figures decide
+strategy/x86_alter_layout.py's WINOGRAD_LAYERS.
+"""
+import argparse
+import os
+import time
+
+import numpy as np
+
+LAYERS = ((64, 56), (128, 28), (256, 14), (512, 7))
+
+
+def _module(expr, inputs: dict):
+    import relay_backend as relay
+    params = [relay.var(name, shape=v.shape, dtype=str(v.dtype)) for name, v in inputs.items()]
+    mod = relay.IRModule.from_expr(relay.Function(params, expr(*params)))
+    gmod = relay.build(mod, target="llvm")["default"](relay.cpu())
+    gmod.set_input(**inputs)
+    return gmod
+
+
+def candidates(channels: int, size: int, tiles) -> dict:
+    """name -> (graph module, flops of the direct convolution)."""
+    import relay_backend as relay
+    from relay_backend.op.nn.conv_nchwc import pack_oihw
+    from relay_backend.op.nn.layout_view import pack_nchw
+    from relay_backend.op.nn.winograd import ConvWinogradWeightTransformAttrs, WEIGHT_TRANSFORM
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, channels, size, size)).astype("float32")
+    w = rng.standard_normal((channels, channels, 3, 3)).astype("float32")
+    out = {"NCHWc direct": _module(
+        lambda xv, kv: relay.nn.contrib_conv2d_nchwc(xv, kv, padding=(1, 1), data_layout="NCHW8c",
+                                                     kernel_layout="OIHW8i8o", out_layout="NCHW8c"),
+        {"x": pack_nchw(x, 8), "k": pack_oihw(w, 8, 8)})}
+    for m in tiles:
+        weight = WEIGHT_TRANSFORM.ref(w, ConvWinogradWeightTransformAttrs(m))
+        out[f"winograd F({m}x{m})"] = _module(
+            lambda xv, uv, m=m: relay.nn.contrib_conv2d_winograd_without_weight_transform(xv, uv, m, padding=(1, 1)),
+            {"x": x, "u": weight})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--tiles", default="2,4")
+    args = parser.parse_args()
+    os.environ["OMP_NUM_THREADS"] = "1"
+    tiles = [int(t) for t in args.tiles.split(",")]
+    print(f"load average {os.getloadavg()[0]:.1f}; thread CPU ms, min / median of {args.rounds} interleaved rounds")
+    for channels, size in LAYERS:
+        mods = candidates(channels, size, tiles)
+        flops = 2 * channels * channels * 9 * size * size
+        times = {name: [] for name in mods}
+        for gmod in mods.values():
+            gmod.run()
+        for _ in range(args.rounds):
+            for name, gmod in mods.items():
+                start = time.thread_time()
+                gmod.run()
+                times[name].append(time.thread_time() - start)
+        for name, samples in times.items():
+            best, median = min(samples), float(np.median(samples))
+            print(f"{channels:4}ch {size:3}x{size:<3} {name:18} {1e3 * best:8.3f} / {1e3 * median:8.3f} ms "
+                  f"{flops / best / 1e9:6.1f} GFLOP/s (direct-equivalent)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""AlterOpLayout on x86 picks Winograd for the 3x3 stride-1 convolutions listed in
+x86_alter_layout.WINOGRAD_LAYERS (the shapes where it measured faster than the NCHWc kernel):
+before/expected programs, the NCHW data transformed back from / to the neighbouring NCHWc
+convolutions, FoldConstant computing the weight transform at compile time, and the same values
+as before on the interpreter and the graph executor. The table is pinned here so the expected
+programs do not depend on the host's measurements."""
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend import transform
+from relay_backend.ir.functor import all_nodes_post_order
+from relay_backend.strategy import x86_alter_layout
+
+from .normal_form_helpers import run_opt_pass
+from .test_alter_op_layout import alter, check_altered, lt, nchwc, ops, same_values
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.fixture(autouse=True)
+def pinned_tables(monkeypatch):
+    monkeypatch.setattr(x86_alter_layout, "channel_block_limit", lambda dtype="float32": 8)
+    monkeypatch.setattr(x86_alter_layout, "WINOGRAD_LAYERS", {(8, 8, 12, 12): 2, (16, 16, 6, 6): 2})
+
+
+def winograd(x, w, tile, **kw):
+    return relay.nn.contrib_conv2d_winograd_without_weight_transform(
+        x, relay.nn.contrib_conv2d_winograd_weight_transform(w, tile), tile, **kw)
+
+
+def test_listed_conv_becomes_winograd():
+    x = relay.var("x", shape=(1, 8, 12, 12))
+    w = relay.var("w", shape=(8, 8, 3, 3))
+    before = relay.Function([x, w], relay.nn.relu(relay.nn.conv2d(x, w, padding=(1, 1))))
+    expected = relay.Function([x, w], relay.nn.relu(winograd(x, w, 2, padding=(1, 1), channels=8,
+                                                             kernel_size=(3, 3))))
+    check_altered(before, expected)
+
+
+def test_strided_and_unlisted_convs_stay_nchwc():
+    x = relay.var("x", shape=(1, 8, 12, 12))
+    w = relay.var("w", shape=(8, 8, 3, 3))
+    before = relay.Function([x, w], relay.nn.conv2d(x, w, strides=(2, 2), padding=(1, 1)))
+    y = nchwc(lt(x, "NCHW", "NCHW8c"), lt(w, "OIHW", "OIHW8i8o"), 8, 8, strides=(2, 2), padding=(1, 1))
+    check_altered(before, relay.Function([x, w], lt(y, "NCHW8c", "NCHW")))
+    x2 = relay.var("x", shape=(1, 8, 10, 10))       # (8, 8, 10, 10) is not listed
+    assert "nn.contrib_conv2d_NCHWc" in ops(alter(relay.Function([x2, w], relay.nn.conv2d(x2, w, padding=(1, 1)))))
+
+
+def test_winograd_between_nchwc_convs_gets_nchw_data():
+    """1x1 (NCHWc) -> 3x3 listed (Winograd, NCHW) -> 1x1 (NCHWc): the data leaves the blocked
+    layout for the Winograd convolution and returns after it."""
+    x = relay.var("x", shape=(1, 8, 6, 6))
+    w1 = relay.var("w1", shape=(16, 8, 1, 1))
+    w2 = relay.var("w2", shape=(16, 16, 3, 3))
+    w3 = relay.var("w3", shape=(8, 16, 1, 1))
+    y = relay.nn.relu(relay.nn.conv2d(x, w1))
+    y = relay.nn.relu(relay.nn.conv2d(y, w2, padding=(1, 1)))
+    before = relay.Function([x, w1, w2, w3], relay.nn.conv2d(y, w3))
+    after = alter(before)
+    names = ops(after)
+    assert names.count("nn.contrib_conv2d_NCHWc") == 2 and names.count(
+        "nn.contrib_conv2d_winograd_without_weight_transform") == 1 and "nn.conv2d" not in names, names
+    data_transforms = sorted((n.attrs.src_layout, n.attrs.dst_layout) for n in all_nodes_post_order(after)
+                             if isinstance(n, relay.Call) and getattr(n.op, "name", "") == "layout_transform"
+                             and n.attrs.src_layout.startswith("NCHW"))
+    assert data_transforms == [("NCHW", "NCHW8c"), ("NCHW", "NCHW8c"), ("NCHW8c", "NCHW"), ("NCHW8c", "NCHW")]
+    same_values(before, after)
+
+
+def test_fold_constant_transforms_the_winograd_weight():
+    x = relay.var("x", shape=(1, 8, 12, 12))
+    w = relay.const(RNG.normal(size=(8, 8, 3, 3)).astype("float32"))
+    before = relay.Function([x], relay.nn.conv2d(x, w, padding=(1, 1)))
+    after = run_opt_pass(before, [transform.CanonicalizeOps(), transform.AlterOpLayout("llvm"),
+                                  transform.FoldConstant(), transform.InferType()])
+    assert ops(after) == ["nn.contrib_conv2d_winograd_without_weight_transform"]
+    assert tuple(after.body.args[1].data.shape) == (4, 4, 8, 8)
+    same_values(before, after)
