@@ -118,8 +118,13 @@ def _resize(ctx, x, plan, scales, sizes, roi, options, policy="stretch", antiali
     if any(is_any(d) or not isinstance(d, int) for d in shape[2:]):
         raise ctx.fail_shape(f"the spatial dims of the input {tuple(shape)} are dynamic; Resize needs them static",
                              "give static input shapes via from_onnx(model, shape={...})")
+    if sizes is not None and ctx.maybe_value(sizes) is None:
+        return _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias)
     size_values = None if sizes is None else np.asarray(ctx.value(sizes, "sizes")).reshape(-1)
-    scale_values = None if scales is None else np.asarray(ctx.value(scales, "scales")).reshape(-1)
+    scale_values = None if scales is None else np.asarray(ctx.value(
+        scales, "scales", "Resize needs its scales at import: with scales ONNX's output size and coordinate "
+                          "mapping both depend on their values (TVM's dyn.image.resize2d takes sizes only); give "
+                          "the scales as a constant, or the output sizes")).reshape(-1)
     roi_values = None if roi is None else ctx.maybe_value(roi)
     target, factors = _static_sizes(ctx, plan, shape, scale_values, size_values, policy)
     _check_batch_and_channels(ctx, shape, target, factors)
@@ -154,6 +159,41 @@ def _run_time_roi(ctx, x, plan, roi, target, explicit, antialias, options):
                                       "bilinear", options["extrapolation_value"])
     attrs = Resize2DAttrs(layout="NCHW", scales=explicit, antialias=antialias, **options)
     return RESIZE2D_DYN(x, const(np.array(target[2:], "int64")), roi_hw, attrs=attrs)
+
+
+def _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias):
+    """A 4-D Resize whose output `sizes` are known only at run time: dyn.image.resize2d with the
+    spatial sizes picked from them (the coordinates use the ratio out / in, which is ONNX's rule
+    for sizes). The batch and channel sizes must equal the input's (checked at run time: a
+    mismatch stops the run with a reshape error)."""
+    from ....op.dyn.image import RESIZE2D_DYN
+    from .runtime_shapes import checked_reshape, static_length
+    if plan.rank != 4:
+        raise ctx.fail(f"run-time sizes are supported for 4-D Resize, not rank {plan.rank}",
+                       "give the sizes as a constant")
+    if policy != "stretch" or antialias:
+        raise ctx.fail("run-time sizes with keep_aspect_ratio_policy other than stretch or with antialias are not "
+                       "supported (the scale they imply enters the coordinate mapping)", "give the sizes as a constant")
+    if static_length(ctx, sizes, "sizes") != len(plan.axes):
+        raise ctx.invalid(f"sizes has {static_length(ctx, sizes, 'sizes')} values for {len(plan.axes)} resized axes")
+    dims = _op.shape_of(x, "int64")
+    target = _op.scatter_elements(dims, const(np.array(plan.axes, "int64")), _op.cast(sizes, "int64"), axis=0)
+    size_hw = _op.strided_slice(target, [2], [4])
+    if roi is None:
+        roi_hw = const(np.array([0.0, 0.0, 1.0, 1.0], "float32"))
+    else:
+        n = len(plan.axes)
+        roi_values = ctx.maybe_value(roi)
+        full_roi = _op.cast(roi, "float32") if roi_values is None else const(np.asarray(roi_values, "float32"))
+        starts = _op.scatter_elements(const(np.zeros(4, "float32")), const(np.array(plan.axes, "int64")),
+                                      _op.strided_slice(full_roi, [0], [n]), axis=0)
+        ends = _op.scatter_elements(const(np.ones(4, "float32")), const(np.array(plan.axes, "int64")),
+                                    _op.strided_slice(full_roi, [n], [2 * n]), axis=0)
+        roi_hw = _op.concatenate([_op.strided_slice(starts, [2], [4]), _op.strided_slice(ends, [2], [4])], 0)
+    attrs = Resize2DAttrs(layout="NCHW", **options)
+    out = RESIZE2D_DYN(x, size_hw, roi_hw, attrs=attrs)
+    keeps_batch = _op.all(_op.equal(_op.strided_slice(target, [0], [2]), _op.strided_slice(dims, [0], [2])))
+    return checked_reshape(out, _op.shape_of(out, "int64"), keeps_batch)
 
 
 @converter("Resize", min_version=10)

@@ -73,9 +73,15 @@ def is_inf(ctx, inputs):
 @converter("TopK")
 def top_k(ctx, inputs):
     """Values and int64 indices of the K largest (or smallest) along axis; ties go to the lower
-    index, as onnxruntime's. `sorted=0` leaves the order unspecified: sorted order is used."""
+    index, as onnxruntime's. `sorted=0` leaves the order unspecified: sorted order is used. A K
+    known only at run time builds dyn.topk (debug interpreter and VM)."""
     x = inputs[0]
-    k = int(ctx.attrs.get("k")) if ctx.since < 10 else _int(ctx, inputs[1], "K")
+    if ctx.since >= 10 and ctx.maybe_value(inputs[1]) is None:   # K known at run time: dyn.topk
+        if tuple(ctx.shape(inputs[1])) not in ((), (1,)):
+            raise ctx.invalid(f"K must hold one integer, got a tensor of shape {ctx.shape(inputs[1])}")
+        k = inputs[1]
+    else:
+        k = int(ctx.attrs.get("k")) if ctx.since < 10 else _int(ctx, inputs[1], "K")
     ctx.attrs.get("sorted")
     largest = ctx.attrs.get("largest", 1)
     values, indices = _op.topk(x, k, axis=int(ctx.attrs.get("axis", -1)), ret_type="both",
