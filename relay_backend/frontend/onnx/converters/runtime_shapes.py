@@ -69,7 +69,7 @@ def checked_reshape(x, shape, valid):
     """dyn.reshape of `x` to `shape`, or to all zeros when `valid` (a bool scalar) is false, so a
     bad run-time input (repeated or out-of-range axes) stops the run with a reshape error instead
     of giving a differently shaped result."""
-    return _op.reshape(x, _op.where(valid, shape, _op.zeros_like(shape)))
+    return _op.reshape(x, _op.where(valid, shape, _op.zeros_like(shape)), allowzero=True)
 
 
 # --- Pad -------------------------------------------------------------------------------------------

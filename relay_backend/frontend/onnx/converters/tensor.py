@@ -19,7 +19,7 @@ from ....runtime.limits import check_tensor_size
 from ..common import const
 from ..tensors import tensor_to_array
 from ._registry import converter
-from .runtime_shapes import pad_width, runtime_input, slice_bounds, split_parts
+from .runtime_shapes import checked_reshape, pad_width, runtime_input, slice_bounds, split_parts
 
 
 def _ints(ctx, expr, what):
@@ -159,7 +159,7 @@ def _runtime_unsqueeze(ctx, x, axes):
     in_range = _op.logical_and(_op.greater_equal(axes, const(np.int64(0))), _op.less(axes, const(np.int64(rank))))
     valid = _op.logical_and(_op.equal(_op.sum(is_new), const(np.int64(int(count[0])))),
                             _op.all(in_range))
-    return _op.reshape(x, _op.where(valid, shape, _op.zeros_like(shape)))
+    return checked_reshape(x, shape, valid)
 
 
 @converter("Gather")
