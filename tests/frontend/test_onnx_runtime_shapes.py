@@ -1,5 +1,5 @@
-"""Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K and Resize's sizes
-given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
+"""Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K, CumSum's axis and
+Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
 forms of converters/runtime_shapes.py, compared with onnxruntime on the debug interpreter and the
 VM (tolerance: conftest.assert_close, rtol 1e-5 / atol 1e-5 scaled to the output; integers
 exactly); the graph executor refusing them as unsupported (static shapes only); DynamicToStatic
@@ -64,6 +64,8 @@ CASES = {
     "reduce_empty_axis": ("ReduceSum", [("x", F, [2, 0, 3]), ("a", I64, [1])], {"a": _i64(1)}, {}, 1),
     "reduce_empty_axes_noop": ("ReduceProd", [("x", F, [2, 3]), ("a", I64, [0])], {"a": _i64()},
                                {"noop_with_empty_axes": 1}, 1),
+    "cumsum_axis": ("CumSum", [("x", F, [3, 4, 2]), ("axis", I64, [])], {"axis": np.array(-2, "int64")},
+                    {"reverse": 1, "exclusive": 1}, 1),
     "top_k": ("TopK", [("x", F, [3, 6]), ("k", I64, [1])], {"k": _i64(4)}, {"axis": -1, "largest": 0}, 2),
     "resize_sizes_axes": ("Resize", [("x", F, [1, 2, 3, 4]), ("", F, [0]), ("", F, [0]), ("sizes", I64, [2])],
                           {"sizes": _i64(7, 5)}, {"axes": [3, 2], "mode": "linear"}, 1),
@@ -109,7 +111,7 @@ def test_node_suite_counts_a_graph_refusal_as_unsupported():
 
 
 @pytest.mark.parametrize("name", ["pad_axes_negative", "slice_axes_steps", "split_sizes", "reduce_max_drop",
-                                  "reduce_log_sum_exp", "top_k", "resize_sizes_axes"])
+                                  "reduce_log_sum_exp", "top_k", "resize_sizes_axes", "cumsum_axis"])
 def test_dynamic_to_static_folds_the_dyn_forms_once_values_are_bound(name):
     """Imported with the shape-like inputs as parameters, then bound to constants: DynamicToStatic
     leaves a main with static types that the graph executor runs, matching onnxruntime."""
@@ -132,6 +134,7 @@ def test_dynamic_to_static_folds_the_dyn_forms_once_values_are_bound(name):
     ("reduce_max_drop", {"a": _i64(0, 3)}),           # out of range
     ("split_sizes", {"sp": _i64(2, 2, 2)}),           # does not add up to the axis
     ("split_sizes", {"sp": _i64(8, 0, -1)}),          # negative size
+    ("cumsum_axis", {"axis": np.array(3, "int64")}),  # axis out of range
 ])
 def test_bad_run_time_values_stop_the_run(name, bad):
     model, feeds = _case(name)

@@ -15,6 +15,7 @@ from .... import op as _op
 from ....op import random as _random
 from ..common import const, onnx_dtype
 from ._registry import converter
+from .runtime_shapes import select_by_axis
 
 _UNARY = {"Acos": _op.acos, "Acosh": _op.acosh, "Asin": _op.asin, "Asinh": _op.asinh, "Atan": _op.atan,
           "Atanh": _op.atanh, "Tan": _op.tan, "Sinh": _op.sinh, "Cosh": _op.cosh, "BitwiseNot": _op.bitwise_not,
@@ -91,14 +92,19 @@ def top_k(ctx, inputs):
 
 @converter("CumSum", min_version=11)
 def cum_sum(ctx, inputs):
+    """Running sums along `axis`; an axis known only at run time selects among the sums along
+    every axis (runtime_shapes.select_by_axis)."""
     x, axis = inputs
-    axis = _int(ctx, axis, "axis")
     reverse = bool(ctx.attrs.get("reverse", 0))
     exclusive = bool(ctx.attrs.get("exclusive", 0))
-    if reverse:
-        x = _op.reverse(x, axis)
-    out = _op.cumsum(x, axis=axis, exclusive=exclusive)
-    return _op.reverse(out, axis) if reverse else out
+
+    def along(a):
+        y = _op.reverse(x, a) if reverse else x
+        out = _op.cumsum(y, axis=a, exclusive=exclusive)
+        return _op.reverse(out, a) if reverse else out
+    if ctx.maybe_value(axis) is None:
+        return select_by_axis(ctx, axis, ctx.ndim(x), along)
+    return along(_int(ctx, axis, "axis"))
 
 
 @converter("Einsum", min_version=12)

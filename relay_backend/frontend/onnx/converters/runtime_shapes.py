@@ -10,7 +10,8 @@ graph codegen does); bound to constants (DynamicToStatic, or the ONNX Backend's 
 counting), the same nodes become the static ops again.
 
 What these forms need static is only what decides the output's rank: the length of the axes,
-pads or split vector (a 1-D input of static length) and the data's rank.
+pads or split vector (a 1-D input of static length) and the data's rank. An axis input that only
+picks where an op works (CumSum's) selects among the results along every axis.
 """
 import numpy as np
 
@@ -160,3 +161,19 @@ def reduce_over(ctx, x, axes, keepdims: bool, reducer):
         kept = _op.strided_slice(_op.argsort(_op.cast(mask, "int32"), axis=0, dtype="int64"), [0], [nd - k])
         dims = _op.take(dims, kept, axis=0)
     return checked_reshape(x, dims, valid)
+
+
+# --- an axis chosen at run time --------------------------------------------------------------------
+def select_by_axis(ctx, axis, nd: int, along):
+    """`along(a)` for the run-time scalar `axis` (negative counts from the end of rank `nd`):
+    every axis's result is computed and the one asked for is selected. An axis out of range
+    stops the run with a reshape error."""
+    if tuple(ctx.shape(axis)) not in ((), (1,)):
+        raise ctx.invalid(f"axis must hold one integer, got a tensor of shape {ctx.shape(axis)}")
+    axis = _op.reshape(_int64(axis), ())
+    valid = _op.logical_and(_op.greater_equal(axis, const(np.int64(-nd))), _op.less(axis, const(np.int64(nd))))
+    axis = _op.where(_op.less(axis, const(np.int64(0))), _op.add(axis, const(np.int64(nd))), axis)
+    out = along(nd - 1)
+    for a in range(nd - 2, -1, -1):
+        out = _op.where(_op.equal(axis, const(np.int64(a))), along(a), out)
+    return checked_reshape(out, _op.shape_of(out, "int64"), valid)
