@@ -1,5 +1,5 @@
-"""Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K, CumSum's axis and
-Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
+"""Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K, CumSum's and DFT's
+axis and Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
 forms of converters/runtime_shapes.py, compared with onnxruntime on the debug interpreter and the
 VM (tolerance: conftest.assert_close, rtol 1e-5 / atol 1e-5 scaled to the output; integers
 exactly); the graph executor refusing them as unsupported (static shapes only); DynamicToStatic
@@ -37,7 +37,7 @@ def _i64(*values):
     return np.array(values, "int64")
 
 
-# (op, inputs, feeds for the shape-like inputs, attrs, outputs)
+# (op, inputs, feeds for the shape-like inputs, attrs (and the opset, default 18), outputs)
 CASES = {
     "pad_constant": ("Pad", [("x", F, [1, 3, 4, 5]), ("pads", I64, [8]), ("value", F, [])],
                      {"pads": _i64(0, 0, 1, 3, 0, 0, 2, 4), "value": np.array(1.5, "float32")}, {}, 1),
@@ -66,6 +66,8 @@ CASES = {
                                {"noop_with_empty_axes": 1}, 1),
     "cumsum_axis": ("CumSum", [("x", F, [3, 4, 2]), ("axis", I64, [])], {"axis": np.array(-2, "int64")},
                     {"reverse": 1, "exclusive": 1}, 1),
+    "dft_axis": ("DFT", [("x", F, [2, 5, 3, 2]), ("", I64, []), ("axis", I64, [])], {"axis": np.array(-3, "int64")},
+                 {"inverse": 1, "opset": 20}, 1),
     "top_k": ("TopK", [("x", F, [3, 6]), ("k", I64, [1])], {"k": _i64(4)}, {"axis": -1, "largest": 0}, 2),
     "resize_sizes_axes": ("Resize", [("x", F, [1, 2, 3, 4]), ("", F, [0]), ("", F, [0]), ("sizes", I64, [2])],
                           {"sizes": _i64(7, 5)}, {"axes": [3, 2], "mode": "linear"}, 1),
@@ -80,7 +82,7 @@ CASES = {
 
 def _case(name):
     op, inputs, feeds, attrs, n_out = CASES[name]
-    model = _node_model(op, inputs, n_out, **attrs)
+    model = _node_model(op, inputs, n_out, **attrs)   # attrs may hold opset=
     feeds = dict(feeds)
     feeds["x"] = _x(*inputs[0][2])
     return model, feeds
@@ -147,6 +149,14 @@ def test_bad_run_time_values_stop_the_run(name, bad):
 def test_run_time_resize_scales_are_unsupported_with_the_reason():
     model = _node_model("Resize", [("x", F, [1, 1, 2, 2]), ("roi", F, [0]), ("scales", F, [4])])
     with pytest.raises(OpNotImplemented, match="scales"):
+        RelayBackend.prepare(model, executor="debug", bind_inputs=False)
+
+
+def test_run_time_axis_that_would_decide_the_output_shape_is_unsupported():
+    """A onesided DFT keeps n // 2 + 1 bins of the transformed axis: which axis shrinks depends on
+    the run-time axis value, so the output cannot be typed."""
+    model = _node_model("DFT", [("x", F, [4, 6, 1]), ("", I64, []), ("axis", I64, [])], onesided=1, opset=20)
+    with pytest.raises(OpNotImplemented, match="output shape would depend on it"):
         RelayBackend.prepare(model, executor="debug", bind_inputs=False)
 
 

@@ -123,11 +123,17 @@ def _move_last(x, axis, ndim):
 @converter("DFT", min_version=17)
 def dft(ctx, inputs):
     """The signal's last dim is 1 (real) or 2 (complex); the transform runs along `axis`
-    (an attribute up to opset 19, an input from 20), padded or cut to dft_length; onesided keeps
-    the first n // 2 + 1 bins."""
+    (an attribute up to opset 19, an input from 20, possibly known only at run time:
+    runtime_shapes.select_by_axis), padded or cut to dft_length; onesided keeps the first
+    n // 2 + 1 bins."""
     signal = inputs[0]
     shape = ctx.static_shape(signal, "input")
     ndim = len(shape)
+    inverse, onesided = bool(ctx.attrs.get("inverse", 0)), bool(ctx.attrs.get("onesided", 0))
+    dft_length = _int(ctx, inputs[1], "dft_length") if len(inputs) > 1 and inputs[1] is not None else None
+    if ctx.since >= 20 and len(inputs) > 2 and inputs[2] is not None and ctx.maybe_value(inputs[2]) is None:
+        return select_by_axis(ctx, inputs[2], ndim, lambda a: _dft_along(signal, shape, a, dft_length, inverse,
+                                                                          onesided), count=ndim - 1)
     if ctx.since >= 20:
         axis = _int(ctx, inputs[2], "axis") if len(inputs) > 2 and inputs[2] is not None else -2
     else:
@@ -135,8 +141,13 @@ def dft(ctx, inputs):
     axis = axis % ndim
     if axis == ndim - 1:
         raise ctx.invalid("axis is the real/imaginary dim; the transform axis must be another one")
-    inverse, onesided = bool(ctx.attrs.get("inverse", 0)), bool(ctx.attrs.get("onesided", 0))
-    length = _int(ctx, inputs[1], "dft_length") if len(inputs) > 1 and inputs[1] is not None else shape[axis]
+    return _dft_along(signal, shape, axis, dft_length, inverse, onesided)
+
+
+def _dft_along(signal, shape, axis, dft_length, inverse, onesided):
+    """The DFT of `signal` (static `shape`, last dim 1 or 2) along the non-negative `axis`."""
+    ndim = len(shape)
+    length = shape[axis] if dft_length is None else dft_length
     re = _op.take(signal, const(np.array(0, "int64")), axis=ndim - 1)
     im = (_op.take(signal, const(np.array(1, "int64")), axis=ndim - 1) if shape[-1] == 2 else _op.zeros_like(re))
     parts = []

@@ -164,16 +164,23 @@ def reduce_over(ctx, x, axes, keepdims: bool, reducer):
 
 
 # --- an axis chosen at run time --------------------------------------------------------------------
-def select_by_axis(ctx, axis, nd: int, along):
-    """`along(a)` for the run-time scalar `axis` (negative counts from the end of rank `nd`):
-    every axis's result is computed and the one asked for is selected. An axis out of range
-    stops the run with a reshape error."""
+def select_by_axis(ctx, axis, rank: int, along, count=None):
+    """`along(a)` for the run-time scalar `axis` of a rank-`rank` input (negative counts from the
+    end), which may name one of the first `count` axes (default: all): every such axis's result is
+    computed and the one asked for is selected, so their static shapes must agree. An axis out
+    of range stops the run with a reshape error."""
+    count = rank if count is None else count
     if tuple(ctx.shape(axis)) not in ((), (1,)):
         raise ctx.invalid(f"axis must hold one integer, got a tensor of shape {ctx.shape(axis)}")
+    results = [along(a) for a in range(count)]
+    shapes = {tuple(ctx.shape(r)) for r in results}
+    if len(shapes) > 1:
+        raise ctx.fail(f"with the axis known only at run time, the output shape would depend on it "
+                       f"({sorted(shapes)})", "give the axis as a constant")
     axis = _op.reshape(_int64(axis), ())
-    valid = _op.logical_and(_op.greater_equal(axis, const(np.int64(-nd))), _op.less(axis, const(np.int64(nd))))
-    axis = _op.where(_op.less(axis, const(np.int64(0))), _op.add(axis, const(np.int64(nd))), axis)
-    out = along(nd - 1)
-    for a in range(nd - 2, -1, -1):
-        out = _op.where(_op.equal(axis, const(np.int64(a))), along(a), out)
+    axis = _op.where(_op.less(axis, const(np.int64(0))), _op.add(axis, const(np.int64(rank))), axis)
+    valid = _op.logical_and(_op.greater_equal(axis, const(np.int64(0))), _op.less(axis, const(np.int64(count))))
+    out = results[-1]
+    for a in range(count - 2, -1, -1):
+        out = _op.where(_op.equal(axis, const(np.int64(a))), results[a], out)
     return checked_reshape(out, _op.shape_of(out, "int64"), valid)
