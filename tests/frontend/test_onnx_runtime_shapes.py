@@ -1,5 +1,5 @@
 """Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K, CumSum's and DFT's
-axis and Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
+axis, CenterCropPad's shape and Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
 forms of converters/runtime_shapes.py, compared with onnxruntime on the debug interpreter and the
 VM (tolerance: conftest.assert_close, rtol 1e-5 / atol 1e-5 scaled to the output; integers
 exactly); the graph executor refusing them as unsupported (static shapes only); DynamicToStatic
@@ -68,6 +68,8 @@ CASES = {
                     {"reverse": 1, "exclusive": 1}, 1),
     "dft_axis": ("DFT", [("x", F, [2, 5, 3, 2]), ("", I64, []), ("axis", I64, [])], {"axis": np.array(-3, "int64")},
                  {"inverse": 1, "opset": 20}, 1),
+    "center_crop_pad": ("CenterCropPad", [("x", F, [5, 4, 3]), ("shape", I64, [2])], {"shape": _i64(2, 7)},
+                        {"axes": [0, -2]}, 1),
     "top_k": ("TopK", [("x", F, [3, 6]), ("k", I64, [1])], {"k": _i64(4)}, {"axis": -1, "largest": 0}, 2),
     "resize_sizes_axes": ("Resize", [("x", F, [1, 2, 3, 4]), ("", F, [0]), ("", F, [0]), ("sizes", I64, [2])],
                           {"sizes": _i64(7, 5)}, {"axes": [3, 2], "mode": "linear"}, 1),
@@ -113,7 +115,8 @@ def test_node_suite_counts_a_graph_refusal_as_unsupported():
 
 
 @pytest.mark.parametrize("name", ["pad_axes_negative", "slice_axes_steps", "split_sizes", "reduce_max_drop",
-                                  "reduce_log_sum_exp", "top_k", "resize_sizes_axes", "cumsum_axis"])
+                                  "reduce_log_sum_exp", "top_k", "resize_sizes_axes", "cumsum_axis",
+                                  "center_crop_pad"])
 def test_dynamic_to_static_folds_the_dyn_forms_once_values_are_bound(name):
     """Imported with the shape-like inputs as parameters, then bound to constants: DynamicToStatic
     leaves a main with static types that the graph executor runs, matching onnxruntime."""
@@ -144,6 +147,17 @@ def test_bad_run_time_values_stop_the_run(name, bad):
     for kind in ("debug", "vm"):
         with pytest.raises(RelayError):
             RelayBackend.prepare(model, executor=kind, bind_inputs=False).run(feeds)
+
+
+@pytest.mark.parametrize("lengths", [(2, 7), (5, 4), (4, 1), (6, 0)])
+def test_center_crop_pad_with_constant_lengths_is_static(lengths):
+    """A constant shape builds strided_slice and nn.pad: the graph executor runs it."""
+    from onnx import numpy_helper
+    model = _node_model("CenterCropPad", [("x", F, [5, 4, 3])], axes=[0, -2])
+    model.graph.node[0].input.append("shape")
+    model.graph.initializer.append(numpy_helper.from_array(_i64(*lengths), "shape"))
+    feeds = {"x": _x(5, 4, 3)}
+    _same(RelayBackend.prepare(model, executor="graph", bind_inputs=False).run(feeds), run_ort(model, feeds))
 
 
 def test_run_time_resize_scales_are_unsupported_with_the_reason():
