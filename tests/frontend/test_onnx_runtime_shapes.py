@@ -1,5 +1,5 @@
 """Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K, CumSum's and DFT's
-axis, CenterCropPad's shape and Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
+axis, CenterCropPad's shape, AffineGrid's size and Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
 forms of converters/runtime_shapes.py, compared with onnxruntime on the debug interpreter and the
 VM (tolerance: conftest.assert_close, rtol 1e-5 / atol 1e-5 scaled to the output; integers
 exactly); the graph executor refusing them as unsupported (static shapes only); DynamicToStatic
@@ -70,6 +70,10 @@ CASES = {
                  {"inverse": 1, "opset": 20}, 1),
     "center_crop_pad": ("CenterCropPad", [("x", F, [5, 4, 3]), ("shape", I64, [2])], {"shape": _i64(2, 7)},
                         {"axes": [0, -2]}, 1),
+    "affine_grid_2d": ("AffineGrid", [("x", F, [2, 2, 3]), ("size", I64, [4])], {"size": _i64(2, 1, 3, 4)},
+                       {"align_corners": 1, "opset": 20}, 1),
+    "affine_grid_3d": ("AffineGrid", [("x", F, [1, 3, 4]), ("size", I64, [5])], {"size": _i64(1, 2, 2, 3, 1)},
+                       {"opset": 20}, 1),
     "top_k": ("TopK", [("x", F, [3, 6]), ("k", I64, [1])], {"k": _i64(4)}, {"axis": -1, "largest": 0}, 2),
     "resize_sizes_axes": ("Resize", [("x", F, [1, 2, 3, 4]), ("", F, [0]), ("", F, [0]), ("sizes", I64, [2])],
                           {"sizes": _i64(7, 5)}, {"axes": [3, 2], "mode": "linear"}, 1),
@@ -114,9 +118,17 @@ def test_node_suite_counts_a_graph_refusal_as_unsupported():
     assert err is None
 
 
+@pytest.mark.parametrize("name", ["pad_constant", "reduce_mean_drop", "resize_sizes_nearest", "affine_grid_2d"])
+def test_default_backend_binds_the_values_for_the_graph_executor(name):
+    """The ONNX backend's default way (bind_inputs=True): the graph executor refuses the dyn form,
+    so each run imports again with the integer inputs bound, and the static ops run."""
+    model, feeds = _case(name)
+    _same(RelayBackend.prepare(model, executor="graph").run(feeds), run_ort(model, feeds))
+
+
 @pytest.mark.parametrize("name", ["pad_axes_negative", "slice_axes_steps", "split_sizes", "reduce_max_drop",
                                   "reduce_log_sum_exp", "top_k", "resize_sizes_axes", "cumsum_axis",
-                                  "center_crop_pad"])
+                                  "center_crop_pad", "affine_grid_3d"])
 def test_dynamic_to_static_folds_the_dyn_forms_once_values_are_bound(name):
     """Imported with the shape-like inputs as parameters, then bound to constants: DynamicToStatic
     leaves a main with static types that the graph executor runs, matching onnxruntime."""

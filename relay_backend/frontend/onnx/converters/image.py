@@ -167,13 +167,14 @@ def _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias):
     for sizes). The batch and channel sizes must equal the input's (checked at run time: a
     mismatch stops the run with a reshape error)."""
     from ....op.dyn.image import RESIZE2D_DYN
-    from .runtime_shapes import checked_reshape, static_length
+    from .runtime_shapes import checked_reshape, needs_value, static_length
     if plan.rank != 4:
-        raise ctx.fail(f"run-time sizes are supported for 4-D Resize, not rank {plan.rank}",
-                       "give the sizes as a constant")
+        raise needs_value(ctx, f"run-time sizes are supported for 4-D Resize, not rank {plan.rank}",
+                          "give the sizes as a constant")
     if policy != "stretch" or antialias:
-        raise ctx.fail("run-time sizes with keep_aspect_ratio_policy other than stretch or with antialias are not "
-                       "supported (the scale they imply enters the coordinate mapping)", "give the sizes as a constant")
+        raise needs_value(ctx, "run-time sizes with keep_aspect_ratio_policy other than stretch or with antialias "
+                               "are not supported (the scale they imply enters the coordinate mapping)",
+                          "give the sizes as a constant")
     if static_length(ctx, sizes, "sizes") != len(plan.axes):
         raise ctx.invalid(f"sizes has {static_length(ctx, sizes, 'sizes')} values for {len(plan.axes)} resized axes")
     dims = _op.shape_of(x, "int64")
@@ -280,6 +281,8 @@ def _normalized_positions(n: int, align: bool) -> np.ndarray:
 @converter("AffineGrid", min_version=20)
 def affine_grid(ctx, inputs):
     theta, size = inputs
+    if ctx.maybe_value(size) is None:
+        return _run_time_affine_grid(ctx, theta, size, bool(ctx.attrs.get("align_corners", 0)))
     sizes = [int(v) for v in np.asarray(ctx.value(size, "size")).reshape(-1)]
     if len(sizes) not in (4, 5) or min(sizes) < 0:
         raise ctx.invalid(f"size={sizes} must be (N, C, H, W) or (N, C, D, H, W) with non-negative values")
@@ -297,6 +300,48 @@ def affine_grid(ctx, inputs):
     base = _op.broadcast_to(const(base[None]), (sizes[0], points, k + 1))
     grid = _nn.batch_matmul(base, theta)                                # (N, points, k)
     return _op.reshape(grid, [sizes[0]] + spatial + [k])
+
+
+def _run_time_positions(n, dtype, align: bool):
+    """_normalized_positions for a run-time length `n` (an int64 scalar): dyn.arange, then the
+    same arithmetic in `dtype`."""
+    count = _op.cast(n, dtype)
+    one, two = const(np.array(1.0, dtype)), const(np.array(2.0, dtype))
+    steps = _op.arange(const(np.array(0.0, dtype)), count, one, dtype=dtype)
+    if align:   # -1 + i * 2 / (n - 1); a single position sits at -1
+        gap = _op.where(_op.greater(count, one), _op.divide(two, _op.subtract(count, one)), const(np.array(0.0, dtype)))
+        return _op.subtract(_op.multiply(steps, gap), one)
+    return _op.subtract(_op.divide(_op.add(_op.multiply(steps, two), one), count), one)
+
+
+def _run_time_affine_grid(ctx, theta, size, align):
+    """AffineGrid whose size is known only at run time: the base grid from dyn.arange positions
+    broadcast over the spatial axes (dyn.broadcast_to), one batch_matmul with theta, reshaped to
+    (N, *spatial, k) (dyn.reshape). Debug interpreter and VM."""
+    from .runtime_shapes import static_length
+    count = static_length(ctx, size, "size")
+    if count not in (4, 5):
+        raise ctx.invalid(f"size has {count} values; it must be (N, C, H, W) or (N, C, D, H, W)")
+    k = count - 2
+    if tuple(ctx.shape(theta)[1:]) != (k, k + 1):
+        raise ctx.invalid(f"theta of shape {ctx.shape(theta)} does not fit a {k}-D size (expects (N, {k}, {k + 1}))")
+    dtype = ctx.dtype(theta)
+    size = _op.cast(size, "int64")
+    lengths = [_op.take(size, const(np.int64(2 + d))) for d in range(k)]               # D, H, W order
+    spatial = _op.strided_slice(size, [2], [count])
+    coords = []
+    for d in range(k):   # the position along axis d, broadcast over every spatial axis
+        shape = [1] * k
+        shape[d] = -1
+        axis = _op.reshape(_run_time_positions(lengths[d], dtype, align), shape)
+        coords.append(_op.reshape(_op.broadcast_to(axis, spatial), (-1,)))
+    coords = coords[::-1] + [_op.ones_like(coords[0])]                                  # x first, then 1
+    base = _op.expand_dims(_op.stack(coords, axis=1), 0)                                 # (1, points, k + 1)
+    batch = _op.strided_slice(size, [0], [1])
+    points = _op.shape_of(base, "int64")
+    base = _op.broadcast_to(base, _op.concatenate([batch, _op.strided_slice(points, [1], [3])], 0))
+    grid = _nn.batch_matmul(base, theta)                                                  # (N, points, k)
+    return _op.reshape(grid, _op.concatenate([batch, spatial, const(np.array([k], "int64"))], 0))
 
 
 # ONNX suppresses a box whose IoU is *greater* than the threshold, relay's op at >=: a threshold

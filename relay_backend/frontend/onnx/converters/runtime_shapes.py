@@ -16,7 +16,7 @@ picks where an op works (CumSum's) selects among the results along every axis.
 import numpy as np
 
 from .... import op as _op
-from ..common import const
+from ..common import DynamicInputError, const
 
 
 def runtime_input(ctx, inputs, k, since=1):
@@ -27,12 +27,19 @@ def runtime_input(ctx, inputs, k, since=1):
     return inputs[k] if ctx.maybe_value(inputs[k]) is None else None
 
 
+def needs_value(ctx, msg: str, fix: str = "give it as a constant") -> DynamicInputError:
+    """The error for a run-time input whose value this node needs at import (it decides the
+    output's rank or a static attribute): a DynamicInputError, on which the ONNX backend's
+    default way of running imports again with the integer inputs bound."""
+    return DynamicInputError(f"{ctx.where()}: {msg}; {fix}")
+
+
 def static_length(ctx, expr, what: str) -> int:
     """The length of the 1-D input `expr`, which must be static (it decides the output's rank)."""
     shape = ctx.shape(expr)
     if len(shape) != 1 or not isinstance(shape[0], int):
-        raise ctx.fail_shape(f"{what} has shape {shape}; its values are known only at run time, so it must be "
-                             f"1-D with a static length")
+        raise needs_value(ctx, f"{what} has shape {shape} and is known only at run time; it must then be 1-D "
+                               f"with a static length")
     return int(shape[0])
 
 
@@ -175,8 +182,8 @@ def select_by_axis(ctx, axis, rank: int, along, count=None):
     results = [along(a) for a in range(count)]
     shapes = {tuple(ctx.shape(r)) for r in results}
     if len(shapes) > 1:
-        raise ctx.fail(f"with the axis known only at run time, the output shape would depend on it "
-                       f"({sorted(shapes)})", "give the axis as a constant")
+        raise needs_value(ctx, f"with the axis known only at run time, the output shape would depend on it "
+                               f"({sorted(shapes)})", "give the axis as a constant")
     axis = _op.reshape(_int64(axis), ())
     axis = _op.where(_op.less(axis, const(np.int64(0))), _op.add(axis, const(np.int64(rank))), axis)
     valid = _op.logical_and(_op.greater_equal(axis, const(np.int64(0))), _op.less(axis, const(np.int64(count))))

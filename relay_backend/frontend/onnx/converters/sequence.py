@@ -23,7 +23,7 @@ from ..adt import (StaticOptional, StaticSequence, coerce, join_types, make_opti
                    static_of)
 from ..common import const, onnx_dtype
 from ._registry import converter
-from .runtime_shapes import split_parts, static_length
+from .runtime_shapes import needs_value, split_parts, static_length
 
 _I32 = TensorType((), "int32")
 
@@ -168,8 +168,8 @@ def split_to_sequence(ctx, inputs):
     dim = shape[axis]
     if split is not None and ctx.maybe_value(split) is None:   # sizes known at run time
         if len(ctx.shape(split)) != 1:
-            raise ctx.fail("a scalar split known only at run time decides the number of parts",
-                           "give split as a constant, or as a 1-D tensor of part sizes")
+            raise needs_value(ctx, "a scalar split known only at run time decides the number of parts",
+                              "give split as a constant, or as a 1-D tensor of part sizes")
         n_parts = static_length(ctx, split, "split")
         return make_sequence(ctx.importer, split_parts(ctx, x, split, axis, n_parts), ctx.dtype(x), what=ctx.where())
     if split is None:
