@@ -8,11 +8,13 @@ onto vision.roi_align.
 
 Resize keeps ONNX's arithmetic where it differs from TVM's: with `scales` the output length is
 floor(in * scale) and the coordinates use the scale itself and the float width in * scale (the
-resize attr `scales`), with `sizes` the ratio out / in. Scales and sizes must be known at
-import, as the other shape-like inputs (Reshape's shape, Pad's pads): a DynamicInputError
-otherwise, on which the ONNX backend binds them per run. A roi (a float input the backend does
-not bind) may come at run time for a 4-D Resize: as image.crop_and_resize's box (linear), else
-read by dyn.image.resize2d (debug and VM).
+resize attr `scales`), with `sizes` the ratio out / in. Sizes known only at run time build
+dyn.image.resize2d for a 4-D Resize (stretch policy, no antialias; debug and VM). Scales, and
+sizes in the other cases, must be known at import: a DynamicInputError otherwise, on which the
+ONNX backend binds them per run (scales are float, so only when they fold to constants). A roi
+(a float input the backend does not bind) may come at run time for a 4-D Resize: as
+image.crop_and_resize's box (linear), else read by dyn.image.resize2d (debug and VM).
+AffineGrid's size may come at run time too (dyn.arange positions, dyn.reshape).
 """
 import math
 
