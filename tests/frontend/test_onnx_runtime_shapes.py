@@ -152,6 +152,7 @@ def test_dynamic_to_static_folds_the_dyn_forms_once_values_are_bound(name):
     ("split_sizes", {"sp": _i64(2, 2, 2)}),           # does not add up to the axis
     ("split_sizes", {"sp": _i64(8, 0, -1)}),          # negative size
     ("cumsum_axis", {"axis": np.array(3, "int64")}),  # axis out of range
+    ("pad_edge", {"pads": _i64(-1, 0, 0, 0)}),        # a negative pad (a crop)
 ])
 def test_bad_run_time_values_stop_the_run(name, bad):
     model, feeds = _case(name)
