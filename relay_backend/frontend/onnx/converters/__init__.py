@@ -3,6 +3,7 @@ from ._registry import TABLE as CONVERTERS
 from . import control_flow, indexing, math, nn, nn_ext, reduce, rnn, sequence, tensor  # noqa: F401  (registers the converters)
 from . import math_ext  # noqa: F401,E402  (after math: its Mod replaces math's)
 from . import image  # noqa: F401  (Resize, Upsample, GridSample)
+from . import crop_pad  # noqa: F401,E402  (CenterCropPad)
 from . import quantized  # noqa: F401,E402  (QuantizeLinear, QLinearConv, ...: the relay.qnn dialect)
 
 __all__ = ["CONVERTERS"]

@@ -1,18 +1,20 @@
 """Image and detection ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and
 nearest mode, roi, scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9)
-and GridSample (16, 20, 22) onto relay.image; AffineGrid (20, its size known at import: the
-base grid is a constant, one batch_matmul with theta); NonMaxSuppression (10, 11) onto
+and GridSample (16, 20, 22) onto relay.image; AffineGrid (20; a size known at import makes
+the base grid a constant, then one batch_matmul with theta); NonMaxSuppression (10, 11) onto
 vision.all_class_non_max_suppression, its (selected, 3) result cut to the count at run time
 (dyn.strided_slice: the VM and the debug interpreter), and RoiAlign (10, 16, 22; average mode)
 onto vision.roi_align.
 
 Resize keeps ONNX's arithmetic where it differs from TVM's: with `scales` the output length is
 floor(in * scale) and the coordinates use the scale itself and the float width in * scale (the
-resize attr `scales`), with `sizes` the ratio out / in. Scales and sizes must be known at
-import, as the other shape-like inputs (Reshape's shape, Pad's pads): a DynamicInputError
-otherwise, on which the ONNX backend binds them per run. A roi (a float input the backend does
-not bind) may come at run time for a 4-D Resize: as image.crop_and_resize's box (linear), else
-read by dyn.image.resize2d (debug and VM).
+resize attr `scales`), with `sizes` the ratio out / in. Sizes known only at run time build
+dyn.image.resize2d for a 4-D Resize (stretch policy, no antialias; debug and VM). Scales, and
+sizes in the other cases, must be known at import: a DynamicInputError otherwise, on which the
+ONNX backend binds them per run (scales are float, so only when they fold to constants). A roi
+(a float input the backend does not bind) may come at run time for a 4-D Resize: as
+image.crop_and_resize's box (linear), else read by dyn.image.resize2d (debug and VM).
+AffineGrid's size may come at run time too (dyn.arange positions, dyn.reshape).
 """
 import math
 
@@ -118,8 +120,13 @@ def _resize(ctx, x, plan, scales, sizes, roi, options, policy="stretch", antiali
     if any(is_any(d) or not isinstance(d, int) for d in shape[2:]):
         raise ctx.fail_shape(f"the spatial dims of the input {tuple(shape)} are dynamic; Resize needs them static",
                              "give static input shapes via from_onnx(model, shape={...})")
+    if sizes is not None and ctx.maybe_value(sizes) is None:
+        return _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias)
     size_values = None if sizes is None else np.asarray(ctx.value(sizes, "sizes")).reshape(-1)
-    scale_values = None if scales is None else np.asarray(ctx.value(scales, "scales")).reshape(-1)
+    scale_values = None if scales is None else np.asarray(ctx.value(
+        scales, "scales", "Resize needs its scales at import: with scales ONNX's output size and coordinate "
+                          "mapping both depend on their values (TVM's dyn.image.resize2d takes sizes only); give "
+                          "the scales as a constant, or the output sizes")).reshape(-1)
     roi_values = None if roi is None else ctx.maybe_value(roi)
     target, factors = _static_sizes(ctx, plan, shape, scale_values, size_values, policy)
     _check_batch_and_channels(ctx, shape, target, factors)
@@ -154,6 +161,42 @@ def _run_time_roi(ctx, x, plan, roi, target, explicit, antialias, options):
                                       "bilinear", options["extrapolation_value"])
     attrs = Resize2DAttrs(layout="NCHW", scales=explicit, antialias=antialias, **options)
     return RESIZE2D_DYN(x, const(np.array(target[2:], "int64")), roi_hw, attrs=attrs)
+
+
+def _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias):
+    """A 4-D Resize whose output `sizes` are known only at run time: dyn.image.resize2d with the
+    spatial sizes picked from them (the coordinates use the ratio out / in, which is ONNX's rule
+    for sizes). The batch and channel sizes must equal the input's (checked at run time: a
+    mismatch stops the run with a reshape error)."""
+    from ....op.dyn.image import RESIZE2D_DYN
+    from .runtime_shapes import checked_reshape, needs_value, static_length
+    if plan.rank != 4:
+        raise needs_value(ctx, f"run-time sizes are supported for 4-D Resize, not rank {plan.rank}",
+                          "give the sizes as a constant")
+    if policy != "stretch" or antialias:
+        raise needs_value(ctx, "run-time sizes with keep_aspect_ratio_policy other than stretch or with antialias "
+                               "are not supported (the scale they imply enters the coordinate mapping)",
+                          "give the sizes as a constant")
+    if static_length(ctx, sizes, "sizes") != len(plan.axes):
+        raise ctx.invalid(f"sizes has {static_length(ctx, sizes, 'sizes')} values for {len(plan.axes)} resized axes")
+    dims = _op.shape_of(x, "int64")
+    target = _op.scatter_elements(dims, const(np.array(plan.axes, "int64")), _op.cast(sizes, "int64"), axis=0)
+    size_hw = _op.strided_slice(target, [2], [4])
+    if roi is None:
+        roi_hw = const(np.array([0.0, 0.0, 1.0, 1.0], "float32"))
+    else:
+        n = len(plan.axes)
+        roi_values = ctx.maybe_value(roi)
+        full_roi = _op.cast(roi, "float32") if roi_values is None else const(np.asarray(roi_values, "float32"))
+        starts = _op.scatter_elements(const(np.zeros(4, "float32")), const(np.array(plan.axes, "int64")),
+                                      _op.strided_slice(full_roi, [0], [n]), axis=0)
+        ends = _op.scatter_elements(const(np.ones(4, "float32")), const(np.array(plan.axes, "int64")),
+                                    _op.strided_slice(full_roi, [n], [2 * n]), axis=0)
+        roi_hw = _op.concatenate([_op.strided_slice(starts, [2], [4]), _op.strided_slice(ends, [2], [4])], 0)
+    attrs = Resize2DAttrs(layout="NCHW", **options)
+    out = RESIZE2D_DYN(x, size_hw, roi_hw, attrs=attrs)
+    keeps_batch = _op.all(_op.equal(_op.strided_slice(target, [0], [2]), _op.strided_slice(dims, [0], [2])))
+    return checked_reshape(out, _op.shape_of(out, "int64"), keeps_batch)
 
 
 @converter("Resize", min_version=10)
@@ -240,6 +283,8 @@ def _normalized_positions(n: int, align: bool) -> np.ndarray:
 @converter("AffineGrid", min_version=20)
 def affine_grid(ctx, inputs):
     theta, size = inputs
+    if ctx.maybe_value(size) is None:
+        return _run_time_affine_grid(ctx, theta, size, bool(ctx.attrs.get("align_corners", 0)))
     sizes = [int(v) for v in np.asarray(ctx.value(size, "size")).reshape(-1)]
     if len(sizes) not in (4, 5) or min(sizes) < 0:
         raise ctx.invalid(f"size={sizes} must be (N, C, H, W) or (N, C, D, H, W) with non-negative values")
@@ -257,6 +302,48 @@ def affine_grid(ctx, inputs):
     base = _op.broadcast_to(const(base[None]), (sizes[0], points, k + 1))
     grid = _nn.batch_matmul(base, theta)                                # (N, points, k)
     return _op.reshape(grid, [sizes[0]] + spatial + [k])
+
+
+def _run_time_positions(n, dtype, align: bool):
+    """_normalized_positions for a run-time length `n` (an int64 scalar): dyn.arange, then the
+    same arithmetic in `dtype`."""
+    count = _op.cast(n, dtype)
+    one, two = const(np.array(1.0, dtype)), const(np.array(2.0, dtype))
+    steps = _op.arange(const(np.array(0.0, dtype)), count, one, dtype=dtype)
+    if align:   # -1 + i * 2 / (n - 1); a single position sits at -1
+        gap = _op.where(_op.greater(count, one), _op.divide(two, _op.subtract(count, one)), const(np.array(0.0, dtype)))
+        return _op.subtract(_op.multiply(steps, gap), one)
+    return _op.subtract(_op.divide(_op.add(_op.multiply(steps, two), one), count), one)
+
+
+def _run_time_affine_grid(ctx, theta, size, align):
+    """AffineGrid whose size is known only at run time: the base grid from dyn.arange positions
+    broadcast over the spatial axes (dyn.broadcast_to), one batch_matmul with theta, reshaped to
+    (N, *spatial, k) (dyn.reshape). Debug interpreter and VM."""
+    from .runtime_shapes import static_length
+    count = static_length(ctx, size, "size")
+    if count not in (4, 5):
+        raise ctx.invalid(f"size has {count} values; it must be (N, C, H, W) or (N, C, D, H, W)")
+    k = count - 2
+    if tuple(ctx.shape(theta)[1:]) != (k, k + 1):
+        raise ctx.invalid(f"theta of shape {ctx.shape(theta)} does not fit a {k}-D size (expects (N, {k}, {k + 1}))")
+    dtype = ctx.dtype(theta)
+    size = _op.cast(size, "int64")
+    lengths = [_op.take(size, const(np.int64(2 + d))) for d in range(k)]               # D, H, W order
+    spatial = _op.strided_slice(size, [2], [count])
+    coords = []
+    for d in range(k):   # the position along axis d, broadcast over every spatial axis
+        shape = [1] * k
+        shape[d] = -1
+        axis = _op.reshape(_run_time_positions(lengths[d], dtype, align), shape)
+        coords.append(_op.reshape(_op.broadcast_to(axis, spatial), (-1,)))
+    coords = coords[::-1] + [_op.ones_like(coords[0])]                                  # x first, then 1
+    base = _op.expand_dims(_op.stack(coords, axis=1), 0)                                 # (1, points, k + 1)
+    batch = _op.strided_slice(size, [0], [1])
+    points = _op.shape_of(base, "int64")
+    base = _op.broadcast_to(base, _op.concatenate([batch, _op.strided_slice(points, [1], [3])], 0))
+    grid = _nn.batch_matmul(base, theta)                                                  # (N, points, k)
+    return _op.reshape(grid, _op.concatenate([batch, spatial, const(np.array([k], "int64"))], 0))
 
 
 # ONNX suppresses a box whose IoU is *greater* than the threshold, relay's op at >=: a threshold

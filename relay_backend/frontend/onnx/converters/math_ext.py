@@ -15,6 +15,7 @@ from .... import op as _op
 from ....op import random as _random
 from ..common import const, onnx_dtype
 from ._registry import converter
+from .runtime_shapes import select_by_axis
 
 _UNARY = {"Acos": _op.acos, "Acosh": _op.acosh, "Asin": _op.asin, "Asinh": _op.asinh, "Atan": _op.atan,
           "Atanh": _op.atanh, "Tan": _op.tan, "Sinh": _op.sinh, "Cosh": _op.cosh, "BitwiseNot": _op.bitwise_not,
@@ -73,9 +74,15 @@ def is_inf(ctx, inputs):
 @converter("TopK")
 def top_k(ctx, inputs):
     """Values and int64 indices of the K largest (or smallest) along axis; ties go to the lower
-    index, as onnxruntime's. `sorted=0` leaves the order unspecified: sorted order is used."""
+    index, as onnxruntime's. `sorted=0` leaves the order unspecified: sorted order is used. A K
+    known only at run time builds dyn.topk (debug interpreter and VM)."""
     x = inputs[0]
-    k = int(ctx.attrs.get("k")) if ctx.since < 10 else _int(ctx, inputs[1], "K")
+    if ctx.since >= 10 and ctx.maybe_value(inputs[1]) is None:   # K known at run time: dyn.topk
+        if tuple(ctx.shape(inputs[1])) not in ((), (1,)):
+            raise ctx.invalid(f"K must hold one integer, got a tensor of shape {ctx.shape(inputs[1])}")
+        k = inputs[1]
+    else:
+        k = int(ctx.attrs.get("k")) if ctx.since < 10 else _int(ctx, inputs[1], "K")
     ctx.attrs.get("sorted")
     largest = ctx.attrs.get("largest", 1)
     values, indices = _op.topk(x, k, axis=int(ctx.attrs.get("axis", -1)), ret_type="both",
@@ -85,14 +92,19 @@ def top_k(ctx, inputs):
 
 @converter("CumSum", min_version=11)
 def cum_sum(ctx, inputs):
+    """Running sums along `axis`; an axis known only at run time selects among the sums along
+    every axis (runtime_shapes.select_by_axis)."""
     x, axis = inputs
-    axis = _int(ctx, axis, "axis")
     reverse = bool(ctx.attrs.get("reverse", 0))
     exclusive = bool(ctx.attrs.get("exclusive", 0))
-    if reverse:
-        x = _op.reverse(x, axis)
-    out = _op.cumsum(x, axis=axis, exclusive=exclusive)
-    return _op.reverse(out, axis) if reverse else out
+
+    def along(a):
+        y = _op.reverse(x, a) if reverse else x
+        out = _op.cumsum(y, axis=a, exclusive=exclusive)
+        return _op.reverse(out, a) if reverse else out
+    if ctx.maybe_value(axis) is None:
+        return select_by_axis(ctx, axis, ctx.ndim(x), along)
+    return along(_int(ctx, axis, "axis"))
 
 
 @converter("Einsum", min_version=12)
@@ -111,11 +123,17 @@ def _move_last(x, axis, ndim):
 @converter("DFT", min_version=17)
 def dft(ctx, inputs):
     """The signal's last dim is 1 (real) or 2 (complex); the transform runs along `axis`
-    (an attribute up to opset 19, an input from 20), padded or cut to dft_length; onesided keeps
-    the first n // 2 + 1 bins."""
+    (an attribute up to opset 19, an input from 20, possibly known only at run time:
+    runtime_shapes.select_by_axis), padded or cut to dft_length; onesided keeps the first
+    n // 2 + 1 bins."""
     signal = inputs[0]
     shape = ctx.static_shape(signal, "input")
     ndim = len(shape)
+    inverse, onesided = bool(ctx.attrs.get("inverse", 0)), bool(ctx.attrs.get("onesided", 0))
+    dft_length = _int(ctx, inputs[1], "dft_length") if len(inputs) > 1 and inputs[1] is not None else None
+    if ctx.since >= 20 and len(inputs) > 2 and inputs[2] is not None and ctx.maybe_value(inputs[2]) is None:
+        return select_by_axis(ctx, inputs[2], ndim, lambda a: _dft_along(signal, shape, a, dft_length, inverse,
+                                                                          onesided), count=ndim - 1)
     if ctx.since >= 20:
         axis = _int(ctx, inputs[2], "axis") if len(inputs) > 2 and inputs[2] is not None else -2
     else:
@@ -123,8 +141,13 @@ def dft(ctx, inputs):
     axis = axis % ndim
     if axis == ndim - 1:
         raise ctx.invalid("axis is the real/imaginary dim; the transform axis must be another one")
-    inverse, onesided = bool(ctx.attrs.get("inverse", 0)), bool(ctx.attrs.get("onesided", 0))
-    length = _int(ctx, inputs[1], "dft_length") if len(inputs) > 1 and inputs[1] is not None else shape[axis]
+    return _dft_along(signal, shape, axis, dft_length, inverse, onesided)
+
+
+def _dft_along(signal, shape, axis, dft_length, inverse, onesided):
+    """The DFT of `signal` (static `shape`, last dim 1 or 2) along the non-negative `axis`."""
+    ndim = len(shape)
+    length = shape[axis] if dft_length is None else dft_length
     re = _op.take(signal, const(np.array(0, "int64")), axis=ndim - 1)
     im = (_op.take(signal, const(np.array(1, "int64")), axis=ndim - 1) if shape[-1] == 2 else _op.zeros_like(re))
     parts = []

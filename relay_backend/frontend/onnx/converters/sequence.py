@@ -23,6 +23,7 @@ from ..adt import (StaticOptional, StaticSequence, coerce, join_types, make_opti
                    static_of)
 from ..common import const, onnx_dtype
 from ._registry import converter
+from .runtime_shapes import needs_value, split_parts, static_length
 
 _I32 = TensorType((), "int32")
 
@@ -153,7 +154,8 @@ def sequence_erase(ctx, inputs):
 @converter("SplitToSequence", min_version=11)
 def split_to_sequence(ctx, inputs):
     """Parts along `axis`: of size 1 without `split` (squeezed when keepdims=0), of size `split`
-    (the last one smaller) for a scalar, of the given sizes for a 1-D `split`."""
+    (the last one smaller) for a scalar, of the given sizes for a 1-D `split` (read at run time
+    when it is not a constant: runtime_shapes.split_parts)."""
     x = inputs[0]
     split = inputs[1] if len(inputs) > 1 else None
     shape = ctx.static_shape(x, "input")
@@ -164,6 +166,12 @@ def split_to_sequence(ctx, inputs):
     axis %= nd
     keepdims = int(ctx.attrs.get("keepdims", 1))
     dim = shape[axis]
+    if split is not None and ctx.maybe_value(split) is None:   # sizes known at run time
+        if len(ctx.shape(split)) != 1:
+            raise needs_value(ctx, "a scalar split known only at run time decides the number of parts",
+                              "give split as a constant, or as a 1-D tensor of part sizes")
+        n_parts = static_length(ctx, split, "split")
+        return make_sequence(ctx.importer, split_parts(ctx, x, split, axis, n_parts), ctx.dtype(x), what=ctx.where())
     if split is None:
         sizes = [1] * dim
     else:

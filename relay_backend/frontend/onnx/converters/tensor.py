@@ -4,10 +4,10 @@ Gather, Slice, Expand, Tile, Pad, Shape, Size, Constant, ConstantOfShape, Range.
 Inputs that describe shapes (Reshape's shape, Slice's starts, Pad's pads, ...) are read as
 constants when they fold to one (the importer folds Shape-of-static-input subgraphs, so exported
 models with static input shapes import as static ops). Computed at run time, Reshape's shape,
-Slice's starts/ends/steps, Squeeze's and Unsqueeze's axes, Expand's shape, Tile's repeats, ConstantOfShape's shape
-and Range's limits become the dyn ops (shape_of for Shape/Size of a dynamic input), which the
-debug interpreter and the VM run; the others (Pad's pads, Split's sizes, reduction axes, ...)
-still need constants (a DynamicInputError names the node).
+Slice's starts/ends/axes/steps, Squeeze's and Unsqueeze's axes, Expand's shape, Tile's repeats,
+Pad's pads/axes/value, Split's sizes, ConstantOfShape's shape and Range's limits become the dyn
+ops (runtime_shapes.py; shape_of for Shape/Size of a dynamic input), which the debug interpreter
+and the VM run.
 """
 import math as _m
 
@@ -19,6 +19,7 @@ from ....runtime.limits import check_tensor_size
 from ..common import const
 from ..tensors import tensor_to_array
 from ._registry import converter
+from .runtime_shapes import checked_reshape, pad_width, runtime_input, slice_bounds, split_parts
 
 
 def _ints(ctx, expr, what):
@@ -66,6 +67,8 @@ def split(ctx, inputs):
     if not -len(shape) <= axis < len(shape):
         raise ctx.invalid(f"axis={axis} is out of range for an input of rank {len(shape)}")
     axis %= len(shape)
+    if runtime_input(ctx, inputs, 1, since=13) is not None:
+        return split_parts(ctx, x, inputs[1], axis, len(ctx.node.output))
     if ctx.since >= 13:
         sizes = _ints(ctx, inputs[1], "split") if len(inputs) > 1 and inputs[1] is not None else None
     else:
@@ -111,17 +114,9 @@ def _axes(ctx, inputs, version_with_input=13):
     return list(axes) if axes is not None else None
 
 
-def _runtime_input(ctx, inputs, k, since=1):
-    """inputs[k] when the node's schema has it as an input (from version `since`) and it is only
-    known at run time (it does not fold to a constant), else None."""
-    if ctx.since < since or len(inputs) <= k or inputs[k] is None:
-        return None
-    return inputs[k] if ctx.maybe_value(inputs[k]) is None else None
-
-
 @converter("Squeeze")
 def squeeze(ctx, inputs):
-    axes = _runtime_input(ctx, inputs, 1, since=13)
+    axes = runtime_input(ctx, inputs, 1, since=13)
     if axes is not None:  # dyn.squeeze, negative axes made positive here (the rank is static)
         axes = _op.cast(axes, "int64")
         nd = const(np.int64(ctx.ndim(inputs[0])))
@@ -133,7 +128,7 @@ def squeeze(ctx, inputs):
 @converter("Unsqueeze")
 def unsqueeze(ctx, inputs):
     x = inputs[0]
-    if _runtime_input(ctx, inputs, 1, since=13) is not None:
+    if runtime_input(ctx, inputs, 1, since=13) is not None:
         return _runtime_unsqueeze(ctx, x, inputs[1])
     axes = _axes(ctx, inputs)
     out_nd = ctx.ndim(x) + len(axes)
@@ -164,7 +159,7 @@ def _runtime_unsqueeze(ctx, x, axes):
     in_range = _op.logical_and(_op.greater_equal(axes, const(np.int64(0))), _op.less(axes, const(np.int64(rank))))
     valid = _op.logical_and(_op.equal(_op.sum(is_new), const(np.int64(int(count[0])))),
                             _op.all(in_range))
-    return _op.reshape(x, _op.where(valid, shape, _op.zeros_like(shape)))
+    return checked_reshape(x, shape, valid)
 
 
 @converter("Gather")
@@ -209,14 +204,15 @@ def gather(ctx, inputs):
 @converter("Slice")
 def slice_(ctx, inputs):
     x = inputs[0]
+    if ctx.since >= 10 and any(ctx.maybe_value(e) is None for e in inputs[1:5] if e is not None):
+        given = [inputs[k] if len(inputs) > k else None for k in range(1, 5)]   # dyn.strided_slice
+        return _op.strided_slice(x, *slice_bounds(ctx, x, *given))
     shape = ctx.static_shape(x, "data")
     if ctx.since < 10:
         starts, ends = list(ctx.attrs.ints("starts")), list(ctx.attrs.ints("ends"))
         axes = ctx.attrs.ints("axes")
         steps = None
     else:
-        if any(ctx.maybe_value(e) is None for e in inputs[1:3] + inputs[4:5] if e is not None):
-            return _runtime_slice(ctx, inputs)
         starts, ends = _ints(ctx, inputs[1], "starts"), _ints(ctx, inputs[2], "ends")
         axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else None
         steps = _ints(ctx, inputs[4], "steps") if len(inputs) > 4 and inputs[4] is not None else None
@@ -229,40 +225,10 @@ def slice_(ctx, inputs):
     return _op.strided_slice(x, starts, ends, strides=steps, axes=axes)
 
 
-def _runtime_slice(ctx, inputs):
-    """Slice whose starts / ends / steps are computed at run time: dyn.strided_slice over the leading
-    axes up to the last sliced one (numpy's clamping is ONNX's); an axis not sliced takes all of
-    itself. The axes must be constant."""
-    x = inputs[0]
-    nd = ctx.ndim(x)
-    given = [inputs[k] if len(inputs) > k else None for k in range(1, 5)]
-    starts, ends, axes, steps = given
-    count = ctx.shape(starts)
-    if len(count) != 1 or not isinstance(count[0], int):
-        raise ctx.fail_shape(f"starts has shape {count}; a run-time Slice needs a 1-D starts of static length")
-    count = int(count[0])
-    axes = list(range(count)) if axes is None else _ints(ctx, axes, "axes")
-    if len(axes) != count or any(not -nd <= a < nd for a in axes):
-        raise ctx.invalid(f"axes {axes} do not fit {count} starts and an input of rank {nd}")
-    axes = [a % nd for a in axes]
-    span = max(axes) + 1
-    filler = {"begin": 0, "end": np.iinfo(np.int64).max, "stride": 1}
-
-    def full(values, kind):
-        """A length-`span` int64 vector: values[j] at axis axes[j], the filler elsewhere."""
-        if values is None:
-            values = const(np.ones(count, "int64"))
-        values = _op.cast(values, "int64")
-        padded = _op.concatenate([values, const(np.array([filler[kind]], "int64"))], 0)
-        where = [axes.index(k) if k in axes else count for k in range(span)]
-        return _op.take(padded, const(np.array(where, "int64")), axis=0)
-    return _op.strided_slice(x, full(starts, "begin"), full(ends, "end"), full(steps, "stride"))
-
-
 @converter("Expand", min_version=8)
 def expand(ctx, inputs):
     x, shape = inputs
-    if _runtime_input(ctx, inputs, 1) is not None:
+    if runtime_input(ctx, inputs, 1) is not None:
         return _runtime_expand(ctx, x, shape)
     target = tuple(_ints(ctx, shape, "shape"))
     have = tuple(ctx.static_shape(x, "input"))
@@ -293,7 +259,7 @@ def _runtime_expand(ctx, x, shape):
 
 @converter("Tile", min_version=6)
 def tile(ctx, inputs):
-    if _runtime_input(ctx, inputs, 1) is not None:
+    if runtime_input(ctx, inputs, 1) is not None:
         return _op.tile(inputs[0], _op.cast(inputs[1], "int64"))  # dyn.tile
     return _op.tile(inputs[0], _ints(ctx, inputs[1], "repeats"))
 
@@ -307,8 +273,10 @@ def pad(ctx, inputs):
         pads, value = list(ctx.attrs.ints("pads") or ctx.attrs.ints("paddings")), ctx.attrs.get("value", 0.0)
         axes = list(range(nd))
     else:
-        pads = _ints(ctx, inputs[1], "pads")
         value = inputs[2] if len(inputs) > 2 and inputs[2] is not None else 0
+        if runtime_input(ctx, inputs, 1) is not None or runtime_input(ctx, inputs, 3) is not None:
+            return _runtime_pad(ctx, inputs, mode, value)
+        pads = _ints(ctx, inputs[1], "pads")
         axes = _ints(ctx, inputs[3], "axes") if len(inputs) > 3 and inputs[3] is not None else list(range(nd))
     k = len(axes)
     if len(pads) != 2 * k:
@@ -320,14 +288,30 @@ def pad(ctx, inputs):
         width[a % nd] = [pads[i], pads[i + k]]
     if any(v < 0 for p in width for v in p):
         raise ctx.fail(f"negative pads {pads} are not supported")
-    modes = {"constant": "constant", "edge": "edge", "reflect": "reflect"}
-    if mode not in modes:
+    _check_pad_mode(ctx, mode)
+    return _nn.pad(x, tuple(tuple(p) for p in width), _pad_value(ctx, x, value), pad_mode=mode)
+
+
+def _check_pad_mode(ctx, mode):
+    if mode not in ("constant", "edge", "reflect"):
         raise ctx.fail(f"mode={mode!r} is not supported", "use constant, edge or reflect")
+
+
+def _pad_value(ctx, x, value):
+    """The scalar pad value: a constant from a Python number, else the run-time input (shape () or (1,))."""
     if isinstance(value, (int, float)):
-        pad_value = const(np.asarray(value, dtype=ctx.dtype(x)).reshape(()))
-    else:  # a run-time scalar input (shape () or (1,))
-        pad_value = _op.reshape(value, ()) if ctx.shape(value) != () else value
-    return _nn.pad(x, tuple(tuple(p) for p in width), pad_value, pad_mode=modes[mode])
+        return const(np.asarray(value, dtype=ctx.dtype(x)).reshape(()))
+    return _op.reshape(value, ()) if ctx.shape(value) != () else value
+
+
+def _runtime_pad(ctx, inputs, mode, value):
+    """Pad-11+ whose pads or axes are known only at run time: dyn.nn.pad with the (rank, 2) widths
+    built from them. Negative pads (cropping) stop the run with an error."""
+    x = inputs[0]
+    _check_pad_mode(ctx, mode)
+    axes = inputs[3] if len(inputs) > 3 else None
+    width = pad_width(ctx, inputs[1], axes, ctx.ndim(x))
+    return _nn.pad(x, width, _pad_value(ctx, x, value), pad_mode=mode)
 
 
 @converter("Shape")
@@ -376,7 +360,7 @@ def constant_of_shape(ctx, inputs):
         else np.zeros(1, "float32")
     if value.size != 1:
         raise ctx.invalid(f"attribute 'value' must hold one element, not {value.size}")
-    if _runtime_input(ctx, inputs, 0) is not None:  # dyn.full: the VM sizes it at run time
+    if runtime_input(ctx, inputs, 0) is not None:  # dyn.full: the VM sizes it at run time
         return _op.full(const(value.reshape(())), _op.cast(inputs[0], "int64"), str(value.dtype))
     dims = _ints(ctx, inputs[0], "input")
     if any(d < 0 for d in dims):
