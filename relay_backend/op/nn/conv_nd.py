@@ -50,15 +50,8 @@ def normalize_conv_attrs(attrs, kernel_first: str) -> None:
     """Normalize the fields an ndim-D convolution's attrs share (strides, padding, dilation,
     groups, channels, kernel_size, out_dtype) and check its layouts; the kernel layout orders
     `kernel_first` ("OI", or "IO" for the transposed convolutions) and the spatial letters."""
-    nd, set_ = attrs.NDIM, lambda k, v: object.__setattr__(attrs, k, v)
-    set_("strides", C.ints(attrs.strides, nd, "strides", minimum=1))
-    set_("padding", Wn.padding_nd(attrs.padding, nd))
-    set_("dilation", C.ints(attrs.dilation, nd, "dilation", minimum=1))
-    set_("groups", C.ints(attrs.groups, 1, "groups", minimum=1)[0])
-    set_("channels", C.optional_int(attrs.channels, "channels"))
-    if attrs.kernel_size is not None:
-        set_("kernel_size", C.ints(attrs.kernel_size, nd, "kernel_size", minimum=1))
-    set_("out_dtype", C.out_dtype(attrs.out_dtype))
+    nd = attrs.NDIM
+    C.normalize_conv_window(attrs, nd, lambda padding: Wn.padding_nd(padding, nd))
     Wn.check_order(attrs.OP, "data_layout", attrs.data_layout, data_letters(nd))
     Wn.check_order(attrs.OP, "kernel_layout", attrs.kernel_layout, kernel_letters(nd, kernel_first))
     if attrs.out_layout:
@@ -121,12 +114,8 @@ def check_channels(op, c, o, i, groups: int, attrs, kernel, **types) -> None:
 def _conv_nd_rel(arg_types, attrs) -> TensorType:
     """data (N, C, *S), weight (O, C/groups, *K) -> (N, O, *out), out = window count per axis."""
     op, nd = attrs.OP, attrs.NDIM
-    data = C.tensor_arg(op, arg_types[0], "data")
-    weight = C.tensor_arg(op, arg_types[1], "weight")
-    types = dict(data=data, weight=weight)
-    C.same_dtype(op, **types)
-    C.expect_rank(op, data, nd + 2, f"data ({attrs.data_layout})", **types)
-    C.expect_rank(op, weight, nd + 2, f"weight ({attrs.kernel_layout})", **types)
+    types = C.layout_operands(op, arg_types, nd + 2, data=attrs.data_layout, weight=attrs.kernel_layout)
+    data, weight = types.values()
     n, c, *size = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))
     o, i, *kernel = Wn.pick(weight.shape, attrs.kernel_layout, kernel_letters(nd))
     check_channels(op, c, o, i, attrs.groups, attrs, kernel, **types)

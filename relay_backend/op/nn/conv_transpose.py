@@ -108,12 +108,8 @@ def transposed_length(size, kernel, attrs, axis: int):
 def _rel(arg_types, attrs) -> TensorType:
     """data (N, C, *S), weight (C, O/groups, *K) -> (N, O, *out)."""
     op, nd = attrs.OP, attrs.NDIM
-    data = C.tensor_arg(op, arg_types[0], "data")
-    weight = C.tensor_arg(op, arg_types[1], "weight")
-    types = dict(data=data, weight=weight)
-    C.same_dtype(op, **types)
-    C.expect_rank(op, data, nd + 2, f"data ({attrs.data_layout})", **types)
-    C.expect_rank(op, weight, nd + 2, f"weight ({attrs.kernel_layout})", **types)
+    types = C.layout_operands(op, arg_types, nd + 2, data=attrs.data_layout, weight=attrs.kernel_layout)
+    data, weight = types.values()
     n, c, *size = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))
     i, o_per_group, *kernel = Wn.pick(weight.shape, attrs.kernel_layout, kernel_letters(nd, "IO"))
     g = attrs.groups
