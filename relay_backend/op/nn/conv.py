@@ -22,6 +22,7 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
+from .conv_nd import output_and_input_channels, unannotated_weight
 
 OP = "nn.conv2d"
 
@@ -89,14 +90,9 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
 
 def _conv2d_fill_inputs(arg_types, attrs) -> dict:
     """The weight's type when it is not annotated, from channels and kernel_size (TVM's
-    Conv2DRel): (channels, C / groups, KH, KW) of the data's dtype. Grouped convolutions need
-    the weight annotated, as in TVM."""
-    data, weight = arg_types
-    if weight is not None or not isinstance(data, TensorType) or data.ndim != 4:
-        return {}
-    if attrs.channels is None or attrs.kernel_size is None or attrs.groups != 1:
-        return {}
-    return {1: TensorType((attrs.channels, data.shape[1]) + tuple(attrs.kernel_size), data.dtype)}
+    Conv2DRel): OIHW = (channels, C, KH, KW) of the data's dtype, C read from data_layout, laid
+    out in kernel_layout. Grouped convolutions need the weight annotated, as in TVM."""
+    return unannotated_weight(arg_types, attrs, 2, "OI", output_and_input_channels)
 
 
 def _conv2d_ref(data, weight, attrs):

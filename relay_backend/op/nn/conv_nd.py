@@ -131,17 +131,33 @@ def _conv_nd_rel(arg_types, attrs) -> TensorType:
                       C.result_dtype(attrs.out_dtype, data.dtype))
 
 
-def _conv_nd_fill_inputs(arg_types, attrs) -> dict:
-    """An unannotated weight from channels and kernel_size (groups == 1), as TVM's ConvRel."""
+def unannotated_weight(arg_types, attrs, nd: int, kernel_first: str, channel_dims) -> dict:
+    """fill_inputs of an nd-D convolution: the type of an unannotated weight (argument 1) from
+    the attrs' channels and kernel_size and the data's channel count C, read by its letter in
+    data_layout. `channel_dims(C, attrs)` gives the weight's two channel dims in the order of
+    `kernel_first` ("OI" or "IO"), or None where they cannot be known; the result is laid out
+    in kernel_layout. {} when the weight is annotated or nothing fixes it, as TVM's ConvRel."""
     data, weight = arg_types
-    nd = attrs.NDIM
     if weight is not None or not isinstance(data, TensorType) or data.ndim != nd + 2:
         return {}
-    if attrs.channels is None or attrs.kernel_size is None or attrs.groups != 1:
+    if attrs.channels is None or attrs.kernel_size is None:
         return {}
-    c = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))[1]
-    shape = (attrs.channels, c) + tuple(attrs.kernel_size)
-    return {1: TensorType(Wn.place(shape, kernel_letters(nd), attrs.kernel_layout), data.dtype)}
+    dims = channel_dims(Wn.pick(data.shape, attrs.data_layout, data_letters(nd))[1], attrs)
+    if dims is None:
+        return {}
+    shape = tuple(dims) + tuple(attrs.kernel_size)
+    return {1: TensorType(Wn.place(shape, kernel_letters(nd, kernel_first), attrs.kernel_layout), data.dtype)}
+
+
+def output_and_input_channels(c, attrs):
+    """A convolution's (O, I) weight dims, known from channels only without groups (TVM needs a
+    grouped convolution's weight annotated)."""
+    return (attrs.channels, c) if attrs.groups == 1 else None
+
+
+def _conv_nd_fill_inputs(arg_types, attrs) -> dict:
+    """An unannotated weight from channels and kernel_size (groups == 1), as TVM's ConvRel."""
+    return unannotated_weight(arg_types, attrs, attrs.NDIM, "OI", output_and_input_channels)
 
 
 def grouped_contract(win: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
