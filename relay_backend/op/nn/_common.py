@@ -137,6 +137,22 @@ def normalize_conv_window(attrs, ndim: int, normalize_padding) -> None:
     set_("out_dtype", out_dtype(attrs.out_dtype))
 
 
+def normalize_pool_window(attrs, ndim: int, normalize_padding) -> None:
+    """Normalize, in place on a frozen attrs dataclass, the window fields every sliding-window
+    pool shares: pool_size, strides and dilation (`ndim` ints, each >= 1), padding (by
+    `normalize_padding(value)`), ceil_mode and, where the attrs have it, count_include_pad (bools).
+    One place, so the 1-D, 2-D and 3-D pools validate their windows alike."""
+    def set_(name, value):
+        object.__setattr__(attrs, name, value)
+    set_("pool_size", ints(attrs.pool_size, ndim, "pool_size", minimum=1))
+    set_("strides", ints(attrs.strides, ndim, "strides", minimum=1))
+    set_("dilation", ints(attrs.dilation, ndim, "dilation", minimum=1))
+    set_("padding", normalize_padding(attrs.padding))
+    set_("ceil_mode", bool(attrs.ceil_mode))
+    if hasattr(attrs, "count_include_pad"):
+        set_("count_include_pad", bool(attrs.count_include_pad))
+
+
 def out_dtype(value) -> str:
     """'' (same as the input) or a canonical numpy dtype name."""
     if value is None or value == "":
