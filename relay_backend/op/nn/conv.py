@@ -13,8 +13,6 @@ import numpy as np
 
 from ... import te
 from ...ir.attrs import Attrs
-from ...ir.dims import dim_to_str, is_static
-from ...ir.shape_math import dims_differ, mul
 from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
@@ -22,7 +20,7 @@ from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
 from . import _window as Wn
-from .conv_nd import output_and_input_channels, unannotated_weight
+from .conv_nd import check_channels, output_and_input_channels, unannotated_weight
 
 OP = "nn.conv2d"
 
@@ -62,19 +60,7 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
     data, weight = types.values()
     n, c, h, w = Wn.pick(data.shape, attrs.data_layout, "NCHW")
     o, i, kh, kw = Wn.pick(weight.shape, attrs.kernel_layout, "OIHW")
-    g = attrs.groups
-    if is_static(c) and c % g:
-        raise C.rel_error(OP, f"groups={g} does not divide the {c} input channels", **types)
-    if is_static(o) and o % g:
-        raise C.rel_error(OP, f"groups={g} does not divide the {o} output channels of the weight", **types)
-    if dims_differ(mul(i, g), c):
-        raise C.rel_error(OP, f"data has {dim_to_str(c)} input channels but weight expects "
-                              f"{dim_to_str(mul(i, g))} ({dim_to_str(i)} per group x groups={g})", **types)
-    if attrs.channels is not None and not C.dim_matches(o, attrs.channels):
-        raise C.rel_error(OP, f"channels={attrs.channels} but weight has {o} output channels", **types)
-    if attrs.kernel_size is not None and not (C.dim_matches(kh, attrs.kernel_size[0])
-                                              and C.dim_matches(kw, attrs.kernel_size[1])):
-        raise C.rel_error(OP, f"kernel_size={attrs.kernel_size} but weight has kernel ({kh}, {kw})", **types)
+    check_channels(OP, c, o, i, attrs.groups, attrs, (kh, kw), **types)
     out_hw = []
     for axis, (size, k) in enumerate(((h, kh), (w, kw))):
         out = C.window_out_dim(size, k, attrs.strides[axis], attrs.dilation[axis],
