@@ -7,6 +7,7 @@ import pytest
 
 import relay_backend as relay
 from relay_backend import vm as rvm
+from relay_backend.errors import InputError
 from relay_backend.vm.profiler import VirtualMachineProfiler
 
 RNG = np.random.default_rng(0)
@@ -58,3 +59,18 @@ def test_reshape_like_of_an_input_returned_as_output():
     assert "invoke_packed" not in exe.bytecode, exe.bytecode
     out = rvm.VirtualMachine(exe, relay.cpu()).run(*args).numpy()
     np.testing.assert_array_equal(out, _oracle(mod, args))
+
+
+def test_a_static_reshape_like_of_a_dynamic_operand_checks_the_element_count():
+    """`like` fixes the output shape but x's batch is Any: the re-view is guarded by the shape
+    check, so data of the wrong size is an InputError naming both shapes, not a bad view."""
+    x, like, w = relay.var("x", shape=(relay.Any(), 12)), relay.var("like", shape=(4, 6)), relay.var("w", shape=(5, 6))
+    mod = relay.IRModule.from_expr(relay.Function([x, like, w], relay.nn.dense(
+        relay.reshape_like(relay.nn.softmax(x), like), w)))
+    exe = rvm.compile(mod, target="llvm")
+    assert "reshape_tensor" in exe.bytecode and "shape_check_reshape_like" in exe.bytecode
+    vm = rvm.VirtualMachine(exe, relay.cpu())
+    good = [RNG.standard_normal(s).astype("float32") for s in ((2, 12), (4, 6), (5, 6))]
+    np.testing.assert_allclose(vm.run(*good).numpy(), _oracle(mod, good), rtol=1e-5, atol=1e-5)
+    with pytest.raises(InputError, match=r"data has 36 elements but the shape \(4, 6\) holds 24"):
+        vm.run(RNG.standard_normal((3, 12)).astype("float32"), *good[1:])
