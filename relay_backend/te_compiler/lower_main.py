@@ -30,6 +30,7 @@ from ..ir.expr import (Call, Constant, Function, GlobalVar, If, Let, Op, RefCrea
                        RefWrite, Tuple, TupleGetItem, Var)
 from ..ir.functor import post_order
 from ..ir.types import TensorType, tuple_leaves, type_to_str
+from ..transform.fuse_ops import aliases_first_param
 from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
@@ -306,8 +307,7 @@ class _Walk:
         inputs = tuple(r for a in call.args for r in self.refs[a])
         out_types = flatten_tensor_types(call.checked_type, call, self.executor)
         self._check_sizes(out_types, lambda: f"the output of {candidate_name(prim)} ({_excerpt(call, 120)})")
-        reshape_only = int(prim.attrs.get("relay.reshape_only", 0)) == 1 and _reshapes_first_param(prim) \
-            and len(inputs) == len(prim.params)
+        reshape_only = aliases_first_param(prim) and len(inputs) == len(prim.params)
         out = self.out
         key = CCacheKey(prim, out.target)
         shared = get_te_compiler().lower(key, mod_name=out.mod_name)
@@ -324,18 +324,6 @@ class _Walk:
         if reshape_only and len(refs) == 1:
             node.alias_of = inputs[0]
         return refs
-
-
-def _reshapes_first_param(prim: Function) -> bool:
-    """Whether a reshape-only function's result is its first parameter's data with another
-    shape: the data operand (the first) of every op leads to it. reshape_like's second operand
-    only gives the shape, so its output may share the first operand's storage."""
-    node = prim.body
-    while isinstance(node, Call):
-        if not node.args:
-            return False
-        node = node.args[0]
-    return bool(prim.params) and node is prim.params[0]
 
 
 __all__ = ["LoweredMain", "MainEntry", "MainNode", "lower_main", "flatten_tensor_types",

@@ -77,6 +77,21 @@ def _is_reshape_only(body) -> bool:
     return True
 
 
+def aliases_first_param(prim: Function) -> bool:
+    """Whether a fused function's result is its first parameter's data with another shape, so an
+    executor may run no kernel and let the result share that parameter's storage: it is marked
+    relay.reshape_only and the data operand (the first) of every op in it leads to the first
+    parameter. reshape_like's second operand only gives the shape, so it qualifies too."""
+    if int(prim.attrs.get(RESHAPE_ONLY_ATTR, 0)) != 1:
+        return False
+    node = prim.body
+    while isinstance(node, Call):
+        if not node.args:
+            return False
+        node = node.args[0]
+    return bool(prim.params) and node is prim.params[0]
+
+
 def _skip_function(fn: Function) -> bool:
     return fn.is_primitive or fn.attrs.get("Compiler") is not None
 
@@ -317,4 +332,4 @@ def FuseOps(fuse_opt_level: int = -1):  # noqa: N802 - tvm.relay naming
     return function_pass(transform, opt_level=0, name="FuseOps", required=["InferType"])
 
 
-__all__ = ["FuseOps", "fuse_ops", "FuseRewriter", "MAX_DEPTH_KEY"]
+__all__ = ["FuseOps", "fuse_ops", "FuseRewriter", "MAX_DEPTH_KEY", "RESHAPE_ONLY_ATTR", "aliases_first_param"]

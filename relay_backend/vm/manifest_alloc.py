@@ -11,7 +11,9 @@ An output with dims known only at run time (`Any`, size variables such as `n`, t
 data-dependent dyn.* ops) gets its shape and byte size from the primitive's shape function
 first (`vm.shape_of` of each input whose shape it reads, int64 tensors for its results,
 `vm.shape_func`), then storage of that size and a tensor of that shape. A function marked
-`relay.reshape_only` runs no kernel: `vm.reshape_tensor(x, newshape)`. A static output whose
+`relay.reshape_only` runs no kernel: `vm.reshape_tensor(x, newshape)` of its data operand x
+(the first; reshape_like's second operand only gives the shape, read by the shape function
+when the output is dynamic), as the graph executor's __nop. A static output whose
 inputs have dynamic dims passes its inputs through `vm.check_shapes` first (the kernel was
 compiled for that one output shape, so inputs of another run-time shape are an InputError). Tuple arguments are
 taken apart (`%t.0`, `%t.1`) and tuple results put back together, so kernels see flat tensors.
@@ -30,12 +32,12 @@ from ..ir.module import IRModule
 from ..ir.dims import is_static
 from ..ir.types import FuncType, TensorType, TupleType
 from ..op.registry import OpDef
+from ..transform.fuse_ops import aliases_first_param
 from ..transform.pass_infra import module_pass
 from . import dialect as D
 from .shape_func import STATE_DATA, ShapeProgram, flatten_types
 
 ALIGNMENT = 64
-RESHAPE_ONLY_ATTR = "relay.reshape_only"
 
 
 def _type_of(expr):
@@ -128,7 +130,7 @@ def manifest_call(prim: Function, args, arg_types, out_type):
         checked = _typed(D.CHECK_SHAPES(prim, _typed(Tuple(flat_in), TupleType(in_types)),
                                         attrs=D.CheckShapesAttrs(shapes)), TupleType(in_types))
         flat_in = [_field(checked, i, t) for i, t in enumerate(in_types)]
-    if int(prim.attrs.get(RESHAPE_ONLY_ATTR, 0)) == 1 and len(flat_in) == 1 and isinstance(out_type, TensorType):
+    if aliases_first_param(prim) and len(flat_in) == len(prim.params) and isinstance(out_type, TensorType):
         if dynamic:
             newshape = _shape_func(prim, flat_in, in_types, out_types)[0][0]
         else:

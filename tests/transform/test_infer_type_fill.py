@@ -25,6 +25,22 @@ def test_conv2d_weight_from_channels_and_kernel_size():
     assert str(fn.ret_type) == "Tensor[(1, 16, 8, 6), float32]"
 
 
+def test_conv2d_weight_from_channels_follows_the_data_and_kernel_layouts():
+    """NHWC data with an HWIO kernel: the filled weight is (KH, KW, C, channels), not the NCHW/OIHW
+    shape (which read W as the input channels), and the program runs as a numpy convolution."""
+    x, w = relay.var("x", shape=(1, 6, 5, 3)), relay.var("w")
+    fn = _typed(relay.Function([x, w], relay.nn.conv2d(x, w, channels=4, kernel_size=(3, 2),
+                                                       data_layout="NHWC", kernel_layout="HWIO")))
+    assert _param_types(fn)["w"] == "Tensor[(3, 2, 3, 4), float32]"
+    assert str(fn.ret_type) == "Tensor[(1, 4, 4, 4), float32]"
+    rng = np.random.default_rng(0)
+    xv, wv = rng.standard_normal((1, 6, 5, 3)).astype("float32"), rng.standard_normal((3, 2, 3, 4)).astype("float32")
+    windows = np.lib.stride_tricks.sliding_window_view(xv, (3, 2), axis=(1, 2))    # (1, 4, 4, 3, 3, 2)
+    want = np.einsum("nyxcpq,pqco->nyxo", windows, wv)
+    out = relay.create_executor("debug", mod=relay.IRModule.from_expr(fn)).evaluate()(xv, wv)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_grouped_conv2d_needs_an_annotated_weight_as_in_relay():
     x, w = relay.var("x", shape=(1, 4, 8, 8)), relay.var("w")
     fn = relay.Function([x, w], relay.nn.conv2d(x, w, channels=4, kernel_size=(3, 3), groups=2))

@@ -33,6 +33,17 @@ def tensor_arg(op_name: str, t, what: str) -> TensorType:
         raise TypeInferenceError(f"{op_name}: {err}") from None
 
 
+def layout_operands(op_name: str, arg_types, rank: int, **layouts) -> dict:
+    """The op's leading tensor arguments, named and laid out by `layouts` (name -> layout string,
+    in argument order): each must be a tensor of `rank` dims and all must share a dtype. Returns
+    {name: TensorType}, which is also the **types every later rel_error of the op lists."""
+    types = {name: tensor_arg(op_name, t, name) for t, name in zip(arg_types, layouts)}
+    same_dtype(op_name, **types)
+    for name, layout in layouts.items():
+        expect_rank(op_name, types[name], rank, f"{name} ({layout})", **types)
+    return types
+
+
 def expect_rank(op_name: str, t: TensorType, ranks, what: str, **types) -> None:
     ranks = (ranks,) if isinstance(ranks, int) else tuple(ranks)
     if t.ndim not in ranks:
@@ -106,6 +117,40 @@ def optional_int(value, name: str):
     if v <= 0:
         raise AttrsError(f"attribute {name}={v} must be positive")
     return v
+
+
+def normalize_conv_window(attrs, ndim: int, normalize_padding) -> None:
+    """Normalize, in place on a frozen attrs dataclass, the fields every convolution-like op shares:
+    strides and dilation (`ndim` ints, each >= 1), padding (by `normalize_padding(value)`, e.g.
+    padding4 or an ndim-D padding_nd), groups (>= 1), channels (None or positive), kernel_size
+    (None kept, else `ndim` ints >= 1) and out_dtype. One place, so conv2d, conv1d/3d, the
+    transposed, deformable and backward-weight convolutions validate these alike."""
+    def set_(name, value):
+        object.__setattr__(attrs, name, value)
+    set_("strides", ints(attrs.strides, ndim, "strides", minimum=1))
+    set_("padding", normalize_padding(attrs.padding))
+    set_("dilation", ints(attrs.dilation, ndim, "dilation", minimum=1))
+    set_("groups", ints(attrs.groups, 1, "groups", minimum=1)[0])
+    set_("channels", optional_int(attrs.channels, "channels"))
+    if attrs.kernel_size is not None:
+        set_("kernel_size", ints(attrs.kernel_size, ndim, "kernel_size", minimum=1))
+    set_("out_dtype", out_dtype(attrs.out_dtype))
+
+
+def normalize_pool_window(attrs, ndim: int, normalize_padding) -> None:
+    """Normalize, in place on a frozen attrs dataclass, the window fields every sliding-window
+    pool shares: pool_size, strides and dilation (`ndim` ints, each >= 1), padding (by
+    `normalize_padding(value)`), ceil_mode and, where the attrs have it, count_include_pad (bools).
+    One place, so the 1-D, 2-D and 3-D pools validate their windows alike."""
+    def set_(name, value):
+        object.__setattr__(attrs, name, value)
+    set_("pool_size", ints(attrs.pool_size, ndim, "pool_size", minimum=1))
+    set_("strides", ints(attrs.strides, ndim, "strides", minimum=1))
+    set_("dilation", ints(attrs.dilation, ndim, "dilation", minimum=1))
+    set_("padding", normalize_padding(attrs.padding))
+    set_("ceil_mode", bool(attrs.ceil_mode))
+    if hasattr(attrs, "count_include_pad"):
+        set_("count_include_pad", bool(attrs.count_include_pad))
 
 
 def out_dtype(value) -> str:

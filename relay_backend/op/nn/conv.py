@@ -12,16 +12,15 @@ import dataclasses
 import numpy as np
 
 from ... import te
-from ...errors import OpNotImplemented
 from ...ir.attrs import Attrs
-from ...ir.dims import dim_to_str, is_static
-from ...ir.shape_math import dims_differ, mul
 from ...ir.types import TensorType
 from .. import samples as S
 from ..pattern import OpPattern
 from ..registry import Sample, defop
 from . import _common as C
 from . import _te as T
+from . import _window as Wn
+from .conv_nd import check_channels, output_and_input_channels, unannotated_weight
 
 OP = "nn.conv2d"
 
@@ -40,39 +39,14 @@ class Conv2DAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
-        set_("strides", C.ints(self.strides, 2, "strides", minimum=1))
-        set_("padding", C.padding4(self.padding))
-        set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
-        set_("groups", C.ints(self.groups, 1, "groups", minimum=1)[0])
-        set_("channels", C.optional_int(self.channels, "channels"))
-        if self.kernel_size is not None:
-            set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
-        set_("out_dtype", C.out_dtype(self.out_dtype))
+        C.normalize_conv_window(self, 2, C.padding4)
         self._check_layouts()
 
     def _check_layouts(self):
-        _check_order("data_layout", self.data_layout, "NCHW")
-        _check_order("kernel_layout", self.kernel_layout, "OIHW")
+        Wn.check_order(OP, "data_layout", self.data_layout, "NCHW")
+        Wn.check_order(OP, "kernel_layout", self.kernel_layout, "OIHW")
         if self.out_layout:
-            _check_order("out_layout", self.out_layout, "NCHW")
-
-
-def _check_order(name: str, value: str, letters: str) -> None:
-    """`value` must order exactly the letters of `letters` (blocked layouts are not supported)."""
-    if not isinstance(value, str) or sorted(value) != sorted(letters):
-        raise OpNotImplemented(f"{OP}: {name}={value!r} is not supported: use an order of the letters "
-                               f"{letters} (e.g. {letters}); insert a layout_transform first")
-
-
-def _pick(shape, layout: str, letters: str) -> tuple:
-    """shape's dims in the order of `letters` (e.g. NCHW dims of an NHWC shape)."""
-    return tuple(shape[layout.index(c)] for c in letters)
-
-
-def _place(values, letters: str, layout: str) -> tuple:
-    """values given in the order of `letters`, arranged in `layout`'s order."""
-    return tuple(values[letters.index(c)] for c in layout)
+            Wn.check_order(OP, "out_layout", self.out_layout, "NCHW")
 
 
 def _out_layout(attrs) -> str:
@@ -82,27 +56,11 @@ def _out_layout(attrs) -> str:
 def _conv2d_rel(arg_types, attrs) -> TensorType:
     """data (N, C, H, W), weight (O, C/groups, KH, KW) -> (N, O, OH, OW);
     OH = (H + pad_top + pad_bottom - ((KH - 1) * dilation_h + 1)) // stride_h + 1."""
-    data = C.tensor_arg(OP, arg_types[0], "data")
-    weight = C.tensor_arg(OP, arg_types[1], "weight")
-    types = dict(data=data, weight=weight)
-    C.same_dtype(OP, **types)
-    C.expect_rank(OP, data, 4, f"data ({attrs.data_layout})", **types)
-    C.expect_rank(OP, weight, 4, f"weight ({attrs.kernel_layout})", **types)
-    n, c, h, w = _pick(data.shape, attrs.data_layout, "NCHW")
-    o, i, kh, kw = _pick(weight.shape, attrs.kernel_layout, "OIHW")
-    g = attrs.groups
-    if is_static(c) and c % g:
-        raise C.rel_error(OP, f"groups={g} does not divide the {c} input channels", **types)
-    if is_static(o) and o % g:
-        raise C.rel_error(OP, f"groups={g} does not divide the {o} output channels of the weight", **types)
-    if dims_differ(mul(i, g), c):
-        raise C.rel_error(OP, f"data has {dim_to_str(c)} input channels but weight expects "
-                              f"{dim_to_str(mul(i, g))} ({dim_to_str(i)} per group x groups={g})", **types)
-    if attrs.channels is not None and not C.dim_matches(o, attrs.channels):
-        raise C.rel_error(OP, f"channels={attrs.channels} but weight has {o} output channels", **types)
-    if attrs.kernel_size is not None and not (C.dim_matches(kh, attrs.kernel_size[0])
-                                              and C.dim_matches(kw, attrs.kernel_size[1])):
-        raise C.rel_error(OP, f"kernel_size={attrs.kernel_size} but weight has kernel ({kh}, {kw})", **types)
+    types = C.layout_operands(OP, arg_types, 4, data=attrs.data_layout, weight=attrs.kernel_layout)
+    data, weight = types.values()
+    n, c, h, w = Wn.pick(data.shape, attrs.data_layout, "NCHW")
+    o, i, kh, kw = Wn.pick(weight.shape, attrs.kernel_layout, "OIHW")
+    check_channels(OP, c, o, i, attrs.groups, attrs, (kh, kw), **types)
     out_hw = []
     for axis, (size, k) in enumerate(((h, kh), (w, kw))):
         out = C.window_out_dim(size, k, attrs.strides[axis], attrs.dilation[axis],
@@ -112,20 +70,15 @@ def _conv2d_rel(arg_types, attrs) -> TensorType:
                                   f"the padded input ({size + attrs.padding[axis] + attrs.padding[axis + 2]}) "
                                   f"along {'HW'[axis]}; add padding or use a smaller kernel", **types)
         out_hw.append(out)
-    return TensorType(_place((n, o) + tuple(out_hw), "NCHW", _out_layout(attrs)),
+    return TensorType(Wn.place((n, o) + tuple(out_hw), "NCHW", _out_layout(attrs)),
                       C.result_dtype(attrs.out_dtype, data.dtype))
 
 
 def _conv2d_fill_inputs(arg_types, attrs) -> dict:
     """The weight's type when it is not annotated, from channels and kernel_size (TVM's
-    Conv2DRel): (channels, C / groups, KH, KW) of the data's dtype. Grouped convolutions need
-    the weight annotated, as in TVM."""
-    data, weight = arg_types
-    if weight is not None or not isinstance(data, TensorType) or data.ndim != 4:
-        return {}
-    if attrs.channels is None or attrs.kernel_size is None or attrs.groups != 1:
-        return {}
-    return {1: TensorType((attrs.channels, data.shape[1]) + tuple(attrs.kernel_size), data.dtype)}
+    Conv2DRel): OIHW = (channels, C, KH, KW) of the data's dtype, C read from data_layout, laid
+    out in kernel_layout. Grouped convolutions need the weight annotated, as in TVM."""
+    return unannotated_weight(arg_types, attrs, 2, "OI", output_and_input_channels)
 
 
 def _conv2d_ref(data, weight, attrs):
@@ -193,8 +146,8 @@ def _conv2d_compute(attrs, inputs, out_type):
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
     dl, kl, ol = attrs.data_layout, attrs.kernel_layout, _out_layout(attrs)
-    n, c, h, w = _pick(T.dims(data), dl, "NCHW")
-    o, i, kh, kw = _pick(T.dims(weight), kl, "OIHW")
+    n, c, h, w = Wn.pick(T.dims(data), dl, "NCHW")
+    o, i, kh, kw = Wn.pick(T.dims(weight), kl, "OIHW")
     (sh, sw), (dh, dw), pads = attrs.strides, attrs.dilation, attrs.padding
     oh = T.window_out(h, kh, sh, dh, pads[0], pads[2])
     ow = T.window_out(w, kw, sw, dw, pads[1], pads[3])
@@ -206,13 +159,13 @@ def _conv2d_compute(attrs, inputs, out_type):
     per_group = o // attrs.groups
 
     def body(*index):
-        b, oc, y, x = _pick(index, ol, "NCHW")
+        b, oc, y, x = Wn.pick(index, ol, "NCHW")
         c_, y_, x_ = rc.var, ry.var, rx.var
         ic = c_ if attrs.groups == 1 else (oc // per_group) * i + c_
-        pixel = padded[_place((b, ic, y * sh + y_ * dh, x * sw + x_ * dw), "NCHW", dl)].astype(acc)
-        tap = weight[_place((oc, rc, ry, rx), "OIHW", kl)].astype(acc)
+        pixel = padded[Wn.place((b, ic, y * sh + y_ * dh, x * sw + x_ * dw), "NCHW", dl)].astype(acc)
+        tap = weight[Wn.place((oc, rc, ry, rx), "OIHW", kl)].astype(acc)
         return te.sum(pixel * tap, axis=[rc, ry, rx])
-    out = te.compute(_place((n, o, oh, ow), "NCHW", ol), body, name="conv2d", tag=CONV2D.tag)
+    out = te.compute(Wn.place((n, o, oh, ow), "NCHW", ol), body, name="conv2d", tag=CONV2D.tag)
     return [T.cast_to(out, dtype, CONV2D.tag, "conv2d_cast")]
 
 

@@ -50,15 +50,8 @@ def normalize_conv_attrs(attrs, kernel_first: str) -> None:
     """Normalize the fields an ndim-D convolution's attrs share (strides, padding, dilation,
     groups, channels, kernel_size, out_dtype) and check its layouts; the kernel layout orders
     `kernel_first` ("OI", or "IO" for the transposed convolutions) and the spatial letters."""
-    nd, set_ = attrs.NDIM, lambda k, v: object.__setattr__(attrs, k, v)
-    set_("strides", C.ints(attrs.strides, nd, "strides", minimum=1))
-    set_("padding", Wn.padding_nd(attrs.padding, nd))
-    set_("dilation", C.ints(attrs.dilation, nd, "dilation", minimum=1))
-    set_("groups", C.ints(attrs.groups, 1, "groups", minimum=1)[0])
-    set_("channels", C.optional_int(attrs.channels, "channels"))
-    if attrs.kernel_size is not None:
-        set_("kernel_size", C.ints(attrs.kernel_size, nd, "kernel_size", minimum=1))
-    set_("out_dtype", C.out_dtype(attrs.out_dtype))
+    nd = attrs.NDIM
+    C.normalize_conv_window(attrs, nd, lambda padding: Wn.padding_nd(padding, nd))
     Wn.check_order(attrs.OP, "data_layout", attrs.data_layout, data_letters(nd))
     Wn.check_order(attrs.OP, "kernel_layout", attrs.kernel_layout, kernel_letters(nd, kernel_first))
     if attrs.out_layout:
@@ -121,12 +114,8 @@ def check_channels(op, c, o, i, groups: int, attrs, kernel, **types) -> None:
 def _conv_nd_rel(arg_types, attrs) -> TensorType:
     """data (N, C, *S), weight (O, C/groups, *K) -> (N, O, *out), out = window count per axis."""
     op, nd = attrs.OP, attrs.NDIM
-    data = C.tensor_arg(op, arg_types[0], "data")
-    weight = C.tensor_arg(op, arg_types[1], "weight")
-    types = dict(data=data, weight=weight)
-    C.same_dtype(op, **types)
-    C.expect_rank(op, data, nd + 2, f"data ({attrs.data_layout})", **types)
-    C.expect_rank(op, weight, nd + 2, f"weight ({attrs.kernel_layout})", **types)
+    types = C.layout_operands(op, arg_types, nd + 2, data=attrs.data_layout, weight=attrs.kernel_layout)
+    data, weight = types.values()
     n, c, *size = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))
     o, i, *kernel = Wn.pick(weight.shape, attrs.kernel_layout, kernel_letters(nd))
     check_channels(op, c, o, i, attrs.groups, attrs, kernel, **types)
@@ -142,17 +131,33 @@ def _conv_nd_rel(arg_types, attrs) -> TensorType:
                       C.result_dtype(attrs.out_dtype, data.dtype))
 
 
-def _conv_nd_fill_inputs(arg_types, attrs) -> dict:
-    """An unannotated weight from channels and kernel_size (groups == 1), as TVM's ConvRel."""
+def unannotated_weight(arg_types, attrs, nd: int, kernel_first: str, channel_dims) -> dict:
+    """fill_inputs of an nd-D convolution: the type of an unannotated weight (argument 1) from
+    the attrs' channels and kernel_size and the data's channel count C, read by its letter in
+    data_layout. `channel_dims(C, attrs)` gives the weight's two channel dims in the order of
+    `kernel_first` ("OI" or "IO"), or None where they cannot be known; the result is laid out
+    in kernel_layout. {} when the weight is annotated or nothing fixes it, as TVM's ConvRel."""
     data, weight = arg_types
-    nd = attrs.NDIM
     if weight is not None or not isinstance(data, TensorType) or data.ndim != nd + 2:
         return {}
-    if attrs.channels is None or attrs.kernel_size is None or attrs.groups != 1:
+    if attrs.channels is None or attrs.kernel_size is None:
         return {}
-    c = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))[1]
-    shape = (attrs.channels, c) + tuple(attrs.kernel_size)
-    return {1: TensorType(Wn.place(shape, kernel_letters(nd), attrs.kernel_layout), data.dtype)}
+    dims = channel_dims(Wn.pick(data.shape, attrs.data_layout, data_letters(nd))[1], attrs)
+    if dims is None:
+        return {}
+    shape = tuple(dims) + tuple(attrs.kernel_size)
+    return {1: TensorType(Wn.place(shape, kernel_letters(nd, kernel_first), attrs.kernel_layout), data.dtype)}
+
+
+def output_and_input_channels(c, attrs):
+    """A convolution's (O, I) weight dims, known from channels only without groups (TVM needs a
+    grouped convolution's weight annotated)."""
+    return (attrs.channels, c) if attrs.groups == 1 else None
+
+
+def _conv_nd_fill_inputs(arg_types, attrs) -> dict:
+    """An unannotated weight from channels and kernel_size (groups == 1), as TVM's ConvRel."""
+    return unannotated_weight(arg_types, attrs, attrs.NDIM, "OI", output_and_input_channels)
 
 
 def grouped_contract(win: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from . import _te as T
 from . import _window as Wn
 from ..constructor_docs import documented
 from .conv_docs import CONV_PARAMETERS, CONVOLVED
-from .conv_nd import data_letters, kernel_letters, normalize_conv_attrs, out_layout
+from .conv_nd import data_letters, kernel_letters, normalize_conv_attrs, out_layout, unannotated_weight
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,12 +108,8 @@ def transposed_length(size, kernel, attrs, axis: int):
 def _rel(arg_types, attrs) -> TensorType:
     """data (N, C, *S), weight (C, O/groups, *K) -> (N, O, *out)."""
     op, nd = attrs.OP, attrs.NDIM
-    data = C.tensor_arg(op, arg_types[0], "data")
-    weight = C.tensor_arg(op, arg_types[1], "weight")
-    types = dict(data=data, weight=weight)
-    C.same_dtype(op, **types)
-    C.expect_rank(op, data, nd + 2, f"data ({attrs.data_layout})", **types)
-    C.expect_rank(op, weight, nd + 2, f"weight ({attrs.kernel_layout})", **types)
+    types = C.layout_operands(op, arg_types, nd + 2, data=attrs.data_layout, weight=attrs.kernel_layout)
+    data, weight = types.values()
     n, c, *size = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))
     i, o_per_group, *kernel = Wn.pick(weight.shape, attrs.kernel_layout, kernel_letters(nd, "IO"))
     g = attrs.groups
@@ -144,15 +140,12 @@ def _rel(arg_types, attrs) -> TensorType:
 
 def _fill_inputs(arg_types, attrs) -> dict:
     """An unannotated weight from channels and kernel_size: (C, channels / groups, *kernel)."""
-    data, weight = arg_types
-    nd = attrs.NDIM
-    if weight is not None or not isinstance(data, TensorType) or data.ndim != nd + 2:
-        return {}
-    if attrs.channels is None or attrs.kernel_size is None or attrs.channels % attrs.groups:
-        return {}
-    c = Wn.pick(data.shape, attrs.data_layout, data_letters(nd))[1]
-    shape = (c, attrs.channels // attrs.groups) + tuple(attrs.kernel_size)
-    return {1: TensorType(Wn.place(shape, kernel_letters(nd, "IO"), attrs.kernel_layout), data.dtype)}
+    return unannotated_weight(arg_types, attrs, attrs.NDIM, "IO", _input_and_output_channels)
+
+
+def _input_and_output_channels(c, attrs):
+    """The transposed weight's (I, O / groups) dims; unknown unless groups divides channels."""
+    return None if attrs.channels % attrs.groups else (c, attrs.channels // attrs.groups)
 
 
 def _ref(data, weight, attrs):

@@ -44,16 +44,9 @@ class DeformableConv2DAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
-        set_("strides", C.ints(self.strides, 2, "strides", minimum=1))
-        set_("padding", C.padding4(self.padding))
-        set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
-        set_("deformable_groups", C.ints(self.deformable_groups, 1, "deformable_groups", minimum=1)[0])
-        set_("groups", C.ints(self.groups, 1, "groups", minimum=1)[0])
-        set_("channels", C.optional_int(self.channels, "channels"))
-        if self.kernel_size is not None:
-            set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
-        set_("out_dtype", C.out_dtype(self.out_dtype))
+        C.normalize_conv_window(self, 2, C.padding4)
+        object.__setattr__(self, "deformable_groups",
+                           C.ints(self.deformable_groups, 1, "deformable_groups", minimum=1)[0])
         C.check_layout("nn.deformable_conv2d", "data_layout", self.data_layout, ("NCHW", "NHWC"))
         Wn.check_order("nn.deformable_conv2d", "kernel_layout", self.kernel_layout, "OIHW")
         C.check_layout("nn.deformable_conv2d", "out_layout", self.out_layout, ("", self.data_layout))

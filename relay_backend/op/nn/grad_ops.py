@@ -242,17 +242,10 @@ class Conv2DBackwardWeightAttrs(Attrs):
     out_dtype: str = ""
 
     def __post_init__(self):
-        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
         op = "nn.conv2d_backward_weight"
-        set_("strides", C.ints(self.strides, 2, "strides", minimum=1))
-        set_("padding", C.padding4(self.padding))
-        set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
-        set_("groups", C.ints(self.groups, 1, "groups", minimum=1)[0])
-        set_("channels", C.optional_int(self.channels, "channels"))
+        C.normalize_conv_window(self, 2, C.padding4)
         if self.kernel_size is None:
             raise AttrsError(f"{op}: kernel_size must be given (the weight's spatial size)")
-        set_("kernel_size", C.ints(self.kernel_size, 2, "kernel_size", minimum=1))
-        set_("out_dtype", C.out_dtype(self.out_dtype))
         Wn.check_order(op, "grad_layout", self.grad_layout, "NCHW")
         Wn.check_order(op, "data_layout", self.data_layout, "NCHW")
         Wn.check_order(op, "kernel_layout", self.kernel_layout, "OIHW")
@@ -261,12 +254,8 @@ class Conv2DBackwardWeightAttrs(Attrs):
 def _bw_rel(arg_types, attrs) -> TensorType:
     """grad (N, O, OH, OW), data (N, C, H, W) -> weight (O, C / groups, KH, KW) in kernel_layout."""
     op = "nn.conv2d_backward_weight"
-    grad = C.tensor_arg(op, arg_types[0], "grad")
-    data = C.tensor_arg(op, arg_types[1], "data")
-    types = dict(grad=grad, data=data)
-    C.same_dtype(op, **types)
-    C.expect_rank(op, grad, 4, f"grad ({attrs.grad_layout})", **types)
-    C.expect_rank(op, data, 4, f"data ({attrs.data_layout})", **types)
+    types = C.layout_operands(op, arg_types, 4, grad=attrs.grad_layout, data=attrs.data_layout)
+    grad, data = types.values()
     gn, o, oh, ow = Wn.pick(grad.shape, attrs.grad_layout, "NCHW")
     n, c, h, w = Wn.pick(data.shape, attrs.data_layout, "NCHW")
     g = attrs.groups

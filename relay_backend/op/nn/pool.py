@@ -44,22 +44,13 @@ class MaxPool2DAttrs(Attrs):
     ceil_mode: bool = False
 
     def __post_init__(self):
-        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
-        set_("pool_size", C.ints(self.pool_size, 2, "pool_size", minimum=1))
-        set_("strides", C.ints(self.strides, 2, "strides", minimum=1))
-        set_("dilation", C.ints(self.dilation, 2, "dilation", minimum=1))
-        set_("padding", C.padding4(self.padding))
-        set_("ceil_mode", bool(self.ceil_mode))
+        C.normalize_pool_window(self, 2, C.padding4)
         check_layouts(self)
 
 
 @dataclasses.dataclass(frozen=True)
 class AvgPool2DAttrs(MaxPool2DAttrs):
     count_include_pad: bool = False
-
-    def __post_init__(self):
-        super().__post_init__()
-        object.__setattr__(self, "count_include_pad", bool(self.count_include_pad))
 
 
 @dataclasses.dataclass(frozen=True)

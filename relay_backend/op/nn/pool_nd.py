@@ -46,14 +46,8 @@ class _PoolNDAttrs(Attrs):
     NDIM: ClassVar[int] = 0
 
     def __post_init__(self):
-        nd, set_ = self.NDIM, lambda k, v: object.__setattr__(self, k, v)
-        set_("pool_size", C.ints(self.pool_size, nd, "pool_size", minimum=1))
-        set_("strides", C.ints(self.strides, nd, "strides", minimum=1))
-        set_("dilation", C.ints(self.dilation, nd, "dilation", minimum=1))
-        set_("padding", Wn.padding_nd(self.padding, nd))
-        set_("ceil_mode", bool(self.ceil_mode))
-        if hasattr(self, "count_include_pad"):
-            set_("count_include_pad", bool(self.count_include_pad))
+        nd = self.NDIM
+        C.normalize_pool_window(self, nd, lambda padding: Wn.padding_nd(padding, nd))
         _check_layouts(self, nd)
 
 
