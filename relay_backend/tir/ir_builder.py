@@ -103,11 +103,13 @@ class IRBuilder:
         body = self._pop()
         self._scopes[-1][-1] = S.IfThenElse(prev.condition, prev.then_case, body)
 
-    def allocate(self, dtype, shape, name="buf", scope="local") -> BufferPtr:
-        """A temporary buffer living over the current block."""
+    def allocate(self, dtype, shape, name="buf", scope="local", at_root=False) -> BufferPtr:
+        """A temporary buffer living over the current block (over the whole statement with
+        at_root: a GPU kernel may not allocate global memory inside its loops, so scratch rows
+        a loop body reuses row after row are allocated once, outside them)."""
         self._names += 1
         buf = Buffer(f"{name}_{self._names}", shape, dtype, scope=scope)
-        self._allocs[-1].append(buf)
+        self._allocs[0 if at_root else -1].append(buf)
         return BufferPtr(self, buf)
 
     def buffer_ptr(self, buffer) -> BufferPtr:

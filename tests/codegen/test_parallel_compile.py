@@ -141,9 +141,11 @@ def test_a_worker_that_cannot_answer_does_not_hang_stopping_the_pool(any_size_is
     is killed after EXIT_JOIN_S instead of making stopping the pool (and so the exit of the
     process, which stops it at exit) wait forever."""
     import signal
+    llvm_pool.shutdown_pool()
+    before = {child.pid for child in multiprocessing.active_children()}
     llvm_pool.compile_units(_units(), llvm_target.machine_spec(), jobs=2)
-    workers = [child for child in multiprocessing.active_children() if child.is_alive()]
-    assert llvm_pool.pool_size() == 2 and workers
+    workers = [child for child in multiprocessing.active_children() if child.pid not in before]
+    assert llvm_pool.pool_size() == 2 and len(workers) == 2          # the pool's own workers only
     os.kill(workers[0].pid, signal.SIGSTOP)
     monkeypatch.setattr(llvm_pool, "EXIT_JOIN_S", 2.0)
     start = time.monotonic()

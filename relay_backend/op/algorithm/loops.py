@@ -99,12 +99,18 @@ def stable_argsort(key, n, bufs, descending: bool):
     return S.seq(init, loop(MAX_PASSES, merge_pass, "p"))
 
 
+def sort_buffers(n, dtype):
+    """The rows stable_argsort works in for up to n keys of `dtype` (indices and keys, twice)
+    and its cursors (local), not yet allocated."""
+    return (Buffer("sort_order", (n,), "int32"), Buffer("sort_keys", (n,), dtype),
+            Buffer("sort_scratch", (n,), "int32"), Buffer("sort_key_scratch", (n,), dtype),
+            Buffer("sort_state", (2,), "int32", scope="local"))
+
+
 def with_sort_buffers(n, dtype, body_fn):
     """Allocate the rows stable_argsort works in (indices and keys, twice) and its cursors
     around body_fn(bufs)."""
-    bufs = (Buffer("sort_order", (n,), "int32"), Buffer("sort_keys", (n,), dtype),
-            Buffer("sort_scratch", (n,), "int32"), Buffer("sort_key_scratch", (n,), dtype),
-            Buffer("sort_state", (2,), "int32", scope="local"))
+    bufs = sort_buffers(n, dtype)
     body = body_fn(bufs)
     for buf in reversed(bufs):
         body = S.Allocate(buf, body, buf.scope)
@@ -120,5 +126,5 @@ def sort_row(key, n, capacity, dtype: str, descending: bool, consume):
     return with_sort_buffers(capacity, dtype, body)
 
 
-__all__ = ["flat", "loop", "row_geometry", "for_each_row", "before", "stable_argsort", "with_sort_buffers",
-           "sort_row"]
+__all__ = ["flat", "loop", "row_geometry", "for_each_row", "before", "stable_argsort", "sort_buffers",
+           "with_sort_buffers", "sort_row"]

@@ -23,10 +23,11 @@ def argsort_desc(ib, key, n, order, row=()):
     `order` is a BufferPtr whose last axis has room for n; `row` indexes its leading axes.
     `key(index_expr)` reads the sort key of an index."""
     dtype = key(tir.Var("probe", "int32")).dtype
-
-    def emit(sorted_order, _keys):
-        return L.loop(n, lambda p: S.BufferStore(order.buffer, sorted_order[p], tuple(row) + (p,)), "p")
-    ib.emit(L.sort_row(key, n, order.shape[-1], dtype, True, emit))
+    bufs = tuple(ib.allocate(buf.dtype, buf.shape, buf.name, buf.scope, at_root=buf.scope != "local").buffer
+                 for buf in L.sort_buffers(order.shape[-1], dtype))   # rows outside the kernel's loops
+    sorted_order = bufs[0]
+    ib.emit(S.seq(L.stable_argsort(key, n, bufs, True),
+                  L.loop(n, lambda p: S.BufferStore(order.buffer, sorted_order[p], tuple(row) + (p,)), "p")))
 
 
 def iou(box_a, box_b, dtype):
