@@ -2,7 +2,9 @@
 
 The conformance test and scripts/onnx_node_report.py share this: `list_node_tests()` names every
 test directory, `run_node_test(name, executor)` imports and runs one and compares each output
-with the expected one (ONNX's tolerances: rtol 1e-3, atol 1e-7, looser for a few known cases).
+with the expected one (ONNX's tolerances: rtol 1e-3, atol 1e-7, looser for a few known cases; the
+expected data of a few tests is corrected to the op's spec where onnx's generator had a documented
+bug, see node_test_errata.py).
 """
 import glob
 import os
@@ -118,6 +120,7 @@ def run_node_test(name: str, executor: str = "debug", bind_inputs: bool = True):
     values bound as constants; see RelayBackend.prepare)."""
     from ...errors import OpNotImplemented
     from .backend import RelayBackend
+    from .node_test_errata import corrected_expected
     try:
         model, cases = load_node_test(name)
     except Exception as err:  # data the loader cannot read (e.g. a map)
@@ -130,7 +133,7 @@ def run_node_test(name: str, executor: str = "debug", bind_inputs: bool = True):
     try:
         rep = RelayBackend.prepare(model, executor=executor, bind_inputs=bind_inputs)
         for ins, outs in cases:
-            compare(name, rep.run(ins), outs)
+            compare(name, rep.run(ins), corrected_expected(name, ins, outs))
     except OpNotImplemented as err:
         return op, f"unsupported: {str(err)[:300]}"
     except Exception as err:
