@@ -6,3 +6,4 @@ from . import image  # noqa: F401  (Resize, Upsample, GridSample)
 from . import quantized  # noqa: F401,E402  (QuantizeLinear, QLinearConv, ...: the relay.qnn dialect)
 
 __all__ = ["CONVERTERS"]
+from . import activation_ext  # noqa: F401,E402  (Hardmax, Shrink, Mish, Celu)
