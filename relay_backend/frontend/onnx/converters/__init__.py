@@ -9,3 +9,4 @@ __all__ = ["CONVERTERS"]
 from . import activation_ext  # noqa: F401,E402  (Hardmax, Shrink, Mish, Celu)
 from . import training  # noqa: F401,E402  (Adagrad, Adam, Momentum: domain ai.onnx.preview.training)
 from . import generators  # noqa: F401,E402  (EyeLike, Hann/Hamming/BlackmanWindow, MelWeightMatrix)
+from . import placement  # noqa: F401,E402  (CenterCropPad, Col2Im, MaxUnpool)
