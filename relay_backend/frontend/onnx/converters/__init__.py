@@ -14,3 +14,4 @@ from . import training_mode  # noqa: F401,E402  (after nn: Dropout and BatchNorm
 from . import ml  # noqa: F401,E402  (ai.onnx.ml Binarizer, ArrayFeatureExtractor)
 from . import pad_wrap  # noqa: F401,E402  (after tensor: Pad's mode="wrap", the other modes delegated)
 from . import pool_indices  # noqa: F401,E402  (after nn_ext: MaxPool's Indices output)
+from . import scan  # noqa: F401,E402  (Scan, unrolled)
