@@ -126,15 +126,17 @@ def test_shape_override_for_symbolic_batch():
 
 
 def test_unsupported_ops_are_listed_at_once():
-    # ops without a converter (Det; ImageDecoder, which decodes image files), so the test keeps two
-    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Det", ["a"], ["b"]),
-             helper.make_node("ImageDecoder", ["bytes"], ["c"]), helper.make_node("Det", ["x"], ["y"])]
-    m = make_model(nodes, [("x", F, [3, 3]), ("bytes", "uint8", [16])], [("y", F, []), ("b", F, []),
-                                                                         ("c", "uint8", None)], opset=20)
+    # ops without a converter (MaxRoiPool; ImageDecoder, which decodes image files), so the test keeps two
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("MaxRoiPool", ["a", "rois"], ["b"],
+                                                                      pooled_shape=[2, 2]),
+             helper.make_node("ImageDecoder", ["bytes"], ["c"]),
+             helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[2, 2])]
+    m = make_model(nodes, [("x", F, [1, 1, 3, 3]), ("rois", F, [1, 5]), ("bytes", "uint8", [16])],
+                   [("y", F, None), ("b", F, None), ("c", "uint8", None)], opset=20)
     with pytest.raises(OpNotImplemented) as err:
         relay.frontend.from_onnx(m)
     msg = str(err.value)
-    assert "2 operator(s)" in msg and "ImageDecoder" in msg and "Det" in msg and "Relu" not in msg
+    assert "2 operator(s)" in msg and "ImageDecoder" in msg and "MaxRoiPool" in msg and "Relu" not in msg
 
 
 def test_unsupported_opset_names_the_op_and_versions():
@@ -201,15 +203,15 @@ def test_unsupported_attributes_of_several_nodes_are_listed_at_once():
     """Every unsupported op and attribute (value) is reported in one error, even on nodes that
     come after a node that failed (its output is typed by ONNX shape inference)."""
     nodes = [helper.make_node("LRN", ["x"], ["a"], size=2, name="pool"),
-             helper.make_node("Det", ["a"], ["b"]),   # no converter
+             helper.make_node("MaxRoiPool", ["a", "rois"], ["b"], pooled_shape=[3, 3]),   # no converter
              helper.make_node("Relu", ["b"], ["c"], bogus=3, name="act"),
              helper.make_node("Gelu", ["x"], ["d"], approximate="fast", name="gelu"),
              helper.make_node("Add", ["c", "d"], ["y"])]
-    m = make_model(nodes, [("x", F, [1, 1, 3, 3])], [("y", F, [1, 1, 3, 3])], opset=20)
+    m = make_model(nodes, [("x", F, [1, 1, 3, 3]), ("rois", F, [1, 5])], [("y", F, [1, 1, 3, 3])], opset=20)
     with pytest.raises(OpNotImplemented) as err:
         relay.frontend.from_onnx(m)
     msg = str(err.value)
-    assert "1 operator(s)" in msg and "Det" in msg, msg
+    assert "1 operator(s)" in msg and "MaxRoiPool" in msg, msg
     assert "3 node(s)" in msg, msg
     assert "'pool' (LRN" in msg and "even window size=2" in msg, msg
     assert "'act' (Relu" in msg and "['bogus']" in msg, msg

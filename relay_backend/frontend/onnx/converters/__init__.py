@@ -15,3 +15,4 @@ from . import ml  # noqa: F401,E402  (ai.onnx.ml Binarizer, ArrayFeatureExtracto
 from . import pad_wrap  # noqa: F401,E402  (after tensor: Pad's mode="wrap", the other modes delegated)
 from . import pool_indices  # noqa: F401,E402  (after nn_ext: MaxPool's Indices output)
 from . import scan  # noqa: F401,E402  (Scan, unrolled)
+from . import det  # noqa: F401,E402  (Det, by unrolled LU)
