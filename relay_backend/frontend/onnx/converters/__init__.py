@@ -16,3 +16,4 @@ from . import pad_wrap  # noqa: F401,E402  (after tensor: Pad's mode="wrap", the
 from . import pool_indices  # noqa: F401,E402  (after nn_ext: MaxPool's Indices output)
 from . import scan  # noqa: F401,E402  (Scan, unrolled)
 from . import det  # noqa: F401,E402  (Det, by unrolled LU)
+from . import tfidf  # noqa: F401,E402  (TfIdfVectorizer over integer tokens)
