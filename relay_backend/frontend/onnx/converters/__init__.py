@@ -17,3 +17,4 @@ from . import pool_indices  # noqa: F401,E402  (after nn_ext: MaxPool's Indices 
 from . import scan  # noqa: F401,E402  (Scan, unrolled)
 from . import det  # noqa: F401,E402  (Det, by unrolled LU)
 from . import tfidf  # noqa: F401,E402  (TfIdfVectorizer over integer tokens)
+from . import roi_align_max  # noqa: F401,E402  (after image: RoiAlign's ONNX max mode)
