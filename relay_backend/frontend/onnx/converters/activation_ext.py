@@ -15,6 +15,7 @@ from .math import scalar
 
 @converter("Hardmax")
 def hardmax(ctx, inputs):
+    """1 at the first maximum along the axis (of the 2-D coerced input before opset 13), 0 elsewhere."""
     x = inputs[0]
     shape = ctx.static_shape(x, "input")
     rank = len(shape)

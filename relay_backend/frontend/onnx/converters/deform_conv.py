@@ -33,6 +33,7 @@ def _corner(images, y, x, height, width, weight, dtype):
 
 @converter("DeformConv", min_version=19)
 def deform_conv(ctx, inputs):
+    """X, W, offset[, B[, mask]] -> the deformable (modulated with a mask) 2-D convolution."""
     x, w, offset = inputs[:3]
     bias = inputs[3] if len(inputs) > 3 else None
     mask = inputs[4] if len(inputs) > 4 else None

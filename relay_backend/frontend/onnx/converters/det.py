@@ -16,6 +16,7 @@ MAX_ORDER = 64   # the elimination is unrolled: n steps over n x n matrices
 
 @converter("Det", min_version=11)
 def det(ctx, inputs):
+    """The determinant of each trailing square matrix of X."""
     x = inputs[0]
     shape = ctx.static_shape(x, "X")
     if len(shape) < 2 or shape[-1] != shape[-2]:

@@ -17,6 +17,7 @@ DOMAIN = "ai.onnx.ml."
 
 @converter(DOMAIN + "Binarizer")
 def binarizer(ctx, inputs):
+    """1 where x > threshold, else 0, in x's dtype."""
     x = inputs[0]
     dtype = ctx.dtype(x)
     threshold = const(np.array(float(ctx.attrs.get("threshold", 0.0)), dtype))
@@ -25,6 +26,7 @@ def binarizer(ctx, inputs):
 
 @converter(DOMAIN + "ArrayFeatureExtractor")
 def array_feature_extractor(ctx, inputs):
+    """The entries of X's last axis that Y lists (a 1-D X gives one row)."""
     x, indices = inputs
     shape = ctx.static_shape(x, "X")
     if not shape:

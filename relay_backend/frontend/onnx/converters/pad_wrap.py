@@ -18,6 +18,7 @@ def _ints(ctx, expr, what):
 
 @converter("Pad")
 def pad(ctx, inputs):
+    """Pad: mode="wrap" here, the other modes by the earlier converter."""
     if ctx.attrs.get("mode", "constant") != "wrap":
         return _OTHER_MODES(ctx, inputs)
     x = inputs[0]

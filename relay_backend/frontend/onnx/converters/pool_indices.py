@@ -41,6 +41,7 @@ def _window_tables(spatial, kernel, strides, dilations, pads, column_major):
 
 @converter("MaxPool")
 def max_pool(ctx, inputs):
+    """MaxPool: with the Indices output here, without it by the earlier converter."""
     column_major = bool(ctx.attrs.get("storage_order", 0))
     if len(ctx.node.output) < 2 or not ctx.node.output[1]:
         return _WITHOUT_INDICES(ctx, inputs)   # storage_order only shapes the Indices

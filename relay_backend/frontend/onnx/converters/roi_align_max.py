@@ -37,6 +37,7 @@ def _axis_samples(ctx, start, extent, bins, ratio, size, dtype):
 
 @converter("RoiAlign", min_version=10)
 def roi_align(ctx, inputs):
+    """RoiAlign: mode="max" here (ONNX's semantics), mode="avg" by the earlier converter."""
     if ctx.attrs.get("mode", "avg") != "max":
         return _AVERAGE(ctx, inputs)
     x, rois, batch = inputs

@@ -74,6 +74,7 @@ def _scan(ctx, states, scans, in_axes, in_dirs, out_axes, out_dirs, n_outputs):
 
 @converter("Scan", min_version=8)
 def scan(ctx, inputs):
+    """The final states and the stacked scan outputs of the unrolled body."""
     m = int(ctx.attrs.get("num_scan_inputs"))
     n_outputs = len(ctx.node.output)
     if ctx.since >= 9:

@@ -61,6 +61,7 @@ def _occurrences(x, tokens, distance, length):
 
 @converter("TfIdfVectorizer", min_version=9)
 def tfidf_vectorizer(ctx, inputs):
+    """[C] or [N, C] integer tokens -> the weighted n-gram counts of the pool."""
     x = inputs[0]
     shape = ctx.static_shape(x, "X")
     if len(shape) not in (1, 2):

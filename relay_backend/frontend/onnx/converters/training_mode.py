@@ -31,6 +31,7 @@ def _scalar(ctx, expr, what, dtype):
 
 @converter("Dropout")
 def dropout(ctx, inputs):
+    """Dropout: training mode here (threefry draws), inference by nn.py's converter."""
     x = inputs[0]
     training = inputs[2] if ctx.since >= 12 and len(inputs) > 2 else None
     known = None if training is None else ctx.maybe_value(training)
@@ -60,6 +61,7 @@ def dropout(ctx, inputs):
 
 @converter("BatchNormalization")
 def batch_norm(ctx, inputs):
+    """BatchNormalization: training_mode=1 here (batch statistics), inference by nn.py's converter."""
     if ctx.since < 14 or not ctx.attrs.get("training_mode", 0):
         return _INFERENCE_BATCH_NORM(ctx, inputs)
     x, scale, bias, mean, var = inputs[:5]
