@@ -218,11 +218,31 @@ def test_roi_align_matches_onnxruntime(opset, coord, ratio):
         assert_close(run_relay(model, feeds, kind), want, rtol=1e-4, atol=1e-5)
 
 
-def test_roi_align_max_mode_is_refused_with_the_reason():
+@pytest.mark.parametrize("opset,coord,ratio", [(16, "half_pixel", 2), (16, "output_half_pixel", 1), (10, None, 3)])
+def test_roi_align_max_mode_matches_onnxruntime(opset, coord, ratio):
+    """ONNX's max mode (the largest weighted corner of each sample, converters/roi_align_max.py),
+    regions partly outside the image; node test test_roialign_mode_max."""
+    attrs = dict(output_height=3, output_width=4, sampling_ratio=ratio, spatial_scale=0.5, mode="max")
+    if coord:
+        attrs["coordinate_transformation_mode"] = coord
+    node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], **attrs)
+    model = make_model([node], [("x", F, [2, 3, 8, 9]), ("rois", F, [5, 4]), ("idx", "int64", [5])],
+                       [("y", F, None)], opset=opset)
+    rng = np.random.default_rng(8)
+    corner = rng.uniform(-4, 16, (5, 2))
+    feeds = {"x": rng.uniform(-1, 1, (2, 3, 8, 9)).astype(F),
+             "rois": np.concatenate([corner, corner + rng.uniform(0.5, 9, (5, 2))], 1).astype(F),
+             "idx": np.array([0, 1, 1, 0, 1], "int64")}
+    want = run_ort(model, feeds)
+    for kind in ("debug", "graph"):
+        assert_close(run_relay(model, feeds, kind), want, rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_max_mode_with_an_adaptive_grid_is_refused():
     node = helper.make_node("RoiAlign", ["x", "rois", "idx"], ["y"], mode="max")
     model = make_model([node], [("x", F, [1, 1, 4, 4]), ("rois", F, [1, 4]), ("idx", "int64", [1])],
                        [("y", F, None)], opset=16)
-    with pytest.raises(OpNotImplemented, match="weighted corner"):
+    with pytest.raises(OpNotImplemented, match="adaptive sampling grid"):
         relay.frontend.from_onnx(model)
 
 

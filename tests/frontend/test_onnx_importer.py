@@ -126,14 +126,17 @@ def test_shape_override_for_symbolic_batch():
 
 
 def test_unsupported_ops_are_listed_at_once():
-    # ops outside issue 20's list (Hardmax, Det), so the test keeps two unsupported ones
-    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Hardmax", ["a"], ["b"]),
-             helper.make_node("Det", ["b"], ["c"]), helper.make_node("Hardmax", ["x"], ["y"])]
-    m = make_model(nodes, [("x", F, [3, 3])], [("y", F, [3, 3]), ("c", F, [])], opset=14)
+    # ops without a converter (MaxRoiPool; ImageDecoder, which decodes image files), so the test keeps two
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("MaxRoiPool", ["a", "rois"], ["b"],
+                                                                      pooled_shape=[2, 2]),
+             helper.make_node("ImageDecoder", ["bytes"], ["c"]),
+             helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], pooled_shape=[2, 2])]
+    m = make_model(nodes, [("x", F, [1, 1, 3, 3]), ("rois", F, [1, 5]), ("bytes", "uint8", [16])],
+                   [("y", F, None), ("b", F, None), ("c", "uint8", None)], opset=20)
     with pytest.raises(OpNotImplemented) as err:
         relay.frontend.from_onnx(m)
     msg = str(err.value)
-    assert "2 operator(s)" in msg and "Hardmax" in msg and "Det" in msg and "Relu" not in msg
+    assert "2 operator(s)" in msg and "ImageDecoder" in msg and "MaxRoiPool" in msg and "Relu" not in msg
 
 
 def test_unsupported_opset_names_the_op_and_versions():
@@ -143,9 +146,9 @@ def test_unsupported_opset_names_the_op_and_versions():
 
 
 def test_unsupported_attribute_values_and_unknown_attributes():
-    m = make_model([helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], storage_order=1)],
-                   [("x", F, [1, 1, 4, 4])], [("y", F, [1, 1, 3, 3])])
-    with pytest.raises(OpNotImplemented, match="storage_order=1"):
+    m = make_model([helper.make_node("LRN", ["x"], ["y"], size=2)],
+                   [("x", F, [1, 1, 4, 4])], [("y", F, [1, 1, 4, 4])])
+    with pytest.raises(OpNotImplemented, match="even window size=2"):
         relay.frontend.from_onnx(m)
     m = make_model([helper.make_node("Relu", ["x"], ["y"], bogus=3)], [("x", F, [2])], [("y", F, [2])])
     with pytest.raises(OpNotImplemented, match=r"Relu.*attribute\(s\) \['bogus'\]"):
@@ -199,18 +202,18 @@ def test_same_padding_with_symbolic_spatial_dims(op, kw):
 def test_unsupported_attributes_of_several_nodes_are_listed_at_once():
     """Every unsupported op and attribute (value) is reported in one error, even on nodes that
     come after a node that failed (its output is typed by ONNX shape inference)."""
-    nodes = [helper.make_node("MaxPool", ["x"], ["a"], kernel_shape=[2, 2], storage_order=1, name="pool"),
-             helper.make_node("Hardmax", ["a"], ["b"]),   # outside issue 20's list: still unsupported
+    nodes = [helper.make_node("LRN", ["x"], ["a"], size=2, name="pool"),
+             helper.make_node("MaxRoiPool", ["a", "rois"], ["b"], pooled_shape=[3, 3]),   # no converter
              helper.make_node("Relu", ["b"], ["c"], bogus=3, name="act"),
              helper.make_node("Gelu", ["x"], ["d"], approximate="fast", name="gelu"),
              helper.make_node("Add", ["c", "d"], ["y"])]
-    m = make_model(nodes, [("x", F, [1, 1, 3, 3])], [("y", F, [1, 1, 3, 3])], opset=20)
+    m = make_model(nodes, [("x", F, [1, 1, 3, 3]), ("rois", F, [1, 5])], [("y", F, [1, 1, 3, 3])], opset=20)
     with pytest.raises(OpNotImplemented) as err:
         relay.frontend.from_onnx(m)
     msg = str(err.value)
-    assert "1 operator(s)" in msg and "Hardmax" in msg, msg
+    assert "1 operator(s)" in msg and "MaxRoiPool" in msg, msg
     assert "3 node(s)" in msg, msg
-    assert "'pool' (MaxPool" in msg and "storage_order=1" in msg, msg
+    assert "'pool' (LRN" in msg and "even window size=2" in msg, msg
     assert "'act' (Relu" in msg and "['bogus']" in msg, msg
     assert "'gelu' (Gelu" in msg and "approximate='fast'" in msg, msg
     assert "Add" not in msg, msg

@@ -2,7 +2,8 @@
 QuantizeLinear / DequantizeLinear per tensor and per axis, QLinearConv with constant (bound)
 int8 weights and per-channel scales, ConvInteger, MatMulInteger with per-row / per-column zero
 points, QLinearMatMul (saturating as the spec and onnxruntime; ONNX's own int8 node-test data
-wraps instead), DynamicQuantizeLinear, and the clear error for blocked quantization.
+wraps instead), DynamicQuantizeLinear, and blocked quantization (block_size, opset 21; node tests
+test_quantizelinear_blocked_{asymmetric,symmetric}, test_dequantizelinear_blocked).
 
 Tolerance: quantized outputs within 1 step of onnxruntime (its requantization rounds a float
 product, ours the 31-bit fixed-point one); integer accumulations (ConvInteger, MatMulInteger)
@@ -116,11 +117,31 @@ def test_dynamic_quantize_linear():
     _close_q(run_relay(m, feeds, "graph"), run_ort(m, feeds), steps=0)
 
 
-def test_blocked_quantization_is_a_clear_error():
+@pytest.mark.parametrize("executor", ["debug", "graph"])
+@pytest.mark.parametrize("shape,axis,block,dtype", [((3, 4), 1, 2, "uint8"), ((3, 5), 1, 2, "int8"),
+                                                    ((4, 3, 2), 0, 3, "int16"), ((2, 6), -1, 4, "uint16")])
+def test_blocked_quantization_matches_onnxruntime(executor, shape, axis, block, dtype):
+    """QuantizeLinear then DequantizeLinear with per-block scales and zero points (the last block
+    may be partial); the quantized values exact, the dequantized ones to float32 rounding."""
+    axis_n = axis % len(shape)
+    pshape = tuple(-(-d // block) if i == axis_n else d for i, d in enumerate(shape))
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-30, 30, shape).astype("float32")
+    scale = rng.uniform(0.05, 0.5, pshape).astype("float32")
+    info = np.iinfo(dtype)
+    zp = rng.integers(max(info.min, -20), min(info.max, 20) + 1, pshape).astype(dtype)
+    q = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=axis, block_size=block)
+    dq = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=axis, block_size=block)
+    m = make_model([q, dq], [("x", "float32", list(shape))], [("q", dtype, None), ("y", "float32", None)],
+                   {"s": scale, "z": zp}, opset=21)
+    _close_q(run_relay(m, {"x": x}, executor), run_ort(m, {"x": x}), steps=0)
+
+
+def test_blocked_quantization_rejects_a_scale_of_the_wrong_shape():
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1, block_size=2)
-    m = make_model([node], [("x", "float32", [2, 4])], [("y", "uint8", None)], {"s": np.ones((2, 2), "float32")},
+    m = make_model([node], [("x", "float32", [2, 4])], [("y", "uint8", None)], {"s": np.ones((2, 3), "float32")},
                    opset=21)
-    with pytest.raises(OpNotImplemented, match="blocked quantization"):
+    with pytest.raises(relay.errors.RelayError, match=r"blocks of 2 along axis 1 .* need \(2, 2\)"):
         relay.frontend.from_onnx(m)
 
 

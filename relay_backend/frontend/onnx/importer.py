@@ -31,6 +31,9 @@ from ...runtime import ndarray as _nd
 from ...runtime.limits import check_tensor_size
 from ...transform.fold_constant import evaluate_call, is_foldable_op
 from ..spans import node_span, set_span
+from .bfloat16 import CARRIER as BFLOAT16_CARRIER
+from .bfloat16 import check_use as check_bfloat16_use
+from .bfloat16 import is_bfloat16_type, produces_bfloat16
 from .common import (DynamicInputError, DynamicShapeError, InvalidModelError, NodeAttrs, NodeContext,
                      UndeclaredElementShapeError, const, iter_graphs, node_where, onnx_dtype)
 from .inference import inferred_types
@@ -98,6 +101,7 @@ class OnnxImporter:
         self._memo = {}  # id(expr) -> (expr, normalized expr, type); holding expr keeps the id alive
         self._adt = None  # the AdtKit (List, Option), made when the model first uses a sequence or optional
         self.structure = {}  # id(expr) -> (expr, StaticSequence | StaticOptional), see adt.py
+        self.bfloat16_names = set()  # ONNX values holding bfloat16 bits (uint16), see bfloat16.py
 
     @property
     def adt(self):
@@ -319,6 +323,8 @@ class OnnxImporter:
         for inp in graph.input:
             if inp.name in values:
                 continue
+            if is_bfloat16_type(inp.type):
+                self.bfloat16_names.add(inp.name)
             if inp.name in self.bind_inputs:
                 values[inp.name] = const(self.bind_inputs[inp.name])
                 continue
@@ -345,7 +351,9 @@ class OnnxImporter:
         if not inp.type.HasField("tensor_type"):
             return self._adt_input_var(inp)
         dtype = self.dtype.get(inp.name, "float32") if isinstance(self.dtype, dict) else self.dtype
-        if tt.elem_type:
+        if is_bfloat16_type(inp.type):
+            dtype = BFLOAT16_CARRIER
+        elif tt.elem_type:
             declared = onnx_dtype(tt.elem_type, f"graph input {inp.name!r}")
             if not (isinstance(self.dtype, dict) and inp.name in self.dtype):
                 dtype = declared
@@ -503,6 +511,7 @@ class OnnxImporter:
                                         "input produces (is the graph topologically sorted?)")
             else:
                 inputs.append(values[name])
+        check_bfloat16_use(node, self.bfloat16_names, where)
         try:
             attrs = NodeAttrs(node)
             since = _schema_version(node.op_type, opset) if (node.domain or "") in DEFAULT_DOMAINS else 1
@@ -527,6 +536,8 @@ class OnnxImporter:
         if missing:
             raise OpNotImplemented(f"{where}: output(s) {missing} are not supported by this importer (it "
                                    f"produces the first {len(outs)})")
+        if produces_bfloat16(node, self.bfloat16_names):
+            self.bfloat16_names.update(name for name in node.output if name)
         for name, expr in zip(node.output, outs):
             if name:
                 values[name] = expr

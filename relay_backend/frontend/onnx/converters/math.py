@@ -12,6 +12,7 @@ from .... import op as _op
 from ....ir.types import is_static
 from ....op import nn as _nn
 from ..common import const
+from .. import bfloat16
 from ._registry import converter
 
 
@@ -95,13 +96,26 @@ def where(ctx, inputs):
 def cast(ctx, inputs):
     from ..common import onnx_dtype
     ctx.attrs.get("saturate")  # float8 only
-    return _op.cast(inputs[0], onnx_dtype(ctx.attrs.get("to"), ctx.where()))
+    to = ctx.attrs.get("to")
+    return _cast(ctx, inputs[0], "bfloat16" if to == bfloat16.BFLOAT16 else onnx_dtype(to, ctx.where()))
 
 
 @converter("CastLike")
 def cast_like(ctx, inputs):
     ctx.attrs.get("saturate")
-    return _op.cast(inputs[0], ctx.dtype(inputs[1]))
+    like_bfloat16 = len(ctx.node.input) > 1 and ctx.node.input[1] in ctx.importer.bfloat16_names
+    return _cast(ctx, inputs[0], "bfloat16" if like_bfloat16 else ctx.dtype(inputs[1]))
+
+
+def _cast(ctx, x, dtype):
+    """x cast to `dtype`; bfloat16 values (x, or dtype "bfloat16") go through float32 as bits."""
+    if ctx.node.input[0] in ctx.importer.bfloat16_names:
+        x = bfloat16.to_float32(x)
+        if dtype == "bfloat16":
+            return bfloat16.from_float32(x)
+    if dtype == "bfloat16":
+        return bfloat16.from_float32(_op.cast(x, "float32"))
+    return _op.cast(x, dtype)
 
 
 # --- activations ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """ONNX converters onto the issue-20 nn operators: 1-D/2-D/3-D Conv, ConvTranspose (pads,
 auto_pad, output_shape, output_padding, group, dilations), MaxPool / AveragePool / LpPool,
-DeformConv, InstanceNormalization, GroupNormalization, LpNormalization,
+InstanceNormalization, GroupNormalization, LpNormalization,
 MeanVarianceNormalization, DepthToSpace / SpaceToDepth, Upsample, NegativeLogLikelihoodLoss and
 SoftmaxCrossEntropyLoss. Each maps onto one Relay op (plus bias or a few elementwise ops).
 """
@@ -91,22 +91,6 @@ def conv_transpose(ctx, inputs):
     if any(grow_begin) or any(grow_end):
         out = _nn.pad(out, ((0, 0), (0, 0)) + tuple(zip(grow_begin, grow_end)))
     return _with_bias(out, inputs, 2)
-
-
-@converter("DeformConv")
-def deform_conv(ctx, inputs):
-    x, w, offset = inputs[:3]
-    if len(inputs) > 4 and inputs[4] is not None:
-        raise ctx.fail("the mask input (modulated deformable convolution) is not supported")
-    if spatial_rank(ctx, x) != 2:
-        raise ctx.fail("only 2-D DeformConv is supported")
-    wshape = ctx.static_shape(w, "W")
-    kernel = per_dim(ctx, "kernel_shape", 2) or wshape[2:]
-    out = _nn.deformable_conv2d(x, offset, w, strides=per_dim(ctx, "strides", 2, 1),
-                                padding=explicit_pads(ctx, 2), dilation=per_dim(ctx, "dilations", 2, 1),
-                                deformable_groups=int(ctx.attrs.get("offset_group", 1)),
-                                groups=int(ctx.attrs.get("group", 1)), channels=wshape[0], kernel_size=kernel)
-    return _with_bias(out, inputs, 3)
 
 
 # --- pooling ---------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ....op import nn as _nn
 from ....op import qnn as _qnn
 from .math import matmul as _float_matmul
 from .nn import conv_pads, per_dim
+from .quantized_blocked import blocked_dequantize, blocked_quantize
 from ._registry import converter
 
 
@@ -73,11 +74,8 @@ def _c(value, dtype):
 
 def _axis(ctx, x, scale):
     """The quantization axis: the `axis` attribute (default 1) for a per-axis (1-D, more than one
-    value) scale; -1 for a per-tensor one. Blocked quantization is not supported."""
+    value) scale; -1 for a per-tensor one (blocked quantization goes through blocked.py)."""
     axis = int(ctx.attrs.get("axis", 1))
-    if int(ctx.attrs.get("block_size", 0)):
-        raise ctx.fail("blocked quantization (block_size > 0) is not supported",
-                       "quantize per tensor or per axis")
     shape = ctx.shape(scale)
     if len(shape) == 0 or (len(shape) == 1 and shape[0] == 1):
         return -1
@@ -99,6 +97,8 @@ def quantize_linear(ctx, inputs):
     zp, out_dtype = _zero_point(ctx, zp_in, default, "y_zero_point")
     if out_dtype not in QUANT_DTYPES[:-1]:
         raise ctx.fail(f"quantizing to {out_dtype} is not supported")
+    if int(ctx.attrs.get("block_size", 0)):
+        return blocked_quantize(ctx, x, scale, zp_in, out_dtype)
     axis = _axis(ctx, x, scale)
     xf = x if ctx.dtype(x) == "float32" else _op.cast(x, "float32")
     return _qnn.quantize(xf, _scale(ctx, scale, "y_scale"), zp, axis=axis, out_dtype=out_dtype)
@@ -112,6 +112,8 @@ def dequantize_linear(ctx, inputs):
     if dtype not in QUANT_DTYPES:
         raise ctx.fail(f"dequantizing {dtype} is not supported (supported: {list(QUANT_DTYPES)})")
     zp, _ = _zero_point(ctx, zp_in, dtype, "x_zero_point")
+    if int(ctx.attrs.get("block_size", 0)):
+        return blocked_dequantize(ctx, x, scale, zp_in)
     axis = _axis(ctx, x, scale)
     out = _qnn.dequantize(x, _scale(ctx, scale, "x_scale"), zp, axis=axis)
     out_dtype = ctx.dtype(scale)
