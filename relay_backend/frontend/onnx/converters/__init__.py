@@ -10,7 +10,7 @@ __all__ = ["CONVERTERS"]
 from . import activation_ext  # noqa: F401,E402  (Hardmax, Shrink, Mish, Celu)
 from . import training  # noqa: F401,E402  (Adagrad, Adam, Momentum: domain ai.onnx.preview.training)
 from . import generators  # noqa: F401,E402  (EyeLike, Hann/Hamming/BlackmanWindow, MelWeightMatrix)
-from . import placement  # noqa: F401,E402  (CenterCropPad, Col2Im, MaxUnpool)
+from . import placement  # noqa: F401,E402  (Col2Im, MaxUnpool)
 from . import training_mode  # noqa: F401,E402  (after nn: Dropout and BatchNormalization in training mode)
 from . import ml  # noqa: F401,E402  (ai.onnx.ml Binarizer, ArrayFeatureExtractor)
 from . import pad_wrap  # noqa: F401,E402  (after tensor: Pad's mode="wrap", the other modes delegated)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .... import op as _op
 from ....op import nn as _nn
+from ....runtime.limits import check_tensor_size
 from ..common import const
 from ._registry import converter
 from .runtime_shapes import positive_axes, static_length
@@ -45,6 +46,8 @@ def center_crop_pad(ctx, inputs):
         else:
             before = (length - dims[a]) // 2
             width[a] = (before, length - dims[a] - before)
+    out_shape = [e - b + w[0] + w[1] for b, e, w in zip(begin, end, width)]
+    check_tensor_size(out_shape, ctx.dtype(x), f"{ctx.where()}: the output")
     out = _op.strided_slice(x, begin, end)
     zero = const(np.zeros((), ctx.dtype(x)))
     return _nn.pad(out, tuple(width), zero) if any(w != (0, 0) for w in width) else out

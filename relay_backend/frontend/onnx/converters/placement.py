@@ -1,9 +1,9 @@
 """ONNX ops that place the input's values at computed positions of a differently shaped output:
-CenterCropPad (a centred crop and/or zero pad), Col2Im (sliding blocks summed back into an image)
-and MaxUnpool (pooled values written back at MaxPool's flat indices).
+Col2Im (sliding blocks summed back into an image) and MaxUnpool (pooled values written back at
+MaxPool's flat indices). CenterCropPad, a centred crop and/or zero pad, is crop_pad.py's.
 
-Their output shapes come from inputs (CenterCropPad's shape, Col2Im's image_shape and block_shape,
-MaxUnpool's output_shape), which must be constants, and from the input's static shape.
+Their output shapes come from inputs (Col2Im's image_shape and block_shape, MaxUnpool's
+output_shape), which must be constants, and from the input's static shape.
 """
 import numpy as np
 
@@ -16,46 +16,6 @@ from ._registry import converter
 
 def _ints(ctx, expr, what):
     return [int(v) for v in np.asarray(ctx.value(expr, what)).reshape(-1)]
-
-
-def _axes(ctx, rank, count):
-    axes = ctx.attrs.ints("axes")
-    axes = list(range(rank)) if axes is None else list(axes)
-    if len(axes) != count:
-        raise ctx.invalid(f"shape has {count} value(s) for {len(axes)} axes")
-    if any(not -rank <= a < rank for a in axes):
-        raise ctx.invalid(f"axes {axes} are out of range for a rank-{rank} input")
-    axes = [a % rank for a in axes]
-    if len(set(axes)) != len(axes):
-        raise ctx.invalid(f"axes {axes} repeat an axis")
-    return axes
-
-
-@converter("CenterCropPad", min_version=18)
-def center_crop_pad(ctx, inputs):
-    """Each listed axis becomes the target length: a longer axis keeps its centred window (the
-    extra odd element is cut at the end), a shorter one is zero-padded around the centre (the
-    extra odd element of padding goes at the end)."""
-    x, shape = inputs
-    in_shape = ctx.static_shape(x, "input_data")
-    target = _ints(ctx, shape, "shape")
-    axes = _axes(ctx, len(in_shape), len(target))
-    if any(t < 0 for t in target):
-        raise ctx.invalid(f"shape {target} has a negative length")
-    begin, end = [0] * len(in_shape), list(in_shape)
-    pads = [(0, 0)] * len(in_shape)
-    for axis, want in zip(axes, target):
-        have = in_shape[axis]
-        if want < have:
-            begin[axis] = (have - want) // 2
-            end[axis] = begin[axis] + want
-        elif want > have:
-            before = (want - have) // 2
-            pads[axis] = (before, want - have - before)
-    out_shape = [e - b + p[0] + p[1] for b, e, p in zip(begin, end, pads)]
-    check_tensor_size(out_shape, ctx.dtype(x), f"{ctx.where()}: the output")
-    out = _op.strided_slice(x, begin, end) if (begin, end) != ([0] * len(in_shape), list(in_shape)) else x
-    return _nn.pad(out, pads) if any(p != (0, 0) for p in pads) else out
 
 
 def _col2im_layout(ctx, image, block, strides, dilations, pads):
