@@ -59,6 +59,11 @@ CASES = [
     ("opset18_axes", (1, 2, 3, 4), dict(sizes=[6, 2], mode="linear", axes=[3, 2], opset=18)),
     ("opset18_not_larger", (1, 1, 4, 6), dict(sizes=[3, 3], mode="nearest", axes=[2, 3], opset=18,
                                               keep_aspect_ratio_policy="not_larger")),
+    # no axes: the aspect-ratio scale is taken over every axis, batch and channel included
+    ("opset18_not_larger_all_axes", (1, 1, 2, 2), dict(sizes=[1, 1, 3, 4], mode="nearest", opset=18,
+                                                       keep_aspect_ratio_policy="not_larger")),
+    ("opset18_not_smaller_all_axes", (1, 1, 4, 6), dict(sizes=[1, 1, 3, 3], mode="nearest", opset=18,
+                                                        keep_aspect_ratio_policy="not_smaller")),
     ("opset18_antialias_linear", (1, 1, 8, 9), dict(scales=[1, 1, 0.5, 0.4], mode="linear", antialias=1,
                                                     opset=18)),
     ("opset18_antialias_cubic", (1, 1, 7, 7), dict(sizes=[1, 1, 3, 4], mode="cubic", antialias=1, opset=18)),

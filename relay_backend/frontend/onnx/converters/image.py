@@ -88,11 +88,15 @@ def _static_sizes(ctx, plan, shape, scales, sizes, policy):
             if a in plan.axes and isinstance(shape[a], int) and target[a] != shape[a]:
                 factors[a] = None
         if policy != "stretch":
+            # one scale over every resized axis, batch and channel included when listed (all
+            # axes when `axes` is absent), as ONNX's rule: sizes [1, 1, 3, 4] of a (1, 1, 2, 2)
+            # input is scale 1 under not_larger
             pick = min if policy == "not_larger" else max
-            scale = pick(target[a] / shape[a] for a in plan.axes if a >= 2 and shape[a])
-            target = [int(scale * shape[a] + 0.5) if a in plan.axes and a >= 2 else target[a]
+            scale = pick(target[a] / shape[a] for a in plan.axes if isinstance(shape[a], int) and shape[a])
+            target = [int(scale * shape[a] + 0.5) if a in plan.axes and isinstance(shape[a], int) else target[a]
                       for a in range(plan.rank)]
-            factors = factors[:2] + [scale if a in plan.axes else 1.0 for a in range(2, plan.rank)]
+            factors = [1.0 if target[a] == shape[a] else None for a in (0, 1)] + \
+                [scale if a in plan.axes else 1.0 for a in range(2, plan.rank)]
         return target, factors
     factors = plan.full([float(v) for v in scales], [1.0] * plan.rank)
     if min(factors) <= 0:
