@@ -86,8 +86,11 @@ def _chunks():
 
 # target "llvm" links the graph executor's LLVM kernels; C kernels of the same schedules
 # (aot.c_target_like, what export-c builds; codegen/c.py is also checked kernel by kernel in
-# tests/codegen/test_codegen_c.py) run under -m slow to keep the default suite short
-@pytest.mark.parametrize("target", ["llvm", pytest.param("c-like-llvm", marks=pytest.mark.slow)])
+# tests/codegen/test_codegen_c.py) run under -m slow to keep the default suite short; so does the
+# llvm sweep over every sample (the default suite runs each op's first sample on AOT in
+# tests/op/test_conformance.py)
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["llvm", "c-like-llvm"])
 @pytest.mark.parametrize("ops", list(_chunks()))
 def test_op_samples_match_reference(ops, target):
     cases = [(op, i, s) for op in ops for i, s in enumerate(op.samples(np.random.default_rng(0)))]
