@@ -2,8 +2,8 @@
 
 onnx_node_passing.txt is the curated list of tests that pass on both the debug interpreter and
 the graph executor (regenerate it with scripts/onnx_node_report.py --passing-list). Every listed
-test runs on the debug interpreter; every 8th also through the default compiled executor, to
-keep CI to about a minute. Expected outputs come from ONNX's reference data; tolerances are
+test runs on the debug interpreter; every 8th also through the default compiled executor. The
+default suite takes every 2nd of the one and every 16th of the other; -m slow runs the rest. Expected outputs come from ONNX's reference data; tolerances are
 ONNX's (rtol 1e-3, atol 1e-7).
 """
 import os
@@ -26,12 +26,18 @@ def _check(name, executor):
     assert err is None, f"{name} ({op}) on {executor}: {err}"
 
 
-@pytest.mark.parametrize("name", PASSING)
+def _half_slow(names, step):
+    """Every `step`-th name in the default suite, the ones halfway between under -m slow (CI
+    runs both), so the default suite stays short as the list grows."""
+    return [pytest.param(n, marks=[pytest.mark.slow] if i % 2 else []) for i, n in enumerate(names[::step // 2])]
+
+
+@pytest.mark.parametrize("name", _half_slow(PASSING, 2))
 def test_node_debug(name):
     _check(name, "debug")
 
 
-@pytest.mark.parametrize("name", PASSING[::8])
+@pytest.mark.parametrize("name", _half_slow(PASSING, 16))
 def test_node_compiled(name):
     from relay_backend.frontend.onnx.backend import default_executor
     kind = default_executor()
