@@ -47,3 +47,21 @@ def test_tfidf_vectorizer_refuses_a_string_pool():
                             ngram_indexes=[0, 1], mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0)
     model = make_model([node], [("x", "int32", [4])], [("y", "float32", None)], opset=11)
     raises_relay_error(model, "pool of strings is not supported", OpNotImplemented)
+
+
+def test_a_huge_max_skip_count_counts_what_the_longest_skip_finds():
+    """max_skip_count may be any int64: skips wider than the input find nothing, so 2**40 counts
+    the same as the widest skip that fits (the converter once looped up to max_skip_count)."""
+    x = np.random.default_rng(5).integers(1, 9, (2, 14)).astype("int64")
+    attrs = {"mode": "TF", "min_gram_length": 1, "max_gram_length": 3}
+    huge = _model((2, 14), "int64", max_skip_count=2 ** 40, **attrs)
+    fits = _model((2, 14), "int64", max_skip_count=13, **attrs)
+    assert_close(run_relay(huge, {"x": x}, "debug"), run_ort(fits, {"x": x}), rtol=1e-6, atol=0)
+
+
+def test_an_output_too_large_for_memory_is_a_clear_error():
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], pool_int64s=[1, 2], ngram_counts=[0],
+                            ngram_indexes=[0, 2 ** 40], mode="TF", min_gram_length=1, max_gram_length=1,
+                            max_skip_count=0)
+    model = make_model([node], [("x", "int64", [4])], [("y", "float32", None)], opset=11)
+    raises_relay_error(model, "ngram_indexes", MemoryError)

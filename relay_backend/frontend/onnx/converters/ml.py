@@ -15,9 +15,16 @@ from ._registry import converter
 DOMAIN = "ai.onnx.ml."
 
 
+def _expect_inputs(ctx, inputs, count, names):
+    """The ai.onnx.ml ops are outside the schema check's default domain: count their inputs here."""
+    if len(inputs) != count or any(i is None for i in inputs):
+        raise ctx.invalid(f"takes {count} input(s) ({names}), got {len(inputs)}")
+
+
 @converter(DOMAIN + "Binarizer")
 def binarizer(ctx, inputs):
     """1 where x > threshold, else 0, in x's dtype."""
+    _expect_inputs(ctx, inputs, 1, "X")
     x = inputs[0]
     dtype = ctx.dtype(x)
     threshold = const(np.array(float(ctx.attrs.get("threshold", 0.0)), dtype))
@@ -27,6 +34,7 @@ def binarizer(ctx, inputs):
 @converter(DOMAIN + "ArrayFeatureExtractor")
 def array_feature_extractor(ctx, inputs):
     """The entries of X's last axis that Y lists (a 1-D X gives one row)."""
+    _expect_inputs(ctx, inputs, 2, "X and Y")
     x, indices = inputs
     shape = ctx.static_shape(x, "X")
     if not shape:

@@ -145,6 +145,8 @@ def lp_pool(ctx, inputs):
     x = inputs[0]
     nd, common = _pool_attrs(ctx, x)
     p = float(ctx.attrs.get("p", 2))
+    if not p > 0:
+        raise ctx.invalid(f"p must be positive, got {p}")
     powered = _op.power(_op.abs(x), scalar(ctx, p, x))
     window = AVG_POOL[nd](powered, count_include_pad=True, **common)
     total = _op.multiply(window, scalar(ctx, float(np.prod(common["pool_size"])), x))

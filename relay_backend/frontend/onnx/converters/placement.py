@@ -94,6 +94,9 @@ def max_unpool(ctx, inputs):
         raise ctx.invalid(f"kernel_shape {kernel} must have one value per spatial dim ({rank})")
     strides = list(ctx.attrs.ints("strides", (1,) * rank))
     pads = list(ctx.attrs.ints("pads", (0,) * (2 * rank)))
+    if len(strides) != rank or len(pads) != 2 * rank or min(strides + [1]) < 1 or min(pads + [0]) < 0:
+        raise ctx.invalid(f"strides {strides} need {rank} positive values and pads {pads} {2 * rank} "
+                          "non-negative ones")
     unpooled = list(shape[:2]) + [(shape[2 + d] - 1) * strides[d] - pads[d] - pads[rank + d] + kernel[d]
                                   for d in range(rank)]
     out_shape = unpooled if output_shape is None else _ints(ctx, output_shape, "output_shape")

@@ -15,6 +15,7 @@ reference indexes it by output position instead, which agrees when ngram_indexes
 import numpy as np
 
 from .... import op as _op
+from ....runtime.limits import check_tensor_size
 from ..common import const
 from ._registry import converter
 
@@ -80,6 +81,7 @@ def tfidf_vectorizer(ctx, inputs):
     weights = ctx.attrs.get("weights")
     if weights is not None and len(weights) != len(indexes):
         raise ctx.invalid(f"weights has {len(weights)} entries for {len(indexes)} n-grams (ngram_indexes)")
+    check_tensor_size((max(len(indexes), 1), size), "float32", f"{ctx.where()}: the n-gram scatter (ngram_indexes)")
     rows = _op.cast(_op.reshape(x, (1, shape[0]) if len(shape) == 1 else shape), "int64")
     length = shape[-1]
     batch = 1 if len(shape) == 1 else shape[0]
@@ -87,7 +89,10 @@ def tfidf_vectorizer(ctx, inputs):
     for n, (tokens, positions) in grams.items():
         scatter = np.zeros((len(positions), size), np.float32)
         scatter[np.arange(len(positions)), positions] = 1.0
-        for distance in range(1, (1 if n == 1 else skips + 1) + 1):
+        # a window of n tokens at distance d spans d * (n - 1) + 1 <= length: larger skips find
+        # nothing, and max_skip_count may be any int (a loop up to it would never end)
+        widest = 1 if n == 1 else min(skips + 1, max(length - 1, 0) // (n - 1))
+        for distance in range(1, widest + 1):
             found = _occurrences(rows, tokens, distance, length)
             if found is not None:
                 total = _op.add(total, _op.sum(_op.multiply(_op.expand_dims(found, 2), const(scatter)), axis=1))
