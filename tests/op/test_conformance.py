@@ -7,9 +7,10 @@ An op whose output shape depends on its input values (a shape_func, e.g. the dyn
 dims where the reference has sizes; the graph and AOT executors refuse it (they plan memory for
 static shapes) and must say so.
 
-The interpreter runs every sample in the default suite; the compiled executors (and the JIT)
-run each op's first COMPILED_BY_DEFAULT sample(s) there and every other sample under `-m slow`,
-which CI also runs, so the default suite stays within its time budget as the op set grows.
+The interpreter runs every sample in the default suite; the graph executor and the VM run each
+op's first COMPILED_BY_DEFAULT sample(s) there, and every other sample, AOT's and the JIT's runs
+under `-m slow`, which CI also runs, so the default suite stays within its time budget as the op
+set grows.
 """
 import numpy as np
 import pytest
@@ -25,20 +26,24 @@ TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-10}
 
 
 COMPILED_BY_DEFAULT = 1   # samples per op a compiled executor runs outside `-m slow`
+# AOT (target llvm) links the graph executor's kernels and the JIT compiles them the same way:
+# outside `-m slow` the graph executor and the VM stand for the compiled paths
+ALL_SAMPLES_SLOW = ("aot", "jit")
 
 
-def _cases(compiled=False):
+def _cases(compiled=False, kind=None):
     for op in list_ops():
         if op.user_defined:   # registered from user code (a test's fixture): it has no samples
             continue
         for i, sample in enumerate(op.samples(np.random.default_rng(0))):
-            marks = [pytest.mark.slow] if compiled and i >= COMPILED_BY_DEFAULT else []
+            slow = compiled and (i >= COMPILED_BY_DEFAULT or kind in ALL_SAMPLES_SLOW)
+            marks = [pytest.mark.slow] if slow else []
             yield pytest.param(op, sample, id=f"{op.name}-{i}", marks=marks)
 
 
 def _executor_cases():
     for kind in EXECUTORS:
-        for case in _cases(compiled=kind != "debug"):
+        for case in _cases(compiled=kind != "debug", kind=kind):
             yield pytest.param(kind, *case.values, id=f"{case.id}-{kind}", marks=case.marks)
 
 
@@ -121,7 +126,7 @@ def _flat_types(ty):
 def _compiled_cases():
     """The cases of ops with a compute of their own: a qnn op has none (as in TVM), the
     default pipeline rewrites it to basic ops first (relay.qnn.transform.CanonicalizeOps)."""
-    return [c for c in _cases(compiled=True)
+    return [c for c in _cases(compiled=True, kind="jit")
             if c.values[0].compute is not None or c.values[0].fstrategy is not None]
 
 
