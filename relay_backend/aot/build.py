@@ -19,7 +19,7 @@ import threading
 
 from .. import cache, config, diagnostics, progress
 from ..codegen.c import compile_flags
-from ..codegen.c_compiler import command_text, find_cc
+from ..codegen.c_compiler import command_text, find_cc, host_library_args
 from ..errors import CompileError
 from ..runtime.shared_library import SharedLibrary
 from .params import FILE_NAME as PARAMS_FILE, check_params
@@ -106,7 +106,7 @@ def compile_model(c_source: str, h_source: str, params: bytes, openmp=None, opti
     check_params(params)            # a corrupt blob is reported here, before cc embeds it
     cc = find_cc()
     flags = model_flags(openmp, options)
-    libs = [f"-l{lib}" for lib in dict.fromkeys(["m", *libraries])]
+    libs = host_library_args(["m", *libraries])
     digest = hashlib.sha256("\0".join([*cc, *flags, *libs, c_source, h_source]).encode())
     digest.update(params)
     for data in objects:

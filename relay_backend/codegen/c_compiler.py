@@ -6,6 +6,8 @@ command as a tuple (argv prefix): $CC (it may hold words, e.g. "zig cc"), else c
 on PATH, else the `zig cc` of the optional `ziglang` wheel (`pip install relay_backend[zig]`),
 else a CompileError saying how to install one.
 """
+import ctypes
+import ctypes.util
 import functools
 import importlib.util
 import os
@@ -57,4 +59,44 @@ def command_text(cc: tuple) -> str:
     return " ".join(shlex.quote(word) for word in cc)
 
 
-__all__ = ["find_cc", "zig_cc", "command_text", "INSTALL_HINT"]
+# Libraries every C toolchain (zig's bundled libc included) finds by -l<name>.
+LIBC_LIBRARIES = ("m", "c")
+
+
+def host_library_args(libraries) -> list:
+    """Linker arguments for host libraries the kernels call into: "-lm" for libc's parts, and
+    for any other (GNU OpenMP's "gomp") the absolute path of the copy this process loads.
+
+    Why: a toolchain other than gcc does not search gcc's private folder, and a runtime-only
+    install ships libgomp.so.1 without the libgomp.so development link, so `zig cc ... -lgomp`
+    fails where the process itself runs OpenMP fine. Linking the loaded file also gives the
+    model the same OpenMP runtime as the process (one thread team). Falls back to "-l<name>"
+    when the library is not found."""
+    args = []
+    for name in dict.fromkeys(libraries):
+        path = None if name in LIBC_LIBRARIES else loaded_library_path(name)
+        args.append(path or f"-l{name}")
+    return args
+
+
+@functools.lru_cache(maxsize=None)
+def loaded_library_path(name: str):
+    """The file of shared library `name` ("gomp") as this process maps it, or None (not found,
+    or no /proc/self/maps on this system)."""
+    soname = ctypes.util.find_library(name)
+    if not soname:
+        return None
+    try:
+        ctypes.CDLL(soname)                     # already loaded for the JIT; a no-op then
+        with open("/proc/self/maps") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        path = line.split()[-1] if line.split() else ""
+        if path.startswith("/") and os.path.basename(path).startswith(soname.split(".so")[0] + ".so"):
+            return path
+    return None
+
+
+__all__ = ["find_cc", "zig_cc", "command_text", "host_library_args", "INSTALL_HINT"]

@@ -21,7 +21,7 @@ import llvmlite.binding as llvm
 from ..diagnostics import get_logger, native_remarks_to
 from ..errors import CompileError
 from ..runtime.thread_count import prepare_openmp_env
-from .c_compiler import find_cc
+from .c_compiler import find_cc, host_library_args
 from ..target import arch_family, as_target, host_triple
 
 _REMARKS_LOG = get_logger("codegen")
@@ -253,7 +253,9 @@ def link_shared(object_code, path: str, libs=("m",), cc: str = None, fcompile=No
         compiler = (shutil.which(cc),) if cc else find_cc()
         if compiler[0] is None:
             raise CompileError(f"export_library: the compiler cc={cc!r} is not on PATH")
-        cmd = [*compiler, "-shared", "-fPIC", "-o", path, *paths] + [f"-l{lib}" for lib in libs]
+        # a cross compiler (cc given) links its own target's libraries, the host one this process's
+        lib_args = [f"-l{lib}" for lib in libs] if cc else host_library_args(libs)
+        cmd = [*compiler, "-shared", "-fPIC", "-o", path, *paths, *lib_args]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"linking {path} failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
