@@ -1,7 +1,7 @@
 """ONNX Resize, Upsample and GridSample against onnxruntime: every mode with constant scales or
 sizes (static image.resize*d, compiled by the graph executor), ONNX's scale arithmetic where it
 differs from TVM's (non-integer in * scale), antialias, roi, axes, run-time sizes (bound per run
-by the ONNX backend), run-time scales (a clear error); GridSample in 2-D and 3-D, AffineGrid,
+by the ONNX backend), run-time scales (dyn.image.resize2d_scales on debug and VM); GridSample in 2-D and 3-D, AffineGrid,
 NonMaxSuppression (dynamic output: debug and VM) and RoiAlign."""
 import numpy as np
 import pytest
@@ -130,9 +130,93 @@ def test_run_time_roi_of_tf_crop_and_resize(mode, kinds):
             assert_close(run_relay(model, feeds, kind), want)
 
 
-def test_run_time_scales_are_a_clear_error():
-    model = _resize((1, 2, 3, 4), scales=[1, 1, 0.6, 2], mode="linear", runtime=("scales",))
-    with pytest.raises(OpNotImplemented, match="scales is computed at run time"):
+RUN_TIME_SCALES = [
+    ("linear_half_pixel", (1, 2, 5, 7), dict(scales=[1, 1, 0.6, 0.8], mode="linear"),
+     [[1, 1, 0.6, 0.8], [1, 1, 1.7, 2.3]]),
+    ("cubic_align_corners", (1, 1, 4, 5), dict(scales=[1, 1, 1.7, 0.8], mode="cubic",
+                                               coordinate_transformation_mode="align_corners"),
+     [[1, 1, 1.7, 0.8], [1, 1, 0.5, 3.0]]),
+    ("nearest_asymmetric_floor", (1, 2, 3, 4), dict(scales=[1, 1, 2.0, 1.5], mode="nearest", nearest_mode="floor",
+                                                    coordinate_transformation_mode="asymmetric"),
+     [[1, 1, 2.0, 1.5], [1, 1, 0.7, 3.0]]),
+    ("linear_half_pixel_symmetric", (1, 1, 4, 5), dict(scales=[1, 1, 0.6, 2.3], mode="linear", opset=19,
+                                                       coordinate_transformation_mode="half_pixel_symmetric"),
+     [[1, 1, 0.6, 2.3], [1, 1, 1.5, 0.5]]),
+    ("tf_crop_and_resize", (1, 1, 4, 4), dict(roi=[0, 0, 0.2, 0.1, 1, 1, 0.9, 1.2], scales=[1, 1, 0.8, 1.4],
+                                              mode="cubic", extrapolation_value=5.0,
+                                              coordinate_transformation_mode="tf_crop_and_resize"),
+     [[1, 1, 0.8, 1.4], [1, 1, 1.3, 0.5]]),
+    ("axes_3_2", (1, 1, 2, 3), dict(scales=[2.5, 1.5], mode="nearest", axes=[3, 2], opset=18),
+     [[2.5, 1.5], [0.7, 2.0]]),
+]
+
+
+@pytest.mark.parametrize("name,shape,kw,runs", RUN_TIME_SCALES, ids=[c[0] for c in RUN_TIME_SCALES])
+def test_run_time_scales_on_debug_and_vm(name, shape, kw, runs):
+    """Scales given as a graph input: dyn.image.resize2d_scales reads them per run (output length
+    floor(in * scale), the coordinates divide by the scale as ONNX's), on the debug interpreter
+    and the VM, for several scale values through one import; against onnxruntime, or ONNX's
+    reference where onnxruntime departs from the standard."""
+    model = _resize(shape, runtime=("scales",), out_shape=[None] * len(shape), **kw)
+    # as ONNX_REFERENCE_ONLY: these modes size by the float width in * scale, onnxruntime does not
+    float_width = kw.get("coordinate_transformation_mode") in ("align_corners", "tf_crop_and_resize")
+    mod, _ = relay.frontend.from_onnx(model)
+    assert mod["main"].checked_type.ret_type.is_dynamic
+    x = RNG.uniform(-2, 2, shape).astype(F)
+    feeds = {"x": x, **({"roi": np.asarray(kw["roi"], F)} if "roi" in kw else {})}
+    for kind in ("debug", "vm"):
+        run = relay.create_executor(kind, mod=mod).evaluate()
+        for scales in runs:
+            feeds["scales"] = np.asarray(scales, F)
+            got = run(*[feeds[i.name_hint] for i in mod["main"].params]).numpy()
+            want = _onnx_reference(model, feeds) if float_width else run_ort(model, feeds)
+            assert_close([got], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("policy,axes,sizes", [("not_larger", [2, 3], [[3, 3], [9, 5]]),
+                                                ("not_smaller", None, [[1, 1, 3, 3], [1, 1, 5, 7]])])
+def test_run_time_sizes_with_a_keep_aspect_ratio_policy(policy, axes, sizes):
+    """keep_aspect_ratio_policy with sizes fed at run time: one scale min (max) of sizes / in
+    sets the lengths round(scale * in) and the coordinates (dyn.image.resize2d_scales)."""
+    extra = {} if axes is None else {"axes": axes}
+    model = _resize((1, 1, 4, 6), sizes=sizes[0], mode="nearest", opset=18, keep_aspect_ratio_policy=policy,
+                    runtime=("sizes",), out_shape=[None] * 4, **extra)
+    mod, _ = relay.frontend.from_onnx(model)
+    x = RNG.uniform(size=(1, 1, 4, 6)).astype(F)
+    for kind in ("debug", "vm"):
+        run = relay.create_executor(kind, mod=mod).evaluate()
+        for value in sizes:
+            feeds = {"x": x, "sizes": np.asarray(value, "int64")}
+            assert_close([run(x, feeds["sizes"]).numpy()], run_ort(model, feeds))
+
+
+def test_run_time_scales_on_the_graph_executor_are_a_clear_error():
+    model = _resize((1, 2, 3, 4), scales=[1, 1, 0.6, 2], mode="linear", runtime=("scales",), out_shape=[None] * 4)
+    mod, _ = relay.frontend.from_onnx(model)
+    with pytest.raises(CompileError, match="dynamic|Any|shape"):
+        relay.create_executor("graph", mod=mod).evaluate()
+
+
+@pytest.mark.parametrize("scales", [[2, 1, 1, 1], [1, 1, 0.0, 1], [1, 1, np.nan, 2], [1, 1, -1, 2],
+                                    [1, 1, 1e30, 1], [1, 1, 1e9, 1e9]])
+def test_bad_run_time_scales_are_input_errors(scales):
+    """A batch / channel scale other than 1, a scale that is not a positive finite number, or one
+    whose output length overflows int64 are InputErrors; an output over the size limit is an
+    AllocationError, raised before anything allocates it."""
+    from relay_backend.errors import AllocationError, InputError
+    error = AllocationError if scales[2] == 1e9 else InputError
+    model = _resize((1, 2, 3, 4), scales=[1, 1, 0.6, 2], mode="linear", runtime=("scales",), out_shape=[None] * 4)
+    mod, _ = relay.frontend.from_onnx(model)
+    x = RNG.uniform(size=(1, 2, 3, 4)).astype(F)
+    for kind in ("debug", "vm"):
+        with pytest.raises(error):
+            relay.create_executor(kind, mod=mod).evaluate()(x, np.asarray(scales, F))
+
+
+def test_run_time_scales_with_antialias_are_a_clear_error():
+    model = _resize((1, 2, 5, 4), scales=[1, 1, 0.6, 0.5], mode="linear", antialias=1, opset=18,
+                    runtime=("scales",))
+    with pytest.raises(OpNotImplemented, match="antialias"):
         relay.frontend.from_onnx(model)
 
 

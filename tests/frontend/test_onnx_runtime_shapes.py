@@ -1,5 +1,5 @@
 """Pad's pads/axes, Slice's axes, Split's sizes, the reductions' axes, TopK's K, CumSum's and DFT's
-axis, CenterCropPad's shape, AffineGrid's size and Resize's sizes given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
+axis, CenterCropPad's shape, AffineGrid's size and Resize's sizes and scales given as graph inputs and supplied at run time (RelayBackend.prepare(bind_inputs=False)): the dyn
 forms of converters/runtime_shapes.py, compared with onnxruntime on the debug interpreter and the
 VM (tolerance: conftest.assert_close, rtol 1e-5 / atol 1e-5 scaled to the output; integers
 exactly); the graph executor refusing them as unsupported (static shapes only); DynamicToStatic
@@ -173,10 +173,20 @@ def test_center_crop_pad_with_constant_lengths_is_static(lengths):
     _same(RelayBackend.prepare(model, executor="graph", bind_inputs=False).run(feeds), run_ort(model, feeds))
 
 
-def test_run_time_resize_scales_are_unsupported_with_the_reason():
-    model = _node_model("Resize", [("x", F, [1, 1, 2, 2]), ("roi", F, [0]), ("scales", F, [4])])
-    with pytest.raises(OpNotImplemented, match="scales"):
-        RelayBackend.prepare(model, executor="debug", bind_inputs=False)
+def test_run_time_resize_scales_run_on_debug_and_vm():
+    """Resize's scales fed at run time (dyn.image.resize2d_scales); the graph executor refuses the
+    dynamic output as unsupported; antialias with run-time scales stays unsupported, with the reason."""
+    model = _node_model("Resize", [("x", F, [1, 1, 2, 2]), ("roi", F, [0]), ("scales", F, [4])], mode="linear")
+    for scales in ([1, 1, 1.5, 2.5], [1, 1, 0.6, 3.0]):
+        feeds = {"x": _x(1, 1, 2, 2), "roi": np.zeros(0, "float32"), "scales": np.array(scales, "float32")}
+        for kind in ("debug", "vm"):
+            _same(RelayBackend.prepare(model, executor=kind, bind_inputs=False).run(feeds), run_ort(model, feeds))
+    with pytest.raises(OpNotImplemented, match="static shapes"):
+        RelayBackend.prepare(model, executor="graph", bind_inputs=False)
+    antialiased = _node_model("Resize", [("x", F, [1, 1, 4, 4]), ("roi", F, [0]), ("scales", F, [4])],
+                              mode="linear", antialias=1)
+    with pytest.raises(OpNotImplemented, match="antialias"):
+        RelayBackend.prepare(antialiased, executor="debug", bind_inputs=False)
 
 
 def test_run_time_axis_that_would_decide_the_output_shape_is_unsupported():

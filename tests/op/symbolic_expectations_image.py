@@ -12,6 +12,9 @@ case("image.resize3d", "Tensor[(n, m, 2, 3, 4), float64]")(
     lambda: relay.image.resize3d(_v("x", (N, M, H, H, W)), (2, 3, 4), out_dtype="float64"))
 case("dyn.image.resize2d", "Tensor[(n, 3, ?, ?), float32]")(
     lambda: relay.image.resize2d(_v("x", (N, 3, H, W)), _v("size", (2,), "int64")))
+case("dyn.image.resize2d_scales", "Tensor[(n, 3, ?, ?), float32]")(
+    lambda: relay.dyn.image.resize2d_scales(_v("x", (N, 3, H, W)), _v("size", (2,), "int64"), _v("roi", (4,)),
+                                            _v("scales", (2,))))
 case("image.crop_and_resize", "Tensor[(m, 3, 4, 5), float32]")(
     lambda: relay.image.crop_and_resize(_v("x", (N, 3, H, W)), _v("b", (M, 4)), _v("i", (M,), "int32"), (4, 5),
                                         "NCHW"))

@@ -1,7 +1,8 @@
 """relay.image ops: every sample's reference against the independent per-element formulas of
 image_independent.py, a sweep of every resize mode x method x rounding, the guards (align_corners
 or crop length 1, clamped box indices, exact integer upsampling), empty inputs, errors, and
-dyn.image.resize2d (built by the constructor, run by the VM, removed by DynamicToStatic).
+dyn.image.resize2d (built by the constructor, run by the VM, removed by DynamicToStatic) and
+dyn.image.resize2d_scales (scales read at run time, against the static op with those scales).
 
 Tolerances: float16 1e-2, float32 1e-5, float64 1e-9 (relative and absolute); integers exact.
 """
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import relay_backend as relay
-from relay_backend.errors import AttrsError, OpNotImplemented, TypeInferenceError
+from relay_backend.errors import AttrsError, InputError, OpNotImplemented, TypeInferenceError
 from relay_backend.op import get, list_ops
 from relay_backend.op.image.resize import Resize1DAttrs, Resize2DAttrs, Resize3DAttrs
 
@@ -23,6 +24,9 @@ INDEPENDENT = {
     "image.resize3d": ind.resize,
     "dyn.image.resize2d": lambda x, size, roi, a: ind.resize(
         x, a.with_(size=tuple(int(v) for v in size), roi=tuple(float(v) for v in roi))),
+    "dyn.image.resize2d_scales": lambda x, size, roi, scales, a: ind.resize(
+        x, a.with_(size=tuple(int(v) for v in size), roi=tuple(float(v) for v in roi),
+                   scales=tuple(float(v) for v in scales))),
     "image.crop_and_resize": ind.crop_and_resize,
     "image.dilation2d": ind.dilation2d,
     "image.affine_grid": ind.affine_grid,
@@ -244,3 +248,36 @@ def test_affine_grid_without_target_shape_is_a_clear_error():
         relay.image.affine_grid(theta)
     with pytest.raises(RelayError, match="target_shape"):
         relay.image.affine_grid(theta, 16)
+
+
+def test_dyn_resize2d_scales_matches_the_static_op_on_the_vm():
+    """Run-time scales (one compiled kernel, several values) against image.resize2d with the same
+    scales as attrs, every coordinate mode the scales enter; bad scales are InputErrors."""
+    x = relay.var("x", shape=(1, 2, 4, 5))
+    size, roi, scales = (relay.var(n, shape=(k,), dtype=d) for n, k, d in
+                         (("size", 2, "int64"), ("roi", 4, "float32"), ("scales", 2, "float32")))
+    data = np.random.default_rng(1).uniform(-1, 1, (1, 2, 4, 5)).astype("float32")
+    roi_values = np.array([0.1, 0.2, 0.9, 1.1], "float32")
+    for mode in ("half_pixel", "half_pixel_symmetric", "align_corners", "asymmetric", "pytorch_half_pixel",
+                 "tf_crop_and_resize"):
+        call = relay.dyn.image.resize2d_scales(x, size, roi, scales, method="cubic",
+                                               coordinate_transformation_mode=mode)
+        run = relay.create_executor("vm", mod=relay.IRModule.from_expr(relay.Function([x, size, roi, scales],
+                                                                                      call))).evaluate()
+        for factors in ((0.6, 2.3), (1.0, 0.2), (0.25, 1.0)):
+            hw = tuple(int(np.floor(n * np.float64(np.float32(f)))) for n, f in zip((4, 5), factors))
+            want = ind.resize(data, Resize2DAttrs(size=hw, roi=tuple(roi_values.tolist()), method="cubic",
+                                                  coordinate_transformation_mode=mode, scales=factors))
+            _close(run(data, np.array(hw, "int64"), roi_values, np.array(factors, "float32")).numpy(), want, mode)
+        with pytest.raises(InputError, match="positive finite"):
+            run(data, np.array([2, 2], "int64"), roi_values, np.array([0.0, 1.0], "float32"))
+
+
+def test_dyn_resize2d_scales_refuses_antialias_and_a_scales_attr():
+    x = relay.var("x", shape=(1, 1, 4, 4))
+    args = (relay.const(np.array([2, 2], "int64")), relay.const(np.zeros(4, "float32")),
+            relay.var("s", shape=(2,)))
+    for attrs, what in ((Resize2DAttrs(antialias=1), "antialias"), (Resize2DAttrs(scales=(0.5, 0.5)), "attr")):
+        with pytest.raises(TypeInferenceError, match=what):
+            relay.transform.InferType()(relay.IRModule.from_expr(get("dyn.image.resize2d_scales")(x, *args,
+                                                                                                  attrs=attrs)))

@@ -5,7 +5,7 @@ shape argument is a non-constant Relay expression; `transform.DynamicToStatic()`
 whose shape arguments are constants back into the static ops. common.py says how one is built.
 """
 from . import common, creation, nn, nn_upsampling, transform  # noqa: F401  (importing registers the ops)
-from . import image  # noqa: F401  (dyn.image.resize2d)
+from . import image  # noqa: F401  (dyn.image.resize2d, dyn.image.resize2d_scales)
 from .transform import (broadcast_to, expand_dims, full, ones, reshape, squeeze, strided_slice,  # noqa: F401
                         tile, zeros)
 from .creation import arange  # noqa: F401

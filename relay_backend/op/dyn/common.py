@@ -16,7 +16,8 @@ from three pieces:
     buffer's shape) and which reads the shape arguments' values as tensors.
 
 Bad run-time values (a newshape that does not fit, a negative size) are InputErrors naming the
-op and the values, raised by the interpreter and by the VM's shape function alike.
+op and the values, raised by the interpreter and by the VM's shape function alike; an output
+over the tensor size limit is an AllocationError there, before anything allocates it.
 """
 import numpy as np
 
@@ -24,6 +25,7 @@ from ... import te, tir
 from ...errors import InputError, RelayError, TypeInferenceError
 from ...ir.dims import is_any, is_static
 from ...ir.types import Any, TensorType, type_to_str
+from ..output_size import check_output_size
 from ..pattern import OpPattern
 from ..registry import defop
 from ..relations import expect_tensor
@@ -89,9 +91,11 @@ def defdyn(name: str, *, inputs, static_inputs, to_static, rel, compute, samples
         static_op, static_attrs = static_call(arrays, attrs)
         data_types = [_type_of(arrays[k]) for k in static_inputs]
         try:
-            return static_op.rel(data_types, static_attrs)
+            out_type = static_op.rel(data_types, static_attrs)
         except RelayError as err:
             raise InputError(f"{name}: {err}") from None
+        check_output_size(static_op, out_type, f"{name} with its run-time values")   # before anything allocates it
+        return out_type
 
     def ref(*args):
         *args, attrs = args

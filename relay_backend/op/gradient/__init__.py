@@ -47,7 +47,7 @@ NOT_DIFFERENTIABLE += ("qnn.abs", "qnn.add", "qnn.avg_pool2d", "qnn.batch_matmul
                        "qnn.simulated_dequantize", "qnn.simulated_quantize", "qnn.softmax", "qnn.sqrt",
                        "qnn.subtract", "qnn.tanh")
 # image and vision ops: TVM v0.18 registers no gradient for them
-NOT_DIFFERENTIABLE += ("dyn.image.resize2d", "image.affine_grid", "image.crop_and_resize", "image.dilation2d",
+NOT_DIFFERENTIABLE += ("dyn.image.resize2d", "dyn.image.resize2d_scales", "image.affine_grid", "image.crop_and_resize", "image.dilation2d",
                        "image.grid_sample", "image.resize1d", "image.resize2d", "image.resize3d",
                        "vision.all_class_non_max_suppression", "vision.get_valid_counts",
                        "vision.multibox_prior", "vision.multibox_transform_loc", "vision.non_max_suppression",

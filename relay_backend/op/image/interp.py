@@ -14,7 +14,8 @@ The scale-based modes divide by the scale, out / in by default. TVM multiplies b
 same ratio, but a product followed by an add may fuse into one FMA in compiled code, which moves
 a coordinate that should land exactly on a rounding boundary (2 -> 7 half_pixel: 0.5). An
 explicit per-axis factor (ONNX's `scales`, whose output length is floor(in * scale)) replaces
-the ratio, and align_corners / tf_crop_and_resize then use ONNX's float width in * scale.
+the ratio, and align_corners / tf_crop_and_resize then use ONNX's float width in * scale; in
+the te computes that factor may be a tir expression, a scale read at run time (dyn resize).
 
 Arithmetic is in float32 (TVM's "float"), float64 when the data or the result is float64. Two
 guards TVM lacks: an output length of 1 under align_corners maps to source 0 (TVM divides by
@@ -70,7 +71,7 @@ def cubic_weights(t, alpha):
 def symmetric_offset(in_len: int, out_len: int, factor) -> float:
     """half_pixel_symmetric's shift: the centre of the implicit roi maps to the output's centre
     (ONNX 19); zero when the output length is exactly in_len * factor."""
-    if not factor:
+    if not factor or not in_len:
         return 0.0
     return in_len / 2 * (1 - out_len / (factor * in_len))
 
@@ -167,15 +168,33 @@ def _static(d):
     return d.value if isinstance(d, tir.IntImm) else d
 
 
+def _is_run_time(factor) -> bool:
+    """A scale factor given as a tir expression (read at run time) rather than a number."""
+    return factor is not None and not isinstance(factor, (int, float, np.integer, np.floating))
+
+
+def _te_symmetric_offset(in_len, out_len, factor, ftype):
+    """symmetric_offset for a run-time factor, in float64 as the numpy one, then in `ftype`."""
+    if isinstance(in_len, int) and not in_len:
+        return tir.const(0.0, ftype)
+    wide = "float64"
+    in_f, out_f, scale = _as_float(in_len, wide), _as_float(out_len, wide), factor.astype(wide)
+    shift = in_f / tir.const(2.0, wide) * (tir.const(1.0, wide) - out_f / (scale * in_f))
+    return shift.astype(ftype)
+
+
 def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype, factor=None):
     """Source coordinate (a tir expression) of output index var x along one axis; the lengths
     are ints or tir expressions, start/end floats or tir expressions (a roi read at run time);
-    `factor` as np_coordinate's."""
+    `factor` as np_coordinate's, or a tir expression (a scale read at run time)."""
     out_len, in_len = _static(out_len), _static(in_len)
     xf = x.astype(ftype)
     half = tir.const(0.5, ftype)
     both_static = isinstance(out_len, int) and isinstance(in_len, int)
-    if factor:
+    run_time = _is_run_time(factor)
+    if run_time:
+        divisor = factor.astype(ftype)
+    elif factor:
         divisor = tir.const(float(np.dtype(ftype).type(factor)), ftype)
     elif both_static:
         ft = np.dtype(ftype).type
@@ -185,8 +204,18 @@ def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype, factor=None)
     in_last = _as_float(in_len - 1, ftype)
     step = lambda v: v / divisor  # noqa: E731
 
+    if run_time:   # ONNX's output width in * scale, in float64 as the numpy one
+        span = _as_float(in_len, "float64") * factor.astype("float64")
+        long_enough = tir.And(out_len > 1, span != tir.const(1.0, "float64"))
+    else:
+        span = in_len * factor if factor else out_len
+        long_enough = None
+
     def when_long(long, short):
-        """`long` for an output length > 1, else `short` (decided now when the length is static)."""
+        """`long` for an output length > 1 (and a width in * scale other than 1 where that
+        enters), else `short` (decided now when both are static)."""
+        if long_enough is not None:
+            return te.if_then_else(long_enough, long, short)
         if isinstance(out_len, int):
             return long if out_len > 1 else short
         return te.if_then_else(out_len > 1, long, short)
@@ -194,18 +223,20 @@ def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype, factor=None)
     zero = tir.const(0.0, ftype)
     if mode in ("half_pixel", "half_pixel_symmetric"):
         coord = step(xf + half) - half
-        if mode == "half_pixel_symmetric" and factor:
+        if mode == "half_pixel_symmetric" and run_time:
+            coord = _te_symmetric_offset(in_len, out_len, factor, ftype) + coord
+        elif mode == "half_pixel_symmetric" and factor:
             shift = np.dtype(ftype).type(symmetric_offset(in_len, out_len, factor))
             coord = tir.const(float(shift), ftype) + coord
         return coord
-    span = in_len * factor if factor else out_len      # ONNX's output width: in * scale, a float
     if mode == "align_corners":
-        if isinstance(out_len, int) and (out_len <= 1 or span == 1):
+        if not run_time and isinstance(out_len, int) and (out_len <= 1 or span == 1):
             return zero
-        if both_static:
+        if both_static and not run_time:
             ratio = np.dtype(ftype).type(in_len - 1) / np.dtype(ftype).type(span - 1)
             return tir.const(float(ratio), ftype) * xf
-        return when_long(in_last / _as_float(out_len - 1, ftype) * xf, zero)
+        width = _as_float(span - 1, ftype) if not run_time else (span - tir.const(1.0, "float64")).astype(ftype)
+        return when_long(in_last / width * xf, zero)
     if mode == "asymmetric":
         return step(xf)
     if mode == "pytorch_half_pixel":
@@ -214,9 +245,10 @@ def te_coordinate(x, out_len, in_len, mode: str, start, end, ftype, factor=None)
         return step(xf + half)
     start, end = _as_float(start, ftype), _as_float(end, ftype)
     short = half * (start + end) * in_last
-    if isinstance(out_len, int) and (out_len <= 1 or span == 1):
+    if not run_time and isinstance(out_len, int) and (out_len <= 1 or span == 1):
         return short
-    return when_long(start * in_last + xf * (end - start) * in_last / _as_float(span - 1, ftype), short)
+    width = _as_float(span - 1, ftype) if not run_time else (span - tir.const(1.0, "float64")).astype(ftype)
+    return when_long(start * in_last + xf * (end - start) * in_last / width, short)
 
 
 def te_nearest(coord, rounding: str):

@@ -195,8 +195,9 @@ def resize_ref(data: np.ndarray, attrs, size=None, roi=None) -> np.ndarray:
     return interp.np_to_dtype(value, attrs.out_dtype or data.dtype)
 
 
-def resize_stage(attrs, data, out_shape, roi, out_dtype: str, name: str = "resize"):
-    """The te stage of a resize; out_shape and roi entries may be tir expressions (dyn)."""
+def resize_stage(attrs, data, out_shape, roi, out_dtype: str, name: str = "resize", scales=None):
+    """The te stage of a resize; out_shape and roi entries may be tir expressions (dyn), and
+    `scales` (one tir expression per spatial axis, read at run time) replaces attrs.scales."""
     k = attrs.SPATIAL
     axes = spatial_axes(attrs.layout)
     in_shape = T.dims(data)
@@ -210,7 +211,7 @@ def resize_stage(attrs, data, out_shape, roi, out_dtype: str, name: str = "resiz
         for d, axis in enumerate(axes):
             in_len, out_len = in_shape[axis], out_static[axis]
             x = index[axis]
-            factor = attrs.scales[d] if attrs.scales else None
+            factor = scales[d] if scales is not None else attrs.scales[d] if attrs.scales else None
             coord = interp.te_coordinate(x, out_len, in_len, mode, roi[d], roi[d + k], ftype, factor)
             shrink = _antialias_scale(attrs, factor, in_len, out_len)
             if shrink is not None:

@@ -8,12 +8,14 @@ onto vision.roi_align.
 
 Resize keeps ONNX's arithmetic where it differs from TVM's: with `scales` the output length is
 floor(in * scale) and the coordinates use the scale itself and the float width in * scale (the
-resize attr `scales`), with `sizes` the ratio out / in. Sizes known only at run time build
-dyn.image.resize2d for a 4-D Resize (stretch policy, no antialias; debug and VM). Scales, and
-sizes in the other cases, must be known at import: a DynamicInputError otherwise, on which the
-ONNX backend binds them per run (scales are float, so only when they fold to constants). A roi
-(a float input the backend does not bind) may come at run time for a 4-D Resize: as
-image.crop_and_resize's box (linear), else read by dyn.image.resize2d (debug and VM).
+resize attr `scales`), with `sizes` the ratio out / in. For a 4-D Resize without antialias the
+scales or sizes may come at run time (debug and VM; the graph executor refuses the dynamic
+output): sizes under the stretch policy build dyn.image.resize2d; scales, and sizes under
+not_larger / not_smaller (one scale min / max of sizes / in), build dyn.image.resize2d_scales
+with the output lengths computed in Relay arithmetic by ONNX's rule. Otherwise they must be known
+at import: a DynamicInputError, on which the ONNX backend binds integer sizes per run. A roi (a
+float input the backend does not bind) may come at run time for a 4-D Resize: as
+image.crop_and_resize's box (linear), else read by the dyn resize (debug and VM).
 AffineGrid's size may come at run time too (dyn.arange positions, dyn.reshape).
 """
 import math
@@ -125,12 +127,13 @@ def _resize(ctx, x, plan, scales, sizes, roi, options, policy="stretch", antiali
         raise ctx.fail_shape(f"the spatial dims of the input {tuple(shape)} are dynamic; Resize needs them static",
                              "give static input shapes via from_onnx(model, shape={...})")
     if sizes is not None and ctx.maybe_value(sizes) is None:
-        return _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias)
+        if policy != "stretch":
+            return _run_time_policy(ctx, x, plan, sizes, roi, options, policy, antialias)
+        return _run_time_sizes(ctx, x, plan, sizes, roi, options, antialias)
+    if scales is not None and ctx.maybe_value(scales) is None:
+        return _run_time_scales(ctx, x, plan, scales, roi, options, antialias)
     size_values = None if sizes is None else np.asarray(ctx.value(sizes, "sizes")).reshape(-1)
-    scale_values = None if scales is None else np.asarray(ctx.value(
-        scales, "scales", "Resize needs its scales at import: with scales ONNX's output size and coordinate "
-                          "mapping both depend on their values (TVM's dyn.image.resize2d takes sizes only); give "
-                          "the scales as a constant, or the output sizes")).reshape(-1)
+    scale_values = None if scales is None else np.asarray(ctx.value(scales, "scales")).reshape(-1)
     roi_values = None if roi is None else ctx.maybe_value(roi)
     target, factors = _static_sizes(ctx, plan, shape, scale_values, size_values, policy)
     _check_batch_and_channels(ctx, shape, target, factors)
@@ -167,40 +170,99 @@ def _run_time_roi(ctx, x, plan, roi, target, explicit, antialias, options):
     return RESIZE2D_DYN(x, const(np.array(target[2:], "int64")), roi_hw, attrs=attrs)
 
 
-def _run_time_sizes(ctx, x, plan, sizes, roi, options, policy, antialias):
-    """A 4-D Resize whose output `sizes` are known only at run time: dyn.image.resize2d with the
-    spatial sizes picked from them (the coordinates use the ratio out / in, which is ONNX's rule
-    for sizes). The batch and channel sizes must equal the input's (checked at run time: a
-    mismatch stops the run with a reshape error)."""
+def _run_time_sizes(ctx, x, plan, sizes, roi, options, antialias):
+    """A 4-D Resize whose output `sizes` are known only at run time (stretch policy):
+    dyn.image.resize2d with the spatial sizes picked from them (the coordinates use the ratio
+    out / in, which is ONNX's rule for sizes)."""
     from ....op.dyn.image import RESIZE2D_DYN
-    from .runtime_shapes import checked_reshape, needs_value, static_length
-    if plan.rank != 4:
-        raise needs_value(ctx, f"run-time sizes are supported for 4-D Resize, not rank {plan.rank}",
-                          "give the sizes as a constant")
-    if policy != "stretch" or antialias:
-        raise needs_value(ctx, "run-time sizes with keep_aspect_ratio_policy other than stretch or with antialias "
-                               "are not supported (the scale they imply enters the coordinate mapping)",
-                          "give the sizes as a constant")
-    if static_length(ctx, sizes, "sizes") != len(plan.axes):
-        raise ctx.invalid(f"sizes has {static_length(ctx, sizes, 'sizes')} values for {len(plan.axes)} resized axes")
+    _check_run_time_form(ctx, plan, "sizes", sizes, antialias)
+    target = _op.scatter_elements(_op.shape_of(x, "int64"), _axes_const(plan), _op.cast(sizes, "int64"), axis=0)
+    out = RESIZE2D_DYN(x, _op.strided_slice(target, [2], [4]), _run_time_roi_hw(ctx, plan, roi),
+                       attrs=Resize2DAttrs(layout="NCHW", **options))
+    return _keeping_batch_and_channels(x, out, target)
+
+
+def _run_time_scales(ctx, x, plan, scales, roi, options, antialias):
+    """A 4-D Resize whose `scales` are known only at run time: the output length floor(in * scale)
+    computed in Relay arithmetic (float64, as the static path), and dyn.image.resize2d_scales,
+    whose coordinates divide by the scales (ONNX's rule). A batch or channel scale other than 1
+    stops the run with a reshape error."""
+    _check_run_time_form(ctx, plan, "scales", scales, antialias)
+    full = _op.scatter_elements(const(np.ones(4, "float32")), _axes_const(plan), _op.cast(scales, "float32"), axis=0)
     dims = _op.shape_of(x, "int64")
-    target = _op.scatter_elements(dims, const(np.array(plan.axes, "int64")), _op.cast(sizes, "int64"), axis=0)
-    size_hw = _op.strided_slice(target, [2], [4])
+    target = _op.cast(_op.floor(_op.multiply(_op.cast(dims, "float64"), _op.cast(full, "float64"))), "int64")
+    unit = _op.all(_op.equal(_op.strided_slice(full, [0], [2]), const(np.ones(2, "float32"))))
+    return _scaled(ctx, x, plan, target, _op.strided_slice(full, [2], [4]), roi, options, unit)
+
+
+def _run_time_policy(ctx, x, plan, sizes, roi, options, policy, antialias):
+    """A 4-D Resize with run-time `sizes` under keep_aspect_ratio_policy not_larger / not_smaller:
+    one scale, the smallest (largest) of sizes / in over the resized axes, gives every resized
+    axis the length floor(scale * in + 0.5) and enters the coordinates (ONNX's rule)."""
+    _check_run_time_form(ctx, plan, "sizes", sizes, antialias)
+    axes = _axes_const(plan)
+    dims = _op.shape_of(x, "int64")
+    lengths = _op.cast(_op.take(dims, axes), "float64")
+    ratios = _op.divide(_op.cast(sizes, "float64"), lengths)
+    scale = _op.min(ratios) if policy == "not_larger" else _op.max(ratios)
+    scaled = _op.cast(_op.floor(_op.add(_op.multiply(scale, lengths), const(np.float64(0.5)))), "int64")
+    target = _op.scatter_elements(dims, axes, scaled, axis=0)
+    spatial = _op.cast(_op.broadcast_to(scale, (2,)), "float32")
+    return _scaled(ctx, x, plan, target, spatial, roi, options, const(np.bool_(True)))
+
+
+def _scaled(ctx, x, plan, target, spatial_scales, roi, options, valid):
+    """dyn.image.resize2d_scales to the spatial lengths of the run-time `target` with the spatial
+    scales given; the run stops (reshape error) unless `valid` and batch and channels are kept."""
+    from ....op.dyn.image import RESIZE2D_SCALES_DYN
+    out = RESIZE2D_SCALES_DYN(x, _op.strided_slice(target, [2], [4]), _run_time_roi_hw(ctx, plan, roi),
+                              spatial_scales, attrs=Resize2DAttrs(layout="NCHW", **options))
+    return _keeping_batch_and_channels(x, out, target, valid)
+
+
+def _check_run_time_form(ctx, plan, what, values, antialias):
+    """The run-time forms cover 4-D data without antialias; `values` (the sizes or scales input)
+    must hold one value per resized axis (a static length)."""
+    from .runtime_shapes import needs_value, static_length
+    if plan.rank != 4:
+        raise needs_value(ctx, f"run-time {what} are supported for 4-D Resize, not rank {plan.rank}",
+                          f"give the {what} as a constant")
+    if antialias:
+        raise needs_value(ctx, f"run-time {what} with antialias are not supported (the antialiased kernel's "
+                               "number of taps depends on the scale)", f"give the {what} as a constant")
+    count = static_length(ctx, values, what)
+    if count != len(plan.axes):
+        raise ctx.invalid(f"{what} has {count} values for {len(plan.axes)} resized axes")
+
+
+def _axes_const(plan):
+    return const(np.array(plan.axes, "int64"))
+
+
+def _run_time_roi_hw(ctx, plan, roi):
+    """The (start h, start w, end h, end w) float32 roi of the spatial axes, from ONNX's roi (2
+    values per resized axis, a constant or a run-time input); the whole image without one."""
     if roi is None:
-        roi_hw = const(np.array([0.0, 0.0, 1.0, 1.0], "float32"))
-    else:
-        n = len(plan.axes)
-        roi_values = ctx.maybe_value(roi)
-        full_roi = _op.cast(roi, "float32") if roi_values is None else const(np.asarray(roi_values, "float32"))
-        starts = _op.scatter_elements(const(np.zeros(4, "float32")), const(np.array(plan.axes, "int64")),
-                                      _op.strided_slice(full_roi, [0], [n]), axis=0)
-        ends = _op.scatter_elements(const(np.ones(4, "float32")), const(np.array(plan.axes, "int64")),
-                                    _op.strided_slice(full_roi, [n], [2 * n]), axis=0)
-        roi_hw = _op.concatenate([_op.strided_slice(starts, [2], [4]), _op.strided_slice(ends, [2], [4])], 0)
-    attrs = Resize2DAttrs(layout="NCHW", **options)
-    out = RESIZE2D_DYN(x, size_hw, roi_hw, attrs=attrs)
-    keeps_batch = _op.all(_op.equal(_op.strided_slice(target, [0], [2]), _op.strided_slice(dims, [0], [2])))
-    return checked_reshape(out, _op.shape_of(out, "int64"), keeps_batch)
+        return const(np.array([0.0, 0.0, 1.0, 1.0], "float32"))
+    n = len(plan.axes)
+    roi_values = ctx.maybe_value(roi)
+    full_roi = _op.cast(roi, "float32") if roi_values is None else const(np.asarray(roi_values, "float32"))
+    starts = _op.scatter_elements(const(np.zeros(4, "float32")), _axes_const(plan),
+                                  _op.strided_slice(full_roi, [0], [n]), axis=0)
+    ends = _op.scatter_elements(const(np.ones(4, "float32")), _axes_const(plan),
+                                _op.strided_slice(full_roi, [n], [2 * n]), axis=0)
+    return _op.concatenate([_op.strided_slice(starts, [2], [4]), _op.strided_slice(ends, [2], [4])], 0)
+
+
+def _keeping_batch_and_channels(x, out, target, valid=None):
+    """`out`, or a reshape error at run time when the `target` sizes change the batch or channel
+    length of `x` (or `valid`, a bool scalar, is false)."""
+    from .runtime_shapes import checked_reshape
+    dims = _op.shape_of(x, "int64")
+    keeps = _op.all(_op.equal(_op.strided_slice(target, [0], [2]), _op.strided_slice(dims, [0], [2])))
+    if valid is not None:
+        keeps = _op.logical_and(keeps, valid)
+    return checked_reshape(out, _op.shape_of(out, "int64"), keeps)
 
 
 @converter("Resize", min_version=10)
