@@ -31,7 +31,16 @@ CASES = [  # (dtype, N, C, H, W, O, K, strides, pads, dilation)
     pytest.param("int8", 1, 3, 11, 10, 5, 3, (1, 1), (2, 2, 2, 2), (2, 2), id="int8-dilated"),
     pytest.param("uint8", 1, 17, 7, 9, 3, 1, (2, 1), (0, 0, 0, 0), (1, 1), id="uint8-1x1-strided"),
     pytest.param("int16", 1, 2, 10, 10, 9, 5, (1, 2), (2, 1, 2, 1), (1, 2), id="int16-5x5-mixed"),
+    # a kernel row of 3 x 81 = 243 taps: chunks of 81 (the largest divisor up to CHUNK_MAX)
+    pytest.param("int8", 1, 81, 6, 7, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), id="int8-chunked-run"),
+    # a 1x1 kernel over 197 channels (prime): no divisor from 32 to CHUNK_MAX, one chunk of 197
+    pytest.param("int16", 1, 197, 4, 5, 2, 1, (1, 1), (0, 1, 0, 1), (1, 1), id="int16-prime-run"),
 ]
+
+
+@pytest.mark.parametrize("run,chunk", [(15, 15), (192, 192), (243, 81), (768, 192), (201, 67), (197, 197)])
+def test_chunk_length(run, chunk):
+    assert x86_conv_int16.chunk_length(run) == chunk
 
 
 def _inputs(dtype, n, c, h, w, o, k, seed):
