@@ -76,7 +76,7 @@ def conv2d_int16_pairs_compute(attrs, inputs, out_type):
                       name="conv_wcol", tag=TAG + ",wcol")
     if dw == 1 and run >= RUN_MIN:     # a kernel row's taps are contiguous in the padded row: read in place
         rows = te.compute((n, hp, wp * c), lambda b, yy, j: fpad(b, yy, j // c, j % c), name="conv_pad_rows",
-                          tag=TAG + ",pad")
+                          tag=TAG + ",pad", attrs={"channels": c})
         row_axis, run_axis = te.reduce_axis((0, kh), "kr"), te.reduce_axis((0, run), "r")
         acc = te.compute((n, o, oh, ow), lambda b, oc, y, x: te.sum(
             rows[b, y * sh + row_axis.var * dh, x * sw * c + run_axis.var].astype("int32")
@@ -118,7 +118,12 @@ def conv2d_int16_pairs_schedule(attrs, outs, target):
         st = s[stage_op]
         parallel_if_large(st, st.fuse(*stage_op.axis[:-1]) if len(stage_op.axis) > 2 else stage_op.axis[0],
                           prod(static_shape(stage_op.output(0))))
-        st.vectorize(stage_op.axis[-1])
+        channels = (getattr(stage_op, "attrs", None) or {}).get("channels")
+        if channels:   # the padded rows: pixel by pixel, the bounds test invariant over a pixel's channels
+            _, inner = st.split(stage_op.axis[-1], factor=channels)
+            st.vectorize(inner)
+        else:
+            st.vectorize(stage_op.axis[-1])
     O, R, others = place_anchor(s, outs, acc, shape)
     so = s[O]
     b, oc, y, x = O.axis
