@@ -240,6 +240,21 @@ def test_upsample_matches_onnxruntime(opset, scales):
         assert_close(run_relay(model, {"x": x}, kind), want)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_upsample_with_run_time_scales(mode):
+    """Upsample 9 with its scales a graph input: ONNX's floor(in * scale) lengths and asymmetric
+    coordinates on debug and VM, fractional scales included (the same dyn resize as Resize)."""
+    node = helper.make_node("Upsample", ["x", "s"], ["y"], mode=mode)
+    model = make_model([node], [("x", F, [1, 2, 3, 4]), ("s", F, [4])], [("y", F, None)], opset=9)
+    mod, _ = relay.frontend.from_onnx(model)
+    x = RNG.uniform(size=(1, 2, 3, 4)).astype(F)
+    for kind in ("debug", "vm"):
+        run = relay.create_executor(kind, mod=mod).evaluate()
+        for scales in ([1, 1, 2, 3], [1, 1, 1.5, 2.5], [1, 1, 1.7, 1]):
+            feeds = {"x": x, "s": np.array(scales, F)}
+            assert_close([run(x, feeds["s"]).numpy()], run_ort(model, feeds))
+
+
 GRID = [(16, "bilinear", "zeros", 0, 2), (16, "bicubic", "border", 1, 2), (16, "nearest", "reflection", 0, 2),
         (20, "cubic", "reflection", 1, 2), (20, "linear", "border", 0, 3), (20, "nearest", "zeros", 1, 3)]
 

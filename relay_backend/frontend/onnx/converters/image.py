@@ -1,6 +1,6 @@
 """Image and detection ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and
-nearest mode, roi, scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9)
-and GridSample (16, 20, 22) onto relay.image; AffineGrid (20; a size known at import makes
+nearest mode, roi, scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9;
+run-time scales of 4-D data as Resize's, of 5-D data dyn.nn.upsampling3d) and GridSample (16, 20, 22) onto relay.image; AffineGrid (20; a size known at import makes
 the base grid a constant, then one batch_matmul with theta); NonMaxSuppression (10, 11) onto
 vision.all_class_non_max_suppression, its (selected, 3) result cut to the count at run time
 (dyn.strided_slice: the VM and the debug interpreter), and RoiAlign (10, 16, 22; average mode)
@@ -308,8 +308,9 @@ def upsample(ctx, inputs):
     mode = ctx.attrs.get("mode", "nearest")
     if mode not in _METHODS:
         raise ctx.invalid(f"mode={mode!r} must be nearest or linear")
-    if ctx.since >= 9 and ctx.maybe_value(inputs[1]) is None:
-        return nn_ext.upsample(ctx, inputs)       # scales known at run time: dyn.nn.upsampling(3d)
+    if ctx.since >= 9 and ctx.maybe_value(inputs[1]) is None and ctx.ndim(x) != 4:
+        return nn_ext.upsample(ctx, inputs)       # scales known at run time, 5-D: dyn.nn.upsampling3d
+    # 4-D scales known at run time: dyn.image.resize2d_scales (_resize), with ONNX's floor(in * scale)
     scales = const(np.asarray(ctx.attrs.get("scales"), "float32")) if ctx.since < 9 else inputs[1]
     plan = _Plan(ctx, x, _METHODS[mode])
     options = dict(method=plan.method, coordinate_transformation_mode="asymmetric", rounding_method="floor")
