@@ -32,7 +32,8 @@ The kernel row and the chunk (at most CHUNK_MAX values: 12 ymm) sit *outside* th
 the row's pixels: the chunk's weights are loop-invariant there, LLVM keeps them in registers,
 and each vpmaddwd loads only its input run (one load per vpmaddwd, instead of a second one for
 a weight spilled to the stack when the whole KH*KW*C reduction was innermost); the price is a
-horizontal add per pixel and chunk. That took the 1x64x56x56 3x3 QLinearConv from about 4.4 to
+horizontal add per pixel and chunk, so a reduction that is one piece (one kernel row of one
+chunk, or a short column run) keeps the plain order, reduced innermost into a register. That took the 1x64x56x56 3x3 QLinearConv from about 4.4 to
 2.8 ms on one core (benchmarks/README.md). A register tile reusing a loaded *input* vector
 across output channels would make the widened operands multi-use, which the rewrite does not
 accept. The column matrix is bounded by COL_BYTES_MAX; larger calls keep conv2d_nchw.x86.
@@ -72,7 +73,7 @@ def conv2d_int16_pairs_compute(attrs, inputs, out_type):
             return value
         return te.if_then_else(tir.all(yy >= top, yy < top + h, xx >= left, xx < left + w), value, zero)
     hp, wp = h + top + bottom, w + left + right
-    wcol = te.compute((o, kh * run), lambda oc, r: weight[oc, r % c, r // run, (r % run) // c].astype("int16"),
+    wcol = te.compute((o, kh * run), lambda oc, r: weight[oc, r % c, (r // c) // kw, (r // c) % kw].astype("int16"),
                       name="conv_wcol", tag=TAG + ",wcol")
     if dw == 1 and run >= RUN_MIN:     # a kernel row's taps are contiguous in the padded row: read in place
         rows = te.compute((n, hp, wp * c), lambda b, yy, j: fpad(b, yy, j // c, j % c), name="conv_pad_rows",
@@ -86,7 +87,7 @@ def conv2d_int16_pairs_compute(attrs, inputs, out_type):
     # dilated along the width, or short kernel rows: gather every window's taps into one run
     padded = te.compute((n, hp, wp, c), fpad, name="conv_pad_nhwc", tag=TAG + ",pad")
     col = te.compute((n, oh, ow, kh * run), lambda b, y, x, r: padded[
-        b, y * sh + (r // run) * dh, x * sw + ((r % run) // c) * dw, r % c], name="conv_col", tag=TAG + ",col")
+        b, y * sh + ((r // c) // kw) * dh, x * sw + ((r // c) % kw) * dw, r % c], name="conv_col", tag=TAG + ",col")
     tap_axis = te.reduce_axis((0, kh * run), "r")
     acc = te.compute((n, o, oh, ow), lambda b, oc, y, x: te.sum(
         col[b, y, x, tap_axis].astype("int32") * wcol[oc, tap_axis].astype("int32"), axis=[tap_axis]),
@@ -135,9 +136,15 @@ def conv2d_int16_pairs_schedule(attrs, outs, target):
     sr.compute_at(so, oc)
     rb, roc, ry, rx = R.axis
     *kernel_row, run_axis = R.reduce_axis                      # (kernel row, run) or the column's taps
-    chunk, lane = sr.split(run_axis, factor=chunk_length(int(run_axis.dom.extent.value)))
-    sr.reorder(rb, roc, ry, *kernel_row, chunk, rx, lane)      # a chunk's weights stay in registers over x
-    sr.vectorize(lane, VECTOR_WIDTH)
+    run = int(run_axis.dom.extent.value)
+    pieces = prod(int(axis.dom.extent.value) for axis in kernel_row) * (run // chunk_length(run))
+    if pieces == 1:   # one piece: reduced innermost into a register, one store per pixel
+        sr.reorder(rb, roc, ry, rx, run_axis)
+        sr.vectorize(run_axis, VECTOR_WIDTH)
+    else:             # a piece's weights stay in registers over the row's pixels
+        chunk, lane = sr.split(run_axis, factor=chunk_length(run))
+        sr.reorder(rb, roc, ry, *kernel_row, chunk, rx, lane)
+        sr.vectorize(lane, VECTOR_WIDTH)
     finish_others(s, others)
     return s
 
