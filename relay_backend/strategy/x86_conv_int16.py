@@ -33,8 +33,9 @@ the row's pixels: the chunk's weights are loop-invariant there, LLVM keeps them 
 and each vpmaddwd loads only its input run (one load per vpmaddwd, instead of a second one for
 a weight spilled to the stack when the whole KH*KW*C reduction was innermost); the price is a
 horizontal add per pixel and chunk, so a reduction that is one piece (one kernel row of one
-chunk, or a short column run) keeps the plain order, reduced innermost into a register. That took the 1x64x56x56 3x3 QLinearConv from about 4.4 to
-2.8 ms on one core (benchmarks/README.md). A register tile reusing a loaded *input* vector
+chunk, or a short column run) keeps the plain order, reduced innermost into a register. That
+took the 1x64x56x56 3x3 convolution of bench_qnn's QLinearConv from about 4.4 to 2.8 ms on one
+core (benchmarks/README.md has the whole node against onnxruntime). A register tile reusing a loaded *input* vector
 across output channels would make the widened operands multi-use, which the rewrite does not
 accept. The column matrix is bounded by COL_BYTES_MAX; larger calls keep conv2d_nchw.x86.
 """
