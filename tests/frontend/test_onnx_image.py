@@ -1,8 +1,9 @@
 """ONNX Resize, Upsample and GridSample against onnxruntime: every mode with constant scales or
 sizes (static image.resize*d, compiled by the graph executor), ONNX's scale arithmetic where it
 differs from TVM's (non-integer in * scale), antialias, roi, axes, run-time sizes (bound per run
-by the ONNX backend), run-time scales (dyn.image.resize2d_scales on debug and VM); GridSample in 2-D and 3-D, AffineGrid,
-NonMaxSuppression (dynamic output: debug and VM) and RoiAlign."""
+by the ONNX backend), run-time scales and keep-aspect-ratio sizes (dyn.image.resize2d_scales on
+debug and VM); GridSample in 2-D and 3-D, AffineGrid, NonMaxSuppression (dynamic output: debug
+and VM) and RoiAlign."""
 import numpy as np
 import pytest
 from onnx import helper

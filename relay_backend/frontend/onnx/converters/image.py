@@ -1,7 +1,8 @@
 """Image and detection ONNX ops: Resize (opsets 10-19: every mode, coordinate transform and
 nearest mode, roi, scales or sizes, axes, keep_aspect_ratio_policy, antialias), Upsample (7, 9;
-run-time scales of 4-D data as Resize's, of 5-D data dyn.nn.upsampling3d) and GridSample (16, 20, 22) onto relay.image; AffineGrid (20; a size known at import makes
-the base grid a constant, then one batch_matmul with theta); NonMaxSuppression (10, 11) onto
+run-time scales of 4-D data as Resize's, of 5-D data dyn.nn.upsampling3d) and GridSample (16,
+20, 22) onto relay.image; AffineGrid (20; a size known at import makes the base grid a
+constant, then one batch_matmul with theta); NonMaxSuppression (10, 11) onto
 vision.all_class_non_max_suppression, its (selected, 3) result cut to the count at run time
 (dyn.strided_slice: the VM and the debug interpreter), and RoiAlign (10, 16, 22; average mode)
 onto vision.roi_align.
