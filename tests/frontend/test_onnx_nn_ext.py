@@ -64,6 +64,23 @@ def test_upsample_with_run_time_scales_uses_the_dyn_op(kind):
         assert_close(run_relay(m, feeds, kind), run_ort(m, feeds))
 
 
+@pytest.mark.parametrize("kind", ["debug", "vm"])
+def test_5d_upsample_with_run_time_scales_refuses_a_fractional_length(kind):
+    """5-D Upsample with run-time scales runs dyn.nn.upsampling3d, whose lengths and coordinates
+    follow round(in * scale) and out / in: exact while every in * scale is whole; otherwise (and
+    for a batch or channel scale other than 1) the run stops with an InputError instead of
+    giving onnxruntime a different answer."""
+    from relay_backend.errors import InputError
+    node = helper.make_node("Upsample", ["x", "scales"], ["y"], mode="linear")
+    m = make_model([node], [("x", F, [1, 1, 3, 2, 3]), ("scales", F, [5])], [("y", F, None)], opset=9)
+    x = _rand(1, 1, 3, 2, 3)
+    feeds = {"x": x, "scales": np.array([1, 1, 2, 1.5, 1], F)}
+    assert_close(run_relay(m, feeds, kind), run_ort(m, feeds))
+    for bad in ([1, 1, 1.5, 2, 1], [2, 1, 1, 1, 1]):
+        with pytest.raises(InputError):
+            run_relay(m, {"x": x, "scales": np.array(bad, F)}, kind)
+
+
 @pytest.mark.parametrize("op,attrs,shape", [
     ("MaxPool", dict(kernel_shape=[2, 3, 2], strides=[2, 2, 1], pads=[1, 0, 1, 0, 1, 0]), (1, 2, 4, 5, 3)),
     # ceil_mode with count_include_pad=0 (with 1, onnxruntime divides a partial window by the cells

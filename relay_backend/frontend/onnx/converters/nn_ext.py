@@ -213,7 +213,8 @@ def space_to_depth(ctx, inputs):
 def upsample(ctx, inputs):
     """Opset 7 scales attribute or opset 9 scales input; nearest or (bi/tri)linear, asymmetric
     coordinates, batch and channel scales 1. Scales known only at run time give
-    dyn.nn.upsampling(3d)."""
+    dyn.nn.upsampling(3d) (image.upsample sends 4-D data to Resize's run-time path instead),
+    checked at run time to give whole lengths."""
     x = inputs[0]
     mode = ctx.attrs.get("mode", "nearest")
     if mode not in ("nearest", "linear", "bilinear"):
@@ -227,7 +228,7 @@ def upsample(ctx, inputs):
         scales = ctx.maybe_value(inputs[1])
     if scales is None:                                  # a run-time scales tensor
         spatial = [_op.take(inputs[1], const(np.array(2 + a, "int64"))) for a in range(nd)]
-        return _upsampling(x, spatial, nd, method)
+        return _whole_lengths_only(x, inputs[1], _upsampling(x, spatial, nd, method))
     scales = [float(s) for s in np.asarray(scales).reshape(-1)]
     if len(scales) != nd + 2 or scales[:2] != [1.0, 1.0]:
         raise ctx.fail(f"scales={scales} are not supported: one per axis, the batch and channel scales 1")
@@ -236,6 +237,19 @@ def upsample(ctx, inputs):
         raise ctx.fail(f"scales={scales} give a fractional output size, which ONNX rounds down but "
                        "nn.upsampling rounds to nearest")
     return _upsampling(x, scales[2:], nd, method)
+
+
+def _whole_lengths_only(x, scales, out):
+    """`out`, or a reshape error at run time unless the batch and channel scales are 1 and every
+    spatial in * scale is a whole number: dyn.nn.upsampling(3d) sizes by round(in * scale) and
+    maps coordinates by out / in, which agree with ONNX's floor(in * scale) and scale only then."""
+    from .runtime_shapes import checked_reshape
+    factors = _op.cast(scales, "float64")
+    lengths = _op.multiply(_op.cast(_op.shape_of(x, "int64"), "float64"), factors)
+    whole = _op.all(_op.equal(_op.floor(lengths), lengths))
+    batch_and_channel = _op.strided_slice(factors, [0], [2])
+    kept = _op.all(_op.equal(batch_and_channel, _op.ones_like(batch_and_channel)))
+    return checked_reshape(out, _op.shape_of(out, "int64"), _op.logical_and(whole, kept))
 
 
 def _upsampling(x, scales, nd, method):
