@@ -38,6 +38,8 @@ class TaskExtractEnv:
         self.task_collection = []
         self.wanted_relay_ops = None
         self.tracing = False
+        self.current_function = None     # (JSON text, calls) of the primitive function being lowered
+        self.functions = {}              # task key -> {JSON text: calls} of the functions it is in
 
     def __enter__(self):
         self.task_collection = []
@@ -50,6 +52,8 @@ class TaskExtractEnv:
     def reset(self, wanted_relay_ops=None):
         self.task_collection = []
         self.wanted_relay_ops = wanted_relay_ops
+        self.functions = {}
+        self.current_function = None
 
     def add_task(self, task_name, args):
         key = (task_name, serialize_args(args))
@@ -57,6 +61,15 @@ class TaskExtractEnv:
             return          # a symbolic shape cannot be measured: the build uses the fallback
         if self.allow_duplicate or key not in self.task_collection:
             self.task_collection.append(key)
+        if self.current_function is not None:
+            text, calls = self.current_function
+            seen = self.functions.setdefault(key, {})
+            seen[text] = seen.get(text, 0) + calls
+
+    def functions_of(self, task_name, args) -> tuple:
+        """((JSON text, calls), ...) of the primitive functions task (`task_name`, serialized
+        `args`) was found in."""
+        return tuple(self.functions.get((task_name, tuple(args)), {}).items())
 
     def get_tasks(self) -> list:
         return list(self.task_collection)
