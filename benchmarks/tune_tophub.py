@@ -56,7 +56,8 @@ DEFAULT_BUDGET_S = {"mlp64": 300, "block": 300, "resnet50": 900}   # the issue's
 # activations stay in this machine's 32 MiB L3 from one run to the next, so only the inner caches
 # (1 MiB: twice a core's L2) are evicted; ResNet-50's 100 MB of weights come from DRAM (a full flush)
 FLUSH_BYTES = {"mlp64": 1 << 20, "block": 1 << 20, "resnet50": 64 << 20}
-TIMING = {"threads": 2, "clock": time.perf_counter}     # --one-thread: 1 and time.thread_time
+TIMING = {"threads": 2, "clock": time.perf_counter,     # --one-thread: 1 and time.thread_time
+          "per_function": False}                         # --per-function: a task per fused function
 ROUNDS = {"resnet50": 30}            # interleaved timing rounds where --rounds is too many
 ALONE_LIMIT = 4                      # validate each record alone only for workloads with few tasks
 MIN_SHARE = 0.01                     # tasks below this share of a workload's FLOPs stay untuned
@@ -118,7 +119,8 @@ def tune(key, trials, budget_s, log_path) -> dict:
     start = time.time()
     deadline = start + budget_s
     _, _, _, mod, params = _load(key)
-    tasks = sorted(autotvm.task.extract_from_program(mod, params, "llvm"), key=lambda t: -t.flop)
+    tasks = sorted(autotvm.task.extract_from_program(mod, params, "llvm", per_fused_function=TIMING["per_function"]),
+                   key=lambda t: -t.flop)
     total = sum(t.flop for t in tasks)
     chosen = [t for t in tasks if t.flop >= MIN_SHARE * total]
     builder, runner, option = measure_option(key)
@@ -296,6 +298,9 @@ def main(argv=None):
     parser.add_argument("--workloads", default="mlp64,block,resnet50", help=f"comma-separated: {','.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=40, help="interleaved timing rounds")
     parser.add_argument("--measure-only", action="store_true")
+    parser.add_argument("--per-function", action="store_true",
+                        help="one task per fused function (two kernels of one op shape with different "
+                             "epilogues are tuned apart), not per op workload")
     parser.add_argument("--one-thread", action="store_true",
                         help="run and time everything on one thread in thread CPU time (onnxruntime with 1 "
                              "intra-op thread): other processes on a shared machine do not inflate it")
@@ -303,6 +308,7 @@ def main(argv=None):
                         help="validate the logs of an earlier run again (no tuning), then write and measure")
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
+    TIMING["per_function"] = args.per_function
     if args.one_thread:
         relay.runtime.set_num_threads(1)
         TIMING.update(threads=1, clock=time.thread_time)

@@ -4,16 +4,24 @@ builds those functions, epilogues included (bias, residual add, relu), with the 
 to the task's op only, and weights their times by their calls. Every config of the (layout-
 restricted) space must give the numpy result of the whole fused function; a config whose
 channel blocks are not the function's is an instantiation error, never a silent default; the
-runner's cache flush and thread CPU time options give sane costs."""
+runner's cache flush and thread CPU time options give sane costs. With per_fused_function, two
+kernels of one convolution shape are two tasks, and a record of one changes only its kernel."""
 import numpy as np
 import pytest
 
 import relay_backend as rb
 from relay_backend import autotvm
 from relay_backend.autotvm.measure import jobs
-from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput
+from relay_backend import te_compiler
+from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput, MeasureResult
 from relay_backend.autotvm.task.task import layout_knobs_of
+from relay_backend.ir.expr import Call, Function
+from relay_backend.ir.functor import all_nodes_post_order
 from relay_backend.runtime import ndarray as nd
+from relay_backend.tir.printer import func_to_str
+from relay_backend.transform import PassContext
+from relay_backend.transform.bind_params import bind_params_to_main
+from relay_backend.transform.pipeline import default_pipeline
 
 pytestmark = pytest.mark.compile
 TARGET = "llvm"
@@ -127,3 +135,44 @@ def test_time_evaluator_reads_the_clock_it_is_given():
                                                     clock=lambda: next(ticks))
     assert evaluator().results == [2.5, 2.5, 2.5]      # 5 ticks per 2 calls
     assert len(calls) == 1 + 2 * 3
+
+
+def _conv_kernels_tir(mod):
+    """{number of adds in the function: TIR text} of the convolution kernels a build of `mod`
+    at opt_level 3 lowers (the TECompiler's own lowering, under the current dispatch context)."""
+    with PassContext(opt_level=3):
+        opt = default_pipeline(target=TARGET)(bind_params_to_main(mod, {}, "test"))
+    out = {}
+    for node in all_nodes_post_order(opt["main"]):
+        func = node.op if isinstance(node, Call) else None
+        if isinstance(func, Function) and func.is_primitive and "conv2d_NCHWc" in func.astext():
+            cached = te_compiler.get().lower(func, TARGET)
+            out[func.astext().count("add(")] = func_to_str(next(iter(cached.funcs.values())))
+    return out
+
+
+def test_per_fused_function_tasks_tune_each_kernel_apart():
+    mod = _block_model()
+    tasks = [t for t in autotvm.task.extract_from_program(mod, {}, TARGET, per_fused_function=True)
+             if t.name == "conv2d_NCHWc.x86"]
+    assert len(tasks) == 2 and [len(t.fused_functions) for t in tasks] == [1, 1]
+    assert tasks[0].workload[:-1] == tasks[1].workload[:-1] and tasks[0].workload != tasks[1].workload
+    residual = next(t for t in tasks if rb.ir.serialization.load_json(t.fused_functions[0][0]).astext().count("add(") == 2)
+    space = residual.config_space
+    fallback = autotvm.task.FallbackConfigEntity()
+    residual.instantiate(fallback)
+    other = next(space.get(i) for i in space.valid_indices()
+                 if space.get(i)["tile_ow"].size[-1] != fallback["tile_ow"].size[-1])
+    record = (MeasureInput(residual.target, residual, other), MeasureResult((1e-6,), MeasureErrorNo.NO_ERROR, 0.1, 0.0))
+    plain = _conv_kernels_tir(mod)
+    with autotvm.apply_history_best([record]):
+        tuned = _conv_kernels_tir(mod)
+        lib = rb.build(mod, TARGET)
+    assert tuned[1] == plain[1]                       # the bias + relu kernel keeps its default
+    assert tuned[2] != plain[2]                       # the residual kernel takes its own record
+    data = np.random.default_rng(3).uniform(-1, 1, (1, CHANNELS, SIZE, SIZE)).astype("float32")
+    gm = rb.graph_executor.GraphModule(lib["default"](rb.cpu()))
+    gm.set_input("data", data)
+    gm.run()
+    want = rb.create_executor("debug", mod=mod, target=TARGET).evaluate()(data).numpy()
+    np.testing.assert_allclose(gm.get_output(0).numpy(), want, rtol=1e-4, atol=1e-4)

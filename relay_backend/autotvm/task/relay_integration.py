@@ -60,24 +60,30 @@ def _optimized(mod, params, target):
         return default_pipeline(target=target, device_type=target.device_type)(mod)
 
 
-def extract_from_program(mod, params, target, target_host=None, ops=None, measure_in_program=True) -> list:
+def extract_from_program(mod, params, target, target_host=None, ops=None, measure_in_program=True,
+                         per_fused_function=False) -> list:
     """The tuning tasks of `mod` (an IRModule or a Function) compiled for `target`; `ops`
     (op names or ops) keeps only the tasks of those operators. With `measure_in_program` (the
     default) each task is measured as the program's fused kernels that hold it, on their
     layouts (see the module doc); False measures the template alone, with every layout knob
-    (e.g. channel blocks) in its space."""
-    return extract_from_multiple_program([mod], [params], target, target_host, ops, measure_in_program)
+    (e.g. channel blocks) in its space. `per_fused_function` (with measure_in_program) makes
+    one task per fused function rather than per op workload: two kernels of one convolution
+    shape with different epilogues are tuned apart, and a build asks for the function's own
+    record before the op's (dispatcher.fused_function_scope)."""
+    return extract_from_multiple_program([mod], [params], target, target_host, ops, measure_in_program,
+                                         per_fused_function)
 
 
-def extract_from_multiple_program(mods, params, target, target_host=None, ops=None, measure_in_program=True) -> list:
-    """The tuning tasks of several programs (each task once); `measure_in_program` as in
-    extract_from_program."""
+def extract_from_multiple_program(mods, params, target, target_host=None, ops=None, measure_in_program=True,
+                                  per_fused_function=False) -> list:
+    """The tuning tasks of several programs (each task once); `measure_in_program` and
+    `per_fused_function` as in extract_from_program."""
     target = as_target(target)
     if target_host is not None:
         target = target.with_host(target_host)
     wanted = None if ops is None else {getattr(op, "name", op) for op in ops}
     env = TaskExtractEnv.get()
-    env.reset(wanted)
+    env.reset(wanted, per_function=per_fused_function and measure_in_program)
     scope = env_module.GLOBAL_SCOPE
     old_silent, scope.silent = scope.silent, True     # no untuned warnings while extracting
     try:

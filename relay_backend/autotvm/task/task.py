@@ -30,7 +30,7 @@ from ...target import Target, as_target
 from ... import te, tir
 from ...tir import expr as E
 from .config_space import ConfigSpace, FallbackConfigEntity
-from .dispatcher import ApplyConfig, DispatchContext, query_config
+from .dispatcher import ApplyConfig, DispatchContext, fused_workload, query_config, split_fused
 
 
 # --- arguments <-> workload ------------------------------------------------------------------
@@ -162,7 +162,7 @@ class TaskTemplate:
         self.module = None
 
     def __call__(self, *args):
-        args = deserialize_args(args)
+        args = deserialize_args(split_fused(args)[0])     # a fused function's task: the op's args
         if self.fcustomized is not None:
             return self.fcustomized(*args)
         if self.fcompute is None or self.fschedule is None:
@@ -386,10 +386,10 @@ def create(task_name, args, target, target_host=None) -> Task:
     its compute names them: a template whose config re-blocks its inputs is named by the
     default blocking, see register_topi_compute's workload_args)."""
     naming = getattr(lookup_template(task_name).fcompute, "workload_args", None)
-    serialized = serialize_args(args)
+    serialized, digest = split_fused(serialize_args(args))
     if naming is not None:
         serialized = serialize_args(naming(tuple(deserialize_args(serialized))))
-    task = Task(task_name, serialized)
+    task = Task(task_name, serialized if digest is None else fused_workload(serialized, digest))
     task.target = as_target(target)
     if target_host is not None:
         task.target = task.target.with_host(target_host)
