@@ -14,6 +14,7 @@ from relay_backend import autotvm
 from relay_backend.autotvm.measure import jobs
 from relay_backend import te_compiler
 from relay_backend.autotvm.record import MeasureErrorNo, MeasureInput, MeasureResult
+from relay_backend.autotvm.task.dispatcher import op_workload
 from relay_backend.autotvm.task.task import layout_knobs_of
 from relay_backend.ir.expr import Call, Function
 from relay_backend.ir.functor import all_nodes_post_order
@@ -157,6 +158,8 @@ def test_per_fused_function_tasks_tune_each_kernel_apart():
              if t.name == "conv2d_NCHWc.x86"]
     assert len(tasks) == 2 and [len(t.fused_functions) for t in tasks] == [1, 1]
     assert tasks[0].workload[:-1] == tasks[1].workload[:-1] and tasks[0].workload != tasks[1].workload
+    plain = _task(mod, "conv2d_NCHWc.x86").workload
+    assert op_workload(tasks[0].workload) == op_workload(tasks[1].workload) == op_workload(plain) == plain
     residual = next(t for t in tasks if rb.ir.serialization.load_json(t.fused_functions[0][0]).astext().count("add(") == 2)
     space = residual.config_space
     fallback = autotvm.task.FallbackConfigEntity()
@@ -164,12 +167,12 @@ def test_per_fused_function_tasks_tune_each_kernel_apart():
     other = next(space.get(i) for i in space.valid_indices()
                  if space.get(i)["tile_ow"].size[-1] != fallback["tile_ow"].size[-1])
     record = (MeasureInput(residual.target, residual, other), MeasureResult((1e-6,), MeasureErrorNo.NO_ERROR, 0.1, 0.0))
-    plain = _conv_kernels_tir(mod)
+    untuned = _conv_kernels_tir(mod)
     with autotvm.apply_history_best([record]):
         tuned = _conv_kernels_tir(mod)
         lib = rb.build(mod, TARGET)
-    assert tuned[1] == plain[1]                       # the bias + relu kernel keeps its default
-    assert tuned[2] != plain[2]                       # the residual kernel takes its own record
+    assert tuned[1] == untuned[1]                     # the bias + relu kernel keeps its default
+    assert tuned[2] != untuned[2]                     # the residual kernel takes its own record
     data = np.random.default_rng(3).uniform(-1, 1, (1, CHANNELS, SIZE, SIZE)).astype("float32")
     gm = rb.graph_executor.GraphModule(lib["default"](rb.cpu()))
     gm.set_input("data", data)

@@ -316,6 +316,11 @@ def split_fused(args) -> tuple:
     return args, None
 
 
+def op_workload(workload) -> tuple:
+    """`workload` without a fused function's mark: the op's own workload."""
+    return (workload[0],) + split_fused(workload[1:])[0] if workload else tuple(workload)
+
+
 def recording_queries():
     """Collect (workload, config fingerprint) of every query_config made inside the block."""
     return recording(_RECORDERS, "stack")
