@@ -1,15 +1,17 @@
 """The shipped tuning records: a time-boxed AutoTVM run over the benchmark workloads, then the
 graph executor's latency with the default schedules and with the records, interleaved with
-onnxruntime (2 threads) in one run.
+onnxruntime (2 threads; --one-thread: everything on one thread, timed in thread CPU time) in
+one run.
 
     python -m benchmarks.tune_tophub                          # tune, validate, write, measure
     python -m benchmarks.tune_tophub --measure-only           # only the before/after table
     python -m benchmarks.tune_tophub --workloads mlp64,block,resnet50 --budget mlp64=300,resnet50=900
 
 Tuning (per workload, its own log): the tasks extract_from_program yields at opt_level 3 (the
-channel-blocked conv2d_NCHWc.x86 / dense_pack_prepacked.x86 a build at opt_level 3 runs, with
-their channel blocks among the knobs), largest first; a task under MIN_SHARE of the workload's
-FLOPs is left untuned. Each task gets the default config measured, then configs chosen by the
+channel-blocked conv2d_NCHWc.x86 / dense_pack_prepacked.x86 a build at opt_level 3 runs),
+largest first, each measured as the workload's fused kernels that hold it (real epilogues,
+weighted by calls, on the default channel blocks; the caches evicted before every repeat as
+FLUSH_BYTES says); a task under MIN_SHARE of the workload's FLOPs is left untuned. Each task gets the default config measured, then configs chosen by the
 XGBoost tuner (knob features; GATuner without xgboost), with early stopping, until `--trials`
 or its slice of the workload's `--budget` seconds (the budget left, shared by FLOPs among the
 tasks left) runs out. The budget covers extraction, measurement and the tuner's model.
@@ -50,6 +52,12 @@ WORKLOADS = {"mlp64": ("MLP 784-512-512-10 b64", M.mlp, {"batch": 64}),
              "block": ("ResNet block 64ch 56x56", M.resnet_block, {}),
              "resnet50": ("ResNet-50 224", M.resnet50, {"image": 224})}
 DEFAULT_BUDGET_S = {"mlp64": 300, "block": 300, "resnet50": 900}   # the issue's limit: 15 minutes each
+# bytes the runner copies before each repeat to evict the caches: the small workloads' weights and
+# activations stay in this machine's 32 MiB L3 from one run to the next, so only the inner caches
+# (1 MiB: twice a core's L2) are evicted; ResNet-50's 100 MB of weights come from DRAM (a full flush)
+FLUSH_BYTES = {"mlp64": 1 << 20, "block": 1 << 20, "resnet50": 64 << 20}
+TIMING = {"threads": 2, "clock": time.perf_counter,     # --one-thread: 1 and time.thread_time
+          "per_function": False}                         # --per-function: a task per fused function
 ROUNDS = {"resnet50": 30}            # interleaved timing rounds where --rounds is too many
 ALONE_LIMIT = 4                      # validate each record alone only for workloads with few tasks
 MIN_SHARE = 0.01                     # tasks below this share of a workload's FLOPs stay untuned
@@ -93,12 +101,15 @@ def _stop_at(deadline):
     return check
 
 
-def measure_option():
-    """LocalBuilder on both cores; LocalRunner with the settings that held up under load: each
-    candidate in its own process, 5 repeats of at least 100 ms each (TVM's min_repeat_ms), the
-    extremes dropped."""
+def measure_option(key):
+    """LocalBuilder on both cores; LocalRunner: each candidate (the workload's fused kernels that
+    hold the task, epilogues included) in its own process, 12 repeats of one call each, the
+    caches evicted before each (FLUSH_BYTES), the extremes dropped; with --one-thread on one
+    thread, timed in thread CPU time."""
     builder = autotvm.LocalBuilder(timeout=60, n_parallel=2)
-    runner = autotvm.LocalRunner(timeout=30, number=1, repeat=5, min_repeat_ms=100, cooldown_interval=0)
+    runner = autotvm.LocalRunner(timeout=60, number=1, repeat=12, min_repeat_ms=0, cooldown_interval=0,
+                                 enable_cpu_cache_flush=True, cache_flush_bytes=FLUSH_BYTES[key],
+                                 thread_time=TIMING["threads"] == 1)
     return builder, runner, autotvm.measure_option(builder, runner)
 
 
@@ -108,10 +119,11 @@ def tune(key, trials, budget_s, log_path) -> dict:
     start = time.time()
     deadline = start + budget_s
     _, _, _, mod, params = _load(key)
-    tasks = sorted(autotvm.task.extract_from_program(mod, params, "llvm"), key=lambda t: -t.flop)
+    tasks = sorted(autotvm.task.extract_from_program(mod, params, "llvm", per_fused_function=TIMING["per_function"]),
+                   key=lambda t: -t.flop)
     total = sum(t.flop for t in tasks)
     chosen = [t for t in tasks if t.flop >= MIN_SHARE * total]
-    builder, runner, option = measure_option()
+    builder, runner, option = measure_option(key)
     log = callback.log_to_file(log_path)
     measured = 0
     try:
@@ -153,7 +165,7 @@ def _model_ms(mod, params, shape, records, rounds, base_records=()) -> dict:
     base, cand = _build(mod, params, list(base_records)), _build(mod, params, records)
     for gmod in (base, cand):
         gmod.set_input("data", data)
-    result = interleaved_medians({"base": base.run, "cand": cand.run}, repeats=rounds)
+    result = interleaved_medians({"base": base.run, "cand": cand.run}, repeats=rounds, clock=TIMING["clock"])
     return {k: v[0] * 1e3 for k, v in result.items()}
 
 
@@ -256,7 +268,7 @@ def measure(keys, records_file, rounds) -> list:
         data = np.random.default_rng(0).standard_normal(shape).astype("float32")
         builds = {"opt2": _build(mod, params, [], 2), "opt3": _build(mod, params, []),
                   "tuned": _build(mod, params, records_file)}
-        sess = _ort_session(model)
+        sess = _ort_session(model, TIMING["threads"])
         want = sess.run(None, {"data": data})[0].astype("float64")
         for name, gmod in builds.items():
             gmod.set_input("data", data)
@@ -264,7 +276,7 @@ def measure(keys, records_file, rounds) -> list:
             _check(label, name, gmod.get_output(0).numpy(), want)
         calls = {name: gmod.run for name, gmod in builds.items()}
         calls["ort"] = lambda: sess.run(None, {"data": data})
-        result = interleaved_medians(calls, repeats=ROUNDS.get(key, rounds))
+        result = interleaved_medians(calls, repeats=ROUNDS.get(key, rounds), clock=TIMING["clock"])
         rows.append((label, *(result[k][0] * 1e3 for k in calls), *(result[k][1] for k in calls)))
     return rows
 
@@ -286,10 +298,20 @@ def main(argv=None):
     parser.add_argument("--workloads", default="mlp64,block,resnet50", help=f"comma-separated: {','.join(WORKLOADS)}")
     parser.add_argument("--rounds", type=int, default=40, help="interleaved timing rounds")
     parser.add_argument("--measure-only", action="store_true")
+    parser.add_argument("--per-function", action="store_true",
+                        help="one task per fused function (two kernels of one op shape with different "
+                             "epilogues are tuned apart), not per op workload")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="run and time everything on one thread in thread CPU time (onnxruntime with 1 "
+                             "intra-op thread): other processes on a shared machine do not inflate it")
     parser.add_argument("--validate-only", action="store_true",
                         help="validate the logs of an earlier run again (no tuning), then write and measure")
     args = parser.parse_args(argv)
     keys = [k.strip() for k in args.workloads.split(",") if k.strip()]
+    TIMING["per_function"] = args.per_function
+    if args.one_thread:
+        relay.runtime.set_num_threads(1)
+        TIMING.update(threads=1, clock=time.thread_time)
     budgets = _budgets(args.budget, keys)
     target_file = str(tophub.record_file())
     load_before = os.getloadavg()

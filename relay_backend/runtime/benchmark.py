@@ -86,11 +86,14 @@ def _count(value, name: str, minimum: int) -> int:
 
 
 def time_evaluator(func, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_iterations=100,
-                   cooldown_interval_ms=0, repeats_to_cooldown=1, f_preproc=None):
+                   cooldown_interval_ms=0, repeats_to_cooldown=1, f_preproc=None, clock=None):
     """A callable `evaluator(*args) -> BenchmarkResult` timing `func(*args)` (see module doc).
 
     In all `func` runs 1 + number x repeat times (more when min_repeat_ms grows `number`).
+    `clock` (seconds, e.g. time.thread_time: the calling thread's CPU time) replaces
+    time.perf_counter when given.
     """
+    clock = clock or time.perf_counter
     if not callable(func):
         raise RelayError(f"time_evaluator: expected a function to time, got {type(func).__name__}")
     start_number = _count(number, "number", 1)
@@ -110,10 +113,10 @@ def time_evaluator(func, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_i
             while True:
                 if duration_ms > 0:
                     n = int(max(min_ms / (duration_ms / n) + 1, n * GOLDEN_RATIO))
-                start = time.perf_counter()
+                start = clock()
                 for _ in range(n):
                     func(*args)
-                duration_ms = (time.perf_counter() - start) * 1e3
+                duration_ms = (clock() - start) * 1e3
                 zero_times += duration_ms == 0
                 if duration_ms >= min_ms or zero_times >= zero_limit:
                     break
@@ -127,12 +130,13 @@ def time_evaluator(func, number=10, repeat=1, min_repeat_ms=0, limit_zero_time_i
 
 def module_time_evaluator(module, func_name, dev=None, number=10, repeat=1, min_repeat_ms=0,
                           limit_zero_time_iterations=100, cooldown_interval_ms=0, repeats_to_cooldown=1,
-                          cache_flush_bytes=0, f_preproc=""):
+                          cache_flush_bytes=0, f_preproc="", clock=None):
     """TVM's `Module.time_evaluator` for any module with `get_function(name)`: `f_preproc` names a
     global function (runtime.registry) run before every repeat with the same arguments, and
     `cache_flush_bytes` > 0 copies that many bytes between two buffers before every repeat, so
     each measurement starts with a cold cache. `dev` is accepted for TVM's signature: a CUDA
-    function waits for its device before returning, so the timings need no extra synchronization."""
+    function waits for its device before returning, so the timings need no extra synchronization.
+    `clock` as time_evaluator's."""
     del dev
     func = module.get_function(func_name)
     preproc = get_global_func(f_preproc) if f_preproc else None
@@ -147,7 +151,7 @@ def module_time_evaluator(module, func_name, dev=None, number=10, repeat=1, min_
             if user is not None:
                 user(*args)
     return time_evaluator(func, number, repeat, min_repeat_ms, limit_zero_time_iterations,
-                          cooldown_interval_ms, repeats_to_cooldown, preproc)
+                          cooldown_interval_ms, repeats_to_cooldown, preproc, clock)
 
 
 def time_per_call(run_once, number=5, min_repeat_ms=0) -> float:

@@ -16,20 +16,24 @@ dense_pack_prepacked.x86 is an autotvm template (on the packed shapes AlterOpLay
 is what extract_from_program sees at opt_level 3) whose knobs are the packing block block_n (bn:
 AlterOpLayout reads it from this task's config to pack the weight, x86_blocks) and the tile:
 tile_y (rt, rows) and tile_x (ct, column blocks of bn), each defaulting to the hand-picked
-choice, so the fallback config is the hand-picked kernel. The workload names the default
+choice, and col_outer (the tiles' order: column blocks outside rows keeps one slice of the
+weight in the inner caches while every row tile uses it, instead of streaming the whole weight
+once per row tile; default rows outside), so the fallback config is the hand-picked kernel. The workload names the default
 packing; a task instantiated with another block measures on a re-packed weight, and tile_x
 candidates are those of every block (combinations that do not divide are filtered out).
 """
 import dataclasses
 
 from .. import te
+from ..autotvm.task.config_space import ConfigEntity
 from ..autotvm.task.task import LAYOUT, is_task_argument, reblocked_placeholder
 from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ..op.nn.dense_pack import DENSE_PACK
 from .base import register_strategy
 from .x86_blocks import block_candidates, config_blocks, default_block
 from .x86_common import (all_static, factors_up_to, find_reduction, finish_others, inline_except, nonempty,
-                         parallel_if_large, place_anchor, prod, register_tile, split_knob, static_shape)
+                         option_knob, parallel_if_large, place_anchor, prod, register_tile, split_knob,
+                         static_shape)
 
 TASK_NAME = "dense_pack_prepacked.x86"
 MAX_ROW_TILE = 16        # tuning candidates: at most this many rows per tile
@@ -72,6 +76,8 @@ def dense_pack_compute(cfg, attrs, inputs, out_type):
     split_knob(cfg, "tile_y", rows, factors_up_to(rows, MAX_ROW_TILE), rt)
     tiles = sorted({t for b in block_candidates(units) for t in factors_up_to(units // b, MAX_COL_TILE)})
     split_knob(cfg, "tile_x", col_blocks, tiles, ct)
+    if not isinstance(cfg, ConfigEntity) or "col_outer" in cfg:      # a record from before the knob has none
+        option_knob(cfg, "col_outer", (False, True), False)
     cfg.multi_filter(lambda e: (units // e["block_n"].size[-1]) % e["tile_x"].size[-1] == 0)
     if cfg is not given:
         outs[0].op.attrs["autotvm_config"] = cfg
@@ -92,8 +98,9 @@ def dense_pack_schedule(cfg, attrs, outs, target):
     *lead, i, j = O.axis
     io, ii = so.split(i, factor=rt)
     jo, ji = so.split(j, factor=ct * bn)
-    so.reorder(*lead, io, jo, ii, ji)
-    fused = so.fuse(*lead, io, jo)
+    outer = (jo, io) if _col_outer(cfg) else (io, jo)
+    so.reorder(*lead, *outer, ii, ji)
+    fused = so.fuse(*lead, *outer)
     parallel_if_large(so, fused, prod(shape) * k_ext)
     so.vectorize(ji)
     sr = s[R]
@@ -106,6 +113,11 @@ def dense_pack_schedule(cfg, attrs, outs, target):
     sr.vectorize(rji)
     finish_others(s, others)
     return s
+
+
+def _col_outer(cfg) -> bool:
+    """Whether the tiles run column blocks outside rows (a record from before the knob: no)."""
+    return bool(cfg["col_outer"].val) if "col_outer" in cfg else False
 
 
 @register_strategy("nn.contrib_dense_pack", "x86")

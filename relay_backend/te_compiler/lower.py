@@ -11,6 +11,7 @@
 from dataclasses import dataclass, field
 
 from .. import te, tir
+from ..autotvm.task.dispatcher import fused_function_scope
 from ..errors import CompileError
 from ..ir.expr import Call, Constant, Function, Let, Tuple, TupleGetItem, Var
 from ..ir.functor import post_order
@@ -96,7 +97,13 @@ def _constant_tensor(c: Constant):
 
 
 def lower_to_te(func: Function, target) -> LoweredTE:
-    """Run each op's selected compute over placeholders for the function's parameters."""
+    """Run each op's selected compute over placeholders for the function's parameters (a
+    tunable op asks the dispatch context for this function's own config first)."""
+    with fused_function_scope(func):
+        return _lower_to_te(func, target)
+
+
+def _lower_to_te(func: Function, target) -> LoweredTE:
     ensure_typed(func)
     env, inputs = {}, []
     ptypes = [param.checked_type if param._checked_type_ is not None else param.type_annotation

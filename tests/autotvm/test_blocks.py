@@ -64,7 +64,9 @@ def _record(task, **blocks):
 
 
 def _task(mod, name):
-    return next(t for t in autotvm.task.extract_from_program(mod, {}, TARGET) if t.name == name)
+    """The template task (blocks among its knobs: measured alone, not in the program)."""
+    return next(t for t in autotvm.task.extract_from_program(mod, {}, TARGET, measure_in_program=False)
+                if t.name == name)
 
 
 def _optimized_text(mod) -> str:

@@ -117,3 +117,16 @@ def test_a_config_missing_a_knob_is_named():
     partial = autotvm.task.ConfigEntity(0, None, {"tile_y": task.config_space.get(0)["tile_y"]}, [])
     with pytest.raises(autotvm.task.space.TuningError, match="no knob 'tile_x'"):
         task.instantiate(partial)
+
+
+def test_a_dense_pack_record_from_before_the_order_knob_keeps_rows_outside():
+    """dense_pack_prepacked.x86's col_outer knob came after records were shipped: a config
+    without it instantiates (rows outside, the old order) instead of failing."""
+    task, _, _ = _task(*BLOCKED_CASES[2])
+    space = task.config_space
+    old = next(space.get(i) for i in space.valid_indices() if space.get(i)["col_outer"].val is False)
+    entities = {k: old[k] for k in old if k != "col_outer"}
+    stale = autotvm.task.ConfigEntity(old.index, None, entities, [])
+    lowered = [str(te.lower(*task.instantiate(config), "kernel")) for config in (stale, old)]
+    assert lowered[0] == lowered[1]
+    assert "col_outer" in [k for k in old] and len({space.get(i)["col_outer"].val for i in space.valid_indices()}) == 2

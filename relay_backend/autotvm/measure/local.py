@@ -38,6 +38,7 @@ from .measure import Builder, MeasureErrorNo, MeasureResult, Runner, error_resul
 
 BUILD_WORKER_TASKS = 64         # a build worker is replaced after this many builds (LLVM leaks a little)
 REFERENCE_TIMEOUT_MIN = 60.0    # seconds the default config may take to build and run once
+CACHE_FLUSH_BYTES = 64 << 20    # copied to evict the caches: twice this machine family's 32 MiB L3
 _POOLS = weakref.WeakSet()
 
 
@@ -138,17 +139,31 @@ class LocalRunner(PooledWorkers, Runner):
     """Time each built config in a fresh process (TVM's LocalRunner). number / repeat /
     min_repeat_ms as time_evaluator: 1 + number x repeat runs, each repeat long enough for
     min_repeat_ms; the extremes of repeat > 2 costs are dropped. check_correctness=False skips
-    the comparison with the default config (inputs are still random)."""
+    the comparison with the default config (inputs are still random).
+
+    enable_cpu_cache_flush (TVM's) evicts the caches before every repeat by copying
+    `cache_flush_bytes` (CACHE_FLUSH_BYTES: beyond the last-level cache) between two buffers,
+    so weights and inputs start cold as in a large model; TVM advises number=1 with it (only
+    the first call of a repeat is cold). A smaller cache_flush_bytes (e.g. the L2 size) evicts
+    only the inner caches, as in a small model whose weights stay in L3 between runs.
+    thread_time=True runs the kernels' parallel loops on one thread and times the thread's CPU
+    time (time.thread_time), which the other processes of a shared machine inflate far less
+    than wall-clock time."""
 
     def __init__(self, timeout=10, number=4, repeat=3, min_repeat_ms=0, cooldown_interval=0.1,
-                 enable_cpu_cache_flush=False, module_loader=None, check_correctness=True):
+                 enable_cpu_cache_flush=False, module_loader=None, check_correctness=True,
+                 cache_flush_bytes=None, thread_time=False):
         super().__init__(timeout, n_parallel=1)
         for name, value, minimum in (("number", number, 1), ("repeat", repeat, 1), ("min_repeat_ms", min_repeat_ms, 0)):
             if not isinstance(value, int) or value < minimum:
                 raise TuningError(f"LocalRunner: {name} must be an int >= {minimum}, got {value!r}")
+        flush = CACHE_FLUSH_BYTES if cache_flush_bytes is None else cache_flush_bytes
+        if isinstance(flush, bool) or not isinstance(flush, int) or flush < 0:
+            raise TuningError(f"LocalRunner: cache_flush_bytes must be an int >= 0, got {cache_flush_bytes!r}")
         self.number, self.repeat, self.min_repeat_ms = number, repeat, min_repeat_ms
         self.cooldown_interval = cooldown_interval
         self.check_correctness = check_correctness
+        self.timing = {"cache_flush_bytes": flush if enable_cpu_cache_flush else 0, "thread_time": bool(thread_time)}
         self._pool = None
         self._reference = None
         self.tmp_dir = tempfile.mkdtemp(prefix="rb_autotvm_run_")
@@ -187,7 +202,8 @@ class LocalRunner(PooledWorkers, Runner):
                 results.append(build)
                 continue
             future = pool.schedule(run_job, args=(build, reference, self.number, self.repeat, self.min_repeat_ms,
-                                                  self.cooldown_interval, self.tmp_dir), timeout=self.timeout)
+                                                  self.cooldown_interval, self.tmp_dir), kwargs=self.timing,
+                                   timeout=self.timeout)
             results.append(collect_run(future.result, self.timeout, build))
         return results
 

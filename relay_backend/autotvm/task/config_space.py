@@ -83,6 +83,13 @@ class ConfigSpace:
             self._shared_filter = filter
             self._clear_cache()
 
+    def restrict(self, keep):
+        """Keep only the combinations that the template's filter and keep({knob name: entity})
+        both accept (a filter added after the template ran, e.g. by the measurement)."""
+        old = self._shared_filter
+        self._shared_filter = keep if old is None else (lambda entities: old(entities) and keep(entities))
+        self._clear_cache()
+
     def add_flop(self, flop):
         """Count `flop` floating-point operations for this task (GFLOPS reporting)."""
         if isinstance(flop, (E.IntImm, E.FloatImm)):

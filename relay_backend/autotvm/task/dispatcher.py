@@ -15,6 +15,7 @@ Contexts nest with `with`; a query goes to the innermost and falls through to th
 `recording_queries()` blocks around it, so the kernel cache can key a kernel on the configs it
 was built with and re-check them on the next lookup.
 """
+import contextlib
 import os
 import threading
 from io import TextIOBase
@@ -24,6 +25,7 @@ import numpy as np
 from ...diagnostics import get_logger
 from ...docstrings import shared_parameters
 from ...errors import TuningError
+from ...ir.structural import structural_digest
 from ..env import recording
 from .config_space import FallbackConfigEntity
 
@@ -268,6 +270,55 @@ def config_fingerprint(cfg) -> str:
     fingerprint = getattr(cfg, "fingerprint", None)
     text = fingerprint() if fingerprint is not None else repr(cfg)
     return text if getattr(cfg, "cost", None) is None else f"{text}|cost={cfg.cost!r}"
+
+
+FUSED_MARK = "FUSED"              # a workload's last item (FUSED_MARK, digest): one fused function's
+_FUSED = threading.local()        # .stack: the primitive functions being lowered (innermost last)
+
+
+@contextlib.contextmanager
+def fused_function_scope(func):
+    """While the block runs, the tunable computes called are those of primitive function `func`
+    (te_compiler's lowering opens it): a template asks first for a config recorded for this very
+    function (its workload + (FUSED_MARK, structural digest of `func`)), then for the op's own."""
+    stack = getattr(_FUSED, "stack", None)
+    if stack is None:
+        stack = _FUSED.stack = []
+    stack.append([func, None])
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def current_fused_digest():
+    """The structural digest of the primitive function being lowered (None outside one)."""
+    stack = getattr(_FUSED, "stack", None)
+    if not stack:
+        return None
+    entry = stack[-1]
+    if entry[1] is None:
+        entry[1] = structural_digest(entry[0])
+    return entry[1]
+
+
+def fused_workload(workload, digest) -> tuple:
+    """The workload of `workload`'s op inside the fused function of `digest`."""
+    return tuple(workload) + ((FUSED_MARK, digest),)
+
+
+def split_fused(args) -> tuple:
+    """(args without a trailing (FUSED_MARK, digest), that digest or None)."""
+    args = tuple(args)
+    last = args[-1] if args else None
+    if isinstance(last, (tuple, list)) and len(last) == 2 and last[0] == FUSED_MARK:
+        return args[:-1], last[1]
+    return args, None
+
+
+def op_workload(workload) -> tuple:
+    """`workload` without a fused function's mark: the op's own workload."""
+    return (workload[0],) + split_fused(workload[1:])[0] if workload else tuple(workload)
 
 
 def recording_queries():

@@ -29,8 +29,8 @@ from ...ir.types import TensorType, TupleType
 from ...target import Target, as_target
 from ... import te, tir
 from ...tir import expr as E
-from .config_space import ConfigSpace
-from .dispatcher import ApplyConfig, DispatchContext, query_config
+from .config_space import ConfigSpace, FallbackConfigEntity
+from .dispatcher import ApplyConfig, DispatchContext, fused_workload, query_config, split_fused
 
 
 # --- arguments <-> workload ------------------------------------------------------------------
@@ -162,7 +162,7 @@ class TaskTemplate:
         self.module = None
 
     def __call__(self, *args):
-        args = deserialize_args(args)
+        args = deserialize_args(split_fused(args)[0])     # a fused function's task: the op's args
         if self.fcustomized is not None:
             return self.fcustomized(*args)
         if self.fcompute is None or self.fschedule is None:
@@ -342,7 +342,10 @@ def get_config():
 # --- tasks -----------------------------------------------------------------------------------
 class Task:
     """A tunable task: template `name` with serialized `args`; `config_space` and `flop` once
-    created with `create`."""
+    created with `create`. `fused_functions` holds, for a task extract_from_program found, the
+    primitive (fused) functions of the program whose anchor it is, as (JSON text, calls): a
+    measurement then times those kernels, each with its real epilogue (bias, residual add,
+    relu...), weighted by its calls, instead of the template with a relu after it."""
 
     def __init__(self, name, args):
         self.name = name
@@ -353,6 +356,7 @@ class Task:
         self.flop = None
         self.target = None
         self.target_host = None
+        self.fused_functions = ()
 
     @property
     def workload(self) -> tuple:
@@ -382,10 +386,10 @@ def create(task_name, args, target, target_host=None) -> Task:
     its compute names them: a template whose config re-blocks its inputs is named by the
     default blocking, see register_topi_compute's workload_args)."""
     naming = getattr(lookup_template(task_name).fcompute, "workload_args", None)
-    serialized = serialize_args(args)
+    serialized, digest = split_fused(serialize_args(args))
     if naming is not None:
         serialized = serialize_args(naming(tuple(deserialize_args(serialized))))
-    task = Task(task_name, serialized)
+    task = Task(task_name, serialized if digest is None else fused_workload(serialized, digest))
     task.target = as_target(target)
     if target_host is not None:
         task.target = task.target.with_host(target_host)
@@ -396,6 +400,26 @@ def create(task_name, args, target, target_host=None) -> Task:
     task.config_space.code_hash = getattr(sch, "code_hash", None)
     task.flop = task.config_space.flop or compute_flop(sch)
     return task
+
+
+LAYOUT_KNOB_PREFIX = "block_"   # knobs that choose a layout AlterOpLayout applies (x86_blocks)
+
+
+def layout_knobs_of(config) -> dict:
+    """{knob: repr} of the knobs of `config` that choose a layout (LAYOUT_KNOB_PREFIX)."""
+    return {k: repr(config[k]) for k in config if k.startswith(LAYOUT_KNOB_PREFIX)}
+
+
+def keep_default_layouts(task) -> None:
+    """Restrict the space of `task` to the configs with its default layouts (the blocks of its
+    fallback config): a fused function of the program was built on those layouts, so only
+    those configs can be measured on it (a config with other blocks needs other layouts around
+    the kernel, which only a whole build makes)."""
+    fallback = FallbackConfigEntity()
+    task.instantiate(fallback)
+    wanted = layout_knobs_of(fallback)
+    if wanted:
+        task.config_space.restrict(lambda entities: all(repr(entities[k]) == v for k, v in wanted.items()))
 
 
 # --- flop count ------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from ...docstrings import shared_parameters
 from ...errors import TuningError
 from ...target import Target
 from ... import te
-from .dispatcher import query_config
+from .dispatcher import current_fused_digest, fused_workload, query_config
 from .task import (TEMPLATE_DECORATOR_PARAMETERS, is_static_workload, register_task_compute, register_task_schedule, serialize_args,
                    workload_config)
 
@@ -38,6 +38,9 @@ class TaskExtractEnv:
         self.task_collection = []
         self.wanted_relay_ops = None
         self.tracing = False
+        self.current_function = None     # (JSON text, calls) of the primitive function being lowered
+        self.per_function = False        # one task per (workload, fused function)
+        self.functions = {}              # task key -> {JSON text: calls} of the functions it is in
 
     def __enter__(self):
         self.task_collection = []
@@ -47,16 +50,32 @@ class TaskExtractEnv:
     def __exit__(self, *exc):
         self.tracing = False
 
-    def reset(self, wanted_relay_ops=None):
+    def reset(self, wanted_relay_ops=None, per_function=False):
         self.task_collection = []
         self.wanted_relay_ops = wanted_relay_ops
+        self.functions = {}
+        self.current_function = None
+        self.per_function = per_function
 
-    def add_task(self, task_name, args):
+    def add_task(self, task_name, args, fused_digest=None):
+        """Collect task (`task_name`, `args`); with `per_function` and a `fused_digest`, the
+        task of that fused function (its workload ends with the function's digest)."""
         key = (task_name, serialize_args(args))
+        if self.per_function and fused_digest is not None:
+            key = (task_name, fused_workload(key[1], fused_digest))
         if not is_static_workload(key[1]):
             return          # a symbolic shape cannot be measured: the build uses the fallback
         if self.allow_duplicate or key not in self.task_collection:
             self.task_collection.append(key)
+        if self.current_function is not None:
+            text, calls = self.current_function
+            seen = self.functions.setdefault(key, {})
+            seen[text] = seen.get(text, 0) + calls
+
+    def functions_of(self, task_name, args) -> tuple:
+        """((JSON text, calls), ...) of the primitive functions task (`task_name`, serialized
+        `args`) was found in."""
+        return tuple(self.functions.get((task_name, tuple(args)), {}).items())
 
     def get_tasks(self) -> list:
         return list(self.task_collection)
@@ -92,9 +111,14 @@ def register_topi_compute(task_name, func=None, workload_args=None):
         def wrapper(*args, **kwargs):
             named = args if workload_args is None or kwargs else tuple(workload_args(args))
             workload, cfg = workload_config(task_name, named, kwargs)
+            digest = current_fused_digest()
+            if digest is not None:                 # a config recorded for this fused function wins
+                specific = query_config(Target.current(allow_none=True), fused_workload(workload, digest))
+                if not specific.is_fallback:
+                    workload, cfg = fused_workload(workload, digest), specific
             env = TaskExtractEnv.current
             if env is not None and env.tracing:
-                env.add_task(task_name, named)
+                env.add_task(task_name, named, digest)
             out = topi_compute(cfg, *args)
             for t in (out if isinstance(out, (list, tuple)) else [out]):
                 t.op.attrs["workload"] = workload
