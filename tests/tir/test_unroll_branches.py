@@ -55,7 +55,7 @@ def test_unrolled_group_loop_becomes_one_plain_nest_per_group():
 def test_loops_that_do_not_qualify_are_left_alone():
     serial, _ = _concat_func(kind="serial")
     assert expand_branching_unrolled(serial) is serial
-    too_many, sizes = _concat_func(sizes=(MAX_COPIES, MAX_COPIES + 2), group=1)   # 130 copies
+    too_many, _ = _concat_func(sizes=(MAX_COPIES, MAX_COPIES + 2), group=1)   # 130 copies
     assert expand_branching_unrolled(too_many) is too_many
     # a Select over constants (no buffer read in a branch) does not make a loop expand
     out = tir.decl_buffer((4,), name="out")
