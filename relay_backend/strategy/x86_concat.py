@@ -10,16 +10,19 @@ group lies inside one input, and unrolls the group loop, which lowering expands 
 (tir/unroll_branches.py) so that each copy's Selects fold to one plain load:
 
     for group in unrolled(extent / g):                # expanded: one copy per group
-        for (axes before it, ci, outer axes after it) in parallel:   # e.g. (n, ci, h); ci < g
+        for (axes before it, ci, outer axes after it):    # fused, e.g. (n, ci, h); ci < g
             for (the last two axes: w, then the vector):   # the last axis vectorized
                 out[..., group*g + ci, ...] = epilogue(x_k[..., group*g + ci - offset_k, ...])
 
 Each copy streams one input and one slice of the output in order (rows outside the groups
-made 2 * inputs interleaved streams, slower at 56x56). One thread, thread CPU time, min of 60
-(a loaded 2-core machine): DenseNet's 28x28 concatenation of 13 inputs 182-360 us -> 61-132 us;
-at 56x56 (3.2 MB out) both stay memory-bound (~460 us); the network's 57 concatenation
-kernels summed 8.4 -> 6.0 ms (benchmarks/README.md, issue 16). The loop is parallel, per group, when
-the whole output is large enough (generic.PARALLEL_MIN_ELEMS), as the generic schedule decides.
+made 2 * inputs interleaved streams, slower at 56x56). The kernel runs on one thread: it is
+memory-bound, and with OMP_NUM_THREADS=2 on the loaded 2-core machine (wall clock, min of
+60, load 6) a parallel loop per group (an OpenMP region each) took DenseNet's 28x28
+concatenation of 13 inputs to 1.2 ms, the generic one-region schedule ran it in 0.17-0.42 ms
+and this serial one in 0.07 ms; at 56x56 serial 0.45-0.49 ms, generic 0.59-0.60 ms.
+One thread, thread CPU time, min of 60 (a loaded 2-core machine): the 28x28 concatenation
+182-360 us -> 61-132 us; at 56x56 (3.2 MB out) both stay memory-bound (~460 us); the network's
+57 concatenation kernels summed 8.4 -> 6.0 ms (benchmarks/README.md, issue 16).
 
 Applies when the shapes are static, the concatenation axis is not the last one, and there are
 at most tir.unroll_branches.MAX_COPIES groups; otherwise the generic schedule is used.
@@ -31,7 +34,7 @@ from ..op.registry import get as get_op
 from ..tir.unroll_branches import MAX_COPIES
 from .base import register_strategy
 from .common import inline_except, same_dims, dims_of, static_shape
-from .generic import PARALLEL_MIN_ELEMS, VECTOR_LANES, schedule_default
+from .generic import VECTOR_LANES, schedule_default
 
 PLEVEL = 15
 
@@ -85,9 +88,8 @@ def schedule_concat(axis: int, group: int):
             else:
                 stage.vectorize(stage.split(last, factor=lanes)[1])
         stage.unroll(groups)
-        fused = stage.fuse(*outer) if len(outer) > 1 else outer[0]
-        if math.prod(concat_shape) >= PARALLEL_MIN_ELEMS:
-            stage.parallel(fused)
+        if len(outer) > 1:
+            stage.fuse(*outer)
         return s
     return schedule
 

@@ -1,6 +1,6 @@
 """concatenate.x86 (strategy/x86_concat.py): a concatenation with a fused per-channel add and
 relu (DenseNet's pre-activation) against numpy at odd channel counts, in NCHW and in NCHW{b}c;
-its lowered tir has no Select left; where it does not apply the generic schedule runs."""
+its lowered tir has no Select left and no parallel loop; where it does not apply the generic schedule runs."""
 import numpy as np
 import pytest
 
@@ -55,6 +55,7 @@ def test_matches_numpy_with_a_fused_epilogue_and_no_select_left(shapes, axis):
     got, want, text = _lower_run(impls["concatenate.x86"], shapes, axis % len(shapes[0]), out_type)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert "select" not in text, text
+    assert "parallel" not in text      # memory-bound: serial (see the strategy's docstring)
 
 
 def test_does_not_apply_on_the_last_axis_or_with_too_many_groups():
