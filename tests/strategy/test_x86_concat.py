@@ -70,3 +70,24 @@ def test_groups_are_the_gcd_of_the_extents():
     assert concat_groups([64, 32, 32]) == (32, 4)
     assert concat_groups([3, 0, 6]) == (3, 3)
     assert concat_groups([7, 5]) == (1, 12)
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_through_aot_on_both_backends(target):
+    """The expanded kernel through relay.build(executor="aot"): LLVM kernels and C kernels."""
+    import relay_backend as relay
+    shapes = [(1, 2, 5, 6, 8), (1, 1, 5, 6, 8), (1, 3, 5, 6, 8)]
+    xs = [relay.var(f"x{k}", shape=s) for k, s in enumerate(shapes)]
+    shift = relay.var("shift", shape=(1, 6, 1, 1, 8))
+    func = relay.Function(xs + [shift], relay.nn.relu(relay.add(relay.concatenate(xs, axis=1), shift)))
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes + [(1, 6, 1, 1, 8)]]
+    with relay.transform.PassContext(opt_level=3):
+        factory = relay.build(relay.IRModule.from_expr(func), executor="aot",
+                              target="llvm" if target == "llvm" else relay.aot.c_target_like("llvm"))
+    module = relay.aot.AotModule(factory["default"](relay.cpu(0)))
+    for name, array in zip([f"x{k}" for k in range(3)] + ["shift"], arrays):
+        module.set_input(name, array)
+    module.run()
+    want = np.maximum(np.concatenate(arrays[:3], 1) + arrays[3], 0)
+    np.testing.assert_allclose(module.get_output(0).numpy(), want, rtol=1e-6, atol=1e-6)
