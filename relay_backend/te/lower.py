@@ -14,7 +14,8 @@ Per stage, in producer-before-consumer order:
   not in `args` are allocated at the top of the function;
 * a reduction with a reduce axis bound to a threadIdx dimension accumulates per thread into a
   local buffer and ends with a tir.ThreadAllReduce that combines the threads' partials.
-The result is simplified and verified.
+An unrolled loop whose variable picks the buffer a Select reads is expanded into one copy per
+iteration (tir/unroll_branches.py); the result is simplified and verified.
 """
 from collections import defaultdict
 
@@ -25,6 +26,7 @@ from ..tir.buffer import Buffer
 from ..tir.functor import copy_with, rewrite, substitute, walk
 from ..tir.prim_func import PrimFunc
 from ..tir.simplify import simplify
+from ..tir.unroll_branches import expand_branching_unrolled
 from ..tir.verify import verify
 from .bound import infer_region
 from .extern import ExternOp
@@ -117,7 +119,7 @@ class _Lowering:
             body = S.Allocate(buf, body, "global")
         func = PrimFunc(self.params, body, self.name,
                         {"global_symbol": self.name, "tir.noalias": True})
-        return verify(simplify(func))
+        return verify(simplify(expand_branching_unrolled(func)))
 
     def _materialize_extern_inputs(self):
         """An extern reads its inputs from memory: a stage it reads is computed at the root."""

@@ -9,10 +9,11 @@ passes that exist here, each gated by its own opt_level under the current PassCo
   EtaExpand(constructors) 1 (VM only)     EliminateCommonSubexpr    3
   CombineParallelConv2D(3)          4     CombineParallelDense(3)   4
   CombineParallelBatchMatmul(3)     4     FoldConstant              2
-  FoldScaleAxis (its passes 3)            SimplifyExpr              0
-  CanonicalizeOps                   3     AlterOpLayout(target)     3
-  SimplifyExprPostAlterOp           0     FastMath                  4
-  FoldConstant                      2     FuseOps (at opt_level)    0
+  FoldScaleAxis (its passes 3)            PoolBeforePointwiseConv   3  (not in TVM)
+  SimplifyExpr                      0     CanonicalizeOps           3
+  AlterOpLayout(target)             3     SimplifyExprPostAlterOp   0
+  FastMath                          4     FoldConstant              2
+  FuseOps (at opt_level)            0
 (read row by row)
 
 PlanDevices runs first (device annotations checked against the target's device and removed).
@@ -48,6 +49,7 @@ from .infer_type import InferType
 from .legalize import qnn_lowering_passes
 from .pass_infra import PassContext, Sequential
 from .plan_devices import PlanDevices
+from .pool_before_pointwise_conv import PoolBeforePointwiseConv
 from .simplify_expr import SimplifyExpr, SimplifyExprPostAlterOp
 from .simplify_inference import SimplifyInference
 from .to_basic_block_normal_form import ToBasicBlockNormalForm
@@ -99,6 +101,7 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None, d
         CombineParallelBatchMatmul(3),
         FoldConstant(),
         FoldScaleAxis(),
+        PoolBeforePointwiseConv(),   # after FoldScaleAxis: a scale folds into the conv, not the pool
         SimplifyExpr(),
         CanonicalizeOps(),
         AlterOpLayout(target),

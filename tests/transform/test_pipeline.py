@@ -17,13 +17,13 @@ LEVEL_2 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QN
            "SimplifyExpr", "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
 LEVEL_3 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
            "EliminateCommonSubexpr", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
-           "FoldConstant", "FuseOps"]
+           "FoldConstant", "PoolBeforePointwiseConv", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout",
+           "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
 LEVEL_4 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
            "EliminateCommonSubexpr", "CombineParallelConv2d", "CombineParallelDense",
            "CombineParallelBatchMatmul", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout", "SimplifyExprPostAlterOp",
-           "FastMath", "FoldConstant", "FuseOps"]
+           "FoldConstant", "PoolBeforePointwiseConv", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout",
+           "SimplifyExprPostAlterOp", "FastMath", "FoldConstant", "FuseOps"]
 
 
 def without_infer(names):

@@ -1,0 +1,93 @@
+"""concatenate.x86 (strategy/x86_concat.py): a concatenation with a fused per-channel add and
+relu (DenseNet's pre-activation) against numpy at odd channel counts, in NCHW and in NCHW{b}c;
+its lowered tir has no Select left and no parallel loop; where it does not apply the generic schedule runs."""
+import numpy as np
+import pytest
+
+from relay_backend import te, tir
+from relay_backend.codegen import build
+from relay_backend.ir.types import TensorType, TupleType
+from relay_backend.op.registry import get as get_op
+from relay_backend.op.transform import AxisAttrs
+from relay_backend.runtime import nd
+from relay_backend.strategy import op_strategy
+from relay_backend.strategy.x86_concat import concat_groups
+
+pytestmark = pytest.mark.compile
+
+
+def _impl_names(shapes, axis):
+    phs = [te.placeholder(s, "float32") for s in shapes]
+    op = get_op("concatenate")
+    out_type = op.rel([TupleType([TensorType(tuple(s), "float32") for s in shapes])], AxisAttrs(axis))
+    strategy = op_strategy(op, AxisAttrs(axis), phs, out_type, "llvm")
+    return {impl.name: impl for spec in strategy.specializations for impl in spec.implementations}, out_type
+
+
+def _lower_run(impl, shapes, axis, out_type):
+    """compute -> relu(out + shift[channel]) -> the implementation's schedule -> LLVM; returns
+    (result, numpy reference, tir text)."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    phs = [te.placeholder(s, "float32", name=f"x{k}") for k, s in enumerate(shapes)]
+    cat = impl.compute(AxisAttrs(axis), phs, out_type)[0]
+    channels = int(cat.shape[axis].value)
+    shift = te.placeholder((channels,), "float32", name="shift")
+    shift_np = rng.standard_normal(channels).astype("float32")
+    out = te.compute(cat.shape, lambda *i: tir.max(cat[i] + shift[i[axis]], tir.const(0.0, "float32")), name="relu")
+    func = te.lower(impl.schedule(AxisAttrs(axis), [out], "llvm"), phs + [shift, out], "kernel")
+    result = nd.empty(tuple(int(d.value) for d in out.shape), "float32")
+    build(func)["kernel"](*[nd.array(a) for a in arrays], nd.array(shift_np), result)
+    view = [1] * len(shapes[0])
+    view[axis] = channels
+    want = np.maximum(np.concatenate(arrays, axis) + shift_np.reshape(view), 0)
+    return result.numpy(), want, tir.func_to_str(func)
+
+
+@pytest.mark.parametrize("shapes,axis", [
+    ([(1, 3, 5, 7), (1, 6, 5, 7), (1, 9, 5, 7)], 1),               # NCHW, odd channels, g = 3
+    ([(1, 2, 3, 5, 8), (1, 1, 3, 5, 8), (1, 3, 3, 5, 8)], 1),      # NCHW8c blocks 2 + 1 + 3, g = 1
+    ([(2, 3, 4), (2, 5, 4)], -2),                                  # negative axis, batch 2
+])
+def test_matches_numpy_with_a_fused_epilogue_and_no_select_left(shapes, axis):
+    impls, out_type = _impl_names(shapes, axis)
+    assert "concatenate.x86" in impls
+    got, want, text = _lower_run(impls["concatenate.x86"], shapes, axis % len(shapes[0]), out_type)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert "select" not in text, text
+    assert "parallel" not in text      # memory-bound: serial (see the strategy's docstring)
+
+
+def test_does_not_apply_on_the_last_axis_or_with_too_many_groups():
+    impls, _ = _impl_names([(2, 3), (2, 4)], 1)
+    assert "concatenate.x86" not in impls
+    many = [(1, 1, 2)] * 65 + [(1, 2, 2)]          # gcd 1: 67 groups, above MAX_COPIES
+    impls, _ = _impl_names(many, 1)
+    assert "concatenate.x86" not in impls
+
+
+def test_groups_are_the_gcd_of_the_extents():
+    assert concat_groups([64, 32, 32]) == (32, 4)
+    assert concat_groups([3, 0, 6]) == (3, 3)
+    assert concat_groups([7, 5]) == (1, 12)
+
+
+@pytest.mark.parametrize("target", ["llvm", "c"])
+def test_through_aot_on_both_backends(target):
+    """The expanded kernel through relay.build(executor="aot"): LLVM kernels and C kernels."""
+    import relay_backend as relay
+    shapes = [(1, 2, 5, 6, 8), (1, 1, 5, 6, 8), (1, 3, 5, 6, 8)]
+    xs = [relay.var(f"x{k}", shape=s) for k, s in enumerate(shapes)]
+    shift = relay.var("shift", shape=(1, 6, 1, 1, 8))
+    func = relay.Function(xs + [shift], relay.nn.relu(relay.add(relay.concatenate(xs, axis=1), shift)))
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes + [(1, 6, 1, 1, 8)]]
+    with relay.transform.PassContext(opt_level=3):
+        factory = relay.build(relay.IRModule.from_expr(func), executor="aot",
+                              target="llvm" if target == "llvm" else relay.aot.c_target_like("llvm"))
+    module = relay.aot.AotModule(factory["default"](relay.cpu(0)))
+    for name, array in zip([f"x{k}" for k in range(3)] + ["shift"], arrays):
+        module.set_input(name, array)
+    module.run()
+    want = np.maximum(np.concatenate(arrays[:3], 1) + arrays[3], 0)
+    np.testing.assert_allclose(module.get_output(0).numpy(), want, rtol=1e-6, atol=1e-6)
