@@ -1,0 +1,66 @@
+"""The graph executor against onnxruntime on one thread each, timed in thread CPU time.
+
+    python -m benchmarks.bench_one_thread [rounds] [--only resnet50,resnet_block,...]
+
+This is the method of README's issue-16 "One thread, CPU time" table: on a machine shared with
+other processes, wall-clock medians of a 2-thread pool move by 2x from run to run, while the CPU
+time of the calling thread (time.thread_time) is what other processes barely inflate. Our
+kernels run on the calling thread (runtime.set_num_threads(1)), onnxruntime with one intra-op
+thread; the two are called interleaved (common.interleaved_medians) and each output is checked
+against onnxruntime's first (bench_models' tolerance). Ratio = our median / onnxruntime's.
+"""
+import argparse
+import os
+import time
+
+import numpy as np
+
+import relay_backend as relay
+from relay_backend.frontend import from_onnx
+from relay_backend.testing import onnx_models
+
+from .bench_models import OPT_LEVEL, _check, _ort_session
+from .common import interleaved_medians
+
+WORKLOADS = {"resnet_block": ("ResNet block 64ch 56x56", onnx_models.resnet_block, {}),
+             "resnet50": ("ResNet-50 224 b1", onnx_models.resnet50, {"image": 224}),
+             "squeezenet": ("SqueezeNet 1.1 224 b1", onnx_models.squeezenet, {"image": 224}),
+             "densenet121": ("DenseNet-121 224 b1", onnx_models.densenet121, {"image": 224}),
+             "mlp64": ("MLP 784-512-512-10 b64", onnx_models.mlp, {"batch": 64})}
+
+
+def measure(key: str, rounds: int) -> tuple:
+    """(label, ours_ms, ort_ms, ratio, our_spread, ort_spread) for one workload."""
+    label, builder, kwargs = WORKLOADS[key]
+    model, shape = builder(**kwargs)
+    data = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    mod, params = from_onnx(model)
+    with relay.transform.PassContext(opt_level=OPT_LEVEL):
+        graph = relay.build(mod, target="llvm", params=params)["default"](relay.cpu(0))
+    graph.set_input("data", data)
+    session = _ort_session(model, 1)
+    want = session.run(None, {"data": data})[0].astype("float64")
+    graph.run()
+    _check(label, "graph executor", graph.get_output(0).numpy(), want)
+    timing = interleaved_medians({"ours": graph.run, "ort": lambda: session.run(None, {"data": data})},
+                                 repeats=rounds, clock=time.thread_time)
+    (ours, ours_spread), (ort, ort_spread) = timing["ours"], timing["ort"]
+    return label, ours * 1e3, ort * 1e3, ours / ort, ours_spread, ort_spread
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rounds", nargs="?", type=int, default=15)
+    parser.add_argument("--only", default="resnet_block,resnet50")
+    args = parser.parse_args()
+    relay.runtime.set_num_threads(1)
+    print(f"load average {os.getloadavg()}", flush=True)
+    for key in args.only.split(","):
+        label, ours, ort, ratio, s1, s2 = measure(key, args.rounds)
+        print(f"{label:28} ours {ours:8.2f} ms  onnxruntime {ort:8.2f} ms  ratio {ratio:5.2f}x  "
+              f"spreads {s1:.0%} / {s2:.0%}", flush=True)
+    print(f"load average {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
