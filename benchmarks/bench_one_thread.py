@@ -13,13 +13,11 @@ import argparse
 import os
 import time
 
-import numpy as np
-
 import relay_backend as relay
-from relay_backend.frontend import from_onnx
 from relay_backend.testing import onnx_models
 
-from .bench_models import OPT_LEVEL, _check, _ort_session
+from .bench_aot import graph_workload
+from .bench_models import _check, _ort_session
 from .common import interleaved_medians
 
 WORKLOADS = {"resnet_block": ("ResNet block 64ch 56x56", onnx_models.resnet_block, {}),
@@ -32,12 +30,7 @@ WORKLOADS = {"resnet_block": ("ResNet block 64ch 56x56", onnx_models.resnet_bloc
 def measure(key: str, rounds: int) -> tuple:
     """(label, ours_ms, ort_ms, ratio, our_spread, ort_spread) for one workload."""
     label, builder, kwargs = WORKLOADS[key]
-    model, shape = builder(**kwargs)
-    data = np.random.default_rng(0).standard_normal(shape).astype("float32")
-    mod, params = from_onnx(model)
-    with relay.transform.PassContext(opt_level=OPT_LEVEL):
-        graph = relay.build(mod, target="llvm", params=params)["default"](relay.cpu(0))
-    graph.set_input("data", data)
+    model, data, _, _, graph = graph_workload(builder, kwargs)
     session = _ort_session(model, 1)
     want = session.run(None, {"data": data})[0].astype("float64")
     graph.run()
