@@ -46,13 +46,20 @@ def _aot_module(mod, params, target, data):
     return module, factory.workspace_size
 
 
-def _workload_rows(label, builder, kwargs, repeats, threads, clock) -> list:
+def graph_workload(builder, kwargs) -> tuple:
+    """(onnx model, input, relay module, params, graph executor with the input set) of one
+    workload, built at OPT_LEVEL for the host."""
     model, shape = builder(**kwargs)
     data = np.random.default_rng(0).standard_normal(shape).astype("float32")
     mod, params = from_onnx(model)
     with relay.transform.PassContext(opt_level=OPT_LEVEL):
         graph = relay.build(mod, target="llvm", params=params)["default"](relay.cpu(0))
     graph.set_input("data", data)
+    return model, data, mod, params, graph
+
+
+def _workload_rows(label, builder, kwargs, repeats, threads, clock) -> list:
+    model, data, mod, params, graph = graph_workload(builder, kwargs)
     aot_llvm, ws_llvm = _aot_module(mod, params, "llvm", data)
     aot_c, ws_c = _aot_module(mod, params, relay.aot.c_target_like("llvm"), data)
     candidates = {"graph executor": graph.run, f"AOT llvm kernels (ws {ws_llvm // 1024} KiB)": aot_llvm.run,

@@ -9,7 +9,9 @@ thread runs a static block of half the iterations, then claims the rest in chunk
 atomic counter, so one thread on a busy core does not stall the loop. Without libgomp (or
 inside another parallel loop) the loop runs serially.
 Vectorized / unrolled loops carry `llvm.loop` metadata that forces LLVM's loop vectorizer /
-unroller (buffers are noalias and 64-byte aligned, so it needs no runtime checks).
+unroller (buffers are noalias and 64-byte aligned, so it needs no runtime checks); a vectorized
+loop is also kept from the full unroller, which runs before the loop vectorizer and would
+leave its lanes to the SLP vectorizer.
 """
 from llvmlite import ir
 
@@ -115,7 +117,11 @@ class FunctionEmitter(ExprEmitter):
 
     def _loop_md(self, s):
         if s.kind == "vectorized":
-            props = [("llvm.loop.vectorize.enable", True)]
+            # unroll.disable: the full unroller (which runs first) would otherwise flatten a short
+            # vector loop into scalars and leave it to the SLP vectorizer, which packs a register
+            # tile's accumulators piecemeal (one 8-lane accumulator as 1+4+2+1 lanes) when the
+            # epilogue reads more than one operand
+            props = [("llvm.loop.vectorize.enable", True), ("llvm.loop.unroll.disable", None)]
             if "vector_width" in s.annotations:     # te Stage.vectorize(axis, width)
                 props.append(("llvm.loop.vectorize.width", int(s.annotations["vector_width"])))
             return self.mcg.loop_metadata(props)

@@ -8,7 +8,7 @@ of one row:
     pad = zero-padded data (root, serial; absent without padding)
     for (n, y, oo.outer, x.outer) in parallel:                # or (n, oo.outer, y, x.outer)
         acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
-        for icc, kh, kw, ii:                                  # the reduction, ii innermost
+        for icc, kh, kw, unrolled(ii):                        # the reduction, ii innermost
             w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
             for t in unrolled(ot): for x in unrolled(reg_n):  # one broadcast input, FMAs
                 acc[t, x, :] += pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii] * w[t]
@@ -214,11 +214,14 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         so.reorder(*outer, ooi, xi, oi)
         fused = so.fuse(*outer)
         parallel_if_large(so, fused, work)
+        so.unroll(ooi)
+        so.unroll(xi)
         so.vectorize(oi)
         sr = s[R]
         sr.compute_at(so, fused)
         rn, roo, ry, rx, roi = R.axis
         sr.reorder(*R.reduce_axis, rn, roo, ry, rx, roi)
+        sr.unroll(R.reduce_axis[-1])          # ii: ot * reg_n * block FMAs per iteration
         sr.unroll(roo)
         sr.unroll(rx)
         sr.vectorize(roi)
