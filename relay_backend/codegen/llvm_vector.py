@@ -199,6 +199,12 @@ class VectorEmitter:
         """The emitter's scalar value of `node` in iteration `lane` (the loop variable bound to
         that constant while it is emitted)."""
         plan = self.plan
+        if isinstance(node, tir.IntImm):                  # most indices: no emitter call needed
+            return ir.Constant(llvm_type(node.dtype), int(node.value))
+        if node is plan.var:
+            return ir.Constant(llvm_type(node.dtype), plan.start + lane)
+        if isinstance(node, tir.Var) and id(node) in self.em.vars:
+            return self.em.vars[id(node)]
         self.em.vars[id(plan.var)] = ir.Constant(llvm_type(plan.var.dtype), plan.start + lane)
         try:
             return self.em.expr(node)
