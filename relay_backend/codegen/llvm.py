@@ -23,6 +23,7 @@ from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
 from ..target import as_target
 from ..tir.dim_json import dim_to_json, unique_var_names
+from ..tir.unroll import unroll_loops
 from . import llvm_target
 from .llvm_cache import KernelRecord, compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
@@ -101,7 +102,7 @@ class ModuleCodegen:
             self, compute,
             {id(v): a for v, a in zip(shape_vars, compute.args[len(params):])},
             {id(buf.data): a for buf, a in zip(params, compute.args)})
-        emitter.stmt(func.body)
+        emitter.stmt(unroll_loops(func.body))
         emitter.finish()
 
         entry = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, PTR]), name=symbol)

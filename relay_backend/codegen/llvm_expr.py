@@ -334,9 +334,12 @@ class ExprEmitter:
         b = self.builder
         offset = None
         for idx, stride in zip(index_vals, self._strides(buffer)):
-            idx = b.sext(idx, I64) if idx.type.width < 64 else idx
-            term = idx if stride is None else b.mul(idx, stride, flags=["nsw"])
-            offset = term if offset is None else b.add(offset, term, flags=["nsw"])
+            if isinstance(idx, ir.Constant):
+                idx = ir.Constant(I64, idx.constant)
+            elif idx.type.width < 64:
+                idx = b.sext(idx, I64)
+            term = idx if stride is None else _folded(b.mul, idx, stride)
+            offset = term if offset is None else _folded(b.add, offset, term)
         if offset is None:
             return base
         return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
@@ -348,8 +351,11 @@ class ExprEmitter:
         out, acc = [], None
         for dim in reversed(buffer.shape):
             out.append(acc)
-            d = self.to_index(self.expr(dim), dim.dtype)
-            acc = d if acc is None else self.builder.mul(acc, d, flags=["nsw"])
+            if isinstance(dim, tir.IntImm):
+                d = ir.Constant(I64, int(dim.value))
+            else:
+                d = self.to_index(self.expr(dim), dim.dtype)
+            acc = d if acc is None else _folded(self.builder.mul, acc, d)
         return list(reversed(out))
 
     def load(self, buffer, index_vals):
@@ -364,6 +370,16 @@ class ExprEmitter:
         if buffer.dtype == "bool":
             value = self.builder.zext(value, I8)
         self.builder.store(value, ptr, align=itemsize(buffer.dtype))
+
+
+def _folded(op, a, c):
+    """`op(a, c)` (an IRBuilder add or mul, nsw) on i64 index values; two constants fold here,
+    so a static buffer's offsets reach LLVM as constants rather than instruction chains."""
+    if isinstance(a, ir.Constant) and isinstance(c, ir.Constant):
+        if op.__name__ == "add":
+            return ir.Constant(I64, a.constant + c.constant)
+        return ir.Constant(I64, a.constant * c.constant)
+    return op(a, c, flags=["nsw"])
 
 
 def _fbits(dtype: str) -> int:

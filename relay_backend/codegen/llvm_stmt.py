@@ -18,6 +18,7 @@ from llvmlite import ir
 from .. import tir
 from ..errors import CompileError
 from .llvm_expr import I64, PTR, ExprEmitter, itemsize, llvm_type, mem_type
+from .llvm_vector import VectorEmitter, vector_plan
 
 I32 = ir.IntType(32)
 STACK_LIMIT = 64 * 1024        # bytes; bigger (or symbolic) temporaries go to the heap
@@ -89,6 +90,10 @@ class FunctionEmitter(ExprEmitter):
     def _for(self, s):
         if s.kind == "parallel" and not self.in_parallel and self.mcg.has_openmp:
             self._parallel_for(s)
+            return
+        plan = vector_plan(s) if s.kind == "vectorized" else None
+        if plan is not None:
+            VectorEmitter(self, plan).emit(s.body)
             return
         lo = self.cast(self.expr(s.min), s.min.dtype, s.loop_var.dtype)
         ext = self.cast(self.expr(s.extent), s.extent.dtype, s.loop_var.dtype)

@@ -25,8 +25,9 @@ def children(node):
     return out
 
 
-def walk(node):
-    """Yield `node` and every node below it, pre-order (shared nodes once)."""
+def walk(node, stop=None):
+    """Yield `node` and every node below it, pre-order (shared nodes once); below a node for
+    which `stop(node)` is true nothing is visited."""
     seen = set()
     stack = [node]
     while stack:
@@ -35,7 +36,8 @@ def walk(node):
             continue
         seen.add(id(n))
         yield n
-        stack.extend(reversed(children(n)))
+        if stop is None or not stop(n):
+            stack.extend(reversed(children(n)))
 
 
 def _all_slots(cls):

@@ -221,6 +221,28 @@ def _divmod_rule(n, ranges):
     return _simplify_node(E.Add(q, E.FloorDiv(r, n.b)), ranges)
 
 
+def fold_constant_node(n):
+    """`n` with its operands' constants folded, for a node whose children are already folded:
+    integer / bool arithmetic and comparisons of two constants, Not / And / Or of constants, a
+    Select on a constant condition. None when nothing folds. The cheap subset of
+    `_simplify_node` (no linear forms, no ranges), for code that only substituted constants
+    into simplified tir (tir/unroll.py)."""
+    if isinstance(n, E.BinaryOp):
+        a, b = n.a, n.b
+        if _is_const(a) and _is_const(b) and not E.is_float_dtype(a.dtype):
+            return _fold(n)
+        if isinstance(n, (E.And, E.Or)):
+            for x, y in ((a, b), (b, a)):
+                if _is_const(x):
+                    return (y if x.value else x) if isinstance(n, E.And) else (x if x.value else y)
+        return None
+    if isinstance(n, E.Not) and _is_const(n.a):
+        return E.IntImm("bool", not n.a.value)
+    if isinstance(n, E.Select) and _is_const(n.condition):
+        return n.true_value if n.condition.value else n.false_value
+    return None
+
+
 def _simplify_node(n, ranges):
     """One bottom-up step on a node whose children are already simplified."""
     if isinstance(n, E.BinaryOp):
