@@ -223,17 +223,16 @@ def test_run_time_inputs_of_several_nodes_stay_a_dynamic_input_error():
     """Only run-time shape inputs missing: still a DynamicInputError (the ONNX backend then binds
     the integer inputs per run), now naming both nodes."""
     from relay_backend.frontend.onnx.common import DynamicInputError
-    nodes = [helper.make_node("Resize", ["x", "", "", "s"], ["a"], name="r", keep_aspect_ratio_policy="not_larger",
-                              axes=[2, 3]),
-             helper.make_node("Resize", ["x", "", "", "t"], ["y"], name="t", keep_aspect_ratio_policy="not_smaller",
-                              axes=[2, 3])]
-    m = make_model(nodes, [("x", F, [1, 1, 2, 2]), ("s", "int64", [2]), ("t", "int64", [2])],
-                   [("a", F, [1, 1, 3, 3]), ("y", F, [1, 1, 4, 4])], opset=18)
+    # antialiased Resize: the number of taps depends on the sizes, so they must be known at import
+    nodes = [helper.make_node("Resize", ["x", "", "", "s"], ["a"], name="r", mode="linear", antialias=1),
+             helper.make_node("Resize", ["x", "", "", "t"], ["y"], name="t", mode="linear", antialias=1)]
+    m = make_model(nodes, [("x", F, [1, 1, 4, 4]), ("s", "int64", [4]), ("t", "int64", [4])],
+                   [("a", F, [1, 1, 3, 3]), ("y", F, [1, 1, 2, 2])], opset=18)
     with pytest.raises(DynamicInputError) as err:
         relay.frontend.from_onnx(m)
     assert "'r' (Resize" in str(err.value) and "'t' (Resize" in str(err.value), str(err.value)
     from relay_backend.frontend.onnx.backend import RelayBackend
-    feeds = {"x": _x(1, 1, 2, 2), "s": np.array([3, 4], "int64"), "t": np.array([3, 4], "int64")}
+    feeds = {"x": _x(1, 1, 4, 4), "s": np.array([1, 1, 3, 3], "int64"), "t": np.array([1, 1, 2, 2], "int64")}
     out = RelayBackend.prepare(m, executor="debug").run([feeds["x"], feeds["s"], feeds["t"]])
     assert_close(out, run_ort(m, feeds))
 
@@ -273,7 +272,7 @@ def test_shape_argument_rejects_what_is_not_a_dim():
 def test_backend_with_every_input_at_run_time_uses_the_dyn_ops_or_says_unsupported():
     """prepare(bind_inputs=False) never re-imports with integer inputs bound: Reshape's run-time shape
     runs through dyn.reshape on debug and the VM; the graph executor (static shapes only) and a
-    converter that still needs the value (a not_larger Resize's sizes) report OpNotImplemented instead of
+    converter that still needs the value (an antialiased Resize's sizes) report OpNotImplemented instead of
     binding."""
     from relay_backend.frontend.onnx.backend import NeedsVMError, RelayBackend
     from relay_backend.frontend.onnx.common import DynamicInputError
@@ -286,7 +285,7 @@ def test_backend_with_every_input_at_run_time_uses_the_dyn_ops_or_says_unsupport
     with pytest.raises(NeedsVMError, match="executor='vm'"):
         RelayBackend.prepare(m, executor="graph", bind_inputs=False)
     assert_close(RelayBackend.prepare(m, executor="graph").run(feeds), run_ort(m, feeds))  # bound per run
-    e = make_model([helper.make_node("Resize", ["x", "", "", "s"], ["y"], keep_aspect_ratio_policy="not_larger")],
-                   [("x", F, [1, 1, 2, 2]), ("s", "int64", [4])], [("y", F, [1, 1, 3, 3])], opset=18)
+    e = make_model([helper.make_node("Resize", ["x", "", "", "s"], ["y"], mode="linear", antialias=1)],
+                   [("x", F, [1, 1, 4, 4]), ("s", "int64", [4])], [("y", F, [1, 1, 3, 3])], opset=18)
     with pytest.raises(DynamicInputError):
         RelayBackend.prepare(e, executor="debug", bind_inputs=False)
