@@ -77,8 +77,9 @@ def test_a_task_keeps_the_fused_functions_it_anchors_with_their_epilogues():
     assert alone.fused_functions == () and len(alone.config_space) > len(task.config_space)
 
 
-@pytest.mark.parametrize("model, name", [(_block_model, "conv2d_NCHWc.x86"),
-                                         (_dense_model, "dense_pack_prepacked.x86")])
+@pytest.mark.parametrize("model, name", [  # the conv space builds ~20 kernels: -m slow
+    pytest.param(_block_model, "conv2d_NCHWc.x86", marks=pytest.mark.slow),
+    (_dense_model, "dense_pack_prepacked.x86")])
 def test_every_config_builds_the_real_fused_kernels_and_matches_numpy(model, name):
     task = _task(model(), name)
     payload = jobs.task_payload(task)

@@ -29,13 +29,14 @@ def _check(name, kind, **kw):
     assert err <= 1e-4 * np.abs(ref).max(), f"{name} on {kind}: max error {err} vs max|ref| {np.abs(ref).max()}"
 
 
-DEFAULT_SUITE = {"squeezenet", "shufflenet_v2"}  # the rest are model-level: `-m slow`
+# (model, executor) pairs in the default suite; the rest are model-level: `-m slow`
+DEFAULT_SUITE = {("squeezenet", "graph"), ("shufflenet_v2", "vm")}
 
 
 def _cases():
     for name in SMALL:
         for kind in available_executors():
-            marks = [] if name in DEFAULT_SUITE else [pytest.mark.slow]
+            marks = [] if (name, kind) in DEFAULT_SUITE else [pytest.mark.slow]
             yield pytest.param(name, kind, marks=marks, id=f"{name}-{kind}")
 
 

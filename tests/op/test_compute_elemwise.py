@@ -13,6 +13,8 @@ from relay_backend.ir.types import Any, TensorType
 from relay_backend.op import list_ops
 from relay_backend.runtime import nd
 
+from .sample_cases import sample_params
+
 AREA = ("relay_backend.op.tensor", "relay_backend.op.creation", "relay_backend.op.reduce")
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-10}
 INTERP_MAX_ELEMENTS = 4096   # the Python interpreter is slow; bigger samples run on LLVM only
@@ -23,10 +25,8 @@ def _area_ops():
     return [op for op in list_ops() if op.ref.__module__ in AREA]
 
 
-def _cases():
-    for op in _area_ops():
-        for i, sample in enumerate(op.samples(np.random.default_rng(0))):
-            yield pytest.param(op, sample, id=f"{op.name}-{i}")
+def _cases(compiled=False):
+    return sample_params(_area_ops(), compiled=compiled)
 
 
 def _lower(op, sample, name="kernel"):
@@ -75,7 +75,7 @@ def test_compute_interpreted_matches_reference(op, sample):
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("op,sample", list(_cases()))
+@pytest.mark.parametrize("op,sample", _cases(compiled=True))
 def test_compute_llvm_matches_reference(op, sample):
     expected = _reference(op, sample)
     func, _ = _lower(op, sample)

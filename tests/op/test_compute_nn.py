@@ -3,7 +3,7 @@
 For every nn op and every registered sample: placeholders of the sample's shapes, the op's
 compute, a default schedule (no scheduling), te.lower, then the PrimFunc is run by the tir
 interpreter (the kernel-level oracle; skipped for samples too big for it) and compiled with
-LLVM. Both must match op.ref within: float32 1e-5 rel/abs (transcendental ops 2e-6 rel, 1e-5
+LLVM (each op's first sample in the default suite, the rest under -m slow). Both must match op.ref within: float32 1e-5 rel/abs (transcendental ops 2e-6 rel, 1e-5
 abs), float16 2e-3, float64 1e-10, integers exactly. A few symbolic-shape computes (te.var
 dims) are compiled once and run at two sizes.
 """
@@ -17,21 +17,16 @@ from relay_backend.runtime import nd
 
 import relay_backend.op.nn  # noqa: F401  (registers the nn ops)
 
+from .sample_cases import sample_params
+
 NN_OPS = [op for op in registry.list_ops() if op.ref.__module__.startswith("relay_backend.op.nn")]
 TOL = {"float32": dict(rtol=1e-5, atol=1e-5), "float16": dict(rtol=2e-3, atol=2e-3),
        "float64": dict(rtol=1e-10, atol=1e-10)}
 INTERP_BUDGET = 60_000        # loop iterations the Python tir interpreter may spend on one sample
 
 
-def _cases():
-    out = []
-    for op in NN_OPS:
-        for k, sample in enumerate(op.samples(np.random.default_rng(0))):
-            out.append(pytest.param(op, sample, id=f"{op.name}-{k}"))
-    return out
-
-
-CASES = _cases()
+CASES = sample_params(NN_OPS)
+COMPILED_CASES = sample_params(NN_OPS, compiled=True)
 
 
 def _out_types(out_type):
@@ -101,7 +96,7 @@ def test_compute_tir_interpreter(op, sample):
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("op,sample", CASES)
+@pytest.mark.parametrize("op,sample", COMPILED_CASES)
 def test_compute_llvm(op, sample):
     func, types, _ = _lowered(op, sample, "kernel")
     mod = codegen.build(func)

@@ -16,20 +16,15 @@ from relay_backend.op import get, list_ops
 from relay_backend.op.indexing import SplitAttrs, StridedSliceAttrs, TakeAttrs
 from relay_backend.op.transform import AxisAttrs, ReshapeAttrs, ShapeAttrs, TransposeAttrs
 
+from .sample_cases import sample_params
+
 AREA = {"relay_backend.op.transform", "relay_backend.op.reshape", "relay_backend.op.indexing"}
 OPS = [op for op in list_ops() if op.rel.__module__ in AREA]
 INTERP_MAX_ELEMENTS = 4096  # the Python tir interpreter is slow; bigger samples run on LLVM only
 
 
-def _cases():
-    out = []
-    for op in OPS:
-        for k, sample in enumerate(op.samples(np.random.default_rng(0))):
-            out.append(pytest.param(op, sample, id=f"{op.name}-{k}"))
-    return out
-
-
-CASES = _cases()
+CASES = sample_params(OPS)
+COMPILED_CASES = sample_params(OPS, compiled=True)
 
 
 def _prepare(op, sample):
@@ -94,7 +89,7 @@ def test_compute_matches_reference_in_tir_interpreter(op, sample):
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("op,sample", CASES)
+@pytest.mark.parametrize("op,sample", COMPILED_CASES)
 def test_compute_matches_reference_in_llvm(op, sample):
     from relay_backend.codegen import build
     from relay_backend.runtime import nd
@@ -105,7 +100,7 @@ def test_compute_matches_reference_in_llvm(op, sample):
 
 
 @pytest.mark.compile
-@pytest.mark.parametrize("op,sample", CASES)
+@pytest.mark.parametrize("op,sample", COMPILED_CASES)
 def test_compute_inlines_into_a_consumer(op, sample):
     """The generic injective schedule inlines these stages: check the inlined kernel is still exact."""
     from relay_backend.codegen import build

@@ -8,7 +8,7 @@ dims where the reference has sizes; the graph and AOT executors refuse it (they 
 static shapes) and must say so.
 
 The interpreter runs every sample in the default suite; the graph executor and the VM run each
-op's first COMPILED_BY_DEFAULT sample(s) there, and every other sample, AOT's and the JIT's runs
+op's first sample_cases.COMPILED_BY_DEFAULT sample(s) there, and every other sample, AOT's and the JIT's runs
 under `-m slow`, which CI also runs, so the default suite stays within its time budget as the op
 set grows.
 """
@@ -20,25 +20,21 @@ from relay_backend.errors import CompileError
 from relay_backend.op import list_ops
 from relay_backend.runtime.container import ADT
 
+from .sample_cases import sample_params
+
 EXECUTORS = ["debug", "graph", "aot", "vm"]
 STATIC_SHAPE_EXECUTORS = ("graph", "aot")   # reject an op whose output shape depends on data
 TOLERANCE = {"float16": 2e-3, "float32": 1e-5, "float64": 1e-10}
 
 
-COMPILED_BY_DEFAULT = 1   # samples per op a compiled executor runs outside `-m slow`
 # AOT (target llvm) links the graph executor's kernels and the JIT compiles them the same way:
 # outside `-m slow` the graph executor and the VM stand for the compiled paths
 ALL_SAMPLES_SLOW = ("aot", "jit")
 
 
 def _cases(compiled=False, kind=None):
-    for op in list_ops():
-        if op.user_defined:   # registered from user code (a test's fixture): it has no samples
-            continue
-        for i, sample in enumerate(op.samples(np.random.default_rng(0))):
-            slow = compiled and (i >= COMPILED_BY_DEFAULT or kind in ALL_SAMPLES_SLOW)
-            marks = [pytest.mark.slow] if slow else []
-            yield pytest.param(op, sample, id=f"{op.name}-{i}", marks=marks)
+    ops = [op for op in list_ops() if not op.user_defined]   # a test fixture's op has no samples
+    return sample_params(ops, compiled=compiled, slow_all=kind in ALL_SAMPLES_SLOW)
 
 
 def _executor_cases():

@@ -193,7 +193,7 @@ def test_pipeline_alters_at_opt_level_3_only():
         assert ("nn.contrib_conv2d_NCHWc" in text) == expect, text
 
 
-@pytest.mark.parametrize("name,image", [pytest.param("squeezenet", 64, id="squeezenet"),
+@pytest.mark.parametrize("name,image", [pytest.param("squeezenet", 64, marks=pytest.mark.slow, id="squeezenet"),
                                         pytest.param("resnet50", 64, marks=pytest.mark.slow, id="resnet50"),
                                         pytest.param("densenet121", 64, marks=pytest.mark.slow, id="densenet121")])
 @pytest.mark.parametrize("kind", ["graph", pytest.param("vm", marks=pytest.mark.slow)])
