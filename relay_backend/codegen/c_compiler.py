@@ -6,8 +6,6 @@ command as a tuple (argv prefix): $CC (it may hold words, e.g. "zig cc"), else c
 on PATH, else the `zig cc` of the optional `ziglang` wheel (`pip install relay_backend[zig]`),
 else a CompileError saying how to install one.
 """
-import ctypes
-import ctypes.util
 import functools
 import importlib.util
 import os
@@ -65,7 +63,7 @@ LIBC_LIBRARIES = ("m", "c")
 
 def host_library_args(libraries) -> list:
     """Linker arguments for host libraries the kernels call into: "-lm" for libc's parts, and
-    for any other (GNU OpenMP's "gomp") the absolute path of the copy this process loads.
+    for any other (GNU OpenMP's "gomp") the absolute path of the copy this process has loaded.
 
     Why: a toolchain other than gcc does not search gcc's private folder, and a runtime-only
     install ships libgomp.so.1 without the libgomp.so development link, so `zig cc ... -lgomp`
@@ -79,23 +77,20 @@ def host_library_args(libraries) -> list:
     return args
 
 
-@functools.lru_cache(maxsize=None)
 def loaded_library_path(name: str):
-    """The file of shared library `name` ("gomp") as this process maps it, or None (not found,
-    or no /proc/self/maps on this system)."""
-    soname = ctypes.util.find_library(name)
-    if not soname:
-        return None
+    """The file of shared library `name` ("gomp") as this process has mapped it, or None (not
+    loaded, or no /proc/self/maps on this system). It loads nothing: GNU OpenMP is loaded, after
+    its environment is prepared, by whoever compiled the parallel kernels being linked."""
+    prefix = f"lib{name}.so"                     # libgomp.so.1.0.0 for "gomp"
     try:
-        ctypes.CDLL(soname)                     # already loaded for the JIT; a no-op then
         with open("/proc/self/maps") as maps:
             lines = maps.read().splitlines()
     except OSError:
         return None
     for line in lines:
-        path = line.split()[-1] if line.split() else ""
-        if path.startswith("/") and os.path.basename(path).startswith(soname.split(".so")[0] + ".so"):
-            return path
+        fields = line.split()
+        if fields and fields[-1].startswith("/") and os.path.basename(fields[-1]).startswith(prefix):
+            return fields[-1]
     return None
 
 
