@@ -18,9 +18,23 @@ AlterOpLayout reads it from this task's config to pack the weight, x86_blocks) a
 tile_y (rt, rows) and tile_x (ct, column blocks of bn), each defaulting to the hand-picked
 choice, and col_outer (the tiles' order: column blocks outside rows keeps one slice of the
 weight in the inner caches while every row tile uses it, instead of streaming the whole weight
-once per row tile; default rows outside), so the fallback config is the hand-picked kernel. The workload names the default
+once per row tile; default rows outside) and tile_k (K-blocking, default: the whole K, i.e. no
+blocking), so the fallback config is the hand-picked kernel. The workload names the default
 packing; a task instantiated with another block measures on a re-packed weight, and tile_x
 candidates are those of every block (combinations that do not divide are filtered out).
+
+With tile_k = kb < K the reduction is split and its outer part runs outside the tiles, so one
+K-panel of the weight (ct * bn * kb floats) stays in L1 while every row tile reuses it; the
+partial sums live in the dense's full-size buffer between panels (re-loaded into the register
+tile at each panel) and the epilogue runs after the last panel, as its own pass:
+
+    acc[M, N] = 0
+    for k.outer:                                              # K / kb panels
+        for (i.outer, j.outer) in parallel:                   # the same tiles, same order knob
+            for k.inner in kb:
+                for r in unrolled(rt): for t in unrolled(ct):
+                    acc[i.outer*rt + r, ...bn] += data[.., k] * packed[.., k, 0:bn]
+    for i: for j in vectorized: out[i, j] = epilogue(acc[i, j])
 """
 import dataclasses
 
@@ -30,6 +44,7 @@ from ..autotvm.task.task import LAYOUT, is_task_argument, reblocked_placeholder
 from ..autotvm.task.topi_integration import register_topi_compute, register_topi_schedule
 from ..op.nn.dense_pack import DENSE_PACK
 from .base import register_strategy
+from .generic import schedule_spatial
 from .x86_blocks import block_candidates, config_blocks, default_block
 from .x86_common import (all_static, factors_up_to, find_reduction, finish_others, inline_except, nonempty,
                          option_knob, parallel_if_large, place_anchor, prod, register_tile, split_knob,
@@ -38,6 +53,7 @@ from .x86_common import (all_static, factors_up_to, find_reduction, finish_other
 TASK_NAME = "dense_pack_prepacked.x86"
 MAX_ROW_TILE = 16        # tuning candidates: at most this many rows per tile
 MAX_COL_TILE = 8         # and this many column blocks
+K_TILES = (8, 256)       # K-blocking candidates: the divisors of K in this range (and K: none)
 
 
 def repacked_args(attrs, inputs, block: int, make_tensor) -> tuple:
@@ -78,6 +94,10 @@ def dense_pack_compute(cfg, attrs, inputs, out_type):
     split_knob(cfg, "tile_x", col_blocks, tiles, ct)
     if not isinstance(cfg, ConfigEntity) or "col_outer" in cfg:      # a record from before the knob has none
         option_knob(cfg, "col_outer", (False, True), False)
+    k_ext = static_shape(inputs[0])[-1]
+    if not isinstance(cfg, ConfigEntity) or "tile_k" in cfg:         # a record from before the knob has none
+        lo, hi = K_TILES
+        split_knob(cfg, "tile_k", k_ext, [d for d in factors_up_to(k_ext, hi) if d >= lo], k_ext)
     cfg.multi_filter(lambda e: (units // e["block_n"].size[-1]) % e["tile_x"].size[-1] == 0)
     if cfg is not given:
         outs[0].op.attrs["autotvm_config"] = cfg
@@ -94,6 +114,11 @@ def dense_pack_schedule(cfg, attrs, outs, target):
     inline_except(s)
     O, R, others = place_anchor(s, outs, dense, shape)
     ct, rt = cfg["tile_x"].size[-1], cfg["tile_y"].size[-1]
+    kb = int(cfg["tile_k"].size[-1]) if "tile_k" in cfg else k_ext
+    if kb < k_ext:
+        _k_blocked(s, O, R, shape, k_ext, (rt, ct, bn, kb), _col_outer(cfg))
+        finish_others(s, others)
+        return s
     so = s[O]
     *lead, i, j = O.axis
     io, ii = so.split(i, factor=rt)
@@ -113,6 +138,27 @@ def dense_pack_schedule(cfg, attrs, outs, target):
     sr.vectorize(rji)
     finish_others(s, others)
     return s
+
+
+def _k_blocked(s, O, R, shape, k_ext, tile, col_outer) -> None:
+    """The K-blocked nest of the module doc: the reduction R a root stage with the K panels
+    outside its register tiles, the epilogue O a plain vectorized pass after it."""
+    rt, ct, bn, kb = tile
+    sr = s[R]
+    *lead, i, j = R.axis
+    ko, ki = sr.split(R.reduce_axis[0], factor=kb)
+    io, ii = sr.split(i, factor=rt)
+    jo, jt = sr.split(j, factor=ct * bn)
+    jto, ji = sr.split(jt, factor=bn)
+    outer = (jo, io) if col_outer else (io, jo)
+    sr.reorder(ko, *lead, *outer, ki, ii, jto, ji)
+    fused = sr.fuse(*lead, *outer)
+    parallel_if_large(sr, fused, prod(shape) * k_ext)
+    sr.unroll(ii)
+    sr.unroll(jto)
+    sr.vectorize(ji)
+    if O is not R:
+        schedule_spatial(s[O])
 
 
 def _col_outer(cfg) -> bool:

@@ -47,8 +47,12 @@ BLOCKED_CASES = [
     ("max_pool2d.x86", "nn.max_pool2d",
      MaxPool2DAttrs(pool_size=(3, 3), padding=(1, 1, 1, 1), layout="NCHW4c", out_layout="NCHW4c"),
      [(1, 2, 3, 6, 4)]),
+    # K = 16: tile_k 8 (K-blocked: partial sums in memory between two panels) and 16 (none)
+    ("dense_pack_prepacked.x86", "nn.contrib_dense_pack", relay.nn.contrib_dense_pack(_X, _X, "NC4n").attrs,
+     [(4, 16), (2, 16, 4)]),
 ]
 CASES += BLOCKED_CASES
+IDS = [f"{c[0]}-{'x'.join(map(str, c[3][0]))}" for c in CASES]
 
 
 def _task(name, op_name, attrs, shapes):
@@ -58,7 +62,7 @@ def _task(name, op_name, attrs, shapes):
     return autotvm.task.create(name, (attrs, inputs, out_type), "llvm"), op, out_type
 
 
-@pytest.mark.parametrize("name, op_name, attrs, shapes", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("name, op_name, attrs, shapes", CASES, ids=IDS)
 def test_every_config_of_a_small_space_matches_numpy(name, op_name, attrs, shapes):
     task, op, out_type = _task(name, op_name, attrs, shapes)
     rng = np.random.default_rng(0)
@@ -130,3 +134,45 @@ def test_a_dense_pack_record_from_before_the_order_knob_keeps_rows_outside():
     lowered = [str(te.lower(*task.instantiate(config), "kernel")) for config in (stale, old)]
     assert lowered[0] == lowered[1]
     assert "col_outer" in [k for k in old] and len({space.get(i)["col_outer"].val for i in space.valid_indices()}) == 2
+
+
+def test_dense_pack_k_blocking_is_a_knob_whose_default_is_no_blocking():
+    """tile_k (K-blocking) defaults to the whole reduction: the fallback kernel is the one from
+    before the knob, and a record without the knob (shipped before it) lowers to the same code;
+    a config with tile_k < K runs the K panels outside the parallel tile loop."""
+    task, _, _ = _task(*BLOCKED_CASES[-1])
+    fallback = autotvm.task.FallbackConfigEntity()
+    task.instantiate(fallback)
+    assert fallback["tile_k"].size[-1] == 16
+    space = task.config_space
+    whole = next(space.get(i) for i in space.valid_indices() if space.get(i)["tile_k"].size[-1] == 16)
+    stale = autotvm.task.ConfigEntity(whole.index, None, {k: whole[k] for k in whole if k != "tile_k"}, [])
+    lowered = [str(te.lower(*task.instantiate(config), "kernel")) for config in (stale, whole)]
+    assert lowered[0] == lowered[1] and "k.outer" not in lowered[0]
+    blocked = next(space.get(i) for i in space.valid_indices() if space.get(i)["tile_k"].size[-1] == 8)
+    text = str(te.lower(*task.instantiate(blocked), "kernel"))
+    assert text.index("for k.outer in range(0, 2)") < text.index("k.inner")
+
+
+def test_a_k_blocked_dense_pack_without_an_epilogue_matches_numpy():
+    """The dense as the kernel's own output (no fused epilogue: the tiles accumulate in a local
+    cache stage copied out after the last K panel) is correct K-blocked too."""
+    from relay_backend.autotvm.task.dispatcher import ApplyConfig
+    from relay_backend.strategy.x86_dense_pack import dense_pack_compute, dense_pack_schedule
+    name, op_name, attrs, shapes = BLOCKED_CASES[-1]
+    task, op, out_type = _task(name, op_name, attrs, shapes)
+    space = task.config_space
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    blocked = [space.get(i) for i in space.valid_indices()
+               if space.get(i)["tile_k"].size[-1] == 8 and space.get(i)["block_n"].size[-1] == 4]
+    assert blocked
+    for config in blocked:
+        inputs = [te.placeholder(s, "float32", name=f"in{k}") for k, s in enumerate(shapes)]
+        with ApplyConfig(config):
+            outs = dense_pack_compute(attrs, inputs, out_type)
+        assert "k.outer" in str(te.lower(dense_pack_schedule(attrs, outs, "llvm"), [*inputs, outs[0]], "kernel"))
+        sch = dense_pack_schedule(attrs, outs, "llvm")
+        out = nd.empty([int(d) for d in out_type.concrete_shape], "float32")
+        build(te.lower(sch, [*inputs, outs[0]], "kernel"))["kernel"](*[nd.array(a) for a in arrays], out)
+        np.testing.assert_allclose(out.numpy(), op.ref(*arrays, attrs), rtol=1e-4, atol=1e-4, err_msg=str(config))
