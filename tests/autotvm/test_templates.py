@@ -158,14 +158,17 @@ def test_a_k_blocked_dense_pack_without_an_epilogue_matches_numpy():
     """The dense as the kernel's own output (no fused epilogue: the tiles accumulate in a local
     cache stage copied out after the last K panel) is correct K-blocked too."""
     from relay_backend.autotvm.task.dispatcher import ApplyConfig
+    from relay_backend.strategy.x86_blocks import default_block
     from relay_backend.strategy.x86_dense_pack import dense_pack_compute, dense_pack_schedule
-    name, op_name, attrs, shapes = BLOCKED_CASES[-1]
-    task, op, out_type = _task(name, op_name, attrs, shapes)
+    block = default_block(8)             # the weight packed as this host's default: no re-packing
+    attrs = relay.nn.contrib_dense_pack(_X, _X, f"NC{block}n").attrs
+    shapes = [(4, 16), (8 // block, 16, block)]
+    task, op, out_type = _task("dense_pack_prepacked.x86", "nn.contrib_dense_pack", attrs, shapes)
     space = task.config_space
     rng = np.random.default_rng(1)
     arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
     blocked = [space.get(i) for i in space.valid_indices()
-               if space.get(i)["tile_k"].size[-1] == 8 and space.get(i)["block_n"].size[-1] == 4]
+               if space.get(i)["tile_k"].size[-1] == 8 and space.get(i)["block_n"].size[-1] == block]
     assert blocked
     for config in blocked:
         inputs = [te.placeholder(s, "float32", name=f"in{k}") for k, s in enumerate(shapes)]
