@@ -35,6 +35,13 @@ tile at each panel) and the epilogue runs after the last panel, as its own pass:
                 for r in unrolled(rt): for t in unrolled(ct):
                     acc[i.outer*rt + r, ...bn] += data[.., k] * packed[.., k, 0:bn]
     for i: for j in vectorized: out[i, j] = epilogue(acc[i, j])
+
+tile_y also offers row tiles that do not divide the rows (PAD_ROW_TILES: 24 accumulators as
+6 x 4 where powers of two allow only 16 as 4 x 4): the compute then pads the rows to a multiple
+of rt and reads the data from a row panel made first, panel[M'/rt, K, rt] (zero rows past M),
+so the tile loop has no tail and its rt broadcasts per k come from one contiguous rt-float
+group; the dense runs on M' rows and the epilogue stores the first M (only its last tile is
+guarded). A config whose tile divides the rows (the default always does) computes as before.
 """
 import dataclasses
 
@@ -51,8 +58,10 @@ from .x86_common import (all_static, factors_up_to, find_reduction, finish_other
                          static_shape)
 
 TASK_NAME = "dense_pack_prepacked.x86"
+PANEL_TAG = "dense_pack_panel"
 MAX_ROW_TILE = 16        # tuning candidates: at most this many rows per tile
 MAX_COL_TILE = 8         # and this many column blocks
+PAD_ROW_TILES = (3, 6, 12)   # row tiles offered beside the divisors (padded rows; 2-D data only)
 K_TILES = (8, 256)       # K-blocking candidates: the divisors of K in this range (and K: none)
 
 
@@ -85,11 +94,15 @@ def dense_pack_compute(cfg, attrs, inputs, out_type):
         attrs, inputs = repacked_args(attrs, inputs, chosen["block_n"], reblocked_placeholder)
     if is_task_argument(inputs[1]):
         inputs[1].op.attrs[LAYOUT] = attrs.weight_layout      # measurements compare it as (N, K)
-    outs = DENSE_PACK.compute(attrs, inputs, out_type)
-    shape = static_shape(outs[0])
+    shape = static_shape(inputs[0])[:-1] + (static_shape(inputs[1])[0] * attrs.block,)
     rows, col_blocks = shape[-2] if len(shape) >= 2 else 1, shape[-1] // attrs.block
     ct, rt = register_tile(rows, col_blocks, attrs.block)
-    split_knob(cfg, "tile_y", rows, factors_up_to(rows, MAX_ROW_TILE), rt)
+    padded = [t for t in PAD_ROW_TILES if t < rows and rows % t] if len(shape) == 2 else []
+    chosen_rt = split_knob(cfg, "tile_y", rows, factors_up_to(rows, MAX_ROW_TILE) + padded, rt)
+    if rows % chosen_rt:
+        outs = _padded_compute(attrs, inputs, out_type, chosen_rt)
+    else:
+        outs = DENSE_PACK.compute(attrs, inputs, out_type)
     tiles = sorted({t for b in block_candidates(units) for t in factors_up_to(units // b, MAX_COL_TILE)})
     split_knob(cfg, "tile_x", col_blocks, tiles, ct)
     if not isinstance(cfg, ConfigEntity) or "col_outer" in cfg:      # a record from before the knob has none
@@ -108,15 +121,21 @@ def dense_pack_compute(cfg, attrs, inputs, out_type):
 def dense_pack_schedule(cfg, attrs, outs, target):
     s = te.create_schedule(outs)
     dense = find_reduction(s, DENSE_PACK.tag)
-    shape = static_shape(dense.output(0))
     k_ext = int(dense.reduce_axis[0].dom.extent.value)
     bn = cfg["block_n"].size[-1]
-    inline_except(s)
+    panel = next((t.op for t in dense.input_tensors() if getattr(t.op, "tag", "") == PANEL_TAG), None)
+    inline_except(s, keep=[panel] if panel is not None else [])
+    if panel is not None:                        # padded rows: the tiles are those of the real rows
+        schedule_spatial(s[panel])
+        rows_op = next(st.op for st in s.stages if st.op.tag == DENSE_PACK.tag + ",cast")
+        shape = static_shape(rows_op.output(0))
+    else:
+        shape = static_shape(dense.output(0))
     O, R, others = place_anchor(s, outs, dense, shape)
     ct, rt = cfg["tile_x"].size[-1], cfg["tile_y"].size[-1]
     kb = int(cfg["tile_k"].size[-1]) if "tile_k" in cfg else k_ext
     if kb < k_ext:
-        _k_blocked(s, O, R, shape, k_ext, (rt, ct, bn, kb), _col_outer(cfg))
+        _k_blocked(s, O, R, static_shape(R.output(0)), k_ext, (rt, ct, bn, kb), _col_outer(cfg))
         finish_others(s, others)
         return s
     so = s[O]
@@ -138,6 +157,27 @@ def dense_pack_schedule(cfg, attrs, outs, target):
     sr.vectorize(rji)
     finish_others(s, others)
     return s
+
+
+def _padded_compute(attrs, inputs, out_type, rt: int) -> list:
+    """The dense on rows padded to a multiple of `rt`, reading a row panel (module doc)."""
+    data, weight = inputs
+    rows, k_ext = static_shape(data)
+    no, _, bn = static_shape(weight)
+    dtype = out_type.dtype
+    acc = "float32" if dtype == "float16" else dtype
+    tiles = -(-rows // rt)
+    zero = te.const(0, data.dtype)
+    panel = te.compute((tiles, k_ext, rt),
+                       lambda io, k, ii: te.if_then_else(io * rt + ii < rows, data[io * rt + ii, k], zero),
+                       name="dense_pack_panel", tag=PANEL_TAG)
+    k = te.reduce_axis((0, k_ext), "k")
+    full = te.compute((tiles * rt, no * bn),
+                      lambda i, j: te.sum(panel[i // rt, k, i % rt].astype(acc) * weight[j // bn, k, j % bn].astype(acc),
+                                          axis=k), name="dense_pack", tag=DENSE_PACK.tag)
+    out = te.compute((rows, no * bn), lambda i, j: full[i, j].astype(dtype), name="dense_pack_rows",
+                     tag=DENSE_PACK.tag + ",cast")
+    return [out]
 
 
 def _k_blocked(s, O, R, shape, k_ext, tile, col_outer) -> None:
