@@ -92,10 +92,15 @@ def test_shipped_records_name_tasks_the_benchmark_workloads_still_have():
     """A shipped record is only worth shipping while an opt_level 3 build of a benchmark
     workload still selects its task: a record of a task no longer extracted (e.g. the plain
     dense_dot.x86 record shipped before AlterOpLayout made the dense a contrib_dense_pack) is
-    stale and must be regenerated (python -m benchmarks.tune_tophub)."""
+    stale and must be regenerated (python -m benchmarks.tune_tophub). Only this host's family
+    is checked: the tasks extracted here carry this CPU's blocks (a znver3 record names 8-lane
+    packings, an AVX-512 host extracts 16-lane ones)."""
     from relay_backend.frontend import from_onnx
     from relay_backend.testing import onnx_models
 
+    family = tophub.host_family()
+    if family not in tophub.available_families():
+        pytest.skip(f"no records ship for this host's CPU family ({family})")
     wanted = set()
     for builder, kwargs in ((onnx_models.mlp, {"batch": 64}), (onnx_models.resnet_block, {}),
                             (onnx_models.resnet50, {"image": 224})):
@@ -103,7 +108,6 @@ def test_shipped_records_name_tasks_the_benchmark_workloads_still_have():
         for per_function in (False, True):       # a record may name an op's task or a fused function's
             wanted |= {t.workload for t in autotvm.task.extract_from_program(mod, params, "llvm",
                                                                              per_fused_function=per_function)}
-    for family in tophub.available_families():
-        stale = [inp.task.name for inp, _ in record.load_from_file(tophub.record_file(family))
-                 if inp.task.workload not in wanted]
-        assert not stale, f"{family}: stale records of {stale}"
+    stale = [inp.task.name for inp, _ in record.load_from_file(tophub.record_file(family))
+             if inp.task.workload not in wanted]
+    assert not stale, f"{family}: stale records of {stale}"
