@@ -10,10 +10,19 @@ of one row:
         acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
         for icc, kh, kw, unrolled(ii):                        # the reduction, ii innermost
             w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
-            for t in unrolled(ot): for x in unrolled(reg_n):  # one broadcast input, FMAs
-                acc[t, x, :] += pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii] * w[t]
+            for x in unrolled(reg_n):                         # one broadcast input ...
+                v = pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii]
+                for t in unrolled(ot):                        # ... times the ot weight vectors
+                    acc[t, x, :] += v * w[t]
         for t, x: for oi in vectorized(ob):
             out[n, oo, y, x, oi] = epilogue(acc[t, x, oi])   # bias / bn / relu / add, then store
+
+Pixels run outside channel blocks in the unrolled step, so what is live is what
+register_tile counts: ot * reg_n accumulators, the ot weight vectors and one broadcast input.
+The other order (each weight vector against every pixel) keeps reg_n broadcasts live across
+the channel tile; with AVX-512's 2 x 14 tile (28 accumulators) LLVM then spilled 12 broadcasts
+to the stack inside the reduction loop (ResNet-50's 14x14 stage ran at 96 instead of 156
+GFLOP/s; benchmarks/README.md, "pixels outside channel blocks").
 
 A 1x1 convolution is the same loop with kh = kw = 1: a GEMM whose M is the pixel tile, N the
 channel blocks and K the input channels, with the epilogue in registers. The tile (ot, reg_n)
@@ -220,7 +229,7 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         sr = s[R]
         sr.compute_at(so, fused)
         rn, roo, ry, rx, roi = R.axis
-        sr.reorder(*R.reduce_axis, rn, roo, ry, rx, roi)
+        sr.reorder(*R.reduce_axis, rn, ry, rx, roo, roi)    # pixels outside channel blocks
         sr.unroll(R.reduce_axis[-1])          # ii: ot * reg_n * block FMAs per iteration
         sr.unroll(roo)
         sr.unroll(rx)
