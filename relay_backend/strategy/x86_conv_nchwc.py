@@ -31,6 +31,13 @@ registers, dividing the width and the channel blocks. Rows run outside channel b
 that streams more data from beyond L2 (the weights once per row vs the input once per
 channel tile; L2_BYTES).
 
+Small output maps whose weights stream from beyond L2 (the accumulators of one channel tile
+over the whole map within 8 KiB, weights over L2_BYTES / 2: ResNet-50's 7x7 stage) run the
+K-blocked nest of x86_conv_kblocked instead: the same tile and step, the reduction cut into
+chunks of input channels with the rows inside each chunk, so a chunk of weights serves every
+row while it is in L1. It is chosen by that rule from the tile, not a knob (the tuning space
+and its records are unchanged; row_outer is moot there).
+
 depthwise_conv2d_NCHWc.x86: the same tile; the reduction is the window only, and with a
 channel multiplier of 1 each tap is one vector load of the input block times one vector of
 taps.
@@ -59,6 +66,7 @@ from ..op.nn.conv_nchwc import blocks
 from ..op.registry import get as get_op
 from .base import register_strategy
 from .x86_blocks import block_candidates, config_blocks, default_block
+from .x86_conv_kblocked import k_chunk, schedule_k_blocked
 from .x86_common import (all_static, factors_up_to, find_reduction, find_tagged, finish_others, inline_except,
                          nonempty, option_knob, parallel_if_large, place_anchor, prod, register_tile,
                          split_knob, static_shape)
@@ -216,6 +224,11 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
             s[pad].vectorize(pad.axis[-1])      # serial, at the root: one parallel region
         O, R, others = place_anchor(s, outs, conv, shape)
         so = s[O]
+        chunk = k_chunk(shape, static_shape(kernel), chosen.oc_tile, L2_BYTES // 2) if tag == CONV_TAG else None
+        if chunk is not None:
+            parallel_if_large(so, schedule_k_blocked(so, s[R], O, R, chosen, chunk), work)
+            finish_others(s, others)
+            return s
         n, oo, y, x, oi = O.axis
         ooo, ooi = so.split(oo, factor=chosen.oc_tile)
         xo, xi = so.split(x, factor=chosen.reg_n)
