@@ -2,10 +2,11 @@
 
     python -m benchmarks.conv_layers [--image 224] [--rounds 5]
 
-The machine peak is measured, not looked up: a C loop of 12 independent AVX2 FMA chains
-(`vfmadd231ps`, 8 float32 lanes, 2 flops each), compiled with `cc -O2 -mavx2 -mfma`, timed in
-thread CPU time, best of 5 runs; that is the per-core ceiling (2 FMA units x 8 lanes x 2 flops
-x clock). Each
+The machine peak is measured, not looked up: a C loop of 12 independent FMA chains of the
+host's widest vectors (`vfmadd231ps` on zmm, 16 float32 lanes, with AVX-512 (`cc -O2
+-mavx512f`), else on ymm, 8 lanes (`cc -O2 -mavx2 -mfma`); 2 flops a lane), timed in thread
+CPU time, best of 5 runs; that is the per-core ceiling (FMA units x lanes x 2 flops x clock;
+the kernels use the same width: AlterOpLayout's channel block is one register). Each
 convolution kernel of the network (built at opt_level 3: NCHWc, pre-packed weights, fused
 epilogues) is then called alone through the graph executor's prepared kernel calls with
 OMP_NUM_THREADS=1 and timed in thread CPU time (time.thread_time, min of `rounds`), which
@@ -22,36 +23,53 @@ PEAK_C = r"""
 #include <immintrin.h>
 #include <stdio.h>
 #include <time.h>
+#ifdef __AVX512F__
+#define VEC __m512
+#define SET1 _mm512_set1_ps
+#define FMA _mm512_fmadd_ps
+#define LANES 16
+#else
+#define VEC __m256
+#define SET1 _mm256_set1_ps
+#define FMA _mm256_fmadd_ps
+#define LANES 8
+#endif
 static double now(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
 int main(void) {
-  __m256 a[12]; __m256 b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(0.001f);
+  VEC a[12]; VEC b = SET1(0.999f), c = SET1(0.001f);
   long n = 100000000 / 12; double best = 1e9; float s = 0;
-  for (int i = 0; i < 12; i++) a[i] = _mm256_set1_ps((float)i);
+  for (int i = 0; i < 12; i++) a[i] = SET1((float)i);
   for (int r = 0; r < 5; r++) {
     double t = now();
     for (long i = 0; i < n; i++) {
-#define F(k) a[k] = _mm256_fmadd_ps(a[k], b, c);
+#define F(k) a[k] = FMA(a[k], b, c);
       F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)
     }
     t = now() - t; if (t < best) best = t;
   }
   for (int i = 0; i < 12; i++) s += a[i][0];
-  printf("%f %f\n", n * 12 * 16.0 / best / 1e9, s);
+  printf("%f %f\n", n * 12 * 2.0 * LANES / best / 1e9, s);
   return 0;
 }
 """
 
 
-def peak_gflops() -> float:
-    """Per-core float32 FMA peak measured by PEAK_C (None without a C compiler or AVX2)."""
+def peak_gflops() -> tuple:
+    """(per-core float32 FMA peak measured by PEAK_C, the ISA it used), AVX-512 when the host has
+    it; (None, None) without a C compiler or AVX2."""
+    from relay_backend.codegen import llvm_target
+    flags = [("AVX-512", ["-mavx512f"])] if llvm_target.host_has_feature("avx512f") else []
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "peak.c"), os.path.join(tmp, "peak")
         with open(src, "w") as f:
             f.write(PEAK_C)
-        if subprocess.run(["cc", "-O2", "-mavx2", "-mfma", src, "-o", exe], capture_output=True).returncode:
-            return None
-        out = subprocess.run([exe], capture_output=True, text=True)
-        return float(out.stdout.split()[0]) if out.returncode == 0 else None
+        for isa, extra in flags + [("AVX2", ["-mavx2", "-mfma"])]:
+            if subprocess.run(["cc", "-O2", *extra, src, "-o", exe], capture_output=True).returncode:
+                continue
+            out = subprocess.run([exe], capture_output=True, text=True)
+            if out.returncode == 0:
+                return float(out.stdout.split()[0]), isa
+    return None, None
 
 
 def conv_kernels(image: int):
@@ -90,8 +108,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     os.environ["OMP_NUM_THREADS"] = "1"
-    peak = peak_gflops()
-    print(f"peak (one core, AVX2 FMA loop): {peak:.1f} GFLOP/s" if peak else "peak: not measured (no cc/AVX2)")
+    peak, isa = peak_gflops()
+    print(f"peak (one core, {isa} FMA loop): {peak:.1f} GFLOP/s" if peak else "peak: not measured (no cc/AVX2)")
     total_flops = total_time = 0.0
     for label, flops, call in conv_kernels(args.image):
         best = float("inf")
