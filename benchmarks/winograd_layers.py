@@ -5,7 +5,8 @@ one core, interleaved.
 
 For each layer (64 channels at 56x56, 128 at 28x28, 256 at 14x14, 512 at 7x7, padding 1,
 batch 1) three one-kernel graphs are built and called alone with OMP_NUM_THREADS=1:
-conv2d_NCHWc.x86 on NCHW8c data with a pre-packed kernel (what AlterOpLayout makes today), and
+conv2d_NCHWc.x86 on NCHW{b}c data with a pre-packed kernel, b the host's default channel block
+(what AlterOpLayout makes today: 8 with AVX2, 16 with AVX-512), and
 conv2d_winograd.x86 F(m x m, 3x3) for each tile size m on NCHW data with a pre-transformed
 kernel. Each round calls every candidate once (interleaved); thread CPU time (time.thread_time,
 which other processes do not inflate), minimum and median over the rounds. The figures decide
@@ -35,13 +36,15 @@ def candidates(channels: int, size: int, tiles) -> dict:
     from relay_backend.op.nn.conv_nchwc import pack_oihw
     from relay_backend.op.nn.layout_view import pack_nchw
     from relay_backend.op.nn.winograd import ConvWinogradWeightTransformAttrs, WEIGHT_TRANSFORM
+    from relay_backend.strategy.x86_blocks import default_block
+    b = default_block(channels)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, channels, size, size)).astype("float32")
     w = rng.standard_normal((channels, channels, 3, 3)).astype("float32")
     out = {"NCHWc direct": _module(
-        lambda xv, kv: relay.nn.contrib_conv2d_nchwc(xv, kv, padding=(1, 1), data_layout="NCHW8c",
-                                                     kernel_layout="OIHW8i8o", out_layout="NCHW8c"),
-        {"x": pack_nchw(x, 8), "k": pack_oihw(w, 8, 8)})}
+        lambda xv, kv: relay.nn.contrib_conv2d_nchwc(xv, kv, padding=(1, 1), data_layout=f"NCHW{b}c",
+                                                     kernel_layout=f"OIHW{b}i{b}o", out_layout=f"NCHW{b}c"),
+        {"x": pack_nchw(x, b), "k": pack_oihw(w, b, b)})}
     for m in tiles:
         weight = WEIGHT_TRANSFORM.ref(w, ConvWinogradWeightTransformAttrs(m))
         out[f"winograd F({m}x{m})"] = _module(

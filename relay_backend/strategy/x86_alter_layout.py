@@ -6,8 +6,8 @@ channel-blocked layouts, and with which blocks.
     nn.conv2d grouped (blocks fill
       at least half a register)     -> nn.contrib_conv2d_NCHWc with groups
     nn.dense with 2+ rows           -> nn.contrib_dense_pack         weight NC{bn}n
-    nn.conv2d 3x3 stride 1 in
-      WINOGRAD_LAYERS               -> nn.contrib_conv2d_winograd_without_weight_transform on NCHW
+    nn.conv2d 3x3 stride 1 in the
+      host's winograd_layers()      -> nn.contrib_conv2d_winograd_without_weight_transform on NCHW
                                        data, weight nn.contrib_conv2d_winograd_weight_transform(w)
 
 The output block ob is the largest divisor of the output channels (per group) up to
@@ -35,6 +35,7 @@ from ..target import Target
 from ..op.nn.winograd import WINOGRAD_CONV, Conv2DWinogradAttrs
 from .base import register_alter_layout
 from .x86_blocks import channel_block, channel_block_limit, tuned_blocks
+from .x86_common import vector_bytes
 from .x86_conv_nchwc import CONV_TASK, default_blocking_args
 from .x86_dense_pack import TASK_NAME as DENSE_TASK, default_packing_args
 
@@ -93,16 +94,32 @@ def _with_tuned_blocks(call, attrs):
                                out_layout=f"NCHW{bo}c")
 
 
-# (input channels, output channels, height, width) -> tile size of the 3x3 stride-1 convolutions
-# that ran faster as Winograd than as conv2d_NCHWc.x86 on this machine (python -m
-# benchmarks.winograd_layers, one core, two runs; benchmarks/README.md has the figures): ResNet's
-# 28x28, 14x14 and 7x7 stages. At 64 channels, 56x56, the direct kernel wins (1.6x).
-WINOGRAD_LAYERS = {(128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2}
+# SIMD register bytes -> {(input channels, output channels, height, width): tile size} of the 3x3
+# stride-1 convolutions that ran faster as Winograd than as conv2d_NCHWc.x86 on a machine of that
+# vector width (python -m benchmarks.winograd_layers, one core, two runs each; benchmarks/README.md
+# has the figures). AVX2 (a Zen 3): ResNet's 28x28, 14x14 and 7x7 stages; at 64 channels, 56x56,
+# the direct kernel wins (1.6x). AVX-512 (a Xeon with 32 zmm registers, where the direct kernel's
+# 16-lane tiles run at 135-180 GFLOP/s): only 128 channels at 28x28, F(4x4) 1.07-1.22 ms against
+# 1.39-1.46 direct; at 14x14 the two tie (no gain for the two layout transforms around NCHW
+# Winograd), at 7x7 and 56x56 the direct kernel wins (F(2x2) 2.4-2.7 ms against 1.7-1.9 at 7x7).
+WINOGRAD_LAYERS_BY_VECTOR_BYTES = {
+    32: {(128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2},
+    64: {(128, 128, 28, 28): 4},
+}
+WINOGRAD_LAYERS = None      # a table to use instead of the host's (tests pin one)
+
+
+def winograd_layers() -> dict:
+    """The Winograd table of this host's vector width (WINOGRAD_LAYERS when set); a width
+    never measured (SSE only) gets none: every convolution stays direct."""
+    if WINOGRAD_LAYERS is not None:
+        return WINOGRAD_LAYERS
+    return WINOGRAD_LAYERS_BY_VECTOR_BYTES.get(vector_bytes(), {})
 
 
 def winograd_attrs(call, layers=None):
     """(Winograd op, attrs) for a float32 NCHW 3x3 stride-1 undilated ungrouped conv2d whose shape
-    is in `layers` (default WINOGRAD_LAYERS), else None."""
+    is in `layers` (default winograd_layers(): the host's table), else None."""
     attrs = call.attrs
     if not _static_float(call) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or \
             attrs.out_layout not in ("", "NCHW") or attrs.strides != (1, 1) or attrs.dilation != (1, 1) or \
@@ -110,7 +127,7 @@ def winograd_attrs(call, layers=None):
         return None
     _, c, h, w = (int(d) for d in call.args[0].checked_type.shape)
     o, _, kh, kw = (int(d) for d in call.args[1].checked_type.shape)
-    tile = (WINOGRAD_LAYERS if layers is None else layers).get((c, o, h, w))
+    tile = (winograd_layers() if layers is None else layers).get((c, o, h, w))
     if (kh, kw) != (3, 3) or tile is None:
         return None
     fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}

@@ -10,10 +10,19 @@ of one row:
         acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
         for icc, kh, kw, unrolled(ii):                        # the reduction, ii innermost
             w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
-            for t in unrolled(ot): for x in unrolled(reg_n):  # one broadcast input, FMAs
-                acc[t, x, :] += pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii] * w[t]
+            for x in unrolled(reg_n):                         # one broadcast input ...
+                v = pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii]
+                for t in unrolled(ot):                        # ... times the ot weight vectors
+                    acc[t, x, :] += v * w[t]
         for t, x: for oi in vectorized(ob):
             out[n, oo, y, x, oi] = epilogue(acc[t, x, oi])   # bias / bn / relu / add, then store
+
+Pixels run outside channel blocks in the unrolled step, so what is live is what
+register_tile counts: ot * reg_n accumulators, the ot weight vectors and one broadcast input.
+The other order (each weight vector against every pixel) keeps reg_n broadcasts live across
+the channel tile; with AVX-512's 2 x 14 tile (28 accumulators) LLVM then spilled 12 broadcasts
+to the stack inside the reduction loop (ResNet-50's 14x14 stage ran at 96 instead of 156
+GFLOP/s; benchmarks/README.md, "pixels outside channel blocks").
 
 A 1x1 convolution is the same loop with kh = kw = 1: a GEMM whose M is the pixel tile, N the
 channel blocks and K the input channels, with the epilogue in registers. The tile (ot, reg_n)
@@ -21,6 +30,13 @@ is x86_common.register_tile's: most FMAs per load within the 16 (AVX2) / 32 (AVX
 registers, dividing the width and the channel blocks. Rows run outside channel blocks unless
 that streams more data from beyond L2 (the weights once per row vs the input once per
 channel tile; L2_BYTES).
+
+Small output maps whose weights stream from beyond L2 (the accumulators of one channel tile
+over the whole map within 8 KiB, weights over L2_BYTES / 2: ResNet-50's 7x7 stage) run the
+K-blocked nest of x86_conv_kblocked instead: the same tile and step, the reduction cut into
+chunks of input channels with the rows inside each chunk, so a chunk of weights serves every
+row while it is in L1. It is chosen by that rule from the tile, not a knob (the tuning space
+and its records are unchanged; row_outer is moot there).
 
 depthwise_conv2d_NCHWc.x86: the same tile; the reduction is the window only, and with a
 channel multiplier of 1 each tap is one vector load of the input block times one vector of
@@ -50,6 +66,7 @@ from ..op.nn.conv_nchwc import blocks
 from ..op.registry import get as get_op
 from .base import register_strategy
 from .x86_blocks import block_candidates, config_blocks, default_block
+from .x86_conv_kblocked import k_chunk, schedule_k_blocked
 from .x86_common import (all_static, factors_up_to, find_reduction, find_tagged, finish_others, inline_except,
                          nonempty, option_knob, parallel_if_large, place_anchor, prod, register_tile,
                          split_knob, static_shape)
@@ -207,6 +224,11 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
             s[pad].vectorize(pad.axis[-1])      # serial, at the root: one parallel region
         O, R, others = place_anchor(s, outs, conv, shape)
         so = s[O]
+        chunk = k_chunk(shape, static_shape(kernel), chosen.oc_tile, L2_BYTES // 2) if tag == CONV_TAG else None
+        if chunk is not None:
+            parallel_if_large(so, schedule_k_blocked(so, s[R], O, R, chosen, chunk), work)
+            finish_others(s, others)
+            return s
         n, oo, y, x, oi = O.axis
         ooo, ooi = so.split(oo, factor=chosen.oc_tile)
         xo, xi = so.split(x, factor=chosen.reg_n)
@@ -220,7 +242,7 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         sr = s[R]
         sr.compute_at(so, fused)
         rn, roo, ry, rx, roi = R.axis
-        sr.reorder(*R.reduce_axis, rn, roo, ry, rx, roi)
+        sr.reorder(*R.reduce_axis, rn, ry, rx, roo, roi)    # pixels outside channel blocks
         sr.unroll(R.reduce_axis[-1])          # ii: ot * reg_n * block FMAs per iteration
         sr.unroll(roo)
         sr.unroll(rx)

@@ -9,7 +9,12 @@ without the add). Vectorized loops now carry llvm.loop.unroll.disable, so the lo
 emits one 8-lane operation per accumulator. These tests compile fused conv + bias + residual
 + relu kernels at shapes that are not multiples of the tile (odd widths, a channel-block count
 the channel tile does not divide) and check the numbers against a numpy reference and, on an
-AVX2 host, that the FMA loop uses only full-width ymm FMAs."""
+AVX2 host, that the FMA loop uses only full-width ymm FMAs.
+
+The unrolled reduction step runs pixels outside channel blocks (one broadcast input against the
+tile's weight vectors), so only what register_tile counts is live; with channel blocks outside,
+every pixel's broadcast stayed live across the channel tile and the largest tiles spilled them
+to the stack inside the FMA loop (AVX-512's 2 x 14: 12 broadcasts)."""
 import re
 
 import numpy as np
@@ -86,3 +91,17 @@ def test_residual_epilogue_keeps_full_width_accumulators():
     asm = factory.get_lib().get_source("asm")
     assert _fma_registers(asm) == {"ymm"}, "an accumulator of the register tile was split into xmm pieces"
     assert not re.search(r"\bvfmadd\d{3}ss\b", asm), "scalar FMAs in the register tile"
+
+
+def _stack_operands(asm: str) -> list:
+    """The packed FMAs of `asm` that read an operand from the stack (a spilled register)."""
+    return re.findall(r"\bvfmadd\d{3}ps\s+-?\d*\(%rsp\)", asm)
+
+
+@pytest.mark.skipif(not llvm_target.host_has_feature("fma"), reason="checks the FMA code of the host")
+@pytest.mark.parametrize("w", [14, 10])     # AVX-512's tile 2 x 14, AVX2's 2 x 5: the largest that fit
+def test_largest_register_tile_does_not_spill(w):
+    mod, inputs, want = _fused_conv(64, 3, w, 32, 1, 1, residual=True)    # a 1x1 GEMM, 4 output blocks
+    factory, got = _build_run(mod, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    assert _stack_operands(factory.get_lib().get_source("asm")) == [], "the register tile spilled to the stack"

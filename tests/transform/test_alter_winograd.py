@@ -78,3 +78,21 @@ def test_fold_constant_transforms_the_winograd_weight():
     assert ops(after) == ["nn.contrib_conv2d_winograd_without_weight_transform"]
     assert tuple(after.body.args[1].data.shape) == (4, 4, 8, 8)
     same_values(before, after)
+
+
+@pytest.mark.parametrize("vector_bytes,shape,tile", [
+    (32, (1, 128, 28, 28), 2), (32, (1, 256, 14, 14), 4), (32, (1, 512, 7, 7), 2),
+    (64, (1, 128, 28, 28), 4), (64, (1, 256, 14, 14), None), (64, (1, 512, 7, 7), None),
+    (16, (1, 128, 28, 28), None)])
+def test_host_table_follows_the_vector_width(monkeypatch, vector_bytes, shape, tile):
+    """Without a pinned table the host's vector width picks the measured one (AVX2: ResNet's
+    28x28, 14x14 and 7x7 stages; AVX-512: 28x28 only, F(4x4)); a width with no measurements
+    keeps every convolution direct."""
+    monkeypatch.setattr(x86_alter_layout, "WINOGRAD_LAYERS", None)
+    monkeypatch.setattr(x86_alter_layout, "vector_bytes", lambda: vector_bytes)
+    x = relay.var("x", shape=shape)
+    w = relay.var("w", shape=(shape[1], shape[1], 3, 3))
+    call = relay.nn.conv2d(x, w, padding=(1, 1))
+    relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, w], call)))
+    chosen = x86_alter_layout.winograd_attrs(call)
+    assert (chosen[1].tile_size if chosen else None) == tile
