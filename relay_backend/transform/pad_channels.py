@@ -116,7 +116,19 @@ def pad_conv_channels(func: Function, target, mod=None) -> Function:
 
 def PadConvChannels(target=None):  # noqa: N802 - tvm.relay naming
     """Function pass (opt_level 3): conv2d on zero-padded output channels where `target` asks
-    for it, the slice moved below bias_add / relu / clip / global pools (module doc)."""
+    for it, the slice moved below bias_add / relu / clip / global pools (module doc).
+
+    Parameters
+    ----------
+    target : None or str or Target, optional
+        The target whose FTVMPadChannels rules decide (x86 "llvm": whole SIMD registers);
+        None changes nothing. Defaults to None.
+
+    Returns
+    -------
+    pass : FunctionPass
+        The pass.
+    """
     return function_pass(lambda func, mod, ctx: pad_conv_channels(func, target, mod), opt_level=3,
                          name="PadConvChannels", required=["InferType"])
 
