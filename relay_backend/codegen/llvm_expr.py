@@ -14,6 +14,7 @@ from ..tir.functor import children as tir_children
 from ..errors import CompileError
 from . import llvm_target
 from .lazy_select import BranchMemo, lazy_selects
+from .llvm_math import nan_min_max
 
 # a*b+c may become one fused multiply-add (C's default FP_CONTRACT): twice the FLOP/s of
 # separate mul and add in every reduction kernel; results differ from unfused by <= 1 rounding
@@ -235,7 +236,7 @@ class ExprEmitter:
                 q = self.math.intrinsic(b, "floor", b.fdiv(a, c))
                 return q if kind is tir.FloorDiv else b.fsub(a, b.fmul(q, c))
             if kind in (tir.Min, tir.Max):
-                return self.math.intrinsic(b, "minimum" if kind is tir.Min else "maximum", a, c)
+                return nan_min_max(b, kind is tir.Min, a, c)
         if dt == "bool":
             raise CompileError(f"llvm codegen: arithmetic `{node}` on bool values; cast to int32")
         signed = not is_unsigned(dt)

@@ -45,6 +45,17 @@ _LIBM_BINARY = ("atan2",)
 _BIT_OPS = ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right")
 
 
+def nan_min_max(b: ir.IRBuilder, is_min: bool, a, c):
+    """min(a, c) / max(a, c) of floats (scalars or vectors) with numpy's semantics, the C
+    backend's rb_minf / rb_maxf: (a < c || a != a) ? a : c, so a NaN in either operand gives
+    NaN and a tie gives c. Two compares and two selects, which x86 lowers to minps / maxps plus
+    one masked move on a's NaN lanes; llvm.minimum / llvm.maximum (which also order -0 below
+    +0) expand to twice as many vector instructions on AVX2 / AVX-512, on the accumulator's
+    dependency chain of a max pool."""
+    wins = b.fcmp_ordered("<" if is_min else ">", a, c)
+    return b.select(b.fcmp_unordered("uno", a, a), a, b.select(wins, a, c))
+
+
 class MathLib:
     """Emits (once per module) and calls the math helpers of one llvmlite module."""
 

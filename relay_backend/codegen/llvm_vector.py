@@ -26,6 +26,7 @@ from ..tir.functor import children, walk
 from ..tir.loop_deps import iterations_independent
 from ..tir.simplify import linear_form
 from .llvm_expr import itemsize, llvm_type
+from .llvm_math import nan_min_max
 
 MAX_LANES = 64
 _VALUE_DTYPES = ("float32", "float64", "int8", "int16", "int32", "int64",
@@ -299,7 +300,7 @@ class VectorEmitter:
         if isinstance(node, tir.Not):
             return b.xor(vals[0], ir.Constant(vals[0].type, [1] * plan.lanes))
         if isinstance(node, (tir.Min, tir.Max)) and node.dtype.startswith("float"):
-            return self._intrinsic("minimum" if isinstance(node, tir.Min) else "maximum", vals)
+            return nan_min_max(b, isinstance(node, tir.Min), *vals)
         if isinstance(node, tir.BinaryOp):
             return self.em._arith(node, *vals)
         if isinstance(node, tir.Cast):

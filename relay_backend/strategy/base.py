@@ -97,6 +97,37 @@ def alter_op_layout(op_name: str, call, target):
     return None
 
 
+# (op name, target key) -> fpad(call) -> padded channel count | None
+_PADS = {}
+
+
+def register_pad_channels(op_name: str, target_key: str, fpad: Callable = None):
+    """Register to how many output channels PadConvChannels pads `op_name` calls on targets with
+    `target_key` (usable as a decorator). fpad(call) gets the original typed call and returns
+    the padded channel count, or None to leave it. The op's "FTVMPadChannels" attribute
+    dispatches on the target: attr(call, target), the first answer of its keys."""
+    if target_key not in KNOWN_KEYS:
+        raise CompileError(f"register_pad_channels: unknown target key {target_key!r}; use one of "
+                           f"{sorted(KNOWN_KEYS)}")
+
+    def register(fn):
+        if not any(name == op_name for name, _ in _PADS):
+            register_op_attr(op_name, "FTVMPadChannels", lambda call, target: _pad_channels(op_name, call, target))
+        _PADS[(op_name, target_key)] = fn
+        return fn
+    return register(fpad) if fpad is not None else register
+
+
+def _pad_channels(op_name: str, call, target):
+    with as_target(target):
+        for key in target_keys(target):
+            fn = _PADS.get((op_name, key))
+            padded = fn(call) if fn is not None else None
+            if padded is not None:
+                return padded
+    return None
+
+
 def op_strategy(op, attrs, inputs, out_type, target) -> OpStrategy:
     """The full strategy of one call: the generic implementation plus the additions registered
     under each of the target's keys (the generic key first, the most specific last)."""

@@ -21,6 +21,11 @@ from .common import (all_static, dims_of, divisor_at_most, find_reduction, find_
 from .generic import PARALLEL_MIN_WORK, schedule_spatial
 
 VECTOR_BYTES_FALLBACK = 16
+# the register tile's cost model (register_tile): one x86 core since Haswell / Zen 2
+FMA_PORTS = 2             # FMAs a core issues per cycle (Haswell and later, Zen 2 and later)
+LOAD_PORTS = 2            # vector loads it issues per cycle
+FMA_LATENCY = 5           # cycles from an FMA to the next FMA on its accumulator, with the load before it
+L2_BYTES_PER_CYCLE = 32   # what a core streams from its L2 per cycle, sustained
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,20 +47,56 @@ def vector_registers() -> int:
     return 32 if vector_bytes() >= 64 else 16
 
 
+def embedded_broadcast() -> bool:
+    """Whether an FMA can take a broadcast scalar as its memory operand (AVX-512's {1to16})."""
+    return vector_bytes() >= 64
+
+
+def tile_registers(col_tile: int, row_tile: int, vecs: int) -> int:
+    """Vector registers the register tile's reduction step holds live, as the unrolled loop is
+    emitted (for each of col_tile weight blocks, for each of row_tile inputs, an FMA):
+    col_tile * vecs * row_tile accumulators, plus
+      col_tile == 1: the block's vecs weight vectors, reused by every input; each broadcast
+        input feeds only those, so it is a memory operand of the FMA (AVX-512) or lives in
+        one register for vecs FMAs;
+      col_tile > 1: the row_tile broadcast inputs, each reused by every weight vector, stay
+        live while the weight vectors stream through one register."""
+    accumulators = col_tile * vecs * row_tile
+    if col_tile == 1:
+        return accumulators + vecs + (0 if vecs == 1 and embedded_broadcast() else 1)
+    return accumulators + row_tile + 1
+
+
+def tile_cycles(col_tile: int, row_tile: int, vecs: int) -> float:
+    """Cycles of one reduction step of the tile, the slowest of: its FMAs on FMA_PORTS; its loads
+    (col_tile * vecs weight vectors, row_tile broadcasts) on LOAD_PORTS; the weight vectors
+    streamed from L2 (a weight is reused only by the tile's row_tile inputs, and the weights of
+    a layer rarely fit L1); and FMA_LATENCY, the time each accumulator's chain needs per step."""
+    weights = col_tile * vecs
+    return max(weights * row_tile / FMA_PORTS, (weights + row_tile) / LOAD_PORTS,
+               weights * vector_bytes() / L2_BYTES_PER_CYCLE, FMA_LATENCY)
+
+
 def register_tile(rows: int, col_blocks: int, block: int, registers: int = None) -> tuple:
     """(col_tile, row_tile) of a register-blocked product out[rows, col_blocks * block]: per
     reduction step, col_tile weight vectors are loaded and each of row_tile inputs is
-    broadcast against them, accumulating row_tile x col_tile blocks in registers. Picks the
-    tile with the most FMAs per load that fits the registers (accumulators + weight vectors
-    + one broadcast) and divides both extents (a guarded tile costs more than a smaller one)."""
+    broadcast against them, accumulating row_tile x col_tile blocks in registers. Among the
+    tiles that divide both extents (a guarded tile costs more than a smaller one) and whose
+    tile_registers fit the registers, picks the most FMAs per cycle of tile_cycles. Ties go to
+    the larger tile when it is bound by its FMAs (more accumulators hide the FMA latency
+    better), to the smaller one when it is bound by its loads or the weight stream (more
+    registers buy nothing there, and LLVM's scheduler fills them with hoisted loads), then to
+    more rows (fewer weight loads)."""
     vecs = max(1, -(-block // lanes("float32")))
     registers = registers or vector_registers()
     best = (None, 1, 1)
     for ct in (d for d in range(1, col_blocks + 1) if col_blocks % d == 0):
         for rt in (d for d in range(1, rows + 1) if rows % d == 0):
-            if ct * vecs * (rt + 1) + 1 > registers:
+            if tile_registers(ct, rt, vecs) > registers:
                 continue
-            score = (ct * rt / (rt + ct * vecs), ct * rt)
+            fmas = ct * vecs * rt
+            cycles = tile_cycles(ct, rt, vecs)
+            score = (fmas / cycles, fmas if fmas / FMA_PORTS >= cycles else -fmas, rt)
             if best[0] is None or score > best[0]:
                 best = (score, ct, rt)
     return best[1], best[2]

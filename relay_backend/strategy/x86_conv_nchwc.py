@@ -26,8 +26,10 @@ GFLOP/s; benchmarks/README.md, "pixels outside channel blocks").
 
 A 1x1 convolution is the same loop with kh = kw = 1: a GEMM whose M is the pixel tile, N the
 channel blocks and K the input channels, with the epilogue in registers. The tile (ot, reg_n)
-is x86_common.register_tile's: most FMAs per load within the 16 (AVX2) / 32 (AVX-512) vector
-registers, dividing the width and the channel blocks. Rows run outside channel blocks unless
+is x86_common.register_tile's: the most FMAs per cycle (FMA, load, weight-stream and FMA-latency
+bounds) among the tiles that divide the width and the channel blocks and whose live registers
+(accumulators, the row's broadcasts and one weight; one block: its weight, the broadcast an
+AVX-512 memory operand) fit the 16 (AVX2) / 32 (AVX-512) vector registers. Rows run outside channel blocks unless
 that streams more data from beyond L2 (the weights once per row vs the input once per
 channel tile; L2_BYTES).
 

@@ -9,8 +9,9 @@ time by AlterOpLayout + FoldConstant), plevel 20:
                 acc[r, t*bn:(t+1)*bn] += data[i.outer*rt + r, k] * w[t]
         for r: for j in vectorized(ct * bn): out[i, j] = epilogue(acc[r, j])
 
-The tile (ct, rt) is x86_common.register_tile's, as for the NCHWc convolution: most FMAs per
-load within the vector registers, dividing the rows and the column blocks.
+The tile (ct, rt) is x86_common.register_tile's, as for the NCHWc convolution: the most FMAs
+per cycle of its cost model among the tiles that fit the vector registers and divide the rows
+and the column blocks.
 
 dense_pack_prepacked.x86 is an autotvm template (on the packed shapes AlterOpLayout made, which
 is what extract_from_program sees at opt_level 3) whose knobs are the packing block block_n (bn:

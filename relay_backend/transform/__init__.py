@@ -33,6 +33,7 @@ from .combine_parallel_conv2d import CombineParallelConv2D
 from .combine_parallel_dense import CombineParallelDense
 from .combine_parallel_batch_matmul import CombineParallelBatchMatmul
 from .fold_scale_axis import BackwardFoldScaleAxis, FoldScaleAxis, ForwardFoldScaleAxis
+from .pad_channels import PadConvChannels
 from .pool_before_pointwise_conv import PoolBeforePointwiseConv
 from .first_order_gradient import FirstOrderGradient
 from .gradient import gradient

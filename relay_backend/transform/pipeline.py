@@ -10,7 +10,8 @@ passes that exist here, each gated by its own opt_level under the current PassCo
   CombineParallelConv2D(3)          4     CombineParallelDense(3)   4
   CombineParallelBatchMatmul(3)     4     FoldConstant              2
   FoldScaleAxis (its passes 3)            PoolBeforePointwiseConv   3  (not in TVM)
-  SimplifyExpr                      0     CanonicalizeOps           3
+  SimplifyExpr                      0     PadConvChannels(target)   3  (not in TVM)
+  CanonicalizeOps                   3
   AlterOpLayout(target)             3     SimplifyExprPostAlterOp   0
   FastMath                          4     FoldConstant              2
   FuseOps (at opt_level)            0
@@ -49,6 +50,7 @@ from .infer_type import InferType
 from .legalize import qnn_lowering_passes
 from .pass_infra import PassContext, Sequential
 from .plan_devices import PlanDevices
+from .pad_channels import PadConvChannels
 from .pool_before_pointwise_conv import PoolBeforePointwiseConv
 from .simplify_expr import SimplifyExpr, SimplifyExprPostAlterOp
 from .simplify_inference import SimplifyInference
@@ -103,6 +105,7 @@ def pass_prefix(keep_only_main: bool = True, is_vm: bool = False, target=None, d
         FoldScaleAxis(),
         PoolBeforePointwiseConv(),   # after FoldScaleAxis: a scale folds into the conv, not the pool
         SimplifyExpr(),
+        PadConvChannels(target),     # before CanonicalizeOps: bias_add is still one op
         CanonicalizeOps(),
         AlterOpLayout(target),
         SimplifyExprPostAlterOp(),

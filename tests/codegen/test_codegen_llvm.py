@@ -185,3 +185,31 @@ def test_codegen_errors():
     A = tir.Buffer("A", (4,), "int32")
     with pytest.raises(CompileError, match="stray"):
         codegen_llvm([tir.PrimFunc([A], tir.BufferStore(A, stray, (0,)), "g")])
+
+
+@pytest.mark.parametrize("kind", ["serial", "vectorized"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_min_max_match_numpy_bitwise(kind, dtype):
+    """Float min / max as numpy's minimum / maximum (and the C backend's rb_minf / rb_maxf): NaN
+    in either operand gives NaN, a tie (also -0 vs +0) gives the second operand, on the scalar
+    and the vector path (the select form that replaced llvm.minimum / llvm.maximum)."""
+    values = [np.nan, -np.inf, -1.5, -0.0, 0.0, 2.0, np.inf]
+    a, b = (np.array(v, dtype=dtype) for v in zip(*[(x, y) for x in values for y in values]))
+    n = a.size
+    n_pad = -(-n // 16) * 16
+    A, B = tir.Buffer("A", (n_pad,), dtype), tir.Buffer("B", (n_pad,), dtype)
+    lo, hi = tir.Buffer("LO", (n_pad,), dtype), tir.Buffer("HI", (n_pad,), dtype)
+    i, j = tir.Var("i"), tir.Var("j")
+    k = i * 16 + j
+    body = tir.For(i, 0, n_pad // 16, "serial", tir.For(j, 0, 16, kind, tir.seq(
+        tir.BufferStore(lo, tir.min(A[k], B[k]), (k,)),
+        tir.BufferStore(hi, tir.max(A[k], B[k]), (k,)))))
+    mod = build(tir.PrimFunc([A, B, lo, hi], body, "minmax"))
+    pad = np.zeros(n_pad - n, dtype)
+    outs = [nd.empty((n_pad,), dtype) for _ in range(2)]
+    mod["minmax"](nd.array(np.concatenate([a, pad])), nd.array(np.concatenate([b, pad])), *outs)
+    bits = "uint32" if dtype == "float32" else "uint64"
+    for got, want in ((outs[0].numpy()[:n], np.minimum(a, b)), (outs[1].numpy()[:n], np.maximum(a, b))):
+        nan = np.isnan(want)
+        np.testing.assert_array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(got[~nan].view(bits), want[~nan].view(bits))

@@ -154,6 +154,25 @@ def test_pool_fused_epilogue():
     _check(got, np.maximum(want + b[:, None, None], 0))
 
 
+@pytest.mark.parametrize("layout,shape", [("NCHW", (1, 3, 15, 21)), ("NCHW16c", (1, 2, 13, 13, 16))])
+def test_max_pool_propagates_nan(layout, shape):
+    """max_pool2d.x86 (SqueezeNet's 3x3 stride-2 windows, plain and channel-blocked, the blocked
+    one vectorized over the channel lanes) gives NaN for every window holding a NaN, and the
+    reference's maximum elsewhere, including -0.0 / +0.0 ties."""
+    from relay_backend.op.nn.pool import MaxPool2DAttrs
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype("float32")
+    x[rng.random(shape) < 0.02] = np.nan
+    x[rng.random(shape) < 0.05] = -0.0
+    x[rng.random(shape) < 0.05] = 0.0
+    attrs = MaxPool2DAttrs(pool_size=3, strides=2, padding=0, layout=layout, ceil_mode=True)
+    want = get_op("nn.max_pool2d").ref(x, attrs)
+    got = _run_impl("nn.max_pool2d", "max_pool2d.x86", [x], attrs)
+    assert np.isnan(want).any() and not np.isnan(want).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(want)], want[~np.isnan(want)])
+
+
 def test_selection_prefers_x86_and_batch1():
     from relay_backend.op.nn.dense import DenseAttrs
     from relay_backend.te_compiler.select import select_implementation

@@ -30,17 +30,17 @@ pytestmark = pytest.mark.compile
 BLOCK = 8
 
 
-def _fused_conv(c, h, w, o, k, stride, residual, seed=0):
-    """(relay module, inputs, numpy reference) of relu(conv_NCHW8c(x, w) + bias [+ residual])."""
+def _fused_conv(c, h, w, o, k, stride, residual, seed=0, block=BLOCK):
+    """(relay module, inputs, numpy reference) of relu(conv_NCHW{block}c(x, w) + bias [+ residual])."""
     rng = np.random.default_rng(seed)
     pad = k // 2
-    x = rng.standard_normal((1, c // BLOCK, h, w, BLOCK)).astype("float32")
-    kernel = (rng.standard_normal((o // BLOCK, c // BLOCK, k, k, BLOCK, BLOCK)) * 0.1).astype("float32")
-    bias = rng.standard_normal((1, o // BLOCK, 1, 1, BLOCK)).astype("float32")
+    x = rng.standard_normal((1, c // block, h, w, block)).astype("float32")
+    kernel = (rng.standard_normal((o // block, c // block, k, k, block, block)) * 0.1).astype("float32")
+    bias = rng.standard_normal((1, o // block, 1, 1, block)).astype("float32")
     data = relay.var("x", shape=x.shape)
     y = relay.nn.contrib_conv2d_nchwc(data, relay.const(kernel), (stride, stride), (pad,) * 4, (1, 1), 1,
-                                      data_layout=f"NCHW{BLOCK}c", kernel_layout=f"OIHW{BLOCK}i{BLOCK}o",
-                                      out_layout=f"NCHW{BLOCK}c")
+                                      data_layout=f"NCHW{block}c", kernel_layout=f"OIHW{block}i{block}o",
+                                      out_layout=f"NCHW{block}c")
     want = direct_conv_nchwc(x, kernel, (stride, stride), (pad,) * 4, (1, 1), 1) + bias
     y = relay.add(y, relay.const(bias))
     params, inputs = [data], {"x": x}
@@ -105,3 +105,66 @@ def test_largest_register_tile_does_not_spill(w):
     factory, got = _build_run(mod, inputs)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     assert _stack_operands(factory.get_lib().get_source("asm")) == [], "the register tile spilled to the stack"
+
+# --- the register model: tiles that fit, at the odd widths of SqueezeNet ---------------------------
+def _fma_loop(asm: str) -> str:
+    """The body of the loop (label to its backward branch) with the most packed FMAs."""
+    best = ""
+    for label in re.finditer(r"^(\.LBB\d+_\d+):", asm, re.MULTILINE):
+        branch = re.search(r"^\s*j\w+\s+" + re.escape(label.group(1)) + r"\s*$", asm[label.end():], re.MULTILINE)
+        if branch:
+            body = asm[label.end():label.end() + branch.start()]
+            if len(re.findall(r"\bvfmadd\d{3}ps\b", body)) > len(re.findall(r"\bvfmadd\d{3}ps\b", best)):
+                best = body
+    return best
+
+
+@pytest.mark.skipif(not (llvm_target.host_has_feature("avx2") and llvm_target.host_has_feature("fma")),
+                    reason="checks x86 FMA code")
+@pytest.mark.parametrize("c,hw,o,k", [
+    (64, 13, 256, 3),     # SqueezeNet's fire9 expand 3x3 at 13x13 (width 13: tiles 1 or 13 wide)
+    (32, 27, 128, 3),     # fire4 expand 3x3 at 27x27
+    (16, 55, 64, 3),      # fire2 expand 3x3 at 55x55
+    (512, 13, 64, 1),     # fire9 squeeze 1x1 at 13x13
+])
+def test_register_tile_keeps_accumulators_in_registers(c, hw, o, k):
+    """The chosen tile's reduction loop neither spills nor keeps accumulators on the stack: at
+    most one stack access per 8 FMAs (loop bookkeeping), where a tile over the register budget
+    (2 x 13 on AVX-512: 26 accumulators + 13 broadcasts + 1 weight) had more stack accesses
+    than FMAs."""
+    from relay_backend.strategy.x86_blocks import default_block
+    block = default_block(o)
+    mod, inputs, want = _fused_conv(c, hw, hw, o, k, 1, residual=False, block=block)
+    factory, got = _build_run(mod, inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    loop = _fma_loop(factory.get_lib().get_source("asm"))
+    fmas, stack = len(re.findall(r"\bvfmadd\d{3}ps\b", loop)), len(re.findall(r"\(%rsp\)", loop))
+    assert fmas >= 8, "no unrolled FMA loop found"
+    assert stack * 8 <= fmas, f"{stack} stack accesses in an FMA loop of {fmas} FMAs: the tile spills"
+
+
+def test_register_model_counts():
+    """tile_registers as the loop is emitted: accumulators + the row's broadcasts + one weight
+    (several channel blocks), accumulators + the block's weights (+ one broadcast without
+    AVX-512's embedded broadcast) for one block."""
+    from relay_backend.strategy import x86_common
+    assert x86_common.tile_registers(4, 3, 1) == 12 + 3 + 1       # fits AVX2's 16
+    assert x86_common.tile_registers(2, 13, 1) == 26 + 13 + 1      # over AVX-512's 32
+    expected = 13 + 1 + (0 if x86_common.embedded_broadcast() else 1)
+    assert x86_common.tile_registers(1, 13, 1) == expected
+
+
+@pytest.mark.parametrize("rows,col_blocks", [(13, 16), (27, 8), (55, 4), (7, 32), (14, 16), (1, 100), (64, 32)])
+def test_register_tile_fits_and_divides(rows, col_blocks):
+    """register_tile's choice divides both extents, fits the registers by tile_registers, and no
+    other fitting tile is faster by tile_cycles."""
+    from relay_backend.strategy import x86_common as xc
+    block = xc.lanes("float32")
+    ct, rt = xc.register_tile(rows, col_blocks, block)
+    assert col_blocks % ct == 0 and rows % rt == 0
+    assert xc.tile_registers(ct, rt, 1) <= xc.vector_registers()
+    rate = ct * rt / xc.tile_cycles(ct, rt, 1)
+    for c in (d for d in range(1, col_blocks + 1) if col_blocks % d == 0):
+        for r in (d for d in range(1, rows + 1) if rows % d == 0):
+            if xc.tile_registers(c, r, 1) <= xc.vector_registers():
+                assert c * r / xc.tile_cycles(c, r, 1) <= rate + 1e-9, (c, r)

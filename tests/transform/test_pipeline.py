@@ -17,12 +17,12 @@ LEVEL_2 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QN
            "SimplifyExpr", "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
 LEVEL_3 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
            "EliminateCommonSubexpr", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "PoolBeforePointwiseConv", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout",
+           "FoldConstant", "PoolBeforePointwiseConv", "SimplifyExpr", "PadConvChannels", "CanonicalizeOps", "AlterOpLayout",
            "SimplifyExprPostAlterOp", "FoldConstant", "FuseOps"]
 LEVEL_4 = ["RemoveUnusedFunctions", "PlanDevices", "ToBasicBlockNormalForm", *QNN, "SimplifyInference",
            "EliminateCommonSubexpr", "CombineParallelConv2d", "CombineParallelDense",
            "CombineParallelBatchMatmul", "FoldConstant", "BackwardFoldScaleAxis", "ForwardFoldScaleAxis",
-           "FoldConstant", "PoolBeforePointwiseConv", "SimplifyExpr", "CanonicalizeOps", "AlterOpLayout",
+           "FoldConstant", "PoolBeforePointwiseConv", "SimplifyExpr", "PadConvChannels", "CanonicalizeOps", "AlterOpLayout",
            "SimplifyExprPostAlterOp", "FastMath", "FoldConstant", "FuseOps"]
 
 
