@@ -38,7 +38,7 @@ from ..runtime.values import ConstructorValue
 from .executable import Executable
 from .loop import VMClosure, decode, fast_kernel, run_loop
 from .outputs import bind_outputs, check_outputs, copy_results
-from .steps import build_steps, straight_line
+from .steps import build_steps
 from .storage import Storage, StoragePool
 
 # Signatures (dtypes and shapes of a call's tensor inputs) remembered per function as checked:
@@ -174,6 +174,33 @@ def _describe(value) -> str:
     return type(value).__name__
 
 
+class _PerThread(threading.local):
+    """What one thread remembers of a VirtualMachine (threading.local runs __init__ once per
+    thread): the inputs of set_input / invoke (`inputs`), of set_one_input (`partial`), the
+    outputs of set_outputs (`outputs`), {func_name: ...} each; the last invoke_stateful result
+    (`last`); the thread's StoragePool (`pool`)."""
+
+    def __init__(self, host):
+        self.inputs = {}
+        self.partial = {}
+        self.outputs = {}
+        self.last = None
+        self.pool = StoragePool(host)
+
+
+class _Entry:
+    """A VM function as invoke sees it: its index, parameter names and types, and the
+    signatures of inputs already checked against those types (see VirtualMachine._prepare)."""
+
+    __slots__ = ("index", "names", "param_types", "checked")
+
+    def __init__(self, index: int, names: list, param_types: list):
+        self.index = index
+        self.names = names
+        self.param_types = param_types
+        self.checked = set()
+
+
 def _to_device(value, device):
     """A VM result with its tensors copied to `device` (tuples and ADTs field by field)."""
     if isinstance(value, NDArray):
@@ -244,11 +271,8 @@ class VirtualMachine:
                       for f in exe.functions]
         self._steps = None               # (steps, straight lines), built on the first run
         self._on_host = self.device == self.host
-        self._signatures = {}            # func_name -> {signature key}: inputs checked before
-        self._functions = {}             # func_name -> (index, parameter names, parameter types)
-        # per thread: .inputs (set_input), .partial (set_one_input), .outputs (set_outputs),
-        # .last (invoke_stateful)
-        self._state = threading.local()
+        self._functions = {}             # func_name -> _Entry
+        self._state = _PerThread(self.host)
         self._runtime_module = None
 
     def _kernel(self, exe, function):
@@ -266,25 +290,20 @@ class VirtualMachine:
         them after construction)."""
         compiled = self._steps
         if compiled is None:
-            steps = build_steps(self)
-            compiled = self._steps = (steps, [straight_line(s, c) for s, c in zip(steps, self._code)])
+            compiled = self._steps = build_steps(self)
         return compiled
 
     def _storage_pool(self) -> StoragePool:
         """This thread's pool of static-size storages (vm/storage.py)."""
-        pool = getattr(self._state, "pool", None)
-        if pool is None:
-            pool = self._state.pool = StoragePool(self.host)
-        return pool
+        return self._state.pool
 
-    def _function(self, func_name: str) -> tuple:
-        """(index, parameter names, parameter types) of a VM function; InputError for a name
-        the executable lacks."""
+    def _function(self, func_name: str) -> _Entry:
+        """The _Entry of a VM function; InputError for a name the executable lacks."""
         found = self._functions.get(func_name)
         if found is None:
             func = self.exe.function(func_name)
-            found = self._functions[func_name] = (self.exe.global_map[func_name], list(func.params),
-                                                  func.param_types)
+            found = self._functions[func_name] = _Entry(self.exe.global_map[func_name], list(func.params),
+                                                        func.param_types)
         return found
 
     def _signature(self, values):
@@ -299,10 +318,26 @@ class VirtualMachine:
         return tuple(key)
 
     # -- inputs
-    def _prepare(self, func_name: str, args, kwargs) -> list:
+    def _prepare(self, func_name: str, args, kwargs, entry: _Entry = None) -> list:
         """TVM's argument order: keyword names fill their parameters (names that are not
-        parameters are ignored), positional arguments fill the rest in order."""
-        _, names, param_types = self._function(func_name)
+        parameters are ignored), positional arguments fill the rest in order.
+
+        The common call, host NDArrays in parameter order with a (dtype, shape) signature
+        checked before, returns at once; anything else is converted and checked."""
+        if entry is None:
+            entry = self._function(func_name)
+        names = entry.names
+        if not kwargs and entry.checked and len(args) == len(names):
+            host, key = self.host, []
+            for value in args:
+                if type(value) is not NDArray or (value.device is not host and value.device != host):
+                    break
+                array = value.view_numpy()
+                key.append((array.dtype, array.shape))
+            else:
+                if tuple(key) in entry.checked:
+                    return list(args)
+        param_types = entry.param_types
         if kwargs:
             check_unambiguous_keywords(names, kwargs, func_name)
             slots = [None] * len(names)
@@ -323,26 +358,20 @@ class VirtualMachine:
                              f"number of arguments ({len(names)}: {', '.join(names)})")
         values = [convert(a, self.host) for a in args]
         key = self._signature(values)
-        checked = self._signatures.get(func_name)
-        if key is not None and checked is not None and key in checked:
+        checked = entry.checked
+        if key is not None and key in checked:
             return values
         _check_inputs(func_name, names, values, param_types)
-        if key is not None:
-            checked = self._signatures.setdefault(func_name, set())
-            if len(checked) < MAX_REMEMBERED_SIGNATURES:
-                checked.add(key)
+        if key is not None and len(checked) < MAX_REMEMBERED_SIGNATURES:
+            checked.add(key)
         return values
 
     def _thread(self, key: str) -> dict:
         """This thread's {func_name: ...} table called `key` (inputs, partial, outputs)."""
-        table = getattr(self._state, key, None)
-        if table is None:
-            table = {}
-            setattr(self._state, key, table)
-        return table
+        return getattr(self._state, key)
 
     def _inputs(self) -> dict:
-        return self._thread("inputs")
+        return self._state.inputs
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def set_input(self, func_name: str = "main", *args, **kwargs) -> None:
@@ -354,10 +383,10 @@ class VirtualMachine:
 
     def _keep_inputs(self, func_name: str, values: list) -> None:
         """`values` are this thread's inputs of `func_name` now; set_one_input starts over."""
-        self._inputs()[func_name] = values
-        partial = getattr(self._state, "partial", None)
-        if partial:
-            partial.pop(func_name, None)
+        state = self._state
+        state.inputs[func_name] = values
+        if state.partial:
+            state.partial.pop(func_name, None)
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def set_one_input(self, func_name: str, *args, **kwargs) -> None:
@@ -445,21 +474,7 @@ class VirtualMachine:
             The function's value on this VM's device: a tensor, a tuple or ADT value (ADT), or a
             closure.
         """
-        if args or kwargs:
-            values = self._prepare(func_name, args, kwargs)
-            self._keep_inputs(func_name, values)
-        else:
-            values = self._stored_inputs(func_name)
-        outputs = getattr(self._state, "outputs", None)
-        outputs = outputs.pop(func_name, None) if outputs else None
-        if outputs is None:
-            return self._run(self._function(func_name)[0], values)
-        func = self.exe.function(func_name)
-        outputs = check_outputs(func_name, outputs, values)
-        result = run_loop(self, self.exe.global_map[func_name], values,
-                          bind_outputs(func_name, func, outputs))
-        copy_results(func_name, result, outputs)
-        return self._on_device(result)
+        return self._invoke(func_name, args, kwargs)
 
     def run(self, *args, **kwargs):
         """Run "main": invoke("main", *args, **kwargs).
@@ -476,7 +491,31 @@ class VirtualMachine:
         result : NDArray or ADT or VMClosure
             What main returns.
         """
-        return self.invoke("main", *args, **kwargs)
+        return self._invoke("main", args, kwargs)
+
+    def _invoke(self, func_name: str, args, kwargs):
+        """invoke(func_name, *args, **kwargs), with the arguments as a tuple and a dict: what
+        `run` calls too, so a small model pays for one call layer, not two."""
+        state = self._state
+        if args or kwargs:
+            entry = self._functions.get(func_name) or self._function(func_name)
+            values = self._prepare(func_name, args, kwargs, entry)
+            state.inputs[func_name] = values            # _keep_inputs, inlined
+            if state.partial:
+                state.partial.pop(func_name, None)
+        else:
+            values = self._stored_inputs(func_name)
+            entry = self._function(func_name)
+        outputs = state.outputs.pop(func_name, None) if state.outputs else None
+        if outputs is None:
+            apply_to_this_thread()
+            result = run_loop(self, entry.index, values)
+            return result if self._on_host else _to_device(result, self.device)
+        func = self.exe.function(func_name)
+        outputs = check_outputs(func_name, outputs, values)
+        result = run_loop(self, entry.index, values, bind_outputs(func_name, func, outputs))
+        copy_results(func_name, result, outputs)
+        return self._on_device(result)
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
@@ -526,7 +565,7 @@ class VirtualMachine:
 
     def get_outputs(self) -> list:
         """This thread's last invoke_stateful result as a list (the fields of a tuple result)."""
-        last = getattr(self._state, "last", None)
+        last = self._state.last
         if last is None:
             raise RelayError("get_outputs: call invoke_stateful first (in this thread)")
         return list(last.fields) if isinstance(last, ADT) else [last]
@@ -625,10 +664,6 @@ class VirtualMachine:
             "invoke", device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
             limit_zero_time_iterations=limit_zero_time_iterations,
             cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)(func_name)
-
-    def _run(self, func_index: int, args):
-        apply_to_this_thread()
-        return self._on_device(run_loop(self, func_index, args))
 
     def _on_device(self, result):
         """A result of the loop (in host memory) on this VM's device."""

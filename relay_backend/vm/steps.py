@@ -18,6 +18,8 @@ The fast forms, chosen at build time when the bytecode allows them:
   constant (falling back to reading the register when it is unset at run time).
 Everything else, including every error message, is the general behaviour of loop.py.
 """
+import ctypes
+
 import numpy as np
 
 from ..errors import InputError
@@ -26,7 +28,7 @@ from ..runtime.container import ADT
 from ..runtime.limits import max_tensor_bytes
 from ..runtime.module import Function
 from ..runtime.ndarray import NDArray
-from .bytecode import dst_register
+from .bytecode import dst_register, read_registers
 from .loop import (ALLOC_ADT, ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, ALLOC_TENSOR_REG, DEVICE_COPY,
                    GET_FIELD, GET_TAG, INVOKE_PACKED, KILL_REGISTER, LOAD_CONST, LOAD_CONSTI, MOVE,
                    RESHAPE_TENSOR, SHAPE_OF, VMClosure, _allocation_error, _fatal, _flatten,
@@ -34,38 +36,76 @@ from .loop import (ALLOC_ADT, ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, ALLOC_
 from .storage import Storage
 
 
-def build_steps(vm) -> list:
-    """Per function of `vm`'s executable, the list of per-pc steps (see the module docstring)."""
-    steps = []
+def build_steps(vm) -> tuple:
+    """(per function of `vm`'s executable the list of per-pc steps, per function its straight
+    line (steps, returned register, register file size) or None); see the module docstring."""
+    steps, lines = [], []
     for f, code in enumerate(vm._code):
         constants = _constant_registers(code, len(vm.exe.functions[f].params))
         steps.append([_step(vm, f, pc, ins, constants) for pc, ins in enumerate(code)])
-    return steps
+        line = _straight_line(vm, f, steps[-1], code, constants)
+        lines.append(line and line + (vm.exe.functions[f].register_file_size,))
+    return steps, lines
 
 
-def straight_line(steps: list, code: tuple):
+def _straight_line(vm, func_index, steps: list, code: tuple, constants: dict):
     """(steps before the final ret, the returned register) when a function is one basic block
-    (every instruction a step but the last, a ret); else None."""
+    (every instruction a step but the last, a ret); else None.
+
+    With no jumps, each constant register's load_consti is known to run before the
+    instructions after it, so those read the constant itself: an alloc_storage followed by the
+    alloc_tensor carving it at a constant offset is one step (a pooled block and its carved
+    tensor in one look-up), and a load_consti nothing else reads is dropped."""
     if not code or code[-1][0] != 1 or any(s is None for s in steps[:-1]):
         return None
-    return tuple(steps[:-1]), code[-1][1]
+    loaded_at = {r: pc for r, (_, pc) in constants.items()}
+
+    def static_offset(pc, ins):           # an alloc_tensor whose offset is a constant loaded before
+        return ins[0] == ALLOC_TENSOR and loaded_at.get(ins[2], pc) < pc
+
+    dynamic_reads = {code[-1][1]}
+    for pc, ins in enumerate(code[:-1]):
+        reads = read_registers(ins)
+        if ins[0] == ALLOC_STORAGE and ins[7] is not None:
+            reads = reads[1:]             # a static size: the size register is not read
+        elif static_offset(pc, ins):
+            reads = [r for r in reads if r != ins[2]]
+        dynamic_reads.update(reads)
+    line, pc = [], 0
+    while pc < len(code) - 1:
+        ins = code[pc]
+        after = code[pc + 1]
+        if ins[0] == ALLOC_STORAGE and ins[7] is not None and static_offset(pc + 1, after) and \
+                after[1] == ins[6]:
+            line.append(_alloc_carved(vm, func_index, pc, ins, after, constants[after[2]][0]))
+            pc += 2
+            continue
+        if static_offset(pc, ins):
+            line.append(_alloc_tensor_at(ins, constants[ins[2]][0]))
+        elif not (ins[0] == LOAD_CONSTI and ins[2] in constants and ins[2] not in dynamic_reads):
+            line.append(steps[pc])
+        pc += 1
+    return tuple(line), code[-1][1]
 
 
 def _constant_registers(code, num_params: int) -> dict:
-    """{register: int} for registers written by exactly one load_consti and nothing else (not a
-    parameter, never a kernel's argument, which could write into the tensor)."""
-    writes, values, packed_args = {}, {}, set()
-    for ins in code:
+    """{register: (int, pc)} for registers written by exactly one load_consti (at pc) and
+    nothing else (not a parameter, never a kernel's argument, which could write into the
+    tensor, never killed)."""
+    writes, values, packed_args, killed = {}, {}, set(), set()
+    for pc, ins in enumerate(code):
         if ins[0] == INVOKE_PACKED:
             packed_args.update(ins[4])
         if ins[0] == KILL_REGISTER:
+            killed.add(ins[1])
             continue
         dst = dst_register(ins)
         if dst is not None:
             writes[dst] = writes.get(dst, 0) + 1
             if ins[0] == LOAD_CONSTI:
-                values[dst] = int(ins[1].view_numpy()[0])
-    return {r: v for r, v in values.items() if writes[r] == 1 and r not in packed_args and r >= num_params}
+                values[dst] = (int(ins[1].view_numpy()[0]), pc)
+    return {r: v for r, v in values.items()
+            if writes[r] == 1 and r not in packed_args and r not in killed and r >= num_params}
 
 
 def _store(dst, value):
@@ -118,15 +158,41 @@ def _invoke_packed(vm, func_index, pc, ins):
             any(0 in p.shape for p in outputs):
         return general
     native, pointer_array = entry
-    reg_ids = ins[4]
+    addresses = _address_reader(ins[4])
+    # (addresses, the address of a pointer array holding them, that array): the last call's,
+    # replaced whole (never mutated), so threads sharing the step each see a consistent one
+    last = [((), 0, None)]
 
     def step(regs, pool):
         try:
-            pointers = pointer_array(*[regs[r].data_ptr for r in reg_ids])
+            key = addresses(regs)
         except AttributeError:           # a tuple (or nothing) in a register: the general call
             return general(regs, pool)
-        native(pointers, None)
+        cached = last[0]
+        if cached[0] != key:
+            if None in key:              # a tensor whose address is not known yet
+                key = tuple([regs[r].data_ptr for r in ins[4]])
+            array = pointer_array(*key)
+            cached = last[0] = (key, ctypes.addressof(array), array)
+        native(cached[1], None)
     return step
+
+
+def _address_reader(reg_ids):
+    """regs -> the tuple of the addresses of the tensors in registers `reg_ids` (an entry None
+    for a tensor whose address is not cached yet; AttributeError when a register holds no
+    tensor). Reads NDArray's cached address slot: the property costs more than a small kernel's
+    whole call here. Written out for the usual argument counts, which a generic loop doubles."""
+    if len(reg_ids) == 2:
+        a, b = reg_ids
+        return lambda regs: (regs[a]._ptr, regs[b]._ptr)
+    if len(reg_ids) == 3:
+        a, b, c = reg_ids
+        return lambda regs: (regs[a]._ptr, regs[b]._ptr, regs[c]._ptr)
+    if len(reg_ids) == 4:
+        a, b, c, d = reg_ids
+        return lambda regs: (regs[a]._ptr, regs[b]._ptr, regs[c]._ptr, regs[d]._ptr)
+    return lambda regs: tuple([regs[r]._ptr for r in reg_ids])
 
 
 def _alloc_storage(vm, func_index, pc, ins):
@@ -152,11 +218,41 @@ def _alloc_storage(vm, func_index, pc, ins):
 
 def _alloc_tensor(ins, constants):
     storage_reg, offset_reg, shape, dst, dtype, nbytes = ins[1], ins[2], ins[3], ins[5], ins[6], ins[7]
-    offset = constants.get(offset_reg)
+    offset = constants[offset_reg][0] if offset_reg in constants else None
 
     def step(regs, pool):
         at = offset if offset is not None and regs[offset_reg] is not None else _scalar(regs[offset_reg])
         regs[dst] = regs[storage_reg].alloc_tensor(at, shape, dtype, nbytes)
+    return step
+
+
+def _alloc_tensor_at(ins, offset: int):
+    """alloc_tensor at an offset known to be loaded (a straight line's constant)."""
+    storage_reg, shape, dst, dtype, nbytes = ins[1], ins[3], ins[5], ins[6], ins[7]
+
+    def step(regs, pool):
+        regs[dst] = regs[storage_reg].alloc_tensor(offset, shape, dtype, nbytes)
+    return step
+
+
+def _alloc_carved(vm, func_index, pc, storage_ins, tensor_ins, offset: int):
+    """alloc_storage of a static size and the alloc_tensor right after it carving that storage
+    at a constant offset, as one step: an unused pooled block hands out the tensor it carved
+    there before (StoragePool.reuse_carved), else the two instructions' general behaviour."""
+    static_bytes, storage_reg, device = storage_ins[7], storage_ins[6], vm.host
+    shape, dst, dtype, nbytes = tensor_ins[3], tensor_ins[5], tensor_ins[6], tensor_ins[7]
+    key = (offset, tuple(shape), np.dtype(dtype))
+
+    def step(regs, pool):
+        found = pool.reuse_carved(static_bytes, key)
+        if found is None:
+            if static_bytes > max_tensor_bytes():
+                raise _allocation_error(vm, func_index, pc, regs, static_bytes)
+            storage, tensor = pool.add(static_bytes, Storage(static_bytes, device)), None
+        else:
+            storage, tensor = found
+        regs[storage_reg] = storage
+        regs[dst] = tensor if tensor is not None else storage.alloc_tensor(offset, shape, dtype, nbytes)
     return step
 
 
@@ -249,4 +345,4 @@ _SIMPLE = {KILL_REGISTER: _kill, MOVE: _move, ALLOC_ADT: _construct(ADT), GET_FI
            GET_TAG: _get_tag, ALLOC_TENSOR_REG: _alloc_tensor_reg, ALLOC_CLOSURE: _construct(VMClosure),
            SHAPE_OF: _shape_of, RESHAPE_TENSOR: _reshape_tensor, DEVICE_COPY: _device_copy}
 
-__all__ = ["build_steps", "straight_line"]
+__all__ = ["build_steps"]

@@ -99,30 +99,35 @@ class Storage:
         return tensor
 
 
-def _block_unused(blocks: list, index: int) -> bool:
-    """Whether nothing but the pool references block `index` of `blocks`, its bytes, or the
-    tensors it carved."""
-    storage = blocks[index]
-    if sys.getrefcount(storage) != UNUSED_BLOCK[0] or \
-            sys.getrefcount(storage.owner) != UNUSED_BLOCK[1] + len(storage.carved):
-        return False
-    for tensor in storage.carved.values():
-        if _tensor_references(tensor) != UNUSED_TENSOR:
-            return False
-    return True
+def _unused_block(blocks: list):
+    """The first storage of `blocks` that nothing but the pool references, nor its bytes, nor
+    the tensors it carved; None when each is in use. The counts are read in loops over the list
+    and over `carved`, as _probe_counts reads them."""
+    for storage in blocks:
+        carved = storage.carved
+        if sys.getrefcount(storage) == UNUSED_BLOCK[0] and \
+                sys.getrefcount(storage.owner) == UNUSED_BLOCK[1] + len(carved):
+            for tensor in carved.values():
+                if _tensor_references(tensor) != UNUSED_TENSOR:
+                    break
+            else:
+                return storage
+    return None
 
 
 def _probe_counts() -> tuple:
     """(UNUSED_BLOCK, UNUSED_TENSOR): the reference counts of an unused pooled block (and of
-    its owning array, less its carved tensors) and of an unused carved tensor, read as
-    _block_unused and Storage.alloc_tensor read them."""
+    its owning array, less its carved tensors) and of an unused carved tensor (and of its
+    array), read as _unused_block and Storage.alloc_tensor read them (a tensor: held by
+    `carved` and one local, passed to _tensor_references)."""
     blocks = [Storage(4, cpu(0))]
-    storage = blocks[0]
-    block = (sys.getrefcount(storage), sys.getrefcount(storage.owner))
+    for storage in blocks:
+        block = (sys.getrefcount(storage), sys.getrefcount(storage.owner))
     del storage
-    holder = {0: NDArray(np.empty(1), cpu(0))}
-    cached = holder[0]
-    return block, _tensor_references(cached)
+    carved = {0: NDArray(np.empty(1), cpu(0))}
+    for tensor in carved.values():
+        counts = _tensor_references(tensor)
+    return block, counts
 
 
 UNUSED_BLOCK, UNUSED_TENSOR = _probe_counts()
@@ -145,11 +150,16 @@ class StoragePool:
     def reuse(self, nbytes: int):
         """A pooled storage of `nbytes` bytes that no one references, or None."""
         blocks = self.by_size.get(nbytes)
-        if blocks:
-            for index in range(len(blocks)):
-                if _block_unused(blocks, index):
-                    return blocks[index]
-        return None
+        return _unused_block(blocks) if blocks else None
+
+    def reuse_carved(self, nbytes: int, key: tuple):
+        """(storage, tensor): a pooled storage of `nbytes` bytes that no one references and the
+        tensor it carved before at `key` ((offset, shape, numpy dtype), as Storage.alloc_tensor
+        keys them; None when it carved none there, which is then unused as well); None when
+        every such storage is in use."""
+        blocks = self.by_size.get(nbytes)
+        storage = _unused_block(blocks) if blocks else None
+        return None if storage is None else (storage, storage.carved.get(key))
 
     def add(self, nbytes: int, storage: Storage) -> Storage:
         """Keep a freshly allocated `storage` of `nbytes` bytes for later runs while the pool has
