@@ -28,12 +28,12 @@ from ..runtime.container import ADT
 from ..runtime.limits import max_tensor_bytes
 from ..runtime.module import Function
 from ..runtime.ndarray import NDArray
-from .bytecode import dst_register, read_registers
 from .loop import (ALLOC_ADT, ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, ALLOC_TENSOR_REG, DEVICE_COPY,
                    GET_FIELD, GET_TAG, INVOKE_PACKED, KILL_REGISTER, LOAD_CONST, LOAD_CONSTI, MOVE,
                    RESHAPE_TENSOR, SHAPE_OF, VMClosure, _allocation_error, _fatal, _flatten,
                    _scalar, _tensor)
 from .storage import Storage
+from .straight_line import decoded_dst, straight_line
 
 
 def build_steps(vm) -> tuple:
@@ -43,49 +43,8 @@ def build_steps(vm) -> tuple:
     for f, code in enumerate(vm._code):
         constants = _constant_registers(code, len(vm.exe.functions[f].params))
         steps.append([_step(vm, f, pc, ins, constants) for pc, ins in enumerate(code)])
-        line = _straight_line(vm, f, steps[-1], code, constants)
-        lines.append(line and line + (vm.exe.functions[f].register_file_size,))
+        lines.append(straight_line(vm, f, steps[-1], code, _invoke_packed))
     return steps, lines
-
-
-def _straight_line(vm, func_index, steps: list, code: tuple, constants: dict):
-    """(steps before the final ret, the returned register) when a function is one basic block
-    (every instruction a step but the last, a ret); else None.
-
-    With no jumps, each constant register's load_consti is known to run before the
-    instructions after it, so those read the constant itself: an alloc_storage followed by the
-    alloc_tensor carving it at a constant offset is one step (a pooled block and its carved
-    tensor in one look-up), and a load_consti nothing else reads is dropped."""
-    if not code or code[-1][0] != 1 or any(s is None for s in steps[:-1]):
-        return None
-    loaded_at = {r: pc for r, (_, pc) in constants.items()}
-
-    def static_offset(pc, ins):           # an alloc_tensor whose offset is a constant loaded before
-        return ins[0] == ALLOC_TENSOR and loaded_at.get(ins[2], pc) < pc
-
-    dynamic_reads = {code[-1][1]}
-    for pc, ins in enumerate(code[:-1]):
-        reads = read_registers(ins)
-        if ins[0] == ALLOC_STORAGE and ins[7] is not None:
-            reads = reads[1:]             # a static size: the size register is not read
-        elif static_offset(pc, ins):
-            reads = [r for r in reads if r != ins[2]]
-        dynamic_reads.update(reads)
-    line, pc = [], 0
-    while pc < len(code) - 1:
-        ins = code[pc]
-        after = code[pc + 1]
-        if ins[0] == ALLOC_STORAGE and ins[7] is not None and static_offset(pc + 1, after) and \
-                after[1] == ins[6]:
-            line.append(_alloc_carved(vm, func_index, pc, ins, after, constants[after[2]][0]))
-            pc += 2
-            continue
-        if static_offset(pc, ins):
-            line.append(_alloc_tensor_at(ins, constants[ins[2]][0]))
-        elif not (ins[0] == LOAD_CONSTI and ins[2] in constants and ins[2] not in dynamic_reads):
-            line.append(steps[pc])
-        pc += 1
-    return tuple(line), code[-1][1]
 
 
 def _constant_registers(code, num_params: int) -> dict:
@@ -99,7 +58,7 @@ def _constant_registers(code, num_params: int) -> dict:
         if ins[0] == KILL_REGISTER:
             killed.add(ins[1])
             continue
-        dst = dst_register(ins)
+        dst = decoded_dst(ins)
         if dst is not None:
             writes[dst] = writes.get(dst, 0) + 1
             if ins[0] == LOAD_CONSTI:
@@ -117,7 +76,7 @@ def _store(dst, value):
 def _step(vm, func_index, pc, ins, constants):
     op = ins[0]
     if op == INVOKE_PACKED:
-        return _invoke_packed(vm, func_index, pc, ins)
+        return _invoke_packed(vm, func_index, pc, ins) or _general_packed(vm, func_index, pc, ins)
     if op == LOAD_CONSTI or op == LOAD_CONST:
         return _store(ins[2], ins[1])
     if op == ALLOC_STORAGE:
@@ -149,30 +108,45 @@ def _general_packed(vm, func_index, pc, ins):
     return step
 
 
-def _invoke_packed(vm, func_index, pc, ins):
-    general = _general_packed(vm, func_index, pc, ins)
+def _invoke_packed(vm, func_index, pc, ins, bound=None):
+    """The fast call of a static kernel (see the module docstring), or None when the kernel has
+    none. `bound` ({register: NDArray}, straight_line.py) are inputs known when the step is
+    built: their registers are not read (the general call, for a register holding no tensor,
+    writes them into their registers first, as the loads it stands for would have)."""
     checked = getattr(vm._packed[ins[1]], "checked", None)
     entry = checked.native_entry() if isinstance(checked, Function) else None
     outputs = checked.info.params[-ins[3]:] if entry is not None and ins[3] else ()
     if entry is None or len(ins[4]) != len(checked.info.params) or \
             any(0 in p.shape for p in outputs):
-        return general
+        return None
+    general = _general_packed(vm, func_index, pc, ins)
     native, pointer_array = entry
-    addresses = _address_reader(ins[4])
+    bound = bound or {}
+    reg_ids = ins[4]
+    dynamic = [i for i, r in enumerate(reg_ids) if r not in bound]
+    dynamic_regs = [reg_ids[i] for i in dynamic]
+    addresses = _address_reader(dynamic_regs)
+    template = [bound[r].data_ptr if r in bound else None for r in reg_ids]
+    bound_items = tuple(bound.items())
     # (addresses, the address of a pointer array holding them, that array): the last call's,
     # replaced whole (never mutated), so threads sharing the step each see a consistent one
-    last = [((), 0, None)]
+    last = [(None, 0, None)]
 
     def step(regs, pool):
         try:
             key = addresses(regs)
         except AttributeError:           # a tuple (or nothing) in a register: the general call
+            for r, value in bound_items:
+                regs[r] = value
             return general(regs, pool)
         cached = last[0]
         if cached[0] != key:
             if None in key:              # a tensor whose address is not known yet
-                key = tuple([regs[r].data_ptr for r in ins[4]])
-            array = pointer_array(*key)
+                key = tuple([regs[r].data_ptr for r in dynamic_regs])
+            pointers = list(template)
+            for i, address in zip(dynamic, key):
+                pointers[i] = address
+            array = pointer_array(*pointers)
             cached = last[0] = (key, ctypes.addressof(array), array)
         native(cached[1], None)
     return step
@@ -183,6 +157,9 @@ def _address_reader(reg_ids):
     for a tensor whose address is not cached yet; AttributeError when a register holds no
     tensor). Reads NDArray's cached address slot: the property costs more than a small kernel's
     whole call here. Written out for the usual argument counts, which a generic loop doubles."""
+    if len(reg_ids) == 1:
+        a, = reg_ids
+        return lambda regs: (regs[a]._ptr,)
     if len(reg_ids) == 2:
         a, b = reg_ids
         return lambda regs: (regs[a]._ptr, regs[b]._ptr)
@@ -223,36 +200,6 @@ def _alloc_tensor(ins, constants):
     def step(regs, pool):
         at = offset if offset is not None and regs[offset_reg] is not None else _scalar(regs[offset_reg])
         regs[dst] = regs[storage_reg].alloc_tensor(at, shape, dtype, nbytes)
-    return step
-
-
-def _alloc_tensor_at(ins, offset: int):
-    """alloc_tensor at an offset known to be loaded (a straight line's constant)."""
-    storage_reg, shape, dst, dtype, nbytes = ins[1], ins[3], ins[5], ins[6], ins[7]
-
-    def step(regs, pool):
-        regs[dst] = regs[storage_reg].alloc_tensor(offset, shape, dtype, nbytes)
-    return step
-
-
-def _alloc_carved(vm, func_index, pc, storage_ins, tensor_ins, offset: int):
-    """alloc_storage of a static size and the alloc_tensor right after it carving that storage
-    at a constant offset, as one step: an unused pooled block hands out the tensor it carved
-    there before (StoragePool.reuse_carved), else the two instructions' general behaviour."""
-    static_bytes, storage_reg, device = storage_ins[7], storage_ins[6], vm.host
-    shape, dst, dtype, nbytes = tensor_ins[3], tensor_ins[5], tensor_ins[6], tensor_ins[7]
-    key = (offset, tuple(shape), np.dtype(dtype))
-
-    def step(regs, pool):
-        found = pool.reuse_carved(static_bytes, key)
-        if found is None:
-            if static_bytes > max_tensor_bytes():
-                raise _allocation_error(vm, func_index, pc, regs, static_bytes)
-            storage, tensor = pool.add(static_bytes, Storage(static_bytes, device)), None
-        else:
-            storage, tensor = found
-        regs[storage_reg] = storage
-        regs[dst] = tensor if tensor is not None else storage.alloc_tensor(offset, shape, dtype, nbytes)
     return step
 
 

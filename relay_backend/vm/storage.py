@@ -146,6 +146,9 @@ class StoragePool:
         self.device = device
         self.by_size = {}                 # nbytes -> [Storage]
         self.pooled_bytes = 0
+        # (function index, pc) -> (Storage, its tensor): the internal sites of straight-line
+        # functions (straight_line.py), one tensor each, reused with no reference counting
+        self.sites = {}
 
     def reuse(self, nbytes: int):
         """A pooled storage of `nbytes` bytes that no one references, or None."""
