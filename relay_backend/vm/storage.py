@@ -85,7 +85,7 @@ class Storage:
         dt = np.dtype(dtype)
         key = (offset, tuple(shape), dt)
         cached = self.carved.get(key)
-        if cached is not None and _tensor_references(cached) == UNUSED_TENSOR:
+        if cached is not None and _tensor_references(cached) == UNUSED_CACHED:
             return cached
         if nbytes is None:                   # a shape computed at run time
             nbytes = check_tensor_size(shape, dt, "VM alloc_tensor_reg")
@@ -99,38 +99,25 @@ class Storage:
         return tensor
 
 
-def _unused_block(blocks: list):
-    """The first storage of `blocks` that nothing but the pool references, nor its bytes, nor
-    the tensors it carved; None when each is in use. The counts are read in loops over the list
-    and over `carved`, as _probe_counts reads them."""
-    for storage in blocks:
-        carved = storage.carved
-        if sys.getrefcount(storage) == UNUSED_BLOCK[0] and \
-                sys.getrefcount(storage.owner) == UNUSED_BLOCK[1] + len(carved):
-            for tensor in carved.values():
-                if _tensor_references(tensor) != UNUSED_TENSOR:
-                    break
-            else:
-                return storage
-    return None
-
-
 def _probe_counts() -> tuple:
-    """(UNUSED_BLOCK, UNUSED_TENSOR): the reference counts of an unused pooled block (and of
-    its owning array, less its carved tensors) and of an unused carved tensor (and of its
-    array), read as _unused_block and Storage.alloc_tensor read them (a tensor: held by
-    `carved` and one local, passed to _tensor_references)."""
+    """(UNUSED_BLOCK, UNUSED_TENSOR, UNUSED_CACHED): the reference counts of an unused pooled
+    block (and of its owning array, less its carved tensors), of an unused carved tensor (and
+    of its array) met in the loop over `carved`, both read exactly as StoragePool.reuse_carved
+    reads them, and of an unused carved tensor read as Storage.alloc_tensor reads it (one
+    local, passed to _tensor_references)."""
     blocks = [Storage(4, cpu(0))]
     for storage in blocks:
         block = (sys.getrefcount(storage), sys.getrefcount(storage.owner))
     del storage
     carved = {0: NDArray(np.empty(1), cpu(0))}
     for tensor in carved.values():
-        counts = _tensor_references(tensor)
-    return block, counts
+        in_loop = (sys.getrefcount(tensor), sys.getrefcount(tensor.view_numpy()))
+    del tensor
+    cached = carved[0]
+    return block, in_loop, _tensor_references(cached)
 
 
-UNUSED_BLOCK, UNUSED_TENSOR = _probe_counts()
+UNUSED_BLOCK, UNUSED_TENSOR, UNUSED_CACHED = _probe_counts()
 
 
 class StoragePool:
@@ -152,17 +139,30 @@ class StoragePool:
 
     def reuse(self, nbytes: int):
         """A pooled storage of `nbytes` bytes that no one references, or None."""
-        blocks = self.by_size.get(nbytes)
-        return _unused_block(blocks) if blocks else None
+        found = self.reuse_carved(nbytes, None)
+        return None if found is None else found[0]
 
-    def reuse_carved(self, nbytes: int, key: tuple):
-        """(storage, tensor): a pooled storage of `nbytes` bytes that no one references and the
-        tensor it carved before at `key` ((offset, shape, numpy dtype), as Storage.alloc_tensor
-        keys them; None when it carved none there, which is then unused as well); None when
-        every such storage is in use."""
+    def reuse_carved(self, nbytes: int, key):
+        """(storage, tensor): a pooled storage of `nbytes` bytes that nothing but the pool
+        references, nor its bytes, nor the tensors it carved, and the tensor it carved before at
+        `key` ((offset, shape, numpy dtype), as Storage.alloc_tensor keys them; None when it
+        carved none there); None when every such storage is in use. One loop, no calls: this
+        runs for every allocation a run returns, and the counts are read as _probe_counts
+        reads them."""
         blocks = self.by_size.get(nbytes)
-        storage = _unused_block(blocks) if blocks else None
-        return None if storage is None else (storage, storage.carved.get(key))
+        if blocks:
+            getrefcount = sys.getrefcount
+            for storage in blocks:
+                carved = storage.carved
+                if getrefcount(storage) == UNUSED_BLOCK[0] and \
+                        getrefcount(storage.owner) == UNUSED_BLOCK[1] + len(carved):
+                    for tensor in carved.values():
+                        if getrefcount(tensor) != UNUSED_TENSOR[0] or \
+                                getrefcount(tensor.view_numpy()) != UNUSED_TENSOR[1]:
+                            break
+                    else:
+                        return storage, carved.get(key)
+        return None
 
     def add(self, nbytes: int, storage: Storage) -> Storage:
         """Keep a freshly allocated `storage` of `nbytes` bytes for later runs while the pool has
