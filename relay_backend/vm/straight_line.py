@@ -21,7 +21,9 @@ Specialisations, each behaving as the instructions it replaces:
   handed out again with no reference counting, as a graph executor's planned buffer (up to
   MAX_SITE_BYTES per function; sites past that, and the others, take pooled blocks, whose
   reference counts prove them free, StoragePool.reuse_carved); the kills of its registers
-  are dropped (they only released a reference for the pool's counts).
+  are dropped (they only released a reference for the pool's counts);
+* kernels that read and write only constants and internal sites have the same addresses run
+  after run in a thread: consecutive ones run as one native call (kernel_batches.py).
 """
 import numpy as np
 
@@ -30,6 +32,7 @@ from ..runtime.ndarray import NDArray
 from .bytecode import FIELDS, Opcode, read_registers
 from .loop import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_PACKED, KILL_REGISTER, LOAD_CONST, LOAD_CONSTI,
                    RESHAPE_TENSOR, RET, _allocation_error, _fatal, _tensor)
+from .kernel_batches import batch_kernels
 from .storage import Storage
 
 # bytes of internal-site tensors one straight-line function keeps per thread
@@ -47,7 +50,7 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
     func = vm.exe.functions[func_index]
     body, returned = code[:-1], code[-1][1]
     constants = _loaded_constants(body, len(func.params))
-    kernels, reads = {}, {returned: [len(code) - 1]}
+    kernels, bounds, reads = {}, {}, {returned: [len(code) - 1]}
     for pc, ins in enumerate(body):
         bound = {}
         if ins[0] == INVOKE_PACKED:
@@ -56,10 +59,11 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             kernels[pc] = kernel_step(vm, func_index, pc, ins, bound)
             if kernels[pc] is None:
                 bound = {}
+            bounds[pc] = bound
         for r in _dynamic_reads(ins, pc, constants, bound):
             reads.setdefault(r, []).append(pc)
     internal = _internal_sites(body, reads, returned)
-    line, pc, site_bytes, internal_regs = [], 0, 0, set()
+    line, kinds, pc, site_bytes, internal_regs = [], [], 0, 0, set()
     while pc < len(body):
         ins = body[pc]
         after = body[pc + 1] if pc + 1 < len(body) else None
@@ -70,6 +74,7 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
                 site_bytes += ins[7]
                 internal_regs.update((ins[6], after[5]))
             line.append((_site if own else _carved)(vm, func_index, pc, ins, after, constants[after[2]][0]))
+            kinds.append(("site",) if own else ("other",))
             pc += 2
             continue
         if ins[0] in (LOAD_CONST, LOAD_CONSTI) and ins[-1] in constants and ins[-1] not in reads:
@@ -82,10 +87,14 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             line.append(_reshape_to(vm, func_index, pc, ins, constants[ins[2]][0]))
         elif pc in kernels and kernels[pc] is not None:
             line.append(kernels[pc])
+            fixed = all(r in bounds[pc] or r in internal_regs for r in ins[4])
+            kinds.append(("kernel", ins, bounds[pc]) if fixed else ("other",))
         else:
             line.append(steps[pc])
+        if len(kinds) < len(line):
+            kinds.append(("other",))
         pc += 1
-    return tuple(line), returned, func.register_file_size
+    return batch_kernels(vm, func_index, line, kinds), returned, func.register_file_size
 
 
 def _loaded_constants(body, num_params: int) -> dict:

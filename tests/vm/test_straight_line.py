@@ -28,19 +28,25 @@ def _vm(body_of, params=None, opt_level=0, shape=(N,)):
 
 
 def _chain(x):
-    """exp(x) -> * 3 -> + 1: two intermediates that only kernels read."""
-    return relay.add(relay.multiply(relay.exp(x), relay.const(3.0)), relay.const(1.0))
+    """tanh(exp(x) * 3 + 1) * 2: four intermediates that only kernels read; the three middle
+    kernels read and write only those and constants (one batch, kernel_batches.py)."""
+    y = relay.tanh(relay.add(relay.multiply(relay.exp(x), relay.const(3.0)), relay.const(1.0)))
+    return relay.multiply(y, relay.const(2.0))
 
 
 def _want_chain(x):
-    return np.exp(x) * 3 + 1
+    return np.tanh(np.exp(x) * 3 + 1) * 2
 
 
 def test_internal_sites_hold_only_the_intermediates():
+    from relay_backend.codegen.kernel_sequence import KernelSequence
     machine = _vm(_chain)
     machine.run(np.zeros(N, "float32"))
     pool = machine._storage_pool()
-    assert len(pool.sites) == 2                  # exp(x) and its * 3
+    sites = [v for v in pool.sites.values() if isinstance(v, tuple)]
+    batches = [v for v in pool.sites.values() if isinstance(v, KernelSequence)]
+    assert len(sites) == 4                       # exp(x), * 3, + 1, tanh
+    assert [len(b) for b in batches] == [3]      # * 3, + 1, tanh: one native call
     assert sum(len(b) for b in pool.by_size.values()) == 1       # the result: pooled, counted
 
 
