@@ -22,8 +22,8 @@ Specialisations, each behaving as the instructions it replaces:
   MAX_SITE_BYTES per function; sites past that, and the others, take pooled blocks, whose
   reference counts prove them free, StoragePool.reuse_carved); the kills of its registers
   are dropped (they only released a reference for the pool's counts);
-* kernels that read and write only constants and internal sites have the same addresses run
-  after run in a thread: consecutive ones run as one native call (kernel_batches.py).
+* consecutive kernel calls, with the static allocations between them, run as one native call
+  per thread (kernel_batches.py).
 """
 import numpy as np
 
@@ -62,7 +62,8 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             bounds[pc] = bound
         for r in _dynamic_reads(ins, pc, constants, bound):
             reads.setdefault(r, []).append(pc)
-    internal = _internal_sites(body, reads, returned)
+    writes = _write_counts(body)
+    internal = _internal_sites(body, reads, returned, writes)
     line, kinds, pc, site_bytes, internal_regs = [], [], 0, 0, set()
     while pc < len(body):
         ins = body[pc]
@@ -74,7 +75,8 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
                 site_bytes += ins[7]
                 internal_regs.update((ins[6], after[5]))
             line.append((_site if own else _carved)(vm, func_index, pc, ins, after, constants[after[2]][0]))
-            kinds.append(("site",) if own else ("other",))
+            single = writes[ins[6]] == 1 and writes[after[5]] == 1
+            kinds.append(("site",) if own else ("alloc",) if single else ("other",))
             pc += 2
             continue
         if ins[0] in (LOAD_CONST, LOAD_CONSTI) and ins[-1] in constants and ins[-1] not in reads:
@@ -87,8 +89,7 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             line.append(_reshape_to(vm, func_index, pc, ins, constants[ins[2]][0]))
         elif pc in kernels and kernels[pc] is not None:
             line.append(kernels[pc])
-            fixed = all(r in bounds[pc] or r in internal_regs for r in ins[4])
-            kinds.append(("kernel", ins, bounds[pc]) if fixed else ("other",))
+            kinds.append(("kernel", ins, bounds[pc], frozenset(r for r in ins[4] if r in internal_regs)))
         else:
             line.append(steps[pc])
         if len(kinds) < len(line):
@@ -148,14 +149,19 @@ def _dynamic_reads(ins, pc, constants, bound) -> list:
     return regs
 
 
-def _internal_sites(body, reads: dict, returned) -> set:
-    """pcs of the static alloc_storage + alloc_tensor pairs whose tensor cannot outlive the run
-    (see the module docstring)."""
+def _write_counts(body) -> dict:
+    """{register: how many instructions write it} (kills left out)."""
     writes = {}
     for ins in body:
         dst = decoded_dst(ins) if ins[0] != KILL_REGISTER else None
         if dst is not None:
             writes[dst] = writes.get(dst, 0) + 1
+    return writes
+
+
+def _internal_sites(body, reads: dict, returned, writes: dict) -> set:
+    """pcs of the static alloc_storage + alloc_tensor pairs whose tensor cannot outlive the run
+    (see the module docstring)."""
     out = set()
     for pc, ins in enumerate(body[:-1]):
         after = body[pc + 1]
