@@ -15,8 +15,9 @@ writes registers no earlier instruction reads (they are written once, and a read
 write would be a malformed program), so running it before the kernels that precede it
 changes nothing they see. Constants and internal sites have fixed addresses in a thread, so
 their pointers are written once, when the thread first runs the stretch (the arrays and the
-sequence live in the thread's StoragePool.sites). A register that holds no tensor at run time
-(an ADT) makes the stretch run its kernels' own steps instead, which handle it.
+sequence live in the thread's StoragePool.sites); a site only this stretch's kernels read then
+needs no step at all on later runs. A register that holds no tensor at run time (an ADT)
+makes the stretch run its sites' and kernels' own steps instead, which handle it.
 """
 import ctypes
 
@@ -35,12 +36,16 @@ def batch_kernels(vm, func_index: int, line: list, kinds: list) -> tuple:
     out, stretch = [], []
 
     def flush():
-        kernels = [(step, k[1:]) for step, k in stretch if k[0] == "kernel"]
+        kernels = [(step, k[1:4]) for step, k in stretch if k[0] == "kernel"]
         if len(kernels) < MIN_KERNELS:
             out.extend(step for step, _ in stretch)
         else:
-            allocations = [step for step, k in stretch if k[0] != "kernel"]
-            out.append(_batch(vm, allocations, kernels))
+            inside = {k[4] for _, k in stretch if k[0] == "kernel"}
+            # a site read by kernels of this stretch only: its tensor is in the thread's pointer
+            # arrays, so after the first run its register is never read
+            once = [step for step, k in stretch if k[0] == "site" and k[1] <= inside]
+            every_run = [step for step, k in stretch if k[0] != "kernel" and step not in once]
+            out.append(_batch(vm, every_run, once, kernels))
         stretch.clear()
 
     for step, kind in zip(line, kinds):
@@ -53,9 +58,9 @@ def batch_kernels(vm, func_index: int, line: list, kinds: list) -> tuple:
     return tuple(out)
 
 
-def _batch(vm, allocations: list, kernels: list):
-    """The step running `allocations` (steps) then `kernels` ((own step, (ins, bound,
-    internal)) pairs) as one native call."""
+def _batch(vm, allocations: list, first_run: list, kernels: list):
+    """The step running `allocations` (steps; `first_run` ones only on the thread's first run)
+    then `kernels` ((own step, (ins, bound, internal)) pairs) as one native call."""
     key = object()                       # this stretch, in StoragePool.sites
     natives = []
     for _, (ins, _, _) in kernels:
@@ -80,11 +85,15 @@ def _batch(vm, allocations: list, kernels: list):
         found = pool.sites.get(key)
         try:
             if found is None:
+                for site in first_run:
+                    site(regs, pool)
                 found = pool.sites[key] = build(regs)
             else:
                 for pointers, index, reg in found[1]:
                     pointers[index] = regs[reg].data_ptr
         except AttributeError:           # a register holds no tensor: each kernel's own step
+            for site in first_run:
+                site(regs, pool)
             for own in own_steps:
                 own(regs, pool)
             return

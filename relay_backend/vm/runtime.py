@@ -453,15 +453,15 @@ class VirtualMachine:
         return params.index(input_name) if input_name in params else -1
 
     def _stored_inputs(self, func_name: str) -> list:
-        partial = self._thread("partial").get(func_name)
+        state = self._state
+        partial = state.partial.get(func_name) if state.partial else None
         if partial is not None and any(v is None for v in partial):
             names = self.exe.function(func_name).params
             missing = [n for n, v in zip(names, partial) if v is None]
             raise InputError(f"{func_name}: input(s) {missing} were never set; set them with "
                              f"set_one_input / set_input, or pass them to invoke")
-        if func_name in self._inputs():
-            return self._inputs()[func_name]
-        return self._prepare(func_name, (), {})
+        found = state.inputs.get(func_name)
+        return self._prepare(func_name, (), {}) if found is None else found
 
     # -- running
     @shared_parameters(INVOCATION_PARAMETERS)
@@ -514,7 +514,7 @@ class VirtualMachine:
                 state.partial.pop(func_name, None)
         else:
             values = self._stored_inputs(func_name)
-            entry = self._function(func_name)
+            entry = self._functions.get(func_name) or self._function(func_name)
         outputs = state.outputs.pop(func_name, None) if state.outputs else None
         if outputs is None:
             apply_to_this_thread()

@@ -76,7 +76,8 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
                 internal_regs.update((ins[6], after[5]))
             line.append((_site if own else _carved)(vm, func_index, pc, ins, after, constants[after[2]][0]))
             single = writes[ins[6]] == 1 and writes[after[5]] == 1
-            kinds.append(("site",) if own else ("alloc",) if single else ("other",))
+            kinds.append(("site", frozenset(reads.get(after[5], ()))) if own else
+                         ("alloc",) if single else ("other",))
             pc += 2
             continue
         if ins[0] in (LOAD_CONST, LOAD_CONSTI) and ins[-1] in constants and ins[-1] not in reads:
@@ -89,7 +90,7 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             line.append(_reshape_to(vm, func_index, pc, ins, constants[ins[2]][0]))
         elif pc in kernels and kernels[pc] is not None:
             line.append(kernels[pc])
-            kinds.append(("kernel", ins, bounds[pc], frozenset(r for r in ins[4] if r in internal_regs)))
+            kinds.append(("kernel", ins, bounds[pc], frozenset(r for r in ins[4] if r in internal_regs), pc))
         else:
             line.append(steps[pc])
         if len(kinds) < len(line):
