@@ -5,13 +5,15 @@ a closure `step(regs, pool)` for the instructions that only read and write regis
 fall through to pc + 1 (kernel calls, allocations, constants, moves, tuples, closures, shapes,
 reshapes, device copies, kills), None for the control instructions run_loop executes itself
 (ret, invoke, invoke_closure, if, goto, fatal, an unknown opcode). Each closure has its operands
-bound, so a run does no per-instruction decoding or opcode if-chain.
+bound, so a run does no per-instruction decoding or opcode if-chain. A function that is one
+basic block also gets its straight line (straight_line.py), which run_loop runs instead.
 
 The fast forms, chosen at build time when the bytecode allows them:
 
-* a kernel call of a static kernel (Function.native_entry) reads its registers' addresses into
-  a fresh pointer array and calls the native code; a register that holds no tensor (a tuple to
-  flatten, an unset one) falls back to the general call, which behaves as before;
+* a kernel call of a static kernel (Function.native_entry) reads its registers' cached
+  addresses and calls the native code with the address of a pointer array holding them, the
+  same array as the last call's while the addresses repeat; a register that holds no tensor (a
+  tuple to flatten, an unset one) falls back to the general call, which behaves as before;
 * `alloc_storage` of a static size takes a block from the thread's StoragePool (a block nothing
   references any more) instead of a fresh allocation;
 * `alloc_tensor` whose offset register is only ever set by one `load_consti` uses that

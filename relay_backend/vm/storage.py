@@ -13,7 +13,9 @@ view's `base` to the array that owns the memory), and a Storage remembers the te
 so reference counts say exactly whether a block is in use. The counts an unused block and an
 unused carved tensor show are measured once, on probes, read the same way as later.
 
-One pool per VirtualMachine and thread (runs in two threads never share a block). It keeps at
+One pool per VirtualMachine and thread (runs in two threads never share a block). It also
+holds the thread's buffers of the straight lines' internal sites and kernel batches (`sites`,
+straight_line.py and kernel_batches.py), which need no counting. It keeps at
 most MAX_BLOCKS_PER_SIZE blocks of a size and MAX_POOLED_BYTES in all; beyond that a block is
 allocated for the run and freed by Python as before.
 """
