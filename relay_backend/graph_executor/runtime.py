@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from .. import diagnostics
+from ..codegen.kernel_sequence import KernelSequence
 from ..errors import InputError, RelayError
 from ..runtime import ndarray as _nd
 from ..runtime.device import cpu, device as _make_device
@@ -71,6 +73,7 @@ class GraphModule(ExecutorModule):
         self._init_inputs([g.nodes[nid].name for nid in g.arg_nodes])
         self._node_execs = [(nid, e) for nid in range(len(g.nodes)) if (e := self._setup_exec(nid)) is not None]
         self._execs = [e for _, e in self._node_execs]
+        self._runs = None                        # _execs batched (_batched), on the first run
 
     # ------------------------------------------------------------------ setup
     def _check_device(self):
@@ -126,6 +129,7 @@ class GraphModule(ExecutorModule):
         self._node_execs = [(nid, e) for nid in range(len(self.graph.nodes))
                             if (e := self._setup_exec(nid)) is not None]
         self._execs = [e for _, e in self._node_execs]
+        self._runs = None
 
     def _setup_exec(self, nid: int):
         g = self.graph
@@ -177,8 +181,15 @@ class GraphModule(ExecutorModule):
 
     # ------------------------------------------------------------------ running
     def _execute(self) -> None:
-        for call in self._execs:
-            call()
+        if diagnostics.wants(2):                 # RB_DEBUG=2: each kernel timed on its own
+            for call in self._execs:
+                call()
+            return
+        runs = self._runs
+        if runs is None:
+            runs = self._runs = _batched(self._execs)
+        for run in runs:
+            run()
 
     def get_num_outputs(self) -> int:
         """The number of outputs of the graph.
@@ -217,6 +228,29 @@ class GraphModule(ExecutorModule):
             key = f"{self.graph.nodes[nid].name}:{k}"
             shapes[key], dtypes[key] = view.shape, view.dtype
         return shapes, dtypes
+
+
+def _batched(execs: list) -> list:
+    """`execs` with every stretch of two or more consecutive prepared native calls replaced by
+    one KernelSequence (one native call running them in order); the other calls (copies,
+    external and CUDA functions) stay as they are, between the stretches."""
+    out, stretch = [], []
+
+    def flush():
+        if len(stretch) > 1:
+            out.append(KernelSequence([call.native_args for call in stretch], keep=list(stretch)))
+        else:
+            out.extend(stretch)
+        stretch.clear()
+
+    for call in execs:
+        if getattr(call, "native_args", None) is not None:
+            stretch.append(call)
+        else:
+            flush()
+            out.append(call)
+    flush()
+    return out
 
 
 def create(graph_json_str, libmod, device) -> GraphModule:

@@ -50,7 +50,12 @@ def cpu(dev_id: int = 0) -> Device:
     device : Device
         Device(1, dev_id).
     """
-    return Device(DEVICE_TYPES["cpu"], dev_id)
+    # one object for the common cpu(0): runtimes compare devices on every call, and identity
+    # is the cheap first test (Device is frozen, so sharing it is safe)
+    return _CPU0 if dev_id == 0 else Device(DEVICE_TYPES["cpu"], dev_id)
+
+
+_CPU0 = Device(DEVICE_TYPES["cpu"], 0)
 
 
 def cuda(dev_id: int = 0) -> Device:

@@ -233,6 +233,10 @@ class Function:
                 _KERNEL_LOG.debug("kernel %s: %.3f ms", self.info.name, (time.perf_counter() - start) * 1e3)
                 return
             native(ptrs_p, shapes_p)
+        # what a caller running several prepared calls in one native call needs (the
+        # graph executor's KernelSequence): the kernel's address and its two arrays' addresses;
+        # the closure keeps the arrays alive
+        call.native_args = (ctypes.cast(native, ctypes.c_void_p).value, ptrs_p.value, shapes_p.value)
         return call
 
     def __repr__(self) -> str:

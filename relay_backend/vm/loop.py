@@ -164,16 +164,18 @@ def run_loop(vm, func_index: int, args, outside=None):
     registers whose tensors the caller provides (invoke_with_outputs). The straight-line
     instructions run as the closures of vm/steps.py (`vm._compiled()`); the control
     instructions are executed here."""
-    all_steps, straight = vm._compiled()
-    pool = vm._storage_pool()
-    regs = [None] * vm.exe.functions[func_index].register_file_size
-    regs[:len(args)] = args
+    all_steps, straight = vm._steps or vm._compiled()
+    pool = vm._state.pool
     block = straight[func_index]
     if block is not None and not outside:        # one basic block: no dispatch at all
+        regs = [None] * block[2]
+        regs[:len(args)] = args
         for step in block[0]:
             step(regs, pool)
         return regs[block[1]]
     functions, codes = vm.exe.functions, vm._code
+    regs = [None] * functions[func_index].register_file_size
+    regs[:len(args)] = args
     frames = []
     code = codes[func_index]
     steps = all_steps[func_index]

@@ -32,13 +32,12 @@ from ..runtime.device import device as _make_device
 from ..runtime.benchmark import TIMING_PARAMETERS, TIMING_RESULT, BenchmarkResult
 from ..runtime.ndarray import NDArray
 from ..runtime.packed_module import PackedModule
-from ..runtime.signature import dim_str, eval_dim
 from ..runtime.thread_count import apply_to_this_thread
-from ..runtime.values import ConstructorValue
 from .executable import Executable
+from .inputs import check_inputs, convert
 from .loop import VMClosure, decode, fast_kernel, run_loop
 from .outputs import bind_outputs, check_outputs, copy_results
-from .steps import build_steps, straight_line
+from .steps import build_steps
 from .storage import Storage, StoragePool
 
 # Signatures (dtypes and shapes of a call's tensor inputs) remembered per function as checked:
@@ -46,132 +45,31 @@ from .storage import Storage, StoragePool
 MAX_REMEMBERED_SIGNATURES = 64
 
 
-def convert(arg, device):
-    """A Python argument as a VM value (tvm.runtime.vm._convert). Containers (tuples, runtime
-    ADTs, the interpreter's ConstructorValues) become ADTs, rebuilt bottom-up without recursion
-    so a long list or a large nat is fine."""
-    if type(arg) is NDArray and (arg.device is device or arg.device == device):
-        return arg                       # the common case, without the container walk
-    built = {}
-    stack = [(arg, False)]
-    while stack:
-        value, fields_done = stack.pop()
-        fields = _container_fields(value)
-        if fields is None:
-            built[id(value)] = _convert_leaf(value, device)
-        elif not fields_done:
-            stack.append((value, True))
-            stack.extend((f, False) for f in fields if id(f) not in built)
-        else:
-            tag = 0 if isinstance(value, (tuple, list)) else value.tag
-            built[id(value)] = ADT(tag, [built[id(f)] for f in fields])
-    return built[id(arg)]
+class _PerThread(threading.local):
+    """What one thread remembers of a VirtualMachine (threading.local runs __init__ once per
+    thread): the inputs of set_input / invoke (`inputs`), of set_one_input (`partial`), the
+    outputs of set_outputs (`outputs`), {func_name: ...} each; the last invoke_stateful result
+    (`last`); the thread's StoragePool (`pool`)."""
+
+    def __init__(self, host):
+        self.inputs = {}
+        self.partial = {}
+        self.outputs = {}
+        self.last = None
+        self.pool = StoragePool(host)
 
 
-def _container_fields(value):
-    if isinstance(value, (ADT, ConstructorValue)):
-        return value.fields
-    if isinstance(value, (tuple, list)):
-        return value
-    return None
+class _Entry:
+    """A VM function as invoke sees it: its index, parameter names and types, and the
+    signatures of inputs already checked against those types (see VirtualMachine._prepare)."""
 
+    __slots__ = ("index", "names", "param_types", "checked")
 
-def _convert_leaf(arg, device):
-    if isinstance(arg, NDArray):
-        return arg if arg.device == device else _nd.array(arg, device=device)
-    if isinstance(arg, (np.ndarray, np.generic)):
-        return _nd.array(np.asarray(arg), device=device)
-    if isinstance(arg, VMClosure):
-        return arg
-    if isinstance(arg, bool):
-        return _nd.array(np.array(arg, dtype="bool"), device=device)
-    if isinstance(arg, int):
-        return _nd.array(np.array(arg, dtype="int32"), device=device)
-    if isinstance(arg, float):
-        return _nd.array(np.array(arg, dtype="float32"), device=device)
-    raise InputError(f"cannot pass a {type(arg).__name__} to the VM: use a numpy array, an NDArray, "
-                     f"a Python scalar, or a tuple or ADT value of these")
-
-
-def _check(value, desc, where: str, sizes: dict) -> None:
-    """InputError unless `value` fits the parameter type descriptor (see
-    compiler.type_descriptor). `sizes` ({name: int}) holds the size variables bound so far by
-    this call's inputs: a plain variable dim binds its name, and a name met again (in the same
-    or another input) must get the same size. Expression dims are checked by `_check_exprs`
-    once every input has bound its variables."""
-    if desc is None:
-        return
-    if "tuple" in desc:
-        if not isinstance(value, ADT) or len(value) != len(desc["tuple"]):
-            raise InputError(f"{where}: expects a tuple of {len(desc['tuple'])} fields, got {_describe(value)}")
-        for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
-            _check(v, d, f"{where}.{i}", sizes)
-        return
-    want = _want(desc)
-    if not isinstance(value, NDArray):
-        raise InputError(f"{where}: expects {want}, got {_describe(value)}")
-    if value.dtype != desc["dtype"]:
-        raise InputError(f"{where}: expects {want}, got dtype {value.dtype} (shape {value.shape}); "
-                         f"convert it with .astype({desc['dtype']!r})")
-    shape = desc["shape"]
-    if len(value.shape) != len(shape):
-        raise InputError(f"{where}: expects {want}, got shape {value.shape}")
-    for axis, (d, s) in enumerate(zip(shape, value.shape)):
-        if isinstance(d, str):
-            if sizes.setdefault(d, s) != s:
-                raise InputError(f"{where}: expects {want}, got shape {value.shape}: dimension {axis} is "
-                                 f"{s}, but {d} = {sizes[d]} (bound by an earlier dimension or input); "
-                                 f"inputs sharing a size variable must agree on it")
-        elif isinstance(d, int) and d != s:
-            raise InputError(f"{where}: expects {want}, got shape {value.shape}")
-
-
-def _check_inputs(func_name: str, names, values, param_types) -> None:
-    """Check `values` against their parameter type descriptors: each one's dims, then the size
-    variables they bind (one name, one size across all of them), then expression dims."""
-    sizes = {}
-    for name, value, desc in zip(names, values, param_types):
-        _check(value, desc, f"{func_name}: parameter '{name}'", sizes)
-    for name, value, desc in zip(names, values, param_types):
-        _check_exprs(value, desc, f"{func_name}: parameter '{name}'", sizes)
-
-
-def _check_exprs(value, desc, where: str, sizes: dict) -> None:
-    """InputError unless the expression dims of `desc` (like `n * 2`) equal `value`'s sizes
-    under the bound size variables (dims whose variables no input binds are left to the
-    kernels' checked calls)."""
-    if desc is None:
-        return
-    if "tuple" in desc:
-        for i, (v, d) in enumerate(zip(value.fields, desc["tuple"])):
-            _check_exprs(v, d, f"{where}.{i}", sizes)
-        return
-    for axis, (d, s) in enumerate(zip(desc["shape"], value.shape)):
-        if isinstance(d, list):
-            expected = eval_dim(d, sizes)
-            if expected is not None and expected != s:
-                bound = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
-                raise InputError(f"{where}: expects {_want(desc)}, got shape {value.shape}: dimension {axis} "
-                                 f"is {s}, but {_dim_text(d)} = {expected} ({bound})")
-
-
-def _dim_text(dim) -> str:
-    """A descriptor dim as Relay prints it: `n * 2`, not the signature's `(n * 2)`."""
-    text = dim_str(dim)
-    return text[1:-1] if isinstance(dim, list) else text
-
-
-def _want(desc) -> str:
-    dims = ("?" if d is None else _dim_text(d) for d in desc["shape"])
-    return "Tensor[(" + ", ".join(dims) + f"), {desc['dtype']}]"
-
-
-def _describe(value) -> str:
-    if isinstance(value, NDArray):
-        return f"Tensor[{value.shape}, {value.dtype}]"
-    if isinstance(value, ADT):
-        return f"an ADT with tag {value.tag} and {len(value)} fields"
-    return type(value).__name__
+    def __init__(self, index: int, names: list, param_types: list):
+        self.index = index
+        self.names = names
+        self.param_types = param_types
+        self.checked = set()
 
 
 def _to_device(value, device):
@@ -244,11 +142,8 @@ class VirtualMachine:
                       for f in exe.functions]
         self._steps = None               # (steps, straight lines), built on the first run
         self._on_host = self.device == self.host
-        self._signatures = {}            # func_name -> {signature key}: inputs checked before
-        self._functions = {}             # func_name -> (index, parameter names, parameter types)
-        # per thread: .inputs (set_input), .partial (set_one_input), .outputs (set_outputs),
-        # .last (invoke_stateful)
-        self._state = threading.local()
+        self._functions = {}             # func_name -> _Entry
+        self._state = _PerThread(self.host)
         self._runtime_module = None
 
     def _kernel(self, exe, function):
@@ -266,25 +161,20 @@ class VirtualMachine:
         them after construction)."""
         compiled = self._steps
         if compiled is None:
-            steps = build_steps(self)
-            compiled = self._steps = (steps, [straight_line(s, c) for s, c in zip(steps, self._code)])
+            compiled = self._steps = build_steps(self)
         return compiled
 
     def _storage_pool(self) -> StoragePool:
         """This thread's pool of static-size storages (vm/storage.py)."""
-        pool = getattr(self._state, "pool", None)
-        if pool is None:
-            pool = self._state.pool = StoragePool(self.host)
-        return pool
+        return self._state.pool
 
-    def _function(self, func_name: str) -> tuple:
-        """(index, parameter names, parameter types) of a VM function; InputError for a name
-        the executable lacks."""
+    def _function(self, func_name: str) -> _Entry:
+        """The _Entry of a VM function; InputError for a name the executable lacks."""
         found = self._functions.get(func_name)
         if found is None:
             func = self.exe.function(func_name)
-            found = self._functions[func_name] = (self.exe.global_map[func_name], list(func.params),
-                                                  func.param_types)
+            found = self._functions[func_name] = _Entry(self.exe.global_map[func_name], list(func.params),
+                                                        func.param_types)
         return found
 
     def _signature(self, values):
@@ -299,10 +189,26 @@ class VirtualMachine:
         return tuple(key)
 
     # -- inputs
-    def _prepare(self, func_name: str, args, kwargs) -> list:
+    def _prepare(self, func_name: str, args, kwargs, entry: _Entry = None) -> list:
         """TVM's argument order: keyword names fill their parameters (names that are not
-        parameters are ignored), positional arguments fill the rest in order."""
-        _, names, param_types = self._function(func_name)
+        parameters are ignored), positional arguments fill the rest in order.
+
+        The common call, host NDArrays in parameter order with a (dtype, shape) signature
+        checked before, returns at once; anything else is converted and checked."""
+        if entry is None:
+            entry = self._function(func_name)
+        names = entry.names
+        if not kwargs and entry.checked and len(args) == len(names):
+            host, key = self.host, []
+            for value in args:
+                if type(value) is not NDArray or (value.device is not host and value.device != host):
+                    break
+                array = value.view_numpy()
+                key.append((array.dtype, array.shape))
+            else:
+                if tuple(key) in entry.checked:
+                    return list(args)
+        param_types = entry.param_types
         if kwargs:
             check_unambiguous_keywords(names, kwargs, func_name)
             slots = [None] * len(names)
@@ -323,26 +229,20 @@ class VirtualMachine:
                              f"number of arguments ({len(names)}: {', '.join(names)})")
         values = [convert(a, self.host) for a in args]
         key = self._signature(values)
-        checked = self._signatures.get(func_name)
-        if key is not None and checked is not None and key in checked:
+        checked = entry.checked
+        if key is not None and key in checked:
             return values
-        _check_inputs(func_name, names, values, param_types)
-        if key is not None:
-            checked = self._signatures.setdefault(func_name, set())
-            if len(checked) < MAX_REMEMBERED_SIGNATURES:
-                checked.add(key)
+        check_inputs(func_name, names, values, param_types)
+        if key is not None and len(checked) < MAX_REMEMBERED_SIGNATURES:
+            checked.add(key)
         return values
 
     def _thread(self, key: str) -> dict:
         """This thread's {func_name: ...} table called `key` (inputs, partial, outputs)."""
-        table = getattr(self._state, key, None)
-        if table is None:
-            table = {}
-            setattr(self._state, key, table)
-        return table
+        return getattr(self._state, key)
 
     def _inputs(self) -> dict:
-        return self._thread("inputs")
+        return self._state.inputs
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def set_input(self, func_name: str = "main", *args, **kwargs) -> None:
@@ -354,10 +254,10 @@ class VirtualMachine:
 
     def _keep_inputs(self, func_name: str, values: list) -> None:
         """`values` are this thread's inputs of `func_name` now; set_one_input starts over."""
-        self._inputs()[func_name] = values
-        partial = getattr(self._state, "partial", None)
-        if partial:
-            partial.pop(func_name, None)
+        state = self._state
+        state.inputs[func_name] = values
+        if state.partial:
+            state.partial.pop(func_name, None)
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def set_one_input(self, func_name: str, *args, **kwargs) -> None:
@@ -395,14 +295,14 @@ class VirtualMachine:
             raise InputError(f"set_one_input: {tag!r} is neither a parameter name nor an index below "
                              f"{len(names)} of {func_name}")
         converted = convert(value, self.host)
-        _check_inputs(func_name, [names[index]], [converted], [func.param_types[index]])
+        check_inputs(func_name, [names[index]], [converted], [func.param_types[index]])
         partial = self._thread("partial")
         values = list(partial.get(func_name) or self._inputs().get(func_name, [None] * len(names)))
         values[index] = converted
         if all(v is not None for v in values):
             # every input is known now: size variables shared between inputs must agree (a
             # rejected value is not kept)
-            _check_inputs(func_name, names, values, func.param_types)
+            check_inputs(func_name, names, values, func.param_types)
             self._inputs()[func_name] = values
         partial[func_name] = values
 
@@ -424,15 +324,15 @@ class VirtualMachine:
         return params.index(input_name) if input_name in params else -1
 
     def _stored_inputs(self, func_name: str) -> list:
-        partial = self._thread("partial").get(func_name)
+        state = self._state
+        partial = state.partial.get(func_name) if state.partial else None
         if partial is not None and any(v is None for v in partial):
             names = self.exe.function(func_name).params
             missing = [n for n, v in zip(names, partial) if v is None]
             raise InputError(f"{func_name}: input(s) {missing} were never set; set them with "
                              f"set_one_input / set_input, or pass them to invoke")
-        if func_name in self._inputs():
-            return self._inputs()[func_name]
-        return self._prepare(func_name, (), {})
+        found = state.inputs.get(func_name)
+        return self._prepare(func_name, (), {}) if found is None else found
 
     # -- running
     @shared_parameters(INVOCATION_PARAMETERS)
@@ -445,21 +345,7 @@ class VirtualMachine:
             The function's value on this VM's device: a tensor, a tuple or ADT value (ADT), or a
             closure.
         """
-        if args or kwargs:
-            values = self._prepare(func_name, args, kwargs)
-            self._keep_inputs(func_name, values)
-        else:
-            values = self._stored_inputs(func_name)
-        outputs = getattr(self._state, "outputs", None)
-        outputs = outputs.pop(func_name, None) if outputs else None
-        if outputs is None:
-            return self._run(self._function(func_name)[0], values)
-        func = self.exe.function(func_name)
-        outputs = check_outputs(func_name, outputs, values)
-        result = run_loop(self, self.exe.global_map[func_name], values,
-                          bind_outputs(func_name, func, outputs))
-        copy_results(func_name, result, outputs)
-        return self._on_device(result)
+        return self._invoke(func_name, args, kwargs)
 
     def run(self, *args, **kwargs):
         """Run "main": invoke("main", *args, **kwargs).
@@ -476,7 +362,40 @@ class VirtualMachine:
         result : NDArray or ADT or VMClosure
             What main returns.
         """
-        return self.invoke("main", *args, **kwargs)
+        return self._invoke("main", args, kwargs)
+
+    def _invoke(self, func_name: str, args, kwargs):
+        """invoke(func_name, *args, **kwargs), with the arguments as a tuple and a dict: what
+        `run` calls too, so a small model pays for one call layer, not two."""
+        state = self._state
+        if args or kwargs:
+            entry = self._functions.get(func_name) or self._function(func_name)
+            values = None
+            if not kwargs and len(args) == 1 and entry.checked and len(entry.names) == 1:
+                # one tensor input with a checked signature: _prepare's fast path, inlined
+                value = args[0]
+                if type(value) is NDArray and (value.device is self.host or value.device == self.host):
+                    array = value.view_numpy()
+                    if ((array.dtype, array.shape),) in entry.checked:
+                        values = [value]
+            if values is None:
+                values = self._prepare(func_name, args, kwargs, entry)
+            state.inputs[func_name] = values            # _keep_inputs, inlined
+            if state.partial:
+                state.partial.pop(func_name, None)
+        else:
+            values = self._stored_inputs(func_name)
+            entry = self._functions.get(func_name) or self._function(func_name)
+        outputs = state.outputs.pop(func_name, None) if state.outputs else None
+        if outputs is None:
+            apply_to_this_thread()
+            result = run_loop(self, entry.index, values)
+            return result if self._on_host else _to_device(result, self.device)
+        func = self.exe.function(func_name)
+        outputs = check_outputs(func_name, outputs, values)
+        result = run_loop(self, entry.index, values, bind_outputs(func_name, func, outputs))
+        copy_results(func_name, result, outputs)
+        return self._on_device(result)
 
     @shared_parameters(INVOCATION_PARAMETERS)
     def invoke_stateful(self, func_name: str = "main", *args, **kwargs) -> None:
@@ -526,7 +445,7 @@ class VirtualMachine:
 
     def get_outputs(self) -> list:
         """This thread's last invoke_stateful result as a list (the fields of a tuple result)."""
-        last = getattr(self._state, "last", None)
+        last = self._state.last
         if last is None:
             raise RelayError("get_outputs: call invoke_stateful first (in this thread)")
         return list(last.fields) if isinstance(last, ADT) else [last]
@@ -625,10 +544,6 @@ class VirtualMachine:
             "invoke", device, repeat=repeat, number=number, min_repeat_ms=min_repeat_ms,
             limit_zero_time_iterations=limit_zero_time_iterations,
             cooldown_interval_ms=cooldown_interval_ms, repeats_to_cooldown=repeats_to_cooldown)(func_name)
-
-    def _run(self, func_index: int, args):
-        apply_to_this_thread()
-        return self._on_device(run_loop(self, func_index, args))
 
     def _on_device(self, result):
         """A result of the loop (in host memory) on this VM's device."""

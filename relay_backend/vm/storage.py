@@ -13,7 +13,9 @@ view's `base` to the array that owns the memory), and a Storage remembers the te
 so reference counts say exactly whether a block is in use. The counts an unused block and an
 unused carved tensor show are measured once, on probes, read the same way as later.
 
-One pool per VirtualMachine and thread (runs in two threads never share a block). It keeps at
+One pool per VirtualMachine and thread (runs in two threads never share a block). It also
+holds the thread's buffers of the straight lines' internal sites and kernel batches (`sites`,
+straight_line.py and kernel_batches.py), which need no counting. It keeps at
 most MAX_BLOCKS_PER_SIZE blocks of a size and MAX_POOLED_BYTES in all; beyond that a block is
 allocated for the run and freed by Python as before.
 """
@@ -85,7 +87,7 @@ class Storage:
         dt = np.dtype(dtype)
         key = (offset, tuple(shape), dt)
         cached = self.carved.get(key)
-        if cached is not None and _tensor_references(cached) == UNUSED_TENSOR:
+        if cached is not None and _tensor_references(cached) == UNUSED_CACHED:
             return cached
         if nbytes is None:                   # a shape computed at run time
             nbytes = check_tensor_size(shape, dt, "VM alloc_tensor_reg")
@@ -99,33 +101,25 @@ class Storage:
         return tensor
 
 
-def _block_unused(blocks: list, index: int) -> bool:
-    """Whether nothing but the pool references block `index` of `blocks`, its bytes, or the
-    tensors it carved."""
-    storage = blocks[index]
-    if sys.getrefcount(storage) != UNUSED_BLOCK[0] or \
-            sys.getrefcount(storage.owner) != UNUSED_BLOCK[1] + len(storage.carved):
-        return False
-    for tensor in storage.carved.values():
-        if _tensor_references(tensor) != UNUSED_TENSOR:
-            return False
-    return True
-
-
 def _probe_counts() -> tuple:
-    """(UNUSED_BLOCK, UNUSED_TENSOR): the reference counts of an unused pooled block (and of
-    its owning array, less its carved tensors) and of an unused carved tensor, read as
-    _block_unused and Storage.alloc_tensor read them."""
+    """(UNUSED_BLOCK, UNUSED_TENSOR, UNUSED_CACHED): the reference counts of an unused pooled
+    block (and of its owning array, less its carved tensors), of an unused carved tensor (and
+    of its array) met in the loop over `carved`, both read exactly as StoragePool.reuse_carved
+    reads them, and of an unused carved tensor read as Storage.alloc_tensor reads it (one
+    local, passed to _tensor_references)."""
     blocks = [Storage(4, cpu(0))]
-    storage = blocks[0]
-    block = (sys.getrefcount(storage), sys.getrefcount(storage.owner))
+    for storage in blocks:
+        block = (sys.getrefcount(storage), sys.getrefcount(storage.owner))
     del storage
-    holder = {0: NDArray(np.empty(1), cpu(0))}
-    cached = holder[0]
-    return block, _tensor_references(cached)
+    carved = {0: NDArray(np.empty(1), cpu(0))}
+    for tensor in carved.values():
+        in_loop = (sys.getrefcount(tensor), sys.getrefcount(tensor.view_numpy()))
+    del tensor
+    cached = carved[0]
+    return block, in_loop, _tensor_references(cached)
 
 
-UNUSED_BLOCK, UNUSED_TENSOR = _probe_counts()
+UNUSED_BLOCK, UNUSED_TENSOR, UNUSED_CACHED = _probe_counts()
 
 
 class StoragePool:
@@ -141,14 +135,35 @@ class StoragePool:
         self.device = device
         self.by_size = {}                 # nbytes -> [Storage]
         self.pooled_bytes = 0
+        # (function index, pc) -> (Storage, its tensor): the internal sites of straight-line
+        # functions (straight_line.py), one tensor each, reused with no reference counting
+        self.sites = {}
 
     def reuse(self, nbytes: int):
         """A pooled storage of `nbytes` bytes that no one references, or None."""
+        found = self.reuse_carved(nbytes, None)
+        return None if found is None else found[0]
+
+    def reuse_carved(self, nbytes: int, key):
+        """(storage, tensor): a pooled storage of `nbytes` bytes that nothing but the pool
+        references, nor its bytes, nor the tensors it carved, and the tensor it carved before at
+        `key` ((offset, shape, numpy dtype), as Storage.alloc_tensor keys them; None when it
+        carved none there); None when every such storage is in use. One loop, no calls: this
+        runs for every allocation a run returns, and the counts are read as _probe_counts
+        reads them."""
         blocks = self.by_size.get(nbytes)
         if blocks:
-            for index in range(len(blocks)):
-                if _block_unused(blocks, index):
-                    return blocks[index]
+            getrefcount = sys.getrefcount
+            for storage in blocks:
+                carved = storage.carved
+                if getrefcount(storage) == UNUSED_BLOCK[0] and \
+                        getrefcount(storage.owner) == UNUSED_BLOCK[1] + len(carved):
+                    for tensor in carved.values():
+                        if getrefcount(tensor) != UNUSED_TENSOR[0] or \
+                                getrefcount(tensor.view_numpy()) != UNUSED_TENSOR[1]:
+                            break
+                    else:
+                        return storage, carved.get(key)
         return None
 
     def add(self, nbytes: int, storage: Storage) -> Storage:
