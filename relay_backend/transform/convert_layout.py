@@ -84,7 +84,7 @@ class LayoutRewriter(ExprMutator):
         op, attrs = self.new_op_and_attrs(call)
         rule = op.get_attr("FInferCorrectLayout") or keep_original
         if getattr(rule, "takes_tuples", False):
-            infos = [self.info.get(a, UNKNOWN) for a in args]
+            infos = [self._field_infos(a, orig) for a, orig in zip(args, call.args)]
         else:
             args = [self.realize(a) if isinstance(self.info.get(a), list) else a for a in args]
             infos = [self._tensor_info(a) for a in args]
@@ -93,6 +93,15 @@ class LayoutRewriter(ExprMutator):
         new = Call(op, new_args, decision.attrs, call.type_args if op is call.op else None)
         self.info[new] = decision.outputs
         return new
+
+    def _field_infos(self, expr, original):
+        """The list of a tuple argument's field layouts; a tuple that no rewritten op made (a
+        tuple-typed parameter, a call returning a tuple) has every field in its original layout."""
+        info = self.info.get(expr)
+        if isinstance(info, list):
+            return info
+        fields = getattr(original.checked_type, "fields", None)
+        return [UNKNOWN] * len(fields) if fields is not None else UNKNOWN
 
     def _tensor_info(self, expr):
         info = self.info.get(expr, UNKNOWN)

@@ -136,9 +136,7 @@ def test_tuple_fields_and_a_bound_constant_feed_one_kernel():
     t = relay.var("t", type_annotation=relay.TupleType([relay.TensorType((N,), "float32")] * 2))
     c = np.arange(2 * N, dtype="float32")
     body = relay.add(relay.concatenate(t, axis=0), relay.const(c))
-    # opt_level 1 fuses the add into the concatenate (at 3, AlterOpLayout's concatenate rule
-    # fails on a tuple-typed variable: a separate bug)
-    with relay.transform.PassContext(opt_level=1):
+    with relay.transform.PassContext(opt_level=3):
         exe = rvm.compile(relay.IRModule.from_expr(relay.Function([t], body)), target="llvm")
     machine = rvm.VirtualMachine(exe, relay.cpu())
     for k in range(3):
