@@ -96,13 +96,15 @@ def test_selection(dtype, kw, chosen):
 
 @needs_avx2
 def test_int8_conv_assembly_has_vpmaddwd():
-    """The column dot product reaches vpmaddwd (and no vpmulld) in the kernel LLVM emits."""
+    """The column dot product reaches vpmaddwd (and no vpmulld) in the kernel LLVM emits; on a
+    host with AVX-512 VNNI, LLVM folds vpmaddwd and its vpaddd into vpdpwssd, the same pairwise
+    16-bit product summed into int32."""
     x = relay.var("x", shape=(1, 16, 12, 12), dtype="int8")
     w = relay.const(np.random.default_rng(2).integers(-128, 128, (16, 16, 3, 3)).astype("int8"))
     conv = relay.nn.conv2d(x, w, padding=(1, 1), out_dtype="int32")
     lib = relay.build(relay.IRModule.from_expr(relay.Function([x], conv)), target="llvm")
     asm = lib.get_lib().get_source("asm")
-    assert re.search(r"\bvpmaddwd\b", asm), "no vpmaddwd in the int8 convolution"
+    assert re.search(r"\b(vpmaddwd|vpdpwssd)\b", asm), "no vpmaddwd (or VNNI vpdpwssd) in the int8 convolution"
     assert not re.search(r"\bvpmulld\b", asm)
 
 
