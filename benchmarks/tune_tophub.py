@@ -179,6 +179,15 @@ def _per_task(log_path) -> dict:
     return tasks
 
 
+def _records_of_other_tasks(records_file, log_paths) -> list:
+    """The records of `records_file` whose workload no log of this run measured: a run that tunes
+    some workloads replaces their records and keeps every other workload's."""
+    if not os.path.exists(records_file):
+        return []
+    measured = {workload for path in log_paths if os.path.exists(path) for workload in _per_task(path)}
+    return [(inp, res) for inp, res in record.load_from_file(records_file) if inp.task.workload not in measured]
+
+
 def _cost(pair) -> float:
     return float(np.mean(pair[1].costs))
 
@@ -327,10 +336,13 @@ def main(argv=None):
                       f"in {stats['seconds']:.0f} s (budget {budgets[key]:.0f} s); load {os.getloadavg()[0]:.1f}; "
                       f"every measurement in {log_path}", flush=True)
             kept[key] = validate(key, log_path, ROUNDS.get(key, args.rounds))
+        logs = [os.path.join(tempfile.gettempdir(), f"tune_tophub.{tophub.host_family()}.{key}.log") for key in keys]
         kept = [pair for pairs in cross_check(kept, args.rounds).values() for pair in pairs]
+        others = _records_of_other_tasks(target_file, logs)
         with open(target_file, "w", encoding="utf-8") as f:
-            f.writelines(record.encode(inp, res) + "\n" for inp, res in kept)
-        print(f"{len(kept)} records kept in {target_file}", flush=True)
+            f.writelines(record.encode(inp, res) + "\n" for inp, res in others + kept)
+        print(f"{len(kept)} records kept in {target_file} ({len(others)} earlier records of tasks this run did not "
+              f"tune kept beside them)", flush=True)
     rows = measure(keys, target_file, args.rounds)
     print(f"load average before/after: {load_before[0]:.1f} / {os.getloadavg()[0]:.1f}")
     print("| workload | default opt2 (ms) | default opt3 (ms) | tuned opt3 (ms) | onnxruntime (ms) | tuned / opt3 "
