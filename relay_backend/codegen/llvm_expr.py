@@ -75,6 +75,7 @@ def is_unsigned(dtype: str) -> bool:
     return dtype.startswith("uint") or dtype == "bool"
 
 
+_LEAVES = (tir.IntImm, tir.FloatImm, tir.Var)
 _ICMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">="}
 
 
@@ -98,6 +99,8 @@ class ExprEmitter:
         value and body; a lazy Select (lazy_select.py) emits its condition, then each branch in
         its own basic block (state 1: open the then-block, 2: the else-block, 3: merge by a phi).
         """
+        if isinstance(root, _LEAVES):          # most indices: no traversal to set up
+            return self._lower(root, ())
         memo = BranchMemo()
         lazy = lazy_selects([root])
         stack = [(root, 0, None)]
