@@ -7,6 +7,8 @@ once per expression, and a Select whose branches read memory evaluates only the 
 (lazy_select.py). Semantics follow tir/expr.py and numpy: Div truncates on integers,
 FloorDiv/FloorMod round toward -inf, Min/Max propagate NaN, `!=` is true for NaN.
 """
+import functools
+
 from llvmlite import ir
 
 from .. import tir
@@ -76,6 +78,7 @@ def is_unsigned(dtype: str) -> bool:
     return dtype.startswith("uint") or dtype == "bool"
 
 
+_LEAVES = (tir.IntImm, tir.FloatImm, tir.Var)
 _ICMP = {tir.EQ: "==", tir.NE: "!=", tir.LT: "<", tir.LE: "<=", tir.GT: ">", tir.GE: ">="}
 
 
@@ -99,6 +102,8 @@ class ExprEmitter:
         value and body; a lazy Select (lazy_select.py) emits its condition, then each branch in
         its own basic block (state 1: open the then-block, 2: the else-block, 3: merge by a phi).
         """
+        if isinstance(root, _LEAVES):          # most indices: no traversal to set up
+            return self._lower(root, ())
         memo = BranchMemo()
         lazy = lazy_selects([root])
         stack = [(root, 0, None)]
@@ -333,15 +338,21 @@ class ExprEmitter:
             raise CompileError(f"llvm codegen: buffer {buffer.name} has rank {buffer.ndim} but "
                                f"is indexed with {len(index_vals)} indices")
         b = self.builder
-        offset = None
+        offset, const = None, 0          # const: the constant indices' part, added last
         for idx, stride in zip(index_vals, self._strides(buffer)):
+            if type(idx) is ir.Constant and (stride is None or type(stride) is ir.Constant):
+                const += idx.constant * (1 if stride is None else stride.constant)
+                continue
             if isinstance(idx, ir.Constant):
                 idx = ir.Constant(I64, idx.constant)
             elif idx.type.width < 64:
                 idx = b.sext(idx, I64)
             term = idx if stride is None else _folded(b.mul, idx, stride)
             offset = term if offset is None else _folded(b.add, offset, term)
-        if offset is None:
+        if const or offset is None:
+            const = ir.Constant(I64, const)
+            offset = const if offset is None else _folded(b.add, offset, const)
+        if type(offset) is ir.Constant and offset.constant == 0:
             return base
         return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
 
@@ -349,6 +360,8 @@ class ExprEmitter:
         """Per-dimension stride values (None = 1), as i64 LLVM values."""
         if buffer.strides is not None:
             return [self.to_index(self.expr(s), s.dtype) for s in buffer.strides]
+        if all(type(dim) is tir.IntImm for dim in buffer.shape):
+            return _static_strides(tuple(int(dim.value) for dim in buffer.shape))
         out, acc = [], None
         for dim in reversed(buffer.shape):
             out.append(acc)
@@ -371,6 +384,17 @@ class ExprEmitter:
         if buffer.dtype == "bool":
             value = self.builder.zext(value, I8)
         self.builder.store(value, ptr, align=itemsize(buffer.dtype))
+
+
+@functools.lru_cache(maxsize=4096)
+def _static_strides(shape: tuple) -> tuple:
+    """The strides of a row-major buffer of static `shape`: None (1) for the last dimension,
+    i64 constants for the others (shared: llvmlite constants are immutable)."""
+    out, acc = [None], 1
+    for dim in reversed(shape[1:]):
+        acc *= dim
+        out.append(ir.Constant(I64, acc))
+    return tuple(reversed(out))
 
 
 def _folded(op, a, c):

@@ -17,6 +17,7 @@ from llvmlite import ir
 
 from .. import tir
 from ..errors import CompileError
+from .llvm_builder import ValueNumberingBuilder
 from .llvm_expr import I64, PTR, ExprEmitter, itemsize, llvm_type, mem_type
 from .llvm_vector import VectorEmitter, vector_plan
 
@@ -38,7 +39,7 @@ class FunctionEmitter(ExprEmitter):
         self.entry = fn.append_basic_block("entry")
         start = fn.append_basic_block("start")
         self.alloca_builder = ir.IRBuilder(self.entry)
-        self.builder = ir.IRBuilder(start)
+        self.builder = ValueNumberingBuilder(start)
 
     def finish(self):
         """Close the function (entry block falls through to the code)."""
