@@ -1,6 +1,7 @@
 """concatenate.x86 (strategy/x86_concat.py): a concatenation with a fused per-channel add and
 relu (DenseNet's pre-activation) against numpy at odd channel counts, in NCHW and in NCHW{b}c;
-its lowered tir has no Select left and no parallel loop; where it does not apply the generic schedule runs."""
+its lowered tir is one loop nest per input, with no Select left and no parallel loop; where it
+does not apply the generic schedule runs."""
 import numpy as np
 import pytest
 
@@ -11,7 +12,7 @@ from relay_backend.op.registry import get as get_op
 from relay_backend.op.transform import AxisAttrs
 from relay_backend.runtime import nd
 from relay_backend.strategy import op_strategy
-from relay_backend.strategy.x86_concat import concat_groups
+from relay_backend.strategy.x86_concat import MAX_PIECES
 
 pytestmark = pytest.mark.compile
 
@@ -44,32 +45,52 @@ def _lower_run(impl, shapes, axis, out_type):
     return result.numpy(), want, tir.func_to_str(func)
 
 
+def _top_level_loops(func) -> list:
+    body = func.body
+    return list(body.seq) if isinstance(body, tir.SeqStmt) else [body]
+
+
 @pytest.mark.parametrize("shapes,axis", [
-    ([(1, 3, 5, 7), (1, 6, 5, 7), (1, 9, 5, 7)], 1),               # NCHW, odd channels, g = 3
-    ([(1, 2, 3, 5, 8), (1, 1, 3, 5, 8), (1, 3, 3, 5, 8)], 1),      # NCHW8c blocks 2 + 1 + 3, g = 1
+    ([(1, 3, 5, 7), (1, 6, 5, 7), (1, 9, 5, 7)], 1),               # NCHW, odd channels, a 7-wide row
+    ([(1, 2, 3, 5, 8), (1, 1, 3, 5, 8), (1, 3, 3, 5, 8)], 1),      # NCHW8c blocks 2 + 1 + 3
+    ([(1, 5, 4, 24), (1, 3, 4, 24)], 1),                           # a row split into 8-lane vectors
+    ([(1, 4, 2, 3, 19), (1, 1, 2, 3, 19)], 1),                     # a 19-wide row: left to LLVM
     ([(2, 3, 4), (2, 5, 4)], -2),                                  # negative axis, batch 2
+    ([(2, 3, 2, 4), (2, 3, 3, 4), (2, 3, 2, 4)], 2),               # two axes before it
 ])
-def test_matches_numpy_with_a_fused_epilogue_and_no_select_left(shapes, axis):
+def test_matches_numpy_with_a_fused_epilogue_one_loop_per_input(shapes, axis):
     impls, out_type = _impl_names(shapes, axis)
     assert "concatenate.x86" in impls
     got, want, text = _lower_run(impls["concatenate.x86"], shapes, axis % len(shapes[0]), out_type)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert "select" not in text, text
     assert "parallel" not in text      # memory-bound: serial (see the strategy's docstring)
+    axis = axis % len(shapes[0])
+    loops = [line.strip().split()[1] for line in text.splitlines() if line.strip().startswith("for ")]
+    assert len([v for v in loops if v.split(".")[0] == f"i{axis}"]) == len(shapes), text   # one per input
 
 
-def test_does_not_apply_on_the_last_axis_or_with_too_many_groups():
+def test_each_input_is_one_flat_loop_over_its_slice():
+    """NCHW16c at batch 1 (DenseNet at opt_level 3): one loop per input over its blocks x rows
+    (not fully unrolled copies per channel group), the 16 lanes vectorized."""
+    shapes = [(1, 4, 7, 7, 16), (1, 2, 7, 7, 16), (1, 2, 7, 7, 16)]
+    impls, out_type = _impl_names(shapes, 1)
+    got, want, text = _lower_run(impls["concatenate.x86"], shapes, 1, out_type)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    header = [line.strip() for line in text.splitlines() if line.strip().startswith("for ")]
+    assert header == ["for i1.i2.fused.i3.fused in range(0, 196):", "for i4 in vectorized(0, 16):",
+                      "for i1.i2.fused.i3.fused in range(196, 98):", "for i4 in vectorized(0, 16):",
+                      "for i1.i2.fused.i3.fused in range(294, 98):", "for i4 in vectorized(0, 16):"], text
+
+
+def test_does_not_apply_on_the_last_axis_or_with_too_many_inputs():
     impls, _ = _impl_names([(2, 3), (2, 4)], 1)
     assert "concatenate.x86" not in impls
-    many = [(1, 1, 2)] * 65 + [(1, 2, 2)]          # gcd 1: 67 groups, above MAX_COPIES
+    many = [(1, 1, 2)] * (MAX_PIECES + 1)
     impls, _ = _impl_names(many, 1)
     assert "concatenate.x86" not in impls
-
-
-def test_groups_are_the_gcd_of_the_extents():
-    assert concat_groups([64, 32, 32]) == (32, 4)
-    assert concat_groups([3, 0, 6]) == (3, 3)
-    assert concat_groups([7, 5]) == (1, 12)
+    impls, _ = _impl_names(many[:MAX_PIECES], 1)
+    assert "concatenate.x86" in impls
 
 
 @pytest.mark.parametrize("target", ["llvm", "c"])
