@@ -4,27 +4,36 @@ and relu, `relu(concatenate(xs) * scale + shift)`): one loop nest per input, no 
 The generic schedule fuses every axis into one parallel loop and evaluates the chain of
 Selects that picks the input per vector; those Selects read buffers, so they are branches,
 and LLVM unswitches the first one or two and leaves the rest as scalar and shuffle code (seen
-in the assembly of DenseNet's `concatenate, add, relu`). concatenate.x86 (plevel 15) fuses the
-concatenation axis with the axes after it but the last into one loop and marks it `partition`
-(te Stage.partition): lowering splits that loop where the input changes
-(tir/partition_branches.py), so each input gets its own loop, whose Selects fold away:
+in the assembly of DenseNet's `concatenate, add, relu`). concatenate.x86 (plevel 15) marks the
+concatenation axis' loop `partition` (te Stage.partition): lowering splits it where the input
+changes (tir/partition_branches.py), so each input gets its own loop nest, whose Selects fold
+away. The axes after the concatenation axis but the last are the rows:
 
-    for (axes before it):                                  # fused; extent 1 at batch 1
-      for k, input x_k at offset o_k along the axis:       # one loop nest per input
-        for f in range(o_k * R, (o_k + n_k) * R):          # (axis, the axes after it but the
-                                                           #  last) fused, R rows per channel
-          for v in vectorized(last axis, or lanes of it):  # the last axis split by lanes
-            out[..., f / R, rows(f), v] = epilogue(x_k[..., f / R - o_k, rows(f), v])
+    for (axes before it):                                # fused; extent 1 at batch 1
+      for k, input x_k at offset o_k along the axis:     # one loop nest per input
+        NCHW (one row axis): the axis fused with it, an iteration is one whole row
+        for f in range(o_k * H, (o_k + n_k) * H):
+          for w in vectorized(row, or lanes of it):
+            out[f / H, f % H, w] = epilogue(x_k[f / H - o_k, f % H, w])
+        NCHW{b}c (several row axes): the input's blocks outside, the rows fused inside
+        for c in range(o_k, o_k + n_k):
+          for r in range(H * W):
+            for v in vectorized(b):
+              out[c, r / W, r % W, v] = epilogue(x_k[c - o_k, r / W, r % W, v])
 
-Each loop streams one input and its slice of the output in order, with the epilogue applied
-to the loaded vector (one pass over memory, as a copy). The last axis is vectorized by the
-largest lane count of VECTOR_LANES that divides it, or whole when it is at most
-MAX_WHOLE_VECTOR (the 7 and 14 wide rows of NCHW feature maps), else left to LLVM. Fusing the
-rows into the channel loop leaves LLVM one flat loop per input, which it neither unrolls fully
-nor copies: DenseNet-121's 58 concatenation kernels compiled in 11.2 -> 2.5 LLVM CPU s in
-NCHW16c (opt_level 3) and 9.3 -> 2.3 s in NCHW (benchmarks/README.md, issue 16), where the
-earlier schedule (groups of gcd(extents) channels, each group a copy) made 1043 loop nests of
-which LLVM fully unrolled the innermost row loops; this one makes 593 (one per input).
+Each loop nest streams one input and its slice of the output in order, with the epilogue
+applied to the loaded vector (one pass over memory, as a copy). The last axis is vectorized by
+the largest lane count of VECTOR_LANES that divides it, or whole when it is at most
+MAX_WHOLE_VECTOR (NCHW rows 7 and 14 wide), else left to LLVM. The earlier schedule split the
+axis into groups of gcd(extents) channels and expanded each group into its own copy: DenseNet-121
+had 1043 loop nests in its 58 concatenation kernels, whose short row loops LLVM fully unrolled,
+and this one has 593 (one per input); their LLVM time fell 9.7 -> 4.2 CPU s in NCHW (opt_level
+2) and 9.3 -> 5.0 s in NCHW16c (opt_level 3) (benchmarks/README.md, issue 16). Fusing NCHW16c's
+blocks into the row loop as well halves that again (2.9 s) but costs three divisions per
+16-float vector, measured 15% slower on these kernels with cold caches; a loop over (block,
+row) fused with the row's columns inside (the earlier kernels' shape) costs 5.6-6.3 s and ran
+no faster. So only a single row axis (a whole row per iteration) is fused with the
+concatenation axis.
 
 The kernel runs on one thread: it is memory-bound, and with OMP_NUM_THREADS=2 on the loaded
 2-core machine (wall clock, min of 60, load 6) a parallel loop took DenseNet's 28x28
@@ -83,7 +92,12 @@ def schedule_concat(axis: int):
             stage.vectorize(inner)
         if len(before) > 1:
             stage.fuse(*before)
-        stage.partition(stage.fuse(cat, *rows) if rows else cat)
+        if len(rows) == 1:          # one row axis (NCHW): an iteration is a whole row
+            stage.partition(stage.fuse(cat, *rows))
+        else:                       # NCHW{b}c: rows fused, the input's block loop outside
+            if len(rows) > 1:
+                stage.fuse(*rows)
+            stage.partition(cat)
         return s
     return schedule
 

@@ -42,7 +42,7 @@ def _lower_run(impl, shapes, axis, out_type):
     view = [1] * len(shapes[0])
     view[axis] = channels
     want = np.maximum(np.concatenate(arrays, axis) + shift_np.reshape(view), 0)
-    return result.numpy(), want, tir.func_to_str(func)
+    return result.numpy(), want, tir.func_to_str(func), func
 
 
 def _top_level_loops(func) -> list:
@@ -61,26 +61,52 @@ def _top_level_loops(func) -> list:
 def test_matches_numpy_with_a_fused_epilogue_one_loop_per_input(shapes, axis):
     impls, out_type = _impl_names(shapes, axis)
     assert "concatenate.x86" in impls
-    got, want, text = _lower_run(impls["concatenate.x86"], shapes, axis % len(shapes[0]), out_type)
+    got, want, text, func = _lower_run(impls["concatenate.x86"], shapes, axis % len(shapes[0]), out_type)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert "select" not in text, text
     assert "parallel" not in text      # memory-bound: serial (see the strategy's docstring)
-    axis = axis % len(shapes[0])
-    loops = [line.strip().split()[1] for line in text.splitlines() if line.strip().startswith("for ")]
-    assert len([v for v in loops if v.split(".")[0] == f"i{axis}"]) == len(shapes), text   # one per input
+    assert _inputs_per_nest(func) == [f"x{k}" for k in range(len(shapes))], text
 
 
-def test_each_input_is_one_flat_loop_over_its_slice():
-    """NCHW16c at batch 1 (DenseNet at opt_level 3): one loop per input over its blocks x rows
-    (not fully unrolled copies per channel group), the 16 lanes vectorized."""
-    shapes = [(1, 4, 7, 7, 16), (1, 2, 7, 7, 16), (1, 2, 7, 7, 16)]
+def _inputs_per_nest(func) -> list:
+    """The input each top-level loop nest reads (below the loops over the axes before the
+    concatenation axis); a nest reading several inputs shows as their names joined."""
+    body = func.body
+    while isinstance(body, tir.For):
+        body = body.body
+    nests = list(body.seq) if isinstance(body, tir.SeqStmt) else [body]
+    names = []
+    for nest in nests:
+        read = sorted({n.buffer.name for n in tir.walk(nest)
+                       if isinstance(n, tir.BufferLoad) and n.buffer.name.startswith("x")})
+        names.append("+".join(read))
+    return names
+
+
+def test_nchw16c_input_is_a_block_loop_over_one_flat_row_loop():
+    """NCHW16c at batch 1 (DenseNet at opt_level 3): per input a loop over its blocks around
+    one loop over the fused rows (not fully unrolled copies per channel group), 16 lanes
+    vectorized; an input of one block has no block loop."""
+    shapes = [(1, 4, 7, 7, 16), (1, 1, 7, 7, 16), (1, 2, 7, 7, 16)]
     impls, out_type = _impl_names(shapes, 1)
-    got, want, text = _lower_run(impls["concatenate.x86"], shapes, 1, out_type)
+    got, want, text, _ = _lower_run(impls["concatenate.x86"], shapes, 1, out_type)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     header = [line.strip() for line in text.splitlines() if line.strip().startswith("for ")]
-    assert header == ["for i1.i2.fused.i3.fused in range(0, 196):", "for i4 in vectorized(0, 16):",
-                      "for i1.i2.fused.i3.fused in range(196, 98):", "for i4 in vectorized(0, 16):",
-                      "for i1.i2.fused.i3.fused in range(294, 98):", "for i4 in vectorized(0, 16):"], text
+    assert header == ["for i1 in range(0, 4):", "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):",
+                      "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):",
+                      "for i1 in range(5, 2):", "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):"], text
+
+
+def test_nchw_input_is_one_loop_over_its_rows():
+    """NCHW at batch 1 (DenseNet at opt_level 2): per input one loop over channels x rows,
+    each iteration a whole row (here 14 wide: one vector)."""
+    shapes = [(1, 5, 3, 14), (1, 2, 3, 14)]
+    impls, out_type = _impl_names(shapes, 1)
+    got, want, text, _ = _lower_run(impls["concatenate.x86"], shapes, 1, out_type)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    header = [line.strip() for line in text.splitlines() if line.strip().startswith("for ")]
+    assert header == ["for i1.i2.fused in range(0, 15):", "for i3 in vectorized(0, 14):",
+                      "for i1.i2.fused in range(15, 6):", "for i3 in vectorized(0, 14):"], text
 
 
 def test_does_not_apply_on_the_last_axis_or_with_too_many_inputs():
@@ -112,3 +138,38 @@ def test_through_aot_on_both_backends(target):
     module.run()
     want = np.maximum(np.concatenate(arrays[:3], 1) + arrays[3], 0)
     np.testing.assert_allclose(module.get_output(0).numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_densenet_sized_concatenations_through_build(blocked):
+    """DenseNet-121's largest concatenations (14x14: 256 + 24 x 32 channels, 25 inputs; 7x7:
+    512 + 16 x 32, 17 inputs) with the fused batch norm and relu, built by relay.build at the
+    layout each opt_level gives them (NCHW with scale and shift; NCHW16c with a shift) and run
+    by the graph executor, against numpy."""
+    import relay_backend as relay
+    rng = np.random.default_rng(3)
+    for size, first, growth in ((14, 256, 24), (7, 512, 16)):
+        arrays = [rng.standard_normal((1, first, size, size)).astype("float32")] + \
+                 [rng.standard_normal((1, 32, size, size)).astype("float32") for _ in range(growth)]
+        channels = first + 32 * growth
+        scale = rng.uniform(0.5, 1.5, channels).astype("float32")
+        shift = rng.standard_normal(channels).astype("float32")
+        want = np.maximum(np.concatenate(arrays, 1) * scale.reshape(1, -1, 1, 1) + shift.reshape(1, -1, 1, 1), 0)
+        if blocked:
+            def block(a):
+                return a.reshape(1, a.shape[1] // 16, 16, *a.shape[2:]).transpose(0, 1, 3, 4, 2).copy()
+            arrays, want = [block(a) for a in arrays], block(want)
+            xs = [relay.var(f"x{k}", shape=a.shape) for k, a in enumerate(arrays)]
+            body = relay.nn.relu(relay.add(relay.multiply(relay.concatenate(xs, axis=1), relay.const(block(scale.reshape(1, -1, 1, 1)))),
+                                           relay.const(block(shift.reshape(1, -1, 1, 1)))))
+        else:
+            xs = [relay.var(f"x{k}", shape=a.shape) for k, a in enumerate(arrays)]
+            body = relay.nn.relu(relay.add(relay.multiply(relay.concatenate(xs, axis=1), relay.const(scale.reshape(-1, 1, 1))),
+                                           relay.const(shift.reshape(-1, 1, 1))))
+        with relay.transform.PassContext(opt_level=2):
+            lib = relay.build(relay.IRModule.from_expr(relay.Function(xs, body)), target="llvm")
+        module = lib["default"](relay.cpu(0))
+        for k, a in enumerate(arrays):
+            module.set_input(f"x{k}", a)
+        module.run()
+        np.testing.assert_allclose(module.get_output(0).numpy(), want, rtol=1e-5, atol=1e-5)
