@@ -1,26 +1,27 @@
 """A loop marked `partition` is split where its variable changes which buffer a Select reads.
 
 Guarantee: a For whose annotations hold {"partition": True} (te's Stage.partition) and whose
-min and extent are constants is replaced by consecutive serial loops over sub-ranges of the
-same iterations, in order, each with the same body; the cut points are the values of the loop
-variable at which a Select condition that mentions it, and that has a buffer read in a branch,
-can change its truth value (TVM's LoopPartition, for the conditions of a concatenation's input
-chooser). On each piece those conditions are then decided by the variable's range alone, so the
-range-aware simplifier folds the Selects away and every piece is a plain loop over one buffer:
+min and extent are constants is replaced by consecutive loops of the same kind over sub-ranges
+of its iterations, in order, each with its own loop variable and the same body, except that a
+Select decided by the piece's range is replaced by the branch it takes. The cut points are the
+values of the loop variable at which a Select condition that mentions it, and that has a buffer
+read in a branch, can change its truth value (TVM's LoopPartition, for the conditions of a
+concatenation's input chooser). On each piece those conditions are decided, so every piece is a
+plain loop over one buffer:
 
     for c in range(0, 10) [partition]:            for c in range(0, 4): out[c, j] = a[c, j]
       out[c, j] = select(c < 4, a[c, j],    ->    for c in range(4, 10): out[c, j] = b[c - 4, j]
                          b[c - 4, j])
 
-(before simplification the pieces still carry the Selects; the result is the same loop nest
-iteration by iteration, so results are bit-identical.) A condition is used when it compares
-expressions linear in the loop variable whose other terms have constant bounds from the loops
-inside it; other conditions add no cut point (their Select stays, correct as before). Loops
-without the mark are left alone, and the mark is dropped wherever it is seen.
+The pieces run the same iterations in the same order with the same values, so results are
+bit-identical. A condition gives cut points when it compares expressions linear in the loop
+variable, or in one floor division of such an expression (a fused loop's outer index), whose
+other terms have constant bounds from the loops inside it; other conditions give none (their
+Select stays, correct as before). Loops without the mark are left alone; the mark is dropped.
 """
 from . import expr as E
 from . import stmt as S
-from .functor import children, copy_with, rewrite, walk
+from .functor import children, copy_with, rewrite, substitute, walk
 from .prim_func import PrimFunc
 from .simplify import const_bound, linear_form, simplify_expr
 
@@ -60,13 +61,15 @@ def _partition_loop(node):
                      node.thread_binding, annotations)
     lo, hi = node.min.value, node.min.value + node.extent.value
     cuts = sorted({c for c in cut_points(node.body, node.loop_var) if lo < c < hi})
-    kind = "serial" if node.kind in ("serial", "unrolled") and cuts else node.kind
+    if not cuts:
+        return S.For(node.loop_var, node.min, node.extent, node.kind, node.body, None, annotations)
     bounds = [lo] + cuts + [hi]
     pieces = []
     for a, b in zip(bounds, bounds[1:]):
-        body = node.body if not cuts else _prune_selects(node.body, node.loop_var, a, b - 1)
-        pieces.append(S.For(node.loop_var, E.const(a, node.min.dtype), E.const(b - a, node.extent.dtype),
-                            kind, body, None, annotations))
+        var = E.Var(node.loop_var.name, node.loop_var.dtype)     # one loop variable per loop
+        body = substitute(_prune_selects(node.body, node.loop_var, a, b - 1), {node.loop_var: var})
+        pieces.append(S.For(var, E.const(a, node.min.dtype), E.const(b - a, node.extent.dtype),
+                            node.kind, body, None, annotations))
     return S.seq(*pieces)
 
 

@@ -92,9 +92,8 @@ def test_nchw16c_input_is_a_block_loop_over_one_flat_row_loop():
     got, want, text, _ = _lower_run(impls["concatenate.x86"], shapes, 1, out_type)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     header = [line.strip() for line in text.splitlines() if line.strip().startswith("for ")]
-    assert header == ["for i1 in range(0, 4):", "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):",
-                      "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):",
-                      "for i1 in range(5, 2):", "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):"], text
+    rows, lanes = "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):"
+    assert header == ["for i1 in range(0, 4):", rows, lanes, rows, lanes, "for i1 in range(5, 2):", rows, lanes], text
 
 
 def test_nchw_input_is_one_loop_over_its_rows():
@@ -121,7 +120,7 @@ def test_does_not_apply_on_the_last_axis_or_with_too_many_inputs():
 
 @pytest.mark.parametrize("target", ["llvm", "c"])
 def test_through_aot_on_both_backends(target):
-    """The expanded kernel through relay.build(executor="aot"): LLVM kernels and C kernels."""
+    """The partitioned kernel through relay.build(executor="aot"): LLVM kernels and C kernels."""
     import relay_backend as relay
     shapes = [(1, 2, 5, 6, 8), (1, 1, 5, 6, 8), (1, 3, 5, 6, 8)]
     xs = [relay.var(f"x{k}", shape=s) for k, s in enumerate(shapes)]
@@ -160,12 +159,11 @@ def test_densenet_sized_concatenations_through_build(blocked):
                 return a.reshape(1, a.shape[1] // 16, 16, *a.shape[2:]).transpose(0, 1, 3, 4, 2).copy()
             arrays, want = [block(a) for a in arrays], block(want)
             xs = [relay.var(f"x{k}", shape=a.shape) for k, a in enumerate(arrays)]
-            body = relay.nn.relu(relay.add(relay.multiply(relay.concatenate(xs, axis=1), relay.const(block(scale.reshape(1, -1, 1, 1)))),
-                                           relay.const(block(shift.reshape(1, -1, 1, 1)))))
+            scale_c, shift_c = (relay.const(block(v.reshape(1, -1, 1, 1))) for v in (scale, shift))
         else:
             xs = [relay.var(f"x{k}", shape=a.shape) for k, a in enumerate(arrays)]
-            body = relay.nn.relu(relay.add(relay.multiply(relay.concatenate(xs, axis=1), relay.const(scale.reshape(-1, 1, 1))),
-                                           relay.const(shift.reshape(-1, 1, 1))))
+            scale_c, shift_c = (relay.const(v.reshape(-1, 1, 1)) for v in (scale, shift))
+        body = relay.nn.relu(relay.add(relay.multiply(relay.concatenate(xs, axis=1), scale_c), shift_c))
         with relay.transform.PassContext(opt_level=2):
             lib = relay.build(relay.IRModule.from_expr(relay.Function(xs, body)), target="llvm")
         module = lib["default"](relay.cpu(0))
