@@ -11,29 +11,23 @@ away. The axes after the concatenation axis but the last are the rows:
 
     for (axes before it):                                # fused; extent 1 at batch 1
       for k, input x_k at offset o_k along the axis:     # one loop nest per input
-        NCHW (one row axis): the axis fused with it, an iteration is one whole row
-        for f in range(o_k * H, (o_k + n_k) * H):
-          for w in vectorized(row, or lanes of it):
-            out[f / H, f % H, w] = epilogue(x_k[f / H - o_k, f % H, w])
-        NCHW{b}c (several row axes): the input's blocks outside, the rows fused inside
-        for c in range(o_k, o_k + n_k):
-          for r in range(H * W):
-            for v in vectorized(b):
-              out[c, r / W, r % W, v] = epilogue(x_k[c - o_k, r / W, r % W, v])
+        for f in range(o_k * H, (o_k + n_k) * H):        # the axis fused with the first row axis
+          for (the other row axes, e.g. W of NCHW{b}c):
+            for v in vectorized(last axis, or lanes of it):
+              out[f / H, f % H, ..., v] = epilogue(x_k[f / H - o_k, f % H, ..., v])
 
 Each loop nest streams one input and its slice of the output in order, with the epilogue
 applied to the loaded vector (one pass over memory, as a copy). The last axis is vectorized by
 the largest lane count of VECTOR_LANES that divides it, or whole when it is at most
 MAX_WHOLE_VECTOR (NCHW rows 7 and 14 wide), else left to LLVM. The earlier schedule split the
-axis into groups of gcd(extents) channels and expanded each group into its own copy: DenseNet-121
-had 1043 loop nests in its 58 concatenation kernels, whose short row loops LLVM fully unrolled,
-and this one has 593 (one per input); their LLVM time fell 9.7 -> 4.2 CPU s in NCHW (opt_level
-2) and 9.3 -> 5.0 s in NCHW16c (opt_level 3) (benchmarks/README.md, issue 16). Fusing NCHW16c's
-blocks into the row loop as well halves that again (2.9 s) but costs three divisions per
-16-float vector, measured 15% slower on these kernels with cold caches; a loop over (block,
-row) fused with the row's columns inside (the earlier kernels' shape) costs 5.6-6.3 s and ran
-no faster. So only a single row axis (a whole row per iteration) is fused with the
-concatenation axis.
+axis into groups of gcd(extents) channels and expanded each group into its own copy of the same
+inner loops: DenseNet-121 had 1043 loop nests in its 58 concatenation kernels, this one has 593
+(one per input), and their LLVM time fell 9.7 -> 4.2 CPU s in NCHW (opt_level 2) and
+9.1-9.3 -> 5.6-6.3 s in NCHW16c (opt_level 3) (benchmarks/README.md, issue 16). In NCHW16c,
+fusing every row axis into the input's loop costs LLVM only 2.5-3.2 s but three divisions per
+16-float vector (the kernels ran 15% slower with cold caches), and keeping the block loop
+outside one fused row loop 4.9-5.6 s but ran 5-8% slower in the network; the shape kept here is
+the earlier kernels' inner loops, which ran as fast as before.
 
 The kernel runs on one thread: it is memory-bound, and with OMP_NUM_THREADS=2 on the loaded
 2-core machine (wall clock, min of 60, load 6) a parallel loop took DenseNet's 28x28
@@ -92,12 +86,7 @@ def schedule_concat(axis: int):
             stage.vectorize(inner)
         if len(before) > 1:
             stage.fuse(*before)
-        if len(rows) == 1:          # one row axis (NCHW): an iteration is a whole row
-            stage.partition(stage.fuse(cat, *rows))
-        else:                       # NCHW{b}c: rows fused, the input's block loop outside
-            if len(rows) > 1:
-                stage.fuse(*rows)
-            stage.partition(cat)
+        stage.partition(stage.fuse(cat, rows[0]) if rows else cat)
         return s
     return schedule
 

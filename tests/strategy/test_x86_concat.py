@@ -83,17 +83,17 @@ def _inputs_per_nest(func) -> list:
     return names
 
 
-def test_nchw16c_input_is_a_block_loop_over_one_flat_row_loop():
-    """NCHW16c at batch 1 (DenseNet at opt_level 3): per input a loop over its blocks around
-    one loop over the fused rows (not fully unrolled copies per channel group), 16 lanes
-    vectorized; an input of one block has no block loop."""
+def test_nchw16c_input_is_one_loop_over_its_blocks_and_rows():
+    """NCHW16c at batch 1 (DenseNet at opt_level 3): per input one loop over its blocks x rows
+    (not a copy per channel group), the columns inside, the 16 lanes vectorized."""
     shapes = [(1, 4, 7, 7, 16), (1, 1, 7, 7, 16), (1, 2, 7, 7, 16)]
     impls, out_type = _impl_names(shapes, 1)
     got, want, text, _ = _lower_run(impls["concatenate.x86"], shapes, 1, out_type)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     header = [line.strip() for line in text.splitlines() if line.strip().startswith("for ")]
-    rows, lanes = "for i2.i3.fused in range(0, 49):", "for i4 in vectorized(0, 16):"
-    assert header == ["for i1 in range(0, 4):", rows, lanes, rows, lanes, "for i1 in range(5, 2):", rows, lanes], text
+    cols, lanes = "for i3 in range(0, 7):", "for i4 in vectorized(0, 16):"
+    assert header == ["for i1.i2.fused in range(0, 28):", cols, lanes, "for i1.i2.fused in range(28, 7):", cols, lanes,
+                      "for i1.i2.fused in range(35, 14):", cols, lanes], text
 
 
 def test_nchw_input_is_one_loop_over_its_rows():
