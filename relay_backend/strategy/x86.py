@@ -18,4 +18,4 @@ from . import x86_conv_layouts  # noqa: F401,E402  (conv2d in NHWC and the other
 from . import x86_conv_int16  # noqa: F401,E402  (int8/int16 conv2d into int32: vpmaddwd pairs)
 from . import x86_layout_transform  # noqa: F401,E402  (NCHW <-> NCHWc transforms, rows serial)
 from . import x86_winograd  # noqa: F401,E402  (the Winograd convolution)
-from . import x86_concat  # noqa: F401,E402  (concatenate: one branch-free loop nest per group of inputs)
+from . import x86_concat  # noqa: F401,E402  (concatenate: one branch-free loop nest per input)

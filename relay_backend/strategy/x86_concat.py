@@ -1,50 +1,50 @@
 """x86 concatenate (and what FuseOps fused after it, e.g. DenseNet's pre-activation batch norm
-and relu, `relu(concatenate(xs) + shift)`): one loop nest per group of channels, no branches.
+and relu, `relu(concatenate(xs) * scale + shift)`): one loop nest per input, no branches.
 
 The generic schedule fuses every axis into one parallel loop and evaluates the chain of
 Selects that picks the input per vector; those Selects read buffers, so they are branches,
 and LLVM unswitches the first one or two and leaves the rest as scalar and shuffle code (seen
-in the assembly of DenseNet's `concatenate, add, relu`). concatenate.x86 (plevel 15) splits
-the concatenation axis into groups of g = gcd(the inputs' extents along it), so that every
-group lies inside one input, and unrolls the group loop, which lowering expands in tir
-(tir/unroll_branches.py) so that each copy's Selects fold to one plain load:
+in the assembly of DenseNet's `concatenate, add, relu`). concatenate.x86 (plevel 15) marks the
+concatenation axis' loop `partition` (te Stage.partition): lowering splits it where the input
+changes (tir/partition_branches.py), so each input gets its own loop nest, whose Selects fold
+away. The axes after the concatenation axis but the last are the rows:
 
-    for group in unrolled(extent / g):                # expanded: one copy per group
-        for (axes before it, ci, outer axes after it):    # fused, e.g. (n, ci, h); ci < g
-            for (the last two axes: w, then the vector):   # the last axis vectorized
-                out[..., group*g + ci, ...] = epilogue(x_k[..., group*g + ci - offset_k, ...])
+    for (axes before it):                                # fused; extent 1 at batch 1
+      for k, input x_k at offset o_k along the axis:     # one loop nest per input
+        for f in range(o_k * H, (o_k + n_k) * H):        # the axis fused with the first row axis
+          for (the other row axes, e.g. W of NCHW{b}c):
+            for v in vectorized(last axis, or lanes of it):
+              out[f / H, f % H, ..., v] = epilogue(x_k[f / H - o_k, f % H, ..., v])
 
-Each copy streams one input and one slice of the output in order (rows outside the groups
-made 2 * inputs interleaved streams, slower at 56x56). The kernel runs on one thread: it is
-memory-bound, and with OMP_NUM_THREADS=2 on the loaded 2-core machine (wall clock, min of
-60, load 6) a parallel loop per group (an OpenMP region each) took DenseNet's 28x28
-concatenation of 13 inputs to 1.2 ms, the generic one-region schedule ran it in 0.17-0.42 ms
-and this serial one in 0.07 ms; at 56x56 serial 0.45-0.49 ms, generic 0.59-0.60 ms.
-One thread, thread CPU time, min of 60 (a loaded 2-core machine): the 28x28 concatenation
-182-360 us -> 61-132 us; at 56x56 (3.2 MB out) both stay memory-bound (~460 us); the network's
-57 concatenation kernels summed 8.4 -> 6.0 ms (benchmarks/README.md, issue 16).
+Each loop nest streams one input and its slice of the output in order, with the epilogue
+applied to the loaded vector (one pass over memory, as a copy). The last axis is vectorized by
+the largest lane count of VECTOR_LANES that divides it, or whole when it is at most
+MAX_WHOLE_VECTOR (NCHW rows 7 and 14 wide), else left to LLVM. The earlier schedule split the
+axis into groups of gcd(extents) channels and expanded each group into its own copy of the same
+inner loops: DenseNet-121 had 1043 loop nests in its 58 concatenation kernels, this one has 593
+(one per input), and their LLVM time fell 9.7 -> 4.2 CPU s in NCHW (opt_level 2) and
+9.1-9.3 -> 5.6-6.3 s in NCHW16c (opt_level 3) (benchmarks/README.md, issue 16). In NCHW16c,
+fusing every row axis into the input's loop costs LLVM only 2.5-3.2 s but three divisions per
+16-float vector (the kernels ran 15% slower with cold caches), and keeping the block loop
+outside one fused row loop 4.9-5.6 s but ran 5-8% slower in the network; the shape kept here is
+the earlier kernels' inner loops, which ran as fast as before.
+
+The kernel runs on one thread: it is memory-bound, and with OMP_NUM_THREADS=2 on the loaded
+2-core machine (wall clock, min of 60, load 6) a parallel loop took DenseNet's 28x28
+concatenation of 13 inputs to 1.2 ms where a serial one ran in 0.07 ms.
 
 Applies when the shapes are static, the concatenation axis is not the last one, and there are
-at most tir.unroll_branches.MAX_COPIES groups; otherwise the generic schedule is used.
+at most MAX_PIECES inputs; otherwise the generic schedule is used.
 """
-import math
-
 from .. import te
 from ..op.registry import get as get_op
-from ..tir.unroll_branches import MAX_COPIES
 from .base import register_strategy
 from .common import inline_except, same_dims, dims_of, static_shape
 from .generic import VECTOR_LANES, schedule_default
 
 PLEVEL = 15
-
-
-def concat_groups(extents) -> tuple:
-    """(g, groups): the largest group size g such that every input's extent along the
-    concatenation axis is a multiple of it, and how many groups the output has."""
-    parts = [e for e in extents if e > 0]
-    g = math.gcd(*parts) if parts else 1
-    return g, (sum(parts) // g if g else 0)
+MAX_PIECES = 64            # inputs, each its own loop nest
+MAX_WHOLE_VECTOR = 16     # a last axis this short with no lane count dividing it: one vector
 
 
 def _applies(attrs, inputs, out_type) -> bool:
@@ -55,13 +55,12 @@ def _applies(attrs, inputs, out_type) -> bool:
     axis = attrs.axis % ndim if ndim else 0
     if ndim < 2 or axis == ndim - 1:
         return False
-    _, groups = concat_groups([s[axis] for s in shapes])
-    return 1 < groups <= MAX_COPIES and all(d > 0 for s in shapes for d in s)
+    return 1 < len(shapes) <= MAX_PIECES and all(d > 0 for s in shapes for d in s)
 
 
-def schedule_concat(axis: int, group: int):
-    """The schedule of a fused function anchored at a concatenation along `axis` whose inputs'
-    extents there are multiples of `group` (the loop nest in the module docstring)."""
+def schedule_concat(axis: int):
+    """The schedule of a fused function anchored at a concatenation along `axis` (the loop nest
+    in the module docstring)."""
     def schedule(attrs, outs, target):
         concat_shape = None
         for op in _ops_named(outs, "T_concatenate"):
@@ -70,26 +69,24 @@ def schedule_concat(axis: int, group: int):
             return schedule_default(attrs, outs, target)
         s = te.create_schedule(outs)
         inline_except(s)
-        out = outs[0].op
-        stage = s[out]
-        axes = list(out.axis)
-        before, after = axes[:axis], axes[axis + 1:]
-        inner = after[-2:] if len(after) >= 3 else after[-1:]
-        outer = before + after[:len(after) - len(inner)]
-        groups, within = stage.split(axes[axis], factor=group)
-        outer = before + [within] + after[:len(after) - len(inner)]
-        stage.reorder(groups, *outer, *inner)
-        last = inner[-1]
+        stage = s[outs[0].op]
+        axes = list(outs[0].op.axis)
+        before, cat, after = axes[:axis], axes[axis], axes[axis + 1:]
         extent = concat_shape[-1]
         lanes = next((n for n in VECTOR_LANES if extent % n == 0), None)
+        if lanes is None and extent <= MAX_WHOLE_VECTOR:
+            lanes = extent              # a short odd row (7, 14) as one vector
+        inner, split = after[-1], []
+        rows = after[:-1]
+        if lanes is not None and extent != lanes:
+            outer, inner = stage.split(inner, factor=lanes)
+            split = [outer]
+        stage.reorder(*before, cat, *rows, *split, inner)
         if lanes is not None:
-            if extent == lanes:
-                stage.vectorize(last)
-            else:
-                stage.vectorize(stage.split(last, factor=lanes)[1])
-        stage.unroll(groups)
-        if len(outer) > 1:
-            stage.fuse(*outer)
+            stage.vectorize(inner)
+        if len(before) > 1:
+            stage.fuse(*before)
+        stage.partition(stage.fuse(cat, rows[0]) if rows else cat)
         return s
     return schedule
 
@@ -113,8 +110,6 @@ def concatenate_strategy_x86(strategy, attrs, inputs, out_type, target):
     """concatenate.x86 (see the module doc) where it applies."""
     if not _applies(attrs, inputs, out_type):
         return
-    shapes = [static_shape(t) for t in inputs]
-    axis = attrs.axis % len(shapes[0])
-    group, _ = concat_groups([s[axis] for s in shapes])
-    strategy.add_implementation(get_op("concatenate").compute, schedule_concat(axis, group), "concatenate.x86",
+    axis = attrs.axis % len(inputs[0].shape)
+    strategy.add_implementation(get_op("concatenate").compute, schedule_concat(axis), "concatenate.x86",
                                 PLEVEL)

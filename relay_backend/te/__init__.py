@@ -2,7 +2,7 @@
 
 placeholder / compute / reduce_axis / sum / max / min / comm_reducer describe what to compute;
 create_schedule(outs)[T] stages say how (split, fuse, reorder, tile, vectorize, parallel,
-unroll, bind, compute_inline, compute_at, cache_write); lower(s, args, name) builds the
+unroll, partition, bind, compute_inline, compute_at, cache_write); lower(s, args, name) builds the
 PrimFunc.
 """
 from ..tir.expr import IterVar, Range, Reduce, Var, max_value, min_value

@@ -14,8 +14,10 @@ Per stage, in producer-before-consumer order:
   not in `args` are allocated at the top of the function;
 * a reduction with a reduce axis bound to a threadIdx dimension accumulates per thread into a
   local buffer and ends with a tir.ThreadAllReduce that combines the threads' partials.
-An unrolled loop whose variable picks the buffer a Select reads is expanded into one copy per
-iteration (tir/unroll_branches.py); the result is simplified and verified.
+A loop marked `partition` is split where its variable changes which buffer a Select reads
+(tir/partition_branches.py), and an unrolled loop whose variable picks the buffer a Select reads
+is expanded into one copy per iteration (tir/unroll_branches.py); the result is simplified and
+verified.
 """
 from collections import defaultdict
 
@@ -26,6 +28,7 @@ from ..tir.buffer import Buffer
 from ..tir.functor import copy_with, rewrite, substitute, walk
 from ..tir.prim_func import PrimFunc
 from ..tir.simplify import simplify
+from ..tir.partition_branches import PARTITION, partition_branching_loops
 from ..tir.unroll_branches import expand_branching_unrolled
 from ..tir.verify import verify
 from .bound import infer_region
@@ -119,7 +122,7 @@ class _Lowering:
             body = S.Allocate(buf, body, "global")
         func = PrimFunc(self.params, body, self.name,
                         {"global_symbol": self.name, "tir.noalias": True})
-        return verify(simplify(expand_branching_unrolled(func)))
+        return verify(simplify(expand_branching_unrolled(partition_branching_loops(func))))
 
     def _materialize_extern_inputs(self):
         """An extern reads its inputs from memory: a stage it reads is computed at the root."""
@@ -407,7 +410,7 @@ class _Lowering:
             attrs = st.iter_attrs.get(id(iv), {})
             stmt = S.For(iv.var, 0, ext[id(iv)], attrs.get("kind", "serial"), stmt,
                          attrs.get("thread"),
-                         {"vector_width": attrs["vector_width"]} if "vector_width" in attrs else None)
+                         {k: attrs[k] for k in ("vector_width", PARTITION) if k in attrs} or None)
         if by_level[-1]:
             stmt = S.IfThenElse(E.all(*by_level[-1]), stmt)
         return stmt

@@ -165,6 +165,14 @@ class Stage:
     def unroll(self, ivar):
         self._annotate(ivar, "unrolled", "unroll")
 
+    def partition(self, ivar):
+        """Split the serial loop of `ivar` where its variable changes which buffer a Select
+        reads (tir/partition_branches.py): one plain loop per piece, e.g. one per input of a
+        concatenation when `ivar` is its concatenation axis."""
+        self._check_compute("partition")
+        self._leaf_index(ivar, "partition")
+        self.iter_attrs.setdefault(id(ivar), {})["partition"] = True
+
     def bind(self, ivar, thread_ivar):
         """Execute axis `ivar` by the GPU thread index of `thread_ivar` (te.thread_axis).
 

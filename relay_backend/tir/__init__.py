@@ -27,7 +27,8 @@ Statements (tir/stmt.py; children in `_fields`):
   ThreadAllReduce(combiner, sources, result_vars, body, thread_tag) (GPU cross-thread reduce)
 Functions (tir/prim_func.py):
   PrimFunc(params: [Buffer] inputs then outputs, body, name="main", attrs={}); .shape_vars
-Passes: simplify(node), expand_branching_unrolled(node) (unroll_branches.py), verify(func) / verify_errors(func), printer (func_to_str / stmt_to_str / expr_to_str),
+Passes: simplify(node), expand_branching_unrolled(node) (unroll_branches.py),
+  partition_branching_loops(node) (partition_branches.py), verify(func) / verify_errors(func), printer (func_to_str / stmt_to_str / expr_to_str),
 interp.run(func, *numpy_arrays) (the kernel-level oracle).
 """
 from .buffer import Buffer, decl_buffer
@@ -43,6 +44,7 @@ from .stmt import (FOR_KINDS, Allocate, BufferStore, Evaluate, For, IfThenElse, 
                    Stmt, ThreadAllReduce, seq)
 from .simplify import simplify
 from .unroll_branches import expand_branching_unrolled
+from .partition_branches import partition_branching_loops
 from .verify import verify, verify_errors
 from .printer import expr_to_str, func_to_str, stmt_to_str
 from . import interp
