@@ -17,12 +17,17 @@ of one row:
         for t, x: for oi in vectorized(ob):
             out[n, oo, y, x, oi] = epilogue(acc[t, x, oi])   # bias / bn / relu / add, then store
 
-Pixels run outside channel blocks in the unrolled step, so what is live is what
-register_tile counts: ot * reg_n accumulators, the ot weight vectors and one broadcast input.
-The other order (each weight vector against every pixel) keeps reg_n broadcasts live across
-the channel tile; with AVX-512's 2 x 14 tile (28 accumulators) LLVM then spilled 12 broadcasts
-to the stack inside the reduction loop (ResNet-50's 14x14 stage ran at 96 instead of 156
-GFLOP/s; benchmarks/README.md, "pixels outside channel blocks").
+Pixels run outside channel blocks in the unrolled step: as written, what is live is ot * reg_n
+accumulators, the ot weight vectors and one broadcast input. The other order (each weight
+vector against every pixel) keeps reg_n broadcasts live across the channel tile; with
+AVX-512's 2 x 14 tile (28 accumulators) LLVM then spilled 12 broadcasts to the stack inside
+the reduction loop (ResNet-50's 14x14 stage ran at 96 instead of 156 GFLOP/s;
+benchmarks/README.md, "pixels outside channel blocks"). register_tile's count is the upper
+bound of the two orders (accumulators + the row's reg_n broadcasts + one weight), because
+LLVM's scheduler may hoist the unrolled step's broadcasts ahead of the FMAs whatever order
+the tir gives; both changes were measured to remove the spill on their own, and together the
+tiles they allow have no stack operand in their FMA loop
+(tests/strategy/test_x86_conv_register_tile.py).
 
 A 1x1 convolution is the same loop with kh = kw = 1: a GEMM whose M is the pixel tile, N the
 channel blocks and K the input channels, with the epilogue in registers. The tile (ot, reg_n)
