@@ -17,6 +17,7 @@ other one (x86_common.tile_registers). The tests below check that arithmetic at 
 AVX-512's widths, that the chosen tiles keep their FMA loop off the stack, and that a tile over
 the budget (which tuning may pick) still keeps its vector operands in registers in the emitted
 order, where channel blocks outside spilled 12 broadcasts of AVX-512's 2 x 14."""
+import dataclasses
 import re
 
 import numpy as np
@@ -110,16 +111,26 @@ def test_over_budget_tile_keeps_vectors_in_registers(monkeypatch):
     """A tile over tile_registers' budget that fits the emitted order's own live set (ot weights
     + one broadcast): AVX-512's 2 x 14 (28 + 2 + 1 = 31 of 32), AVX2's 2 x 6 (12 + 2 + 1 = 15 of
     16). The FMA loop reads no operand from the stack and moves no vector to or from it."""
+    from relay_backend import config, te_compiler
+    from relay_backend.autotvm.task import dispatcher
     from relay_backend.strategy import x86_common, x86_conv_nchwc
     block = x86_common.lanes("float32")
     reg_n = 14 if x86_common.vector_registers() == 32 else 6
     assert x86_common.tile_registers(2, reg_n, 1) > x86_common.vector_registers()
     monkeypatch.setattr(x86_conv_nchwc, "choose_tile", lambda *a, **k: x86_conv_nchwc.Tile(2, reg_n, True))
+    # the forced tile must not be served a kernel or a fallback config made with the default one
+    monkeypatch.setattr(config, "_CONFIG", dataclasses.replace(config.get(), no_disk_cache=True))
+    monkeypatch.setattr(dispatcher.DispatchContext, "current", dispatcher.FallbackContext())
+    te_compiler.get().clear()
     mod, inputs, want = _fused_conv(64, 3, reg_n, 4 * block, 1, 1, residual=True, block=block)
-    factory, got = _build_run(mod, inputs)
+    try:
+        factory, got = _build_run(mod, inputs)
+    finally:
+        te_compiler.get().clear()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     loop = _fma_loop(factory.get_lib().get_source("asm"))
-    assert len(re.findall(r"\bvfmadd\d{3}ps\b", loop)) >= 2 * reg_n, "no unrolled FMA loop of the 2-block tile"
+    fmas = len(re.findall(r"\bvfmadd\d{3}ps\b", loop))
+    assert fmas == 2 * reg_n * block, f"{fmas} FMAs in the loop: not the forced 2 x {reg_n} tile"
     assert _stack_operands(loop) == [] and _vector_spills(loop) == [], "the register tile spilled to the stack"
 
 # --- the register model: tiles that fit, at the odd widths of SqueezeNet ---------------------------
