@@ -53,18 +53,29 @@ def embedded_broadcast() -> bool:
 
 
 def tile_registers(col_tile: int, row_tile: int, vecs: int) -> int:
-    """Vector registers the register tile's reduction step holds live, as the unrolled loop is
-    emitted (for each of col_tile weight blocks, for each of row_tile inputs, an FMA):
-    col_tile * vecs * row_tile accumulators, plus
-      col_tile == 1: the block's vecs weight vectors, reused by every input; each broadcast
-        input feeds only those, so it is a memory operand of the FMA (AVX-512) or lives in
-        one register for vecs FMAs;
-      col_tile > 1: the row_tile broadcast inputs, each reused by every weight vector, stay
-        live while the weight vectors stream through one register."""
-    accumulators = col_tile * vecs * row_tile
+    """Vector registers the register tile's unrolled reduction step may hold live: the budget
+    register_tile fits to the vector_registers.
+
+    The step is col_tile * vecs weight vectors times row_tile broadcast inputs, into
+    col_tile * vecs * row_tile accumulators. Its two orders keep different operands live:
+      rows outside column blocks (what the x86 schedules emit: one broadcast input times the
+        weight vectors): the col_tile * vecs weights stay live, one broadcast at a time;
+      column blocks outside rows (one block's vecs weights times every input): the row_tile
+        broadcasts stay live, vecs weights at a time.
+    LLVM's scheduler reorders the unrolled step (the two orders compile to nearly the same
+    instructions), so a tile must fit either: it is counted by the larger of the two sets,
+    accumulators + max(col_tile * vecs + 1, row_tile + vecs). With one column block both orders
+    are the same loop: accumulators + the block's vecs weights + one broadcast; with one weight
+    vector that broadcast feeds a single FMA, so it is the FMA's memory operand with AVX-512's
+    embedded broadcast (no register). Counting only the emitted order's set admitted AVX-512
+    tiles of 2 x 11 to 2 x 14, which ran slower (benchmarks/README.md, "One register model")."""
+    weights = col_tile * vecs
+    accumulators = weights * row_tile
+    if weights == 1:
+        return accumulators + 1 + (0 if embedded_broadcast() else 1)
     if col_tile == 1:
-        return accumulators + vecs + (0 if vecs == 1 and embedded_broadcast() else 1)
-    return accumulators + row_tile + 1
+        return accumulators + vecs + 1
+    return accumulators + max(weights + 1, row_tile + vecs)
 
 
 def tile_cycles(col_tile: int, row_tile: int, vecs: int) -> float:

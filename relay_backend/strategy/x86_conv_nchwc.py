@@ -17,26 +17,24 @@ of one row:
         for t, x: for oi in vectorized(ob):
             out[n, oo, y, x, oi] = epilogue(acc[t, x, oi])   # bias / bn / relu / add, then store
 
-Pixels run outside channel blocks in the unrolled step: as written, what is live is ot * reg_n
-accumulators, the ot weight vectors and one broadcast input. The other order (each weight
-vector against every pixel) keeps reg_n broadcasts live across the channel tile; with
-AVX-512's 2 x 14 tile (28 accumulators) LLVM then spilled 12 broadcasts to the stack inside
-the reduction loop (ResNet-50's 14x14 stage ran at 96 instead of 156 GFLOP/s;
-benchmarks/README.md, "pixels outside channel blocks"). register_tile's count is the upper
-bound of the two orders (accumulators + the row's reg_n broadcasts + one weight), because
-LLVM's scheduler may hoist the unrolled step's broadcasts ahead of the FMAs whatever order
-the tir gives; both changes were measured to remove the spill on their own, and together the
-tiles they allow have no stack operand in their FMA loop
-(tests/strategy/test_x86_conv_register_tile.py).
+Pixels run outside channel blocks in the unrolled step: one broadcast input against the ot
+weight vectors, which stay live. The other order (each weight vector against every pixel)
+keeps the reg_n broadcasts live instead; with a tile over the register budget (2 x 14 on
+AVX-512, as an earlier count chose and as tuning may: 28 accumulators) it spilled 12
+broadcasts to the stack inside the reduction loop (ResNet-50's 14x14 stage ran at 96 instead
+of 156 GFLOP/s; benchmarks/README.md, "pixels outside channel blocks"), where this order
+keeps every vector operand in registers.
 
 A 1x1 convolution is the same loop with kh = kw = 1: a GEMM whose M is the pixel tile, N the
 channel blocks and K the input channels, with the epilogue in registers. The tile (ot, reg_n)
 is x86_common.register_tile's: the most FMAs per cycle (FMA, load, weight-stream and FMA-latency
-bounds) among the tiles that divide the width and the channel blocks and whose live registers
-(accumulators, the row's broadcasts and one weight; one block: its weight, the broadcast an
-AVX-512 memory operand) fit the 16 (AVX2) / 32 (AVX-512) vector registers. Rows run outside channel blocks unless
-that streams more data from beyond L2 (the weights once per row vs the input once per
-channel tile; L2_BYTES).
+bounds) among the tiles that divide the width and the channel blocks and whose
+tile_registers fit the 16 (AVX2) / 32 (AVX-512) vector registers. That count holds whichever
+of the two orders LLVM's scheduler makes of the unrolled step: ot * reg_n accumulators plus
+the larger of (the ot weight vectors + one broadcast) and (the reg_n broadcasts + one weight);
+one channel block: its weight, the broadcast an AVX-512 memory operand. Rows run outside
+channel blocks unless that streams more data from beyond L2 (the weights once per row vs the
+input once per channel tile; L2_BYTES).
 
 Small output maps whose weights stream from beyond L2 (the accumulators of one channel tile
 over the whole map within 8 KiB, weights over L2_BYTES / 2: ResNet-50's 7x7 stage) run the

@@ -12,9 +12,12 @@ the channel tile does not divide) and check the numbers against a numpy referenc
 AVX2 host, that the FMA loop uses only full-width ymm FMAs.
 
 The unrolled reduction step runs pixels outside channel blocks (one broadcast input against the
-tile's weight vectors), so only what register_tile counts is live; with channel blocks outside,
-every pixel's broadcast stayed live across the channel tile and the largest tiles spilled them
-to the stack inside the FMA loop (AVX-512's 2 x 14: 12 broadcasts)."""
+tile's weight vectors); register_tile fits tiles by the larger live set of that order and the
+other one (x86_common.tile_registers). The tests below check that arithmetic at AVX2's and
+AVX-512's widths, that the chosen tiles keep their FMA loop off the stack, and that a tile over
+the budget (which tuning may pick) still keeps its vector operands in registers in the emitted
+order, where channel blocks outside spilled 12 broadcasts of AVX-512's 2 x 14."""
+import dataclasses
 import re
 
 import numpy as np
@@ -98,13 +101,37 @@ def _stack_operands(asm: str) -> list:
     return re.findall(r"\bvfmadd\d{3}ps\s+-?\d*\(%rsp\)", asm)
 
 
+def _vector_spills(asm: str) -> list:
+    """Vector moves between a register and the stack (a spill or its reload) in `asm`."""
+    return re.findall(r"\bvmov\w+\s+[^\n]*\(%rsp\)[^\n]*%[xyz]mm\d+|\bvmov\w+\s+%[xyz]mm\d+,\s*-?\d*\(%rsp\)", asm)
+
+
 @pytest.mark.skipif(not llvm_target.host_has_feature("fma"), reason="checks the FMA code of the host")
-@pytest.mark.parametrize("w", [14, 10])     # AVX-512's tile 2 x 14, AVX2's 2 x 5: the largest that fit
-def test_largest_register_tile_does_not_spill(w):
-    mod, inputs, want = _fused_conv(64, 3, w, 32, 1, 1, residual=True)    # a 1x1 GEMM, 4 output blocks
-    factory, got = _build_run(mod, inputs)
+def test_over_budget_tile_keeps_vectors_in_registers(monkeypatch):
+    """A tile over tile_registers' budget that fits the emitted order's own live set (ot weights
+    + one broadcast): AVX-512's 2 x 14 (28 + 2 + 1 = 31 of 32), AVX2's 2 x 6 (12 + 2 + 1 = 15 of
+    16). The FMA loop reads no operand from the stack and moves no vector to or from it."""
+    from relay_backend import config, te_compiler
+    from relay_backend.autotvm.task import dispatcher
+    from relay_backend.strategy import x86_common, x86_conv_nchwc
+    block = x86_common.lanes("float32")
+    reg_n = 14 if x86_common.vector_registers() == 32 else 6
+    assert x86_common.tile_registers(2, reg_n, 1) > x86_common.vector_registers()
+    monkeypatch.setattr(x86_conv_nchwc, "choose_tile", lambda *a, **k: x86_conv_nchwc.Tile(2, reg_n, True))
+    # the forced tile must not be served a kernel or a fallback config made with the default one
+    monkeypatch.setattr(config, "_CONFIG", dataclasses.replace(config.get(), no_disk_cache=True))
+    monkeypatch.setattr(dispatcher.DispatchContext, "current", dispatcher.FallbackContext())
+    te_compiler.get().clear()
+    mod, inputs, want = _fused_conv(64, 3, reg_n, 4 * block, 1, 1, residual=True, block=block)
+    try:
+        factory, got = _build_run(mod, inputs)
+    finally:
+        te_compiler.get().clear()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    assert _stack_operands(factory.get_lib().get_source("asm")) == [], "the register tile spilled to the stack"
+    loop = _fma_loop(factory.get_lib().get_source("asm"))
+    fmas = len(re.findall(r"\bvfmadd\d{3}ps\b", loop))
+    assert fmas == 2 * reg_n * block, f"{fmas} FMAs in the loop: not the forced 2 x {reg_n} tile"
+    assert _stack_operands(loop) == [] and _vector_spills(loop) == [], "the register tile spilled to the stack"
 
 # --- the register model: tiles that fit, at the odd widths of SqueezeNet ---------------------------
 def _fma_loop(asm: str) -> str:
@@ -143,19 +170,52 @@ def test_register_tile_keeps_accumulators_in_registers(c, hw, o, k):
     assert stack * 8 <= fmas, f"{stack} stack accesses in an FMA loop of {fmas} FMAs: the tile spills"
 
 
-def test_register_model_counts():
-    """tile_registers as the loop is emitted: accumulators + the row's broadcasts + one weight
-    (several channel blocks), accumulators + the block's weights (+ one broadcast without
-    AVX-512's embedded broadcast) for one block."""
+WIDTHS = {"avx2": 32, "avx512": 64}     # vector bytes: the model's arithmetic at either width
+
+
+@pytest.fixture(params=sorted(WIDTHS))
+def width(request, monkeypatch):
+    """x86_common's model as on an AVX2 (16 registers, no embedded broadcast) or an AVX-512
+    host (32 registers, embedded broadcast), whatever this host is."""
     from relay_backend.strategy import x86_common
-    assert x86_common.tile_registers(4, 3, 1) == 12 + 3 + 1       # fits AVX2's 16
-    assert x86_common.tile_registers(2, 13, 1) == 26 + 13 + 1      # over AVX-512's 32
-    expected = 13 + 1 + (0 if x86_common.embedded_broadcast() else 1)
-    assert x86_common.tile_registers(1, 13, 1) == expected
+    monkeypatch.setattr(x86_common, "vector_bytes", lambda: WIDTHS[request.param])
+    return request.param
+
+
+def test_register_model_counts(width):
+    """tile_registers: accumulators + the larger of (weights + one broadcast) and (the row's
+    broadcasts + one block's weights); one column block: its weights + one broadcast, none with
+    AVX-512's embedded broadcast when the block is one vector."""
+    from relay_backend.strategy import x86_common as xc
+    avx512 = width == "avx512"
+    assert xc.vector_registers() == (32 if avx512 else 16)
+    assert xc.tile_registers(2, 14, 1) == 28 + 15            # broadcasts dominate: over both budgets
+    assert xc.tile_registers(2, 7, 1) == 14 + 8
+    assert xc.tile_registers(4, 4, 1) == 16 + 5
+    assert xc.tile_registers(6, 2, 1) == 12 + 7               # weights dominate: over AVX2's 16
+    assert xc.tile_registers(4, 3, 1) == 12 + 5
+    assert xc.tile_registers(3, 3, 1) == 9 + 4
+    assert xc.tile_registers(1, 13, 1) == 13 + 1 + (0 if avx512 else 1)
+    assert xc.tile_registers(1, 4, 2) == 8 + 2 + 1            # a block of two vectors
+
+
+@pytest.mark.parametrize("rows,col_blocks,avx2,avx512", [
+    (14, 16, (1, 14), (2, 7)),     # ResNet-50's 14x14 stage
+    (13, 16, (1, 13), (1, 13)),    # SqueezeNet's 13x13 fire modules
+    (28, 16, (1, 14), (4, 4)),
+    (56, 4, (1, 14), (2, 8)),
+    (112, 6, (1, 14), (6, 4)),
+    (27, 8, (1, 9), (2, 9)),
+])
+def test_register_tile_choices(width, rows, col_blocks, avx2, avx512):
+    """The tiles register_tile picks for a one-vector block at either width (AVX2 never the
+    6 x 2 or 4 x 3 whose weights alone would fill its 16 registers)."""
+    from relay_backend.strategy import x86_common as xc
+    assert xc.register_tile(rows, col_blocks, xc.lanes("float32")) == (avx512 if width == "avx512" else avx2)
 
 
 @pytest.mark.parametrize("rows,col_blocks", [(13, 16), (27, 8), (55, 4), (7, 32), (14, 16), (1, 100), (64, 32)])
-def test_register_tile_fits_and_divides(rows, col_blocks):
+def test_register_tile_fits_and_divides(width, rows, col_blocks):
     """register_tile's choice divides both extents, fits the registers by tile_registers, and no
     other fitting tile is faster by tile_cycles."""
     from relay_backend.strategy import x86_common as xc
