@@ -76,6 +76,35 @@ class ValueNumberingBuilder(ir.IRBuilder):
     def __init__(self, block=None):
         super().__init__(block)
         self._numbered = {}          # (method, id(block), operand keys) -> (value, operands)
+        self.lowered = LoweredNodes(self)
+
+
+class LoweredNodes:
+    """Whole tir nodes whose lowering is only shared instructions (llvm_expr._pure_int_kind),
+    remembered per block by (kind, operand values): emitting such a node again in the same
+    block would append nothing and return the same value (every instruction a hit in the
+    builder's table), so the emitter takes the value from here and skips the Python work of
+    lowering it again (each unrolled store recomputes the same index arithmetic)."""
+
+    def __init__(self, builder):
+        self._builder = builder
+        self._values = {}            # (kind, id(block), operand keys) -> (value, operands)
+
+    def get_or_lower(self, kind, vals, lower):
+        """The value of a node of `kind` over operand values `vals`: remembered, else
+        `lower()`'s, remembered when the builder appends at the end of one block throughout."""
+        b = self._builder
+        block = b._block
+        if b._anchor != len(block.instructions):
+            return lower()
+        key = (kind, id(block), *map(_operand_key, vals))
+        hit = self._values.get(key)
+        if hit is not None:
+            return hit[0]
+        value = lower()
+        if b._block is block and b._anchor == len(block.instructions):
+            self._values[key] = (value, vals, block)     # operands alive: ids stay unique
+        return value
 
 
 def _numbered(method: str):
@@ -106,4 +135,4 @@ def _numbered(method: str):
 for _method in _PURE:
     setattr(ValueNumberingBuilder, _method, _numbered(_method))
 
-__all__ = ["ValueNumberingBuilder"]
+__all__ = ["LoweredNodes", "ValueNumberingBuilder"]
