@@ -33,6 +33,12 @@ _PURE = ("add", "sub", "mul", "sdiv", "srem", "udiv", "urem", "shl", "lshr", "as
 _INT_BINOPS = ("add", "sub", "mul")
 
 
+# id(aggregate constant) -> (the constant, its key): printing a <16 x float> constant for every
+# lookup was a large part of building vector code; shared constants (llvm_vector's undef
+# vectors and splat masks) are printed once. The constant is held, so its id stays its own.
+_CONST_TEXT = {}
+
+
 def _operand_key(value):
     """A hashable stand-in for an operand: scalar constants by (type, value) (equal constants
     are often distinct objects; int and float types are singletons in llvmlite, floats by their
@@ -46,7 +52,12 @@ def _operand_key(value):
             return (id(value.type), int(const))
         if type(const) is float:
             return (id(value.type), struct.pack("<d", const))
-        return ("const", str(value))
+        hit = _CONST_TEXT.get(id(value))
+        if hit is None or hit[0] is not value:
+            if len(_CONST_TEXT) >= 4096:
+                _CONST_TEXT.clear()
+            hit = _CONST_TEXT[id(value)] = (value, ("const", str(value)))
+        return hit[1]
     if kind is list or kind is tuple:
         return tuple(_operand_key(v) for v in value)
     if kind is str or kind is int or kind is bool or value is None or isinstance(value, ir.Type):

@@ -17,6 +17,7 @@ vector select run, and a padded input's border lane may not be loaded; a conditi
 every lane becomes a branch instead), integer division / min / max on the lane values, math
 calls other than LLVM's vector intrinsics.
 """
+import functools
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -36,6 +37,22 @@ _INT_OPS = (tir.Add, tir.Sub, tir.Mul)
 # tir math calls with an LLVM vector intrinsic of the same name (llvm.<name>.v<L>f<bits>)
 VECTOR_INTRINSICS = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
                      "round": "nearbyint", "trunc": "trunc"}
+
+
+_I32_ZERO = ir.Constant(ir.IntType(32), 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _undef_vector(element, lanes: int):
+    """<lanes x element> undef, one shared object per type (constants are immutable; sharing
+    saves building and printing them per broadcast)."""
+    return ir.Constant(ir.VectorType(element, lanes), ir.Undefined)
+
+
+@functools.lru_cache(maxsize=None)
+def _splat_mask(lanes: int):
+    """The all-zero <lanes x i32> shuffle mask that copies lane 0 to every lane."""
+    return ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
 
 
 @dataclass(frozen=True)
@@ -217,12 +234,11 @@ class VectorEmitter:
 
     def _broadcast(self, scalar):
         lanes = self.plan.lanes
-        vtype = ir.VectorType(scalar.type, lanes)
         if isinstance(scalar, ir.Constant):
-            return ir.Constant(vtype, [scalar.constant] * lanes)
-        first = self.b.insert_element(ir.Constant(vtype, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0))
-        return self.b.shuffle_vector(first, ir.Constant(vtype, ir.Undefined),
-                                     ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+            return ir.Constant(ir.VectorType(scalar.type, lanes), [scalar.constant] * lanes)
+        undef = _undef_vector(scalar.type, lanes)
+        first = self.b.insert_element(undef, scalar, _I32_ZERO)
+        return self.b.shuffle_vector(first, undef, _splat_mask(lanes))
 
     def _pointer_at_first_lane(self, buffer, indices):
         return self.em.element_ptr(buffer, [self._scalar_at_lane(i, 0) for i in indices])
