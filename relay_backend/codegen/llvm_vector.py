@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from .. import tir
-from ..tir.functor import children, walk
+from ..tir.functor import children, mentions, walk
 from ..tir.loop_deps import iterations_independent
 from ..tir.simplify import linear_form
 from .llvm_expr import itemsize, llvm_type
@@ -90,14 +90,14 @@ def _flat_step(buffer, indices, var):
     or None when it is not `var` times a constant plus terms without `var`."""
     step = 0
     for dim, index in enumerate(indices):
-        if not any(n is var for n in walk(index)):
+        if not mentions(index, var):
             continue
         terms, _ = linear_form(index)
         coeff = 0
         for term, k in terms.values():
             if term is var:
                 coeff += k
-            elif any(n is var for n in walk(term)):
+            elif mentions(term, var):
                 return None
         stride = _static_stride(buffer, dim)
         if stride is None:

@@ -26,6 +26,16 @@ def children(node):
     return out
 
 
+def mentions(node, var) -> bool:
+    """Whether `var` (a node, by identity) occurs in `node`; a leaf is answered without a walk
+    (most indices are a constant or a single variable)."""
+    if node is var:
+        return True
+    if not node._fields:
+        return False
+    return any(n is var for n in walk(node))
+
+
 def walk(node, stop=None):
     """Yield `node` and every node below it, pre-order (shared nodes once); below a node for
     which `stop(node)` is true nothing is visited."""
