@@ -72,16 +72,22 @@ def _varying_nodes(roots, var) -> set:
     stack = [(root, False) for root in roots]
     while stack:
         node, ready = stack.pop()
-        if id(node) in done:
+        key = id(node)
+        if key in done:
+            continue
+        if not node._fields:                     # a leaf: varying when it is the variable
+            done.add(key)
+            if node is var:
+                varying.add(key)
             continue
         kids = children(node)
         if not ready:
             stack.append((node, True))
             stack.extend((k, False) for k in kids if id(k) not in done)
             continue
-        done.add(id(node))
-        if node is var or any(id(k) in varying for k in kids):
-            varying.add(id(node))
+        done.add(key)
+        if any(id(k) in varying for k in kids):
+            varying.add(key)
     return varying
 
 
