@@ -42,6 +42,13 @@ VECTOR_INTRINSICS = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "
 _I32_ZERO = ir.Constant(ir.IntType(32), 0)
 
 
+@functools.lru_cache(maxsize=4096)
+def _int_constant(dtype: str, value: int):
+    """A shared integer constant (llvmlite constants are immutable): indices are mostly small
+    constants, built ~100,000 times per ResNet-50 otherwise."""
+    return ir.Constant(llvm_type(dtype), value)
+
+
 @functools.lru_cache(maxsize=None)
 def _undef_vector(element, lanes: int):
     """<lanes x element> undef, one shared object per type (constants are immutable; sharing
@@ -224,9 +231,9 @@ class VectorEmitter:
         that constant while it is emitted)."""
         plan = self.plan
         if isinstance(node, tir.IntImm):                  # most indices: no emitter call needed
-            return ir.Constant(llvm_type(node.dtype), int(node.value))
+            return _int_constant(node.dtype, int(node.value))
         if node is plan.var:
-            return ir.Constant(llvm_type(node.dtype), plan.start + lane)
+            return _int_constant(node.dtype, plan.start + lane)
         if isinstance(node, tir.Var) and id(node) in self.em.vars:
             return self.em.vars[id(node)]
         self.em.vars[id(plan.var)] = ir.Constant(llvm_type(plan.var.dtype), plan.start + lane)
