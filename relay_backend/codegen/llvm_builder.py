@@ -33,6 +33,12 @@ _PURE = ("add", "sub", "mul", "sdiv", "srem", "udiv", "urem", "shl", "lshr", "as
 _INT_BINOPS = ("add", "sub", "mul")
 
 
+# id(aggregate constant) -> (the constant, its key): printing a <16 x float> constant for every
+# lookup was a large part of building vector code; shared constants (llvm_vector's undef
+# vectors and splat masks) are printed once. The constant is held, so its id stays its own.
+_CONST_TEXT = {}
+
+
 def _operand_key(value):
     """A hashable stand-in for an operand: scalar constants by (type, value) (equal constants
     are often distinct objects; int and float types are singletons in llvmlite, floats by their
@@ -46,7 +52,12 @@ def _operand_key(value):
             return (id(value.type), int(const))
         if type(const) is float:
             return (id(value.type), struct.pack("<d", const))
-        return ("const", str(value))
+        hit = _CONST_TEXT.get(id(value))
+        if hit is None or hit[0] is not value:
+            if len(_CONST_TEXT) >= 4096:
+                _CONST_TEXT.clear()
+            hit = _CONST_TEXT[id(value)] = (value, ("const", str(value)))
+        return hit[1]
     if kind is list or kind is tuple:
         return tuple(_operand_key(v) for v in value)
     if kind is str or kind is int or kind is bool or value is None or isinstance(value, ir.Type):
@@ -76,6 +87,35 @@ class ValueNumberingBuilder(ir.IRBuilder):
     def __init__(self, block=None):
         super().__init__(block)
         self._numbered = {}          # (method, id(block), operand keys) -> (value, operands)
+        self.lowered = LoweredNodes(self)
+
+
+class LoweredNodes:
+    """Whole tir nodes whose lowering is only shared instructions (llvm_expr._pure_int_kind),
+    remembered per block by (kind, operand values): emitting such a node again in the same
+    block would append nothing and return the same value (every instruction a hit in the
+    builder's table), so the emitter takes the value from here and skips the Python work of
+    lowering it again (each unrolled store recomputes the same index arithmetic)."""
+
+    def __init__(self, builder):
+        self._builder = builder
+        self._values = {}            # (kind, id(block), operand keys) -> (value, operands)
+
+    def get_or_lower(self, kind, vals, lower):
+        """The value of a node of `kind` over operand values `vals`: remembered, else
+        `lower()`'s, remembered when the builder appends at the end of one block throughout."""
+        b = self._builder
+        block = b._block
+        if b._anchor != len(block.instructions):
+            return lower()
+        key = (kind, id(block), *map(_operand_key, vals))
+        hit = self._values.get(key)
+        if hit is not None:
+            return hit[0]
+        value = lower()
+        if b._block is block and b._anchor == len(block.instructions):
+            self._values[key] = (value, vals, block)     # operands alive: ids stay unique
+        return value
 
 
 def _numbered(method: str):
@@ -106,4 +146,4 @@ def _numbered(method: str):
 for _method in _PURE:
     setattr(ValueNumberingBuilder, _method, _numbered(_method))
 
-__all__ = ["ValueNumberingBuilder"]
+__all__ = ["LoweredNodes", "ValueNumberingBuilder"]

@@ -87,6 +87,28 @@ def _children(node) -> list:
     return [] if isinstance(node, tir.Let) else tir_children(node)
 
 
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith("int") or dtype.startswith("uint")
+
+
+def _pure_int_kind(node):
+    """A hashable description of what `node` computes from its operands' values, when its
+    lowering is integer instructions only, all of which the value-numbering builder shares
+    (llvm_builder.py): integer arithmetic, integer comparisons, integer-to-integer casts,
+    logical and/or/not. Such a node emitted again in the same block with the same operand
+    values would only return the earlier values; None for any other node."""
+    if isinstance(node, tir.BinaryOp):
+        return (type(node), node.dtype) if _is_int(node.dtype) else None
+    if isinstance(node, tir.CmpOp):
+        return (type(node), node.a.dtype) if _is_int(node.a.dtype) else None
+    if isinstance(node, tir.Cast):
+        return ((tir.Cast, node.value.dtype, node.dtype)
+                if _is_int(node.value.dtype) and _is_int(node.dtype) else None)
+    if isinstance(node, (tir.And, tir.Or, tir.Not)):
+        return (type(node),)
+    return None
+
+
 class ExprEmitter:
     """Lowers tir expressions with `self.builder`; needs `self.vars` (id(Var) -> value),
     `self.buffers` (id(buffer.data) -> pointer) and `self.math` (a MathLib)."""
@@ -105,7 +127,8 @@ class ExprEmitter:
         if isinstance(root, _LEAVES):          # most indices: no traversal to set up
             return self._lower(root, ())
         memo = BranchMemo()
-        lazy = lazy_selects([root])
+        lazy = None                            # found on the first Select (most have none)
+        lowered = getattr(self.builder, "lowered", None)     # llvm_builder: pure int nodes
         stack = [(root, 0, None)]
         while stack:
             node, state, data = stack.pop()
@@ -123,15 +146,23 @@ class ExprEmitter:
                 else:
                     memo[key] = memo[id(node.body)]
                 continue
-            if key in lazy:
-                self._lazy_select_step(node, state, data, memo, stack)
-                continue
+            if isinstance(node, tir.Select):
+                if lazy is None:
+                    lazy = lazy_selects([root])
+                if key in lazy:
+                    self._lazy_select_step(node, state, data, memo, stack)
+                    continue
             kids = _children(node)
             if state == 0 and kids:
                 stack.append((node, 1, None))
                 stack.extend((k, 0, None) for k in reversed(kids) if id(k) not in memo)
                 continue
-            memo[key] = self._lower(node, [memo[id(k)] for k in kids])
+            vals = [memo[id(k)] for k in kids]
+            kind = _pure_int_kind(node) if lowered is not None else None
+            if kind is None:
+                memo[key] = self._lower(node, vals)
+            else:
+                memo[key] = lowered.get_or_lower(kind, vals, lambda: self._lower(node, vals))
         return memo[id(root)]
 
     def _lazy_select_step(self, node, state, data, memo, stack):

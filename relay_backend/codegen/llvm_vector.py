@@ -17,12 +17,13 @@ vector select run, and a padded input's border lane may not be loaded; a conditi
 every lane becomes a branch instead), integer division / min / max on the lane values, math
 calls other than LLVM's vector intrinsics.
 """
+import functools
 from dataclasses import dataclass
 
 from llvmlite import ir
 
 from .. import tir
-from ..tir.functor import children, walk
+from ..tir.functor import children, mentions, walk
 from ..tir.loop_deps import iterations_independent
 from ..tir.simplify import linear_form
 from .llvm_expr import itemsize, llvm_type
@@ -36,6 +37,29 @@ _INT_OPS = (tir.Add, tir.Sub, tir.Mul)
 # tir math calls with an LLVM vector intrinsic of the same name (llvm.<name>.v<L>f<bits>)
 VECTOR_INTRINSICS = {"sqrt": "sqrt", "fabs": "fabs", "floor": "floor", "ceil": "ceil",
                      "round": "nearbyint", "trunc": "trunc"}
+
+
+_I32_ZERO = ir.Constant(ir.IntType(32), 0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_constant(dtype: str, value: int):
+    """A shared integer constant (llvmlite constants are immutable): indices are mostly small
+    constants, built ~100,000 times per ResNet-50 otherwise."""
+    return ir.Constant(llvm_type(dtype), value)
+
+
+@functools.lru_cache(maxsize=None)
+def _undef_vector(element, lanes: int):
+    """<lanes x element> undef, one shared object per type (constants are immutable; sharing
+    saves building and printing them per broadcast)."""
+    return ir.Constant(ir.VectorType(element, lanes), ir.Undefined)
+
+
+@functools.lru_cache(maxsize=None)
+def _splat_mask(lanes: int):
+    """The all-zero <lanes x i32> shuffle mask that copies lane 0 to every lane."""
+    return ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes)
 
 
 @dataclass(frozen=True)
@@ -55,16 +79,22 @@ def _varying_nodes(roots, var) -> set:
     stack = [(root, False) for root in roots]
     while stack:
         node, ready = stack.pop()
-        if id(node) in done:
+        key = id(node)
+        if key in done:
+            continue
+        if not node._fields:                     # a leaf: varying when it is the variable
+            done.add(key)
+            if node is var:
+                varying.add(key)
             continue
         kids = children(node)
         if not ready:
             stack.append((node, True))
             stack.extend((k, False) for k in kids if id(k) not in done)
             continue
-        done.add(id(node))
-        if node is var or any(id(k) in varying for k in kids):
-            varying.add(id(node))
+        done.add(key)
+        if any(id(k) in varying for k in kids):
+            varying.add(key)
     return varying
 
 
@@ -73,14 +103,14 @@ def _flat_step(buffer, indices, var):
     or None when it is not `var` times a constant plus terms without `var`."""
     step = 0
     for dim, index in enumerate(indices):
-        if not any(n is var for n in walk(index)):
+        if not mentions(index, var):
             continue
         terms, _ = linear_form(index)
         coeff = 0
         for term, k in terms.values():
             if term is var:
                 coeff += k
-            elif any(n is var for n in walk(term)):
+            elif mentions(term, var):
                 return None
         stride = _static_stride(buffer, dim)
         if stride is None:
@@ -201,9 +231,9 @@ class VectorEmitter:
         that constant while it is emitted)."""
         plan = self.plan
         if isinstance(node, tir.IntImm):                  # most indices: no emitter call needed
-            return ir.Constant(llvm_type(node.dtype), int(node.value))
+            return _int_constant(node.dtype, int(node.value))
         if node is plan.var:
-            return ir.Constant(llvm_type(node.dtype), plan.start + lane)
+            return _int_constant(node.dtype, plan.start + lane)
         if isinstance(node, tir.Var) and id(node) in self.em.vars:
             return self.em.vars[id(node)]
         self.em.vars[id(plan.var)] = ir.Constant(llvm_type(plan.var.dtype), plan.start + lane)
@@ -217,12 +247,11 @@ class VectorEmitter:
 
     def _broadcast(self, scalar):
         lanes = self.plan.lanes
-        vtype = ir.VectorType(scalar.type, lanes)
         if isinstance(scalar, ir.Constant):
-            return ir.Constant(vtype, [scalar.constant] * lanes)
-        first = self.b.insert_element(ir.Constant(vtype, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0))
-        return self.b.shuffle_vector(first, ir.Constant(vtype, ir.Undefined),
-                                     ir.Constant(ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
+            return ir.Constant(ir.VectorType(scalar.type, lanes), [scalar.constant] * lanes)
+        undef = _undef_vector(scalar.type, lanes)
+        first = self.b.insert_element(undef, scalar, _I32_ZERO)
+        return self.b.shuffle_vector(first, undef, _splat_mask(lanes))
 
     def _pointer_at_first_lane(self, buffer, indices):
         return self.em.element_ptr(buffer, [self._scalar_at_lane(i, 0) for i in indices])

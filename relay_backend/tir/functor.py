@@ -14,15 +14,26 @@ def _is_node(x):
 
 
 def children(node):
-    """The direct child nodes of `node`, in `_fields` order."""
+    """The direct child nodes of `node`, in `_fields` order (the hottest function of code
+    generation: the node test is inlined)."""
     out = []
     for name in node._fields:
         value = getattr(node, name)
         if isinstance(value, tuple):
-            out.extend(v for v in value if _is_node(v))
-        elif _is_node(value):
+            out.extend([v for v in value if isinstance(v, _NODE_TYPES)])
+        elif isinstance(value, _NODE_TYPES):
             out.append(value)
     return out
+
+
+def mentions(node, var) -> bool:
+    """Whether `var` (a node, by identity) occurs in `node`; a leaf is answered without a walk
+    (most indices are a constant or a single variable)."""
+    if node is var:
+        return True
+    if not node._fields:
+        return False
+    return any(n is var for n in walk(node))
 
 
 def walk(node, stop=None):

@@ -10,7 +10,7 @@ stores to is read only at exactly a stored index (a reduction update acc[x] = ac
 """
 from . import expr as E
 from . import stmt as S
-from .functor import walk
+from .functor import mentions, walk
 from .simplify import _key, linear_form
 
 
@@ -18,10 +18,10 @@ def _injective_in(indices, var) -> bool:
     """One index is var + (something without var), the others do not mention var."""
     hits = 0
     for e in indices:
-        if not any(n is var for n in walk(e)):
+        if not mentions(e, var):
             continue
         terms, _ = linear_form(e)
-        with_var = [(t, k) for t, k in terms.values() if any(n is var for n in walk(t))]
+        with_var = [(t, k) for t, k in terms.values() if mentions(t, var)]
         if len(with_var) != 1 or with_var[0][0] is not var or abs(with_var[0][1]) != 1:
             return False
         hits += 1

@@ -110,3 +110,47 @@ def test_unrolled_floor_division_indexing_matches_numpy_with_one_division():
     build(func)["fdiv_rows"](nd.array(x), y)
     ii = np.arange(12)[:, None]
     np.testing.assert_array_equal(y.numpy(), x[ii // 3, (ii % 3) * 4 + np.arange(4)] * 2)
+
+
+def _floordiv_rows(vectorized: bool):
+    """Y[i, j] = X[i // 3, (i % 3) * 4 + j] * 2 and Z[i, j] = the same + 1: the index arithmetic
+    of i repeats in both stores (distinct tir nodes of the same form)."""
+    X = tir.Buffer("X", (4, 12), "float32")
+    Y, Z = tir.Buffer("Y", (12, 4), "float32"), tir.Buffer("Z", (12, 4), "float32")
+    i, j = tir.Var("i"), tir.Var("j")
+
+    def value():
+        return X[tir.floordiv(i, 3), tir.floormod(i, 3) * 4 + j] * 2.0
+    body = S.SeqStmt([S.BufferStore(Y, value(), (i, j)), S.BufferStore(Z, value() + 1.0, (i, j))])
+    loop = S.For(i, 0, 12, "serial", S.For(j, 0, 4, "vectorized" if vectorized else "serial", body))
+    return tir.PrimFunc([X, Y, Z], loop, "fdiv_rows_vec" if vectorized else "fdiv_rows_two")
+
+
+@pytest.mark.parametrize("vectorized", [False, True])
+def test_lowered_node_table_changes_no_instruction(monkeypatch, vectorized):
+    """llvm_builder.LoweredNodes hands back the value of an integer node already lowered in the
+    block: the IR text is the same as lowering every node again (the table is used: it has
+    hits), and the kernel computes what numpy does."""
+    from relay_backend.codegen.llvm_builder import LoweredNodes
+    with_table, _ = codegen_llvm([_floordiv_rows(vectorized)])
+    original, hits = LoweredNodes.get_or_lower, []
+
+    def counting(self, kind, vals, lower):
+        lowered = []
+        value = original(self, kind, vals, lambda: lowered.append(1) or lower())
+        if not lowered:
+            hits.append(kind)
+        return value
+    monkeypatch.setattr(LoweredNodes, "get_or_lower", counting)
+    again, _ = codegen_llvm([_floordiv_rows(vectorized)])
+    monkeypatch.setattr(LoweredNodes, "get_or_lower", lambda self, kind, vals, lower: lower())
+    without_table, _ = codegen_llvm([_floordiv_rows(vectorized)])
+    assert hits and with_table == again == without_table
+    func = _floordiv_rows(vectorized)
+    x = np.arange(48, dtype="float32").reshape(4, 12) - 7.5
+    y, z = nd.empty((12, 4), "float32"), nd.empty((12, 4), "float32")
+    build(func)[func.name](nd.array(x), y, z)
+    ii = np.arange(12)[:, None]
+    expect = x[ii // 3, (ii % 3) * 4 + np.arange(4)] * 2
+    np.testing.assert_array_equal(y.numpy(), expect)
+    np.testing.assert_array_equal(z.numpy(), expect + 1)
