@@ -79,20 +79,32 @@ def copy_with(node, **changes):
     return new
 
 
-def rewrite(node, fn, memo=None):
+def rewrite(node, fn, memo=None, replace_by_child=None):
     """Rebuild `node` bottom-up: children first, then `fn(rebuilt)` (None keeps it).
 
-    Shared subtrees are rewritten once (memo by id).
+    Shared subtrees are rewritten once (memo by id). `replace_by_child(n)`, when given, is
+    asked top-down before `n`'s children are visited: a returned child stands for `n` (its
+    rewrite becomes `n`'s, `fn` is not called on `n`) and `n`'s other children are never
+    visited, so a pass that prunes branches skips the subtrees it drops.
     """
     memo = {} if memo is None else memo
+    chosen = {}
     stack = [(node, False)]
     while stack:
         n, ready = stack.pop()
         if id(n) in memo:
             continue
         if not ready:
+            if replace_by_child is not None and id(n) not in chosen:
+                chosen[id(n)] = replace_by_child(n)
             stack.append((n, True))
-            stack.extend((c, False) for c in children(n) if id(c) not in memo)
+            child = chosen.get(id(n))
+            kids = children(n) if child is None else (child,)
+            stack.extend((c, False) for c in kids if id(c) not in memo)
+            continue
+        child = chosen.get(id(n))
+        if child is not None:
+            memo[id(n)] = memo[id(child)]
             continue
         changes = {}
         for name in n._fields:

@@ -21,7 +21,7 @@ Select stays, correct as before). Loops without the mark are left alone; the mar
 """
 from . import expr as E
 from . import stmt as S
-from .functor import children, copy_with, rewrite, substitute, walk
+from .functor import children, rewrite, substitute, walk
 from .prim_func import PrimFunc
 from .simplify import const_bound, linear_form, simplify_expr
 
@@ -78,42 +78,16 @@ def _prune_selects(body, var, lo: int, hi: int):
     branch it takes, top-down: the branches not taken are never visited (a concatenation of n
     inputs has a chain of n Selects; simplifying every piece bottom-up would cost n * n)."""
     ranges = {id(var): (lo, hi)}
-    taken = {}
 
-    def kids(n):
-        if isinstance(n, E.Select):
-            if id(n) not in taken:
-                cond = simplify_expr(n.condition, ranges)
-                taken[id(n)] = (n.true_value if cond.value else n.false_value) \
-                    if isinstance(cond, E.IntImm) else None
-            if taken[id(n)] is not None:
-                return [taken[id(n)]]
-        return children(n)
+    def branch_taken(n):
+        if not isinstance(n, E.Select):
+            return None
+        cond = simplify_expr(n.condition, ranges)
+        if isinstance(cond, E.IntImm):
+            return n.true_value if cond.value else n.false_value
+        return None
 
-    memo = {}
-    stack = [(body, False)]
-    while stack:
-        n, ready = stack.pop()
-        if id(n) in memo:
-            continue
-        if not ready:
-            stack.append((n, True))
-            stack.extend((c, False) for c in kids(n) if id(c) not in memo)
-            continue
-        if isinstance(n, E.Select) and taken.get(id(n)) is not None:
-            memo[id(n)] = memo[id(taken[id(n)])]
-            continue
-        changes = {}
-        for name in n._fields:
-            value = getattr(n, name)
-            if isinstance(value, tuple):
-                new = tuple(memo[id(v)] if isinstance(v, (E.PrimExpr, S.Stmt)) else v for v in value)
-                if any(x is not y for x, y in zip(new, value)):
-                    changes[name] = new
-            elif isinstance(value, (E.PrimExpr, S.Stmt)) and memo[id(value)] is not value:
-                changes[name] = memo[id(value)]
-        memo[id(n)] = copy_with(n, **changes) if changes else n
-    return memo[id(body)]
+    return rewrite(body, lambda n: None, replace_by_child=branch_taken)
 
 
 def cut_points(body, var) -> set:
