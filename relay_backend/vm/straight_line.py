@@ -17,11 +17,13 @@ Specialisations, each behaving as the instructions it replaces:
 * that pair is an *internal* site when its tensor cannot outlive the run: the storage is read by
   nothing else, and the tensor only by kernel calls (as an input, or as the output they
   write) and is not returned; no view, tuple, move or result can then reach its bytes. Each
-  internal site gets one tensor per thread (StoragePool.sites), allocated on the first run and
-  handed out again with no reference counting, as a graph executor's planned buffer (up to
-  MAX_SITE_BYTES per function; sites past that, and the others, take pooled blocks, whose
-  reference counts prove them free, StoragePool.reuse_carved); the kills of its registers
-  are dropped (they only released a reference for the pool's counts);
+  internal site gets one tensor per thread (StoragePool.sites), made on the first run and
+  handed out again with no reference counting, as a graph executor's planned buffer; sites
+  whose tensors are never live at once share a block (site_plan.py, the graph executor's
+  memory plan), up to MAX_SITE_BYTES of blocks per function; sites past that, and the
+  others, take pooled blocks, whose reference counts prove them free,
+  StoragePool.reuse_carved; the kills of its registers are dropped (they only released a
+  reference for the pool's counts);
 * consecutive kernel calls, with the static allocations between them, run as one native call
   per thread (kernel_batches.py).
 """
@@ -33,6 +35,7 @@ from .bytecode import FIELDS, Opcode, read_registers
 from .loop import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_PACKED, KILL_REGISTER, LOAD_CONST, LOAD_CONSTI,
                    RESHAPE_TENSOR, RET, _allocation_error, _fatal, _tensor)
 from .kernel_batches import batch_kernels
+from .site_plan import plan_sites
 from .storage import Storage
 
 # bytes of internal-site tensors one straight-line function keeps per thread
@@ -64,17 +67,24 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             reads.setdefault(r, []).append(pc)
     writes = _write_counts(body)
     internal = _internal_sites(body, reads, returned, writes)
-    line, kinds, pc, site_bytes, internal_regs = [], [], 0, 0, set()
+    plan = plan_sites(body, internal)
+    line, kinds, pc, site_bytes, internal_regs, admitted = [], [], 0, 0, set(), set()
     while pc < len(body):
         ins = body[pc]
         after = body[pc + 1] if pc + 1 < len(body) else None
         if ins[0] == ALLOC_STORAGE and ins[7] is not None and after is not None and \
                 after[0] == ALLOC_TENSOR and after[1] == ins[6] and _known(constants, after[2], pc + 1):
-            own = pc in internal and site_bytes + ins[7] <= MAX_SITE_BYTES
+            block = plan.block.get(pc)
+            cost = 0 if block in admitted else ins[7] if block is None else plan.sizes[block]
+            own = pc in internal and site_bytes + cost <= MAX_SITE_BYTES
             if own:
-                site_bytes += ins[7]
+                site_bytes += cost
                 internal_regs.update((ins[6], after[5]))
-            line.append((_site if own else _carved)(vm, func_index, pc, ins, after, constants[after[2]][0]))
+                if block is not None:
+                    admitted.add(block)
+            offset = constants[after[2]][0]
+            line.append(_site(vm, func_index, pc, ins, after, offset, block, plan) if own else
+                        _carved(vm, func_index, pc, ins, after, offset))
             single = writes[ins[6]] == 1 and writes[after[5]] == 1
             kinds.append(("site", frozenset(reads.get(after[5], ()))) if own else
                          ("alloc",) if single else ("other",))
@@ -183,17 +193,31 @@ def _new_carved(vm, func_index, pc, regs, static_bytes, offset, shape, dtype, nb
     return storage, storage.alloc_tensor(offset, shape, dtype, nbytes)
 
 
-def _site(vm, func_index, pc, storage_ins, tensor_ins, offset: int):
-    """An internal site: this thread's tensor for it, allocated on the first run."""
+def _site(vm, func_index, pc, storage_ins, tensor_ins, offset: int, block, plan):
+    """An internal site: this thread's tensor for it, made on the first run, carved from the
+    thread's block `block` of the function's SitePlan `plan` (site_plan.py; shared with the
+    sites whose tensors are never live at the same time), or from a block of its own when
+    `block` is None."""
     static_bytes, storage_reg = storage_ins[7], storage_ins[6]
     shape, dst, dtype, nbytes = tensor_ins[3], tensor_ins[5], tensor_ins[6], tensor_ins[7]
     site = (func_index, pc)
+    shared = None if block is None else (func_index, "block", block)
+
+    def make(regs, pool):
+        if shared is None:
+            return _new_carved(vm, func_index, pc, regs, static_bytes, offset, shape, dtype, nbytes)
+        storage = pool.sites.get(shared)
+        if storage is None:
+            size = plan.sizes[block]
+            if size > max_tensor_bytes():
+                raise _allocation_error(vm, func_index, pc, regs, size)
+            storage = pool.sites[shared] = Storage(size, vm.host)
+        return storage, storage.alloc_tensor(offset, shape, dtype, nbytes)
 
     def step(regs, pool):
         found = pool.sites.get(site)
         if found is None:
-            found = pool.sites[site] = _new_carved(vm, func_index, pc, regs, static_bytes, offset, shape,
-                                                   dtype, nbytes)
+            found = pool.sites[site] = make(regs, pool)
         regs[storage_reg], regs[dst] = found
     return step
 

@@ -13,6 +13,7 @@ import pytest
 import relay_backend as relay
 from relay_backend import vm as rvm
 from relay_backend.errors import InputError, RelayError
+from relay_backend.vm.storage import Storage
 
 N = 16
 
@@ -43,8 +44,13 @@ def test_internal_sites_hold_only_the_intermediates():
     machine = _vm(_chain)
     machine.run(np.zeros(N, "float32"))
     pool = machine._storage_pool()
-    batches = [v[0] for v in pool.sites.values() if isinstance(v[0], KernelSequence)]
-    assert len(pool.sites) - len(batches) == 4   # sites: exp(x), * 3, + 1, tanh
+    batches = [v[0] for v in pool.sites.values() if isinstance(v, tuple) and isinstance(v[0], KernelSequence)]
+    blocks = [v for v in pool.sites.values() if isinstance(v, Storage)]
+    sites = [v for v in pool.sites.values() if isinstance(v, tuple) and isinstance(v[1], relay.nd.NDArray)]
+    assert len(sites) == 4                       # sites: exp(x), * 3, + 1, tanh
+    # each lives from its kernel to the next one: two planned blocks serve them, in turn
+    assert len(blocks) == 2
+    assert [s[1].data_ptr for s in sites[:2]] == [s[1].data_ptr for s in sites[2:]]
     assert [len(b) for b in batches] == [5]      # the five kernels: one native call
     assert sum(len(b) for b in pool.by_size.values()) == 1       # the result: pooled, counted
 
