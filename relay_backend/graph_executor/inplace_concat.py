@@ -14,42 +14,8 @@ contiguous or not aligned.
 """
 import math
 
-from ..ir.expr import Call, Tuple
-from ..ir.types import TensorType, TupleType
-from ..op.registry import OpDef
+from ..analysis.pure_concat import pure_concatenation
 from ..runtime.ndarray import ALIGNMENT
-
-CONCATENATE = "concatenate"
-
-
-def _concat_axis(prim):
-    """The concatenation axis when `prim` only concatenates its parameters, in order: nested
-    concatenations along one axis (they lay their operands back to back all the same) of the
-    parameters, or one concatenation of its one tuple parameter (unfused code); else None."""
-    body = prim.body
-    if not isinstance(body.checked_type, TensorType):
-        return None
-    rank = len(body.checked_type.shape)
-    if _is_concat(body) and len(prim.params) == 1 and body.args[0] is prim.params[0] and \
-            isinstance(prim.params[0].checked_type, TupleType) and len(prim.params[0].checked_type.fields) > 1:
-        return int(body.attrs.axis) % rank
-    leaves, axes, stack = [], set(), [body]
-    while stack:
-        node = stack.pop()
-        if _is_concat(node) and isinstance(node.args[0], Tuple):
-            axes.add(int(node.attrs.axis) % rank)
-            stack.extend(reversed(node.args[0].fields))
-        else:
-            leaves.append(node)
-    if len(axes) != 1 or len(leaves) < 2 or len(leaves) != len(prim.params) or \
-            any(leaf is not param for leaf, param in zip(leaves, prim.params)):
-        return None
-    return axes.pop()
-
-
-def _is_concat(node) -> bool:
-    return isinstance(node, Call) and isinstance(node.op, OpDef) and node.op.name == CONCATENATE \
-        and len(node.args) == 1
 
 
 def inplace_concats(lowered) -> tuple:
@@ -68,9 +34,10 @@ def inplace_concats(lowered) -> tuple:
             producer[eid] = index
     views, dropped = {}, set()
     for index, call in enumerate(calls):
-        axis = _concat_axis(call.prim)
-        if axis is None or len(call.outputs) != 1 or len(call.inputs) != _leaf_count(call.prim):
+        found = pure_concatenation(call.prim)
+        if found is None or len(call.outputs) != 1 or len(call.inputs) != found[1]:
             continue
+        axis = found[0]
         out = lowered.entries[call.outputs[0]]
         axis = axis + len(out.shape) if axis < 0 else axis
         if math.prod(out.shape[:axis]) != 1 or len(set(call.inputs)) != len(call.inputs):
@@ -87,16 +54,6 @@ def inplace_concats(lowered) -> tuple:
             views[eid] = (call.outputs[0], offset)
         dropped.add(index)
     return views, dropped
-
-
-def _leaf_count(prim) -> int:
-    """How many tensors the parameters of `prim` hold (a tuple parameter holds its fields)."""
-    count = 0
-    for param in prim.params:
-        ty = param.checked_type
-        count += len(ty.fields) if isinstance(ty, TupleType) and \
-            all(isinstance(f, TensorType) for f in ty.fields) else 1
-    return count
 
 
 def _writes_in_place(lowered, calls, producer, readers, dropped, eid, dtype) -> bool:

@@ -17,6 +17,7 @@ tensors are released while the function still runs.
 import numpy as np
 
 from ..analysis.kernel_summary import mac_count, relay_ops
+from ..analysis.pure_concat import pure_concatenation
 from ..autotvm.env import build_scope
 from ..docstrings import shared_parameters
 from ..errors import CompileError
@@ -264,6 +265,8 @@ class VMCompiler:
                                 {i: p for i, p in ctx.shape_funcs.items()}, ctx.constants, None)
         self._exec.kernel_info = {name: {"ops": relay_ops(prim), "macs": mac_count(prim)}
                                   for name, prim in ctx.kernel_sources.items()}
+        self._exec.concat_kernels = {ctx.packed_index(name): found for name, prim in ctx.kernel_sources.items()
+                                     if (found := pure_concatenation(prim)) is not None}
 
     def codegen(self) -> None:
         """Compile every kernel the bytecode calls into one runtime Module."""

@@ -105,6 +105,10 @@ class Executable:
         # kernel name -> {"ops": Relay op names, "macs": multiply-adds}, for profiles; known for
         # executables compiled in this process (not stored by save())
         self.kernel_info = {}
+        # packed index -> (axis, number of inputs) of the kernels that only concatenate their
+        # inputs, which the VM may run in place (vm/site_plan.py); known for executables
+        # compiled in this process (not stored by save(): a loaded one copies)
+        self.concat_kernels = {}
 
     # -- inspection
     @property

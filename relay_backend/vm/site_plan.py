@@ -14,10 +14,21 @@ lets sites whose live ranges do not overlap share one block. A site enters the p
 exactly one kernel writes it and no kernel reads it before (or while) that kernel runs; any
 other site keeps a block of its own, as before. RB_NO_MEMORY_PLAN=1 gives every site its own
 block (the planner's switch).
+
+In-place concatenation, as the graph executor does it (graph_executor/inplace_concat.py): a
+kernel that only concatenates its inputs (Executable.concat_kernels, recorded by the compiler)
+whose output and inputs are planned sites, each input read by this kernel alone, of the output's
+dtype, the slices contiguous (every axis before the concatenation axis of extent 1) and
+ALIGNMENT-aligned, and the shapes those of a concatenation along its axis, makes its inputs
+views of its output (analysis.memory_views): each producer writes straight into its slice and
+the concatenation runs nothing (`dropped`).
 """
+import math
 from dataclasses import dataclass
 
-from ..analysis.memory_plan import Entry, Step, plan_memory
+from ..analysis.memory_plan import Entry, Step
+from ..analysis.memory_views import plan_with_views, resolve
+from ..runtime.ndarray import ALIGNMENT
 from .bytecode import Opcode
 
 INVOKE_PACKED = int(Opcode.InvokePacked)
@@ -25,11 +36,18 @@ INVOKE_PACKED = int(Opcode.InvokePacked)
 
 @dataclass(frozen=True)
 class SitePlan:
-    """`block[pc]`: the block id of the site whose alloc_storage is at pc (planned sites only);
-    `sizes[block]`: its size in bytes (the largest storage of the sites placed there)."""
+    """For the planned sites, by the pc of their alloc_storage: `block[pc]` the block id,
+    `offset[pc]` the byte offset of the site's tensor in the block; `sizes[block]` the block's
+    size in bytes; `dropped[pc]`: the block of the output of the in-place concatenation at pc,
+    which runs nothing when the sites of that block are given the planned block."""
 
     block: dict
+    offset: dict
     sizes: list
+    dropped: dict
+
+
+EMPTY = SitePlan({}, {}, [], {})
 
 
 def kernel_arguments(ins) -> tuple:
@@ -39,40 +57,79 @@ def kernel_arguments(ins) -> tuple:
     return tuple(regs[:n_in]), tuple(regs[n_in:])
 
 
-def plan_sites(body, internal) -> SitePlan:
+def plan_sites(body, sites: dict, concat_kernels=None) -> SitePlan:
     """The shared blocks of the internal sites of `body` (a straight line's decoded instructions
-    but the ret) whose alloc_storage pcs are `internal` (see the module docstring)."""
-    # tensor register -> site pc, for the sites of static size
-    site_of = {body[pc + 1][5]: pc for pc in internal if body[pc][7] is not None}
-    writer, first_read, bad = {}, {}, set()
-    kernels = []
+    but the ret): `sites` maps the pc of each site's alloc_storage (static size) to the constant
+    offset of its alloc_tensor; `concat_kernels` ({packed index: (axis, inputs)}) names the
+    kernels that only concatenate their inputs (see the module docstring)."""
+    site_of = {body[pc + 1][5]: pc for pc in sites}          # tensor register -> site pc
+    writer, first_read, read_count, bad, kernels = {}, {}, {}, set(), []
     for pc, ins in enumerate(body):
         if ins[0] != INVOKE_PACKED:
             continue
         ins_regs, outs = kernel_arguments(ins)
         for r in ins_regs:
-            if r in site_of:
-                first_read.setdefault(r, pc)
+            first_read.setdefault(r, pc)
+            read_count[r] = read_count.get(r, 0) + 1
         for r in outs:
             if r in site_of:
                 if r in writer or r in ins_regs:
                     bad.add(r)
                 writer[r] = pc
-        kernels.append((pc, ins_regs, outs))
-    planned = {r for r in site_of if r in writer and r not in bad and first_read.get(r, writer[r] + 1) > writer[r]}
-    order = sorted(planned, key=lambda r: site_of[r])
+        kernels.append((pc, ins, ins_regs, outs))
+    order = sorted((r for r in site_of if r in writer and r not in bad and first_read.get(r, writer[r] + 1) > writer[r]),
+                   key=lambda r: site_of[r])
+    if not order:
+        return EMPTY
     entry_of = {r: i for i, r in enumerate(order)}
     entries = [Entry(int(body[site_of[r]][7]), name=f"site@{site_of[r]}") for r in order]
-    steps = []
-    for pc, ins_regs, outs in kernels:
+    steps, views, dropped = [], {}, {}
+    for pc, ins, ins_regs, outs in kernels:
+        slices = _inplace_slices(body, site_of, entry_of, read_count, ins, ins_regs, outs,
+                                 (concat_kernels or {}).get(ins[1]))
+        if slices is not None:
+            views.update((entry_of[r], (entry_of[outs[0]], offset)) for r, offset in slices)
+            dropped[len(steps)] = pc
         step_in = tuple(entry_of[r] for r in ins_regs if r in entry_of)
         step_out = tuple(entry_of[r] for r in outs if r in entry_of)
         if step_in or step_out:
             steps.append(Step(step_in, step_out, name=f"pc {pc}"))
-    if not entries:
-        return SitePlan({}, [])
-    plan = plan_memory(steps, entries)
-    return SitePlan({site_of[r]: plan.storage_ids[entry_of[r]] for r in order}, list(plan.storage_sizes))
+    plan, offsets = plan_with_views(steps, entries, views, set(dropped))
+    roots = resolve(views)
+    block, offset = {}, {}
+    for r in order:
+        pc, eid = site_of[r], entry_of[r]
+        root = order[roots[eid][0]] if eid in roots else r
+        block[pc] = plan.storage_ids[eid]
+        offset[pc] = sites[site_of[root]] + offsets[eid]
+    out_block = {pc: plan.storage_ids[entry_of[kernel_arguments(body[pc])[1][0]]] for pc in dropped.values()}
+    return SitePlan(block, offset, list(plan.storage_sizes), out_block)
 
 
-__all__ = ["SitePlan", "plan_sites", "kernel_arguments"]
+def _inplace_slices(body, site_of, entry_of, read_count, ins, ins_regs, outs, concat):
+    """[(input register, byte offset in the output)] when the kernel `ins` can run in place (a
+    concatenation, see the module docstring), else None."""
+    if concat is None or len(outs) != 1 or len(ins_regs) != concat[1] or len(set(ins_regs)) != len(ins_regs) or \
+            outs[0] not in entry_of or any(r not in entry_of or read_count.get(r) != 1 for r in ins_regs):
+        return None
+    out = body[site_of[outs[0]] + 1]                 # its alloc_tensor: shape ins[3], dtype ins[6]
+    shape, rank = tuple(out[3]), len(out[3])
+    axis = concat[0] % rank if rank else 0
+    if not rank or math.prod(shape[:axis]) != 1:
+        return None
+    slices, start, extent = [], 0, 0
+    for r in ins_regs:
+        tensor = body[site_of[r] + 1]
+        part = tuple(tensor[3])
+        if str(tensor[6]) != str(out[6]) or len(part) != rank or part[:axis] != shape[:axis] or \
+                part[axis + 1:] != shape[axis + 1:] or start % ALIGNMENT:
+            return None
+        slices.append((r, start))
+        start += int(tensor[7])
+        extent += part[axis]
+    if extent != shape[axis] or start != int(out[7]):
+        return None
+    return slices
+
+
+__all__ = ["SitePlan", "plan_sites", "kernel_arguments", "EMPTY"]

@@ -67,7 +67,9 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             reads.setdefault(r, []).append(pc)
     writes = _write_counts(body)
     internal = _internal_sites(body, reads, returned, writes)
-    plan = plan_sites(body, internal)
+    plan = plan_sites(body, {pc: constants[body[pc + 1][2]][0] for pc in internal
+                             if body[pc][7] is not None and _known(constants, body[pc + 1][2], pc + 1)},
+                      getattr(vm.exe, "concat_kernels", None))
     line, kinds, pc, site_bytes, internal_regs, admitted = [], [], 0, 0, set(), set()
     while pc < len(body):
         ins = body[pc]
@@ -83,17 +85,20 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
                 if block is not None:
                     admitted.add(block)
             offset = constants[after[2]][0]
-            line.append(_site(vm, func_index, pc, ins, after, offset, block, plan) if own else
+            line.append(_site(vm, func_index, pc, ins, after, plan.offset.get(pc, offset), block, plan) if own else
                         _carved(vm, func_index, pc, ins, after, offset))
             single = writes[ins[6]] == 1 and writes[after[5]] == 1
-            kinds.append(("site", frozenset(reads.get(after[5], ()))) if own else
-                         ("alloc",) if single else ("other",))
+            # an in-place concatenation does not read its inputs (it runs nothing)
+            readers = frozenset(p for p in reads.get(after[5], ()) if plan.dropped.get(p, -1) not in admitted)
+            kinds.append(("site", readers) if own else ("alloc",) if single else ("other",))
             pc += 2
             continue
         if ins[0] in (LOAD_CONST, LOAD_CONSTI) and ins[-1] in constants and ins[-1] not in reads:
             pass                                     # nothing reads it: dropped
         elif ins[0] == KILL_REGISTER and ins[1] in internal_regs:
             pass                                     # the site keeps the tensor anyway
+        elif pc in plan.dropped and plan.dropped[pc] in admitted:
+            pass                                     # in place: its inputs were written into its output
         elif ins[0] == ALLOC_TENSOR and _known(constants, ins[2], pc):
             line.append(_alloc_tensor_at(ins, constants[ins[2]][0]))
         elif ins[0] == RESHAPE_TENSOR and _known(constants, ins[2], pc):

@@ -135,7 +135,7 @@ def test_no_memory_plan_gives_every_site_its_own_block(monkeypatch):
 
 def _site_code(machine):
     code = machine._code[machine.exe.global_map["main"]][:-1]
-    internal = {pc for pc, ins in enumerate(code[:-1])
+    internal = {pc: 0 for pc, ins in enumerate(code[:-1])
                 if ins[0] == Opcode.AllocStorage and code[pc + 1][0] == Opcode.AllocTensor}
     return code, internal
 
@@ -155,3 +155,110 @@ def test_a_site_read_before_its_kernel_writes_it_is_left_out_of_the_plan():
     first_out = code[kernels[0]][4][-1]
     site = next(pc for pc in internal if code[pc + 1][5] == first_out)
     assert site not in plan.block
+
+
+# --- in-place concatenation ------------------------------------------------------------------
+K = 8
+
+
+def _weights(rng, n):
+    return relay.const(rng.standard_normal((n, K)).astype("float32"))
+
+
+def _kernel_count(machine) -> tuple:
+    """(kernels the straight line runs natively, invoke_packed instructions of main)."""
+    from relay_backend.codegen.kernel_sequence import KernelSequence
+    ran = sum(len(v[0]) for v in machine._storage_pool().sites.values()
+              if isinstance(v, tuple) and isinstance(v[0], KernelSequence))
+    code = machine.exe.functions[machine.exe.global_map["main"]].instructions
+    return ran, sum(ins[0] == Opcode.InvokePacked for ins in code)
+
+
+def _concat_program(widths, batch=1, share_first=False, returned=False, opt_level=3):
+    """(VM, numpy reference) of dense(concat([dense(x, W_i)], axis=1), W): dense outputs are
+    never fused into the concatenation, which stays a kernel of its own. share_first: the first
+    slice also feeds a second dense (so it is read twice); returned: the concatenation is the
+    result."""
+    rng = np.random.default_rng(len(widths) + batch)
+    x = relay.var("x", shape=(batch, K))
+    ws = [_weights(rng, w) for w in widths]
+    parts = [relay.nn.dense(x, w) for w in ws]
+    cat = relay.concatenate(parts, axis=1)
+    total = sum(widths)
+    w_out = relay.const(rng.standard_normal((4, total)).astype("float32"))
+    body = cat if returned else relay.nn.dense(cat, w_out)
+    if share_first:
+        body = relay.Tuple([body, relay.nn.dense(parts[0], relay.const(np.ones((2, widths[0]), "float32")))])
+    with relay.transform.PassContext(opt_level=opt_level):
+        exe = rvm.compile(relay.IRModule.from_expr(relay.Function([x], body)), target="llvm")
+
+    def reference(data):
+        cat_np = np.concatenate([data @ w.data.numpy().T for w in ws], axis=1)
+        out = cat_np if returned else cat_np @ w_out.data.numpy().T
+        if share_first:
+            return [out, (data @ ws[0].data.numpy().T) @ np.ones((2, widths[0]), "float32").T]
+        return [out]
+    return rvm.VirtualMachine(exe, relay.cpu()), reference
+
+
+def _check_runs(machine, reference, batch=1, runs=5):
+    rng = np.random.default_rng(7)
+    held = []
+    for _ in range(runs):
+        data = rng.standard_normal((batch, K)).astype("float32")
+        held.append((data, machine.run(data)))
+    for data, out in held:
+        got = [out] if isinstance(out, relay.nd.NDArray) else list(out)
+        for g, want in zip(got, reference(data)):
+            np.testing.assert_allclose(g.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("opt_level", [1, 3])
+def test_a_concatenation_of_kernel_outputs_runs_in_place(opt_level):
+    """Two dense outputs of 16 floats (64 bytes each: aligned slices) are written straight into
+    the concatenation's output, which runs no kernel; the results match numpy."""
+    machine, reference = _concat_program([16, 16, 32], opt_level=opt_level)
+    _check_runs(machine, reference)
+    ran, calls = _kernel_count(machine)
+    assert ran == calls - 1
+    assert list(machine.exe.concat_kernels.values()) == [(1, 3)]
+
+
+@pytest.mark.parametrize("case", [
+    dict(widths=[3, 16]),                       # the second slice starts 12 bytes in: unaligned
+    dict(widths=[16, 16], batch=2),             # rows of two slices interleave: not contiguous
+    dict(widths=[16, 16], share_first=True),    # a slice another kernel also reads
+    dict(widths=[16, 16], returned=True),       # the concatenation is the result (not internal)
+])
+def test_a_concatenation_that_cannot_run_in_place_still_copies(case):
+    machine, reference = _concat_program(**case)
+    _check_runs(machine, reference, batch=case.get("batch", 1))
+    ran, calls = _kernel_count(machine)
+    assert ran == calls
+
+
+def test_only_pure_concatenations_are_recorded():
+    """concatenate fused with an add is a kernel of its own work: never run in place."""
+    x = relay.var("x", shape=(1, K))
+    rng = np.random.default_rng(3)
+    parts = [relay.nn.dense(x, _weights(rng, 16)) for _ in range(2)]
+    body = relay.nn.dense(relay.add(relay.concatenate(parts, axis=1), relay.const(1.0)),
+                          relay.const(np.ones((2, 32), "float32")))
+    with relay.transform.PassContext(opt_level=3):
+        exe = rvm.compile(relay.IRModule.from_expr(relay.Function([x], body)), target="llvm")
+    assert exe.concat_kernels == {}
+    machine = rvm.VirtualMachine(exe, relay.cpu())
+    data = np.ones((1, K), "float32")
+    want = (np.concatenate([data @ p.args[1].data.numpy().T for p in parts], axis=1) + 1) @ np.ones((2, 32)).T
+    np.testing.assert_allclose(machine.run(data).numpy(), want, rtol=1e-4)
+
+
+def test_a_saved_and_loaded_executable_copies_and_agrees():
+    """concat_kernels is not saved: a loaded executable runs the concatenation as a kernel, with
+    the same results."""
+    machine, reference = _concat_program([16, 16])
+    code, lib = machine.exe.save()
+    loaded = rvm.VirtualMachine(rvm.Executable.load_exec(code, lib), relay.cpu())
+    data = np.random.default_rng(0).standard_normal((1, K)).astype("float32")
+    np.testing.assert_allclose(loaded.run(data).numpy(), machine.run(data).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(loaded.run(data).numpy(), reference(data)[0], rtol=1e-4, atol=1e-4)
