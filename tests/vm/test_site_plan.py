@@ -201,6 +201,14 @@ def _concat_program(widths, batch=1, share_first=False, returned=False, opt_leve
     return rvm.VirtualMachine(exe, relay.cpu()), reference
 
 
+def _slices_inside_output(machine, width=16, total=32) -> bool:
+    """Whether the sites of shape (1, width) lie back to back in the site of shape (1, total)."""
+    _, tensors = _blocks_and_sites(machine)
+    out = [t.data_ptr for t in tensors if tuple(t.shape) == (1, total)]
+    parts = sorted(t.data_ptr for t in tensors if tuple(t.shape) == (1, width))
+    return len(out) == 1 and parts == [out[0] + 4 * width * i for i in range(total // width)]
+
+
 def _check_runs(machine, reference, batch=1, runs=5):
     rng = np.random.default_rng(7)
     held = []
@@ -222,6 +230,9 @@ def test_a_concatenation_of_kernel_outputs_runs_in_place(opt_level):
     ran, calls = _kernel_count(machine)
     assert ran == calls - 1
     assert list(machine.exe.concat_kernels.values()) == [(1, 3)]
+    machine, reference = _concat_program([16, 16], opt_level=opt_level)
+    _check_runs(machine, reference)
+    assert _slices_inside_output(machine)
 
 
 @pytest.mark.parametrize("case", [
@@ -262,3 +273,28 @@ def test_a_saved_and_loaded_executable_copies_and_agrees():
     data = np.random.default_rng(0).standard_normal((1, K)).astype("float32")
     np.testing.assert_allclose(loaded.run(data).numpy(), machine.run(data).numpy(), rtol=1e-6)
     np.testing.assert_allclose(loaded.run(data).numpy(), reference(data)[0], rtol=1e-4, atol=1e-4)
+
+
+def test_dynamic_shapes_beside_an_in_place_concatenation():
+    """x of any length (shape functions, run-time allocations) and a static concatenation of y's
+    dense outputs in one straight line: both right for changing lengths, results held."""
+    rng = np.random.default_rng(5)
+    x = relay.var("x", shape=(relay.Any(),))
+    y = relay.var("y", shape=(1, K))
+    ws = [_weights(rng, 16) for _ in range(2)]
+    w_out = relay.const(rng.standard_normal((4, 32)).astype("float32"))
+    cat = relay.concatenate([relay.nn.dense(y, w) for w in ws], axis=1)
+    body = relay.Tuple([relay.tanh(relay.exp(x)), relay.nn.dense(cat, w_out)])
+    with relay.transform.PassContext(opt_level=3):
+        exe = rvm.compile(relay.IRModule.from_expr(relay.Function([x, y], body)), target="llvm")
+    machine = rvm.VirtualMachine(exe, relay.cpu())
+    held = []
+    for n in (3, 17, 1, 64, 5):
+        xs = rng.standard_normal(n).astype("float32")
+        ys = rng.standard_normal((1, K)).astype("float32")
+        held.append((xs, ys, machine.run(xs, ys)))
+    for xs, ys, out in held:
+        np.testing.assert_allclose(out[0].numpy(), np.tanh(np.exp(xs)), rtol=1e-5)
+        want = np.concatenate([ys @ w.data.numpy().T for w in ws], axis=1) @ w_out.data.numpy().T
+        np.testing.assert_allclose(out[1].numpy(), want, rtol=1e-4, atol=1e-4)
+    assert _slices_inside_output(machine)
