@@ -77,8 +77,8 @@ def plan_sites(body, sites: dict, concat_kernels=None) -> SitePlan:
                     bad.add(r)
                 writer[r] = pc
         kernels.append((pc, ins, ins_regs, outs))
-    order = sorted((r for r in site_of if r in writer and r not in bad and first_read.get(r, writer[r] + 1) > writer[r]),
-                   key=lambda r: site_of[r])
+    clear = (r for r in site_of if r in writer and r not in bad and first_read.get(r, writer[r] + 1) > writer[r])
+    order = sorted(clear, key=lambda r: site_of[r])
     if not order:
         return EMPTY
     entry_of = {r: i for i, r in enumerate(order)}
