@@ -203,11 +203,13 @@ def kernel_scratch(program: AotProgram, needs_ws: dict, max_threads: int):
 # ---------------------------------------------------------------- the files
 
 def _pointer(program: AotProgram, tid: int, in_fields, out_fields, offsets) -> str:
-    kind, where = program.tensors[tid].place
+    kind, where = program.tensors[tid].place[:2]
     if kind == "input":
         return f"inputs->{in_fields[where]}"
     if kind == "output":
-        return f"outputs->{out_fields[where]}"
+        offset = program.tensors[tid].place[2]
+        return f"outputs->{out_fields[where]}" if not offset else \
+            f"(void*)((uint8_t*)outputs->{out_fields[where]} + {offset})"
     if kind == "const":
         return f"(void*)({program.prefix}_params + {offsets[where]})"
     return f"(void*)({program.prefix}_workspace + {where})"
