@@ -206,3 +206,29 @@ def test_exported_in_place_program_builds_and_matches(tmp_path):
     assert flat.size == sizes[-1]
     for k, e in enumerate(expected):
         np.testing.assert_allclose(flat[sizes[k]:sizes[k + 1]].reshape(e.shape), e.numpy(), rtol=TOL, atol=TOL)
+
+
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_squeezenet_fires_concatenate_in_place_and_match_onnxruntime(opt_level):
+    """SqueezeNet 1.1 (64x64): eight fire modules, each a concatenation of two convolutions
+    (NCHW{c}c at opt_level 3), 30-odd kernels in one run function. AOT makes no concatenate
+    call, matches onnxruntime within 1e-4 (relative to the output's scale) and equals the
+    graph executor's bits."""
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from relay_backend.frontend import from_onnx
+    from relay_backend.testing import onnx_models
+    model, shape = onnx_models.squeezenet(image=64)
+    mod, params = from_onnx(model)
+    data = RNG.standard_normal(shape).astype("float32")
+    with relay.transform.PassContext(opt_level=opt_level):
+        factory = relay.build(mod, target="llvm", params=params, executor="aot")
+        graph = relay.build(mod, target="llvm", params=params)["default"](relay.cpu(0))
+    assert _concat_calls(factory) == 0 and len(factory.program.dropped) == 8
+    module = relay.aot.AotModule(factory["default"](relay.cpu(0)))
+    got = _run(module, {"data": data})[0]
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"data": data})[0]
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * scale)
+    np.testing.assert_array_equal(got, _run(graph, {"data": data})[0])
