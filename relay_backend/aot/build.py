@@ -16,10 +16,12 @@ build costs the same for 1 MB or 100 MB of weights (ResNet-50: ~2 s less). The e
 and the command line's package (`AotExecutorFactoryModule.standalone_library()`) compile the
 constants in, as before.
 """
+import atexit
 import ctypes
 import functools
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -40,6 +42,7 @@ _LOCKS = {}
 _PARAMS = weakref.WeakValueDictionary()     # library path -> the params buffer it reads
 _LOCKS_GUARD = threading.Lock()
 _CACHE_DIR = []
+_KEEP_CACHE_DIR = [False]       # a failed compile keeps its sources after exit, to inspect
 CACHE_KIND = "aot"
 _CC_RUNS = [0]
 
@@ -63,10 +66,17 @@ def compiler_identity(cc: tuple) -> str:
 
 
 def _cache_dir() -> str:
+    """This process's folder of model sources and libraries, removed at exit."""
     with _LOCKS_GUARD:
         if not _CACHE_DIR:
             _CACHE_DIR.append(tempfile.mkdtemp(prefix="rb_aot_"))
+            atexit.register(_remove_cache_dir, _CACHE_DIR[0])
         return _CACHE_DIR[0]
+
+
+def _remove_cache_dir(folder: str) -> None:
+    if not _KEEP_CACHE_DIR[0]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def model_flags(openmp=None, options=()) -> list:
@@ -151,8 +161,9 @@ def compile_model(c_source: str, h_source: str, params, openmp=None, options=(),
     with _LOCKS_GUARD:
         _CC_RUNS[0] += 1
     if proc.returncode != 0:
+        _KEEP_CACHE_DIR[0] = True
         raise CompileError(f"aot: the C compiler rejected the generated model:\n{' '.join(cmd)}\n"
-                           f"{proc.stderr.strip()[:4000]}\n(the sources are in {folder})")
+                           f"{proc.stderr.strip()[:4000]}\n(the sources are in {folder}, kept after exit)")
     with open(tmp, "rb") as f:
         cache.store(CACHE_KIND, disk_key, {"so": f.read()})
     os.replace(tmp, lib_path)
