@@ -9,13 +9,13 @@ with the same weights:
   seed CNN only), a hand-written float32 numpy forward, onnxruntime (2 threads, workers
   sleeping between runs, as in bench_kernels), torch (2 threads) when it is importable;
 - ResNet-50, SqueezeNet 1.1, DenseNet-121 at 224x224, batch 1 (full run only): graph, VM,
-  onnxruntime, and AOT with RB_BENCH_AOT_BIG=1 (cc -O3 on the generated C takes ~6 minutes
-  for ResNet-50 here, and cc1 runs out of memory on DenseNet-121's embedded constants);
+  AOT, onnxruntime;
 - every executor builds at opt_level 3 (OPT_LEVEL: FoldScaleAxis, AlterOpLayout), as TVM's
   benchmarks do;
 - compile time per model: graph build cold (fresh TECompiler, empty disk cache: every kernel
   compiled, in parallel), warm in the same process (in-memory caches), in a second process
-  (the disk cache: no LLVM runs), VM compile, AOT build;
+  (the disk cache: no LLVM runs), VM compile, AOT build cold (fresh TECompiler, empty disk
+  cache, as the graph's cold build);
 - the executors' own per-run cost: the graph executor's Python run loop (a one-add graph, and
   the seed CNN's run() minus the sum of its kernels run alone) and the VM's dispatch loop.
 
@@ -182,10 +182,6 @@ def _cold_compiler():
         config.reload()
 
 
-class _Skipped(Exception):
-    """An executor left out on purpose."""
-
-
 def _timed(fn):
     start = time.perf_counter()
     value = fn()
@@ -232,18 +228,14 @@ def _build_executors(mod, params, data, small: bool, compile_rows: list, label: 
     except Exception as err:  # noqa: BLE001
         print(f"[bench_models] {label}: vm failed: {err}", file=sys.stderr)
         failed["vm"] = err
-    aot = small or os.environ.get("RB_BENCH_AOT_BIG", "") not in ("", "0")
     try:
-        if not aot:
-            raise _Skipped("set RB_BENCH_AOT_BIG=1 to include it")
-        with opt:
+        with _cold_compiler() as cache_dir, opt:     # like "compile graph, cold": every kernel again
             factory, t_aot = _timed(lambda: relay.build(mod, target="llvm", params=params, executor="aot"))
+        shutil.rmtree(cache_dir, ignore_errors=True)
         amod = relay.aot.AotModule(factory["default"](relay.cpu(0)))
         amod.set_input("data", data)
         out["aot"] = (amod.run, lambda: amod.get_output(0).numpy())
-        compile_rows.append((f"{label}: compile aot (cc)", "s", t_aot, None, 0.0))
-    except _Skipped as why:
-        print(f"[bench_models] {label}: aot skipped ({why})", file=sys.stderr)
+        compile_rows.append((f"{label}: compile aot, cold", "s", t_aot, None, 0.0))
     except Exception as err:  # noqa: BLE001
         print(f"[bench_models] {label}: aot failed: {err}", file=sys.stderr)
         failed["aot"] = err

@@ -10,8 +10,9 @@ Target "llvm" links the graph executor's LLVM-compiled kernels (the same code an
 the library, target "c" writes portable C kernels into model.c (kernels.py).
 program.py flattens the fused main and plans memory; codegen.py emits model.c / model.h with
 `tvmgen_default_run(struct tvmgen_default_inputs*, struct tvmgen_default_outputs*)`, and
-params.py packs the constants into model_params.bin, which model.c includes with `.incbin`; build.py
-compiles and loads them; runtime.py is the AotModule; factory.py the build result; export.py
+params.py packs the constants into model_params.bin, which model.c includes with `.incbin`
+(exported projects, standalone_library()); build.py compiles and loads them, the in-process
+library reading the constants from the packed buffer instead of compiling them in; runtime.py is the AotModule; factory.py the build result; export.py
 the standalone sources; executor.py is create_executor("aot").
 """
 from .program import AotCodegenError, AotProgram, lower_program

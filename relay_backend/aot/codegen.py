@@ -19,8 +19,10 @@ the assembler (`.incbin` in a top-level `__asm__`) as `tvmgen_default_params`, e
 at a 64-byte aligned offset. Before the first run uses a constant, the entry checks the file's
 header against the one the sources were generated with (TVMGEN_ERR_PARAMS on a mismatch) and
 recomputes the digest of the constants (TVMGEN_ERR_PARAMS_CORRUPT on a mismatch), see
-params.c_check_params. model.c stays a few hundred KB however large the weights, and cc's time
-does not grow with them.
+params.c_check_params. model.c stays a few hundred KB however large the weights. Compiled with
+-DRB_PARAMS_EXTERNAL (the library relay.build loads, aot/build.py) nothing is included:
+`tvmgen_default_params` is a pointer that `tvmgen_default_set_params()` sets to the caller's
+copy, so neither cc nor the linker copies the weights.
 """
 import os
 import re
@@ -29,7 +31,7 @@ from ..codegen.c import generate
 from ..codegen.c_prelude import PRELUDE
 from ..codegen.c_stmt import FunctionEmitter
 from ..codegen.llvm import signature
-from .params import FILE_NAME, ParamsBlob, c_check_params, pack_params
+from .params import EXTERNAL_MACRO, FILE_NAME, ParamsBlob, c_check_params, pack_params
 from .program import AotCodegenError, AotProgram, align
 
 ERR_ALIGN = -3
@@ -121,7 +123,13 @@ def params_block(program: AotProgram, blob: ParamsBlob) -> str:
         " * the assembler includes at compile time (.incbin), so compile time does not grow",
         " * with the weights. The file is found relative to the compiler's working directory",
         f" * (build in the directory holding it, or -D{P}_PARAMS_FILE='\"/path/to/{FILE_NAME}\"').",
-        " * Needs a GNU-compatible compiler and assembler (gcc, clang) and an ELF target. */",
+        " * Needs a GNU-compatible compiler and assembler (gcc, clang) and an ELF target.",
+        f" * Built with -D{EXTERNAL_MACRO} (what relay_backend does in-process) the file is not",
+        f" * included: {p}_set_params() points the model at the caller's copy. */",
+        f"#ifdef {EXTERNAL_MACRO}",
+        f"static const uint8_t* {sym} = NULL;",
+        f"static uint64_t {size_sym} = 0;",
+        "#else",
         f"#ifndef {P}_PARAMS_FILE", f'#define {P}_PARAMS_FILE "{FILE_NAME}"', "#endif",
         "#if !defined(__ELF__) || !(defined(__GNUC__) || defined(__clang__))",
         f'#error "model.c embeds {FILE_NAME} with the GNU assembler\'s .incbin (ELF targets, gcc or clang)"',
@@ -146,6 +154,7 @@ def params_block(program: AotProgram, blob: ParamsBlob) -> str:
         '  "\\t.popsection\\n");',
         f'extern const uint8_t {sym}[] __attribute__((visibility("hidden")));',
         f'extern const uint64_t {size_sym} __attribute__((visibility("hidden")));',
+        f"#endif  /* {EXTERNAL_MACRO} */",
         "",
         f"/* constant: offset in {sym}, bytes */",
     ]
@@ -203,11 +212,13 @@ def kernel_scratch(program: AotProgram, needs_ws: dict, max_threads: int):
 # ---------------------------------------------------------------- the files
 
 def _pointer(program: AotProgram, tid: int, in_fields, out_fields, offsets) -> str:
-    kind, where = program.tensors[tid].place
+    kind, where = program.tensors[tid].place[:2]
     if kind == "input":
         return f"inputs->{in_fields[where]}"
     if kind == "output":
-        return f"outputs->{out_fields[where]}"
+        offset = program.tensors[tid].place[2]
+        return f"outputs->{out_fields[where]}" if not offset else \
+            f"(void*)((uint8_t*)outputs->{out_fields[where]} + {offset})"
     if kind == "const":
         return f"(void*)({program.prefix}_params + {offsets[where]})"
     return f"(void*)({program.prefix}_workspace + {where})"
@@ -243,6 +254,12 @@ def emit_header(program: AotProgram, max_threads: int) -> str:
     lines += [f"  void* {f};" for f in outs] or ["  void* unused_;"]
     lines += ["};", "",
               f"int32_t {p}_run(struct {p}_inputs* inputs, struct {p}_outputs* outputs);",
+              f"#ifdef {EXTERNAL_MACRO}",
+              "/* model_params.bin not compiled in: the constants are `data` (size bytes, 64-byte",
+              " * aligned, alive while the model runs), checked like the file before the next run",
+              " * (the digest only when digest_checked is 0). */",
+              f"int32_t {p}_set_params(const void* data, uint64_t size, int32_t digest_checked);",
+              "#endif",
               "", "#ifdef __cplusplus", "}", "#endif", f"#endif  /* {P}_H_ */", ""]
     return "\n".join(lines)
 

@@ -2,7 +2,8 @@
 
 `aot_build(opt_mod, target, mod_name)` flattens the optimized main (program.py), compiles the
 kernels with LLVM for target "llvm" (kernels.py), emits model.c, model.h and model_params.bin
-(codegen.py, params.py), compiles and links them into one library and loads it (build.py). The factory reports
+(codegen.py, params.py), compiles and links them into one library (the constants stay out of it:
+it reads them from the packed params buffer) and loads it (build.py). The factory reports
 `workspace_size` (bytes of the static arena), creates AotModules with `["default"](device)`,
 and `export_library(dir)` writes the standalone sources (export.py).
 """
@@ -39,22 +40,23 @@ class AotExecutorFactoryModule:
         The text of model.h.
     libmod_name : str, optional
         The name the runnable module is made under. Defaults to "default".
-    params_blob : bytes, optional
-        The bytes of model_params.bin, the constants model.c embeds. Defaults to b"".
+    params : ParamsBlob, optional
+        model_params.bin, the constants (the in-process library reads them from its buffer;
+        model.c compiles them in elsewhere). Defaults to None (no constants).
     kernels : aot.kernels.LlvmKernels, optional
         The LLVM-compiled kernels linked into the library (target "llvm"); None (the default)
         when model.c holds C kernels (target "c").
     """
 
     def __init__(self, ir_mod, target, program, lib, c_source, h_source, libmod_name="default",
-                 params_blob=b"", kernels=None):
+                 params=None, kernels=None):
         self.ir_mod = ir_mod
         self.target = target
         self.program = program
         self.lib = lib
         self.c_source = c_source
         self.h_source = h_source
-        self.params_blob = params_blob      # the bytes of model_params.bin (aot/params.py)
+        self.params = params                # model_params.bin (aot/params.py)
         self.libmod_name = libmod_name
         self.kernels = kernels
         self.workspace_size = program.workspace_size
@@ -63,6 +65,26 @@ class AotExecutorFactoryModule:
         self.input_types = [(program.tensors[t].shape, program.tensors[t].dtype) for _, t in program.inputs]
         self.output_types = [(program.tensors[t].shape, program.tensors[t].dtype) for t in program.outputs]
         self.bound_param_names = frozenset()      # build(params=...) names, see ExecutorModule
+
+    @property
+    def params_blob(self) -> bytes:
+        """The bytes of model_params.bin (b"" when the factory holds no params)."""
+        return self.params.data if self.params is not None else b""
+
+    def standalone_library(self) -> str:
+        """The path of a shared library with the constants compiled in (model_params.bin via
+        .incbin), which runs with no params buffer: what the command line packages. The
+        in-process library (`lib`) reads them from `params` instead (aot/build.py).
+
+        Returns
+        -------
+        path : str
+            The library's path (built once; cached like every model library).
+        """
+        kernels = self.kernels
+        return compile_model(self.c_source, self.h_source, self.params_blob,
+                             objects=kernels.objects if kernels else (),
+                             libraries=kernels.libraries if kernels else ())
 
     @property
     def kernel_kind(self) -> str:
@@ -222,10 +244,10 @@ def aot_build(opt_mod, target="llvm", mod_name="default") -> AotExecutorFactoryM
         kernels = compile_llvm_kernels(program.prim_funcs, target) \
             if kernel_kind(target) == "llvm" and program.prim_funcs else None
         c_source, h_source, _, blob = emit_source(program, kernels=kernels)
-        path = compile_model(c_source, h_source, blob.data,
+        path = compile_model(c_source, h_source, None, embed_params=False,
                              objects=kernels.objects if kernels else (),
                              libraries=kernels.libraries if kernels else ())
-        lib = AotLibrary(path, program.prefix, c_source, h_source)
+        lib = AotLibrary(path, program.prefix, c_source, h_source, params=blob)
     return AotExecutorFactoryModule(opt_mod, target, program, lib, c_source, h_source, mod_name,
-                                    params_blob=blob.data, kernels=kernels)
+                                    params=blob, kernels=kernels)
 

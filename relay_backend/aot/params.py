@@ -17,6 +17,7 @@ C99 BLAKE2b that matches hashlib's): a foreign, stale or truncated file gives
 TVMGEN_..._ERR_PARAMS, a corrupted one TVMGEN_..._ERR_PARAMS_CORRUPT, never silent garbage.
 The digest catches accidental corruption (a flipped bit, a bad copy), not a crafted file.
 """
+import functools
 import hashlib
 import struct
 from dataclasses import dataclass
@@ -39,39 +40,52 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ParamsBlob:
-    """The bytes of model_params.bin and where each constant lies in them.
+    """model_params.bin in memory, 64-byte aligned, and where each constant lies in it.
 
     Parameters
     ----------
-    data : bytes
-        The whole file: a checked header, then the constants.
+    buffer : numpy.ndarray
+        The whole file as uint8 at a 64-byte aligned address: a checked header, then the
+        constants. An in-process library reads its constants straight from it (build.py).
     offsets : tuple of int
         The byte offset of each constant (64-byte aligned).
     sizes : tuple of int
         The byte size of each constant.
     """
 
-    data: bytes
+    buffer: np.ndarray
     offsets: tuple
     sizes: tuple
+
+    @functools.cached_property
+    def data(self) -> bytes:
+        """The file's bytes (made on first use: writing the file, exporting)."""
+        return self.buffer.tobytes()
 
     @property
     def header(self) -> bytes:
         """The bytes model.c expects at the start of the file."""
-        return self.data[:CHECKED_BYTES]
+        return self.buffer[:CHECKED_BYTES].tobytes()
 
     def __len__(self) -> int:
-        return len(self.data)
+        return int(self.buffer.size)
 
 
-def _raw(arr: np.ndarray) -> memoryview:
+def _aligned_zeros(nbytes: int) -> np.ndarray:
+    """A zeroed uint8 array of `nbytes` at an ALIGN-byte aligned address."""
+    raw = np.zeros(nbytes + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + nbytes]
+
+
+def _raw(arr: np.ndarray) -> np.ndarray:
     """C-order bytes of `arr` as its C storage type holds them (the host's byte order)."""
     flat = np.ascontiguousarray(arr)
     if not flat.dtype.isnative:
         flat = flat.astype(flat.dtype.newbyteorder("="))
-    return memoryview(flat.reshape(-1).view(np.uint8))
+    return flat.reshape(-1).view(np.uint8)
 
 
 def pack_params(arrays) -> ParamsBlob:
@@ -86,20 +100,23 @@ def pack_params(arrays) -> ParamsBlob:
     Returns
     -------
     blob : ParamsBlob
-        The packed bytes with each constant's offset and size.
+        The packed bytes (one aligned buffer, one copy of each constant) with each constant's
+        offset and size.
     """
     offsets, sizes, pos = [], [], HEADER_BYTES
     for arr in arrays:
         offsets.append(pos)
         sizes.append(int(arr.nbytes))
         pos = _align(pos + int(arr.nbytes))
-    buf = bytearray(pos)
+    buf = _aligned_zeros(pos)
     for arr, off, size in zip(arrays, offsets, sizes):
         if size:
             buf[off:off + size] = _raw(arr)
-    digest = hashlib.blake2b(memoryview(buf)[HEADER_BYTES:], digest_size=8).digest()
-    buf[:_HEAD.size] = _HEAD.pack(MAGIC, VERSION, len(offsets), pos, int.from_bytes(digest, "little"))
-    return ParamsBlob(bytes(buf), tuple(offsets), tuple(sizes))
+    digest = hashlib.blake2b(memoryview(buf[HEADER_BYTES:]), digest_size=8).digest()
+    buf[:_HEAD.size] = np.frombuffer(_HEAD.pack(MAGIC, VERSION, len(offsets), pos,
+                                                int.from_bytes(digest, "little")), np.uint8)
+    buf.flags.writeable = False
+    return ParamsBlob(buf, tuple(offsets), tuple(sizes))
 
 
 def check_params(data: bytes, where: str = FILE_NAME) -> int:
@@ -202,31 +219,52 @@ static uint64_t rb_blake2b_64(const uint8_t* data, uint64_t n) {
 """
 
 
+EXTERNAL_MACRO = "RB_PARAMS_EXTERNAL"
+
+
 def c_check_params(prefix: str, blob: ParamsBlob, data_sym: str, size_sym: str) -> str:
     """C that defines `<prefix>_check_params()`: on the first call it compares the header and
     size of the compiled-in model_params.bin (`data_sym`, `size_sym` bytes) with the ones the
     sources were generated with, then recomputes the digest of the constants; the verdict is
     kept, so later calls cost one load. Returns RB_OK, <PREFIX>_ERR_PARAMS (foreign, stale or
     truncated file) or <PREFIX>_ERR_PARAMS_CORRUPT (digest mismatch). Needs GNU C atomics (the
-    .incbin that embeds the file needs gcc or clang anyway)."""
+    .incbin that embeds the file needs gcc or clang anyway). Built with -DRB_PARAMS_EXTERNAL
+    (in-process libraries, build.py) the constants are the caller's buffer instead, which
+    `<prefix>_set_params(data, size, digest_checked)` installs; it is checked the same way,
+    except that the digest is not recomputed when the caller says it just computed it over
+    that very buffer (digest_checked != 0: pack_params' read-only buffer)."""
     upper = prefix.upper()
     header = ", ".join(f"0x{b:02x}" for b in blob.header)
-    digest = int.from_bytes(blob.data[DIGEST_AT:DIGEST_AT + 8], "little")
+    digest = int.from_bytes(blob.buffer[DIGEST_AT:DIGEST_AT + 8].tobytes(), "little")
+    verdict = f"{prefix}_params_verdict"
     return _BLAKE2B_C + "\n".join([
+        "",
+        f"static int32_t {verdict} = 0;   /* 0: not checked yet, 1: intact, <0: the error */",
+        f"static int32_t {verdict}_digest_known = 0;",
+        "",
+        f"#ifdef {EXTERNAL_MACRO}",
+        f"int32_t {prefix}_set_params(const void* data, uint64_t size, int32_t digest_checked) {{",
+        f"  if (((uintptr_t)data & 63u) != 0) return {upper}_ERR_ALIGN;",
+        f"  {data_sym} = (const uint8_t*)data;",
+        f"  {size_sym} = data != NULL ? size : 0;",
+        f"  {verdict}_digest_known = digest_checked;",
+        f"  __atomic_store_n(&{verdict}, 0, __ATOMIC_RELEASE);   /* check the new buffer */",
+        "  return RB_OK;",
+        "}",
+        "#endif",
         "",
         f"static int32_t {prefix}_check_params(void) {{",
         f"  static const uint8_t expected[{len(blob.header)}] = {{{header}}};",
-        "  static int32_t verdict = 0;          /* 0: not checked yet, 1: intact, <0: the error */",
-        "  int32_t state = __atomic_load_n(&verdict, __ATOMIC_ACQUIRE);",
+        f"  int32_t state = __atomic_load_n(&{verdict}, __ATOMIC_ACQUIRE);",
         "  if (state == 0) {",
         f"    if ({size_sym} != UINT64_C({len(blob)}) || memcmp({data_sym}, expected, sizeof(expected)) != 0)",
         f"      state = {upper}_ERR_PARAMS;",
-        f"    else if (rb_blake2b_64({data_sym} + {HEADER_BYTES}, {size_sym} - {HEADER_BYTES}) != "
+        f"    else if (!{verdict}_digest_known && rb_blake2b_64({data_sym} + {HEADER_BYTES}, {size_sym} - {HEADER_BYTES}) != "
         f"UINT64_C(0x{digest:016x}))",
         f"      state = {upper}_ERR_PARAMS_CORRUPT;",
         "    else",
         "      state = 1;",
-        "    __atomic_store_n(&verdict, state, __ATOMIC_RELEASE);",
+        f"    __atomic_store_n(&{verdict}, state, __ATOMIC_RELEASE);",
         "  }",
         "  return state == 1 ? RB_OK : state;",
         "}", ""])

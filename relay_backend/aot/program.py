@@ -10,12 +10,18 @@ te_compiler.lower_main's, shared with the graph executor's codegen. What is AOT'
   (plus scratch for kernels whose temporaries are too big for the stack);
 * a reshape-only primitive aliases its input (no kernel call) unless its result is a model
   output, which must land in the caller's buffer;
+* a concatenation whose inputs can be written straight into their slices of its output
+  (te_compiler/inplace_concat.py, as in the graph executor) makes no call: its inputs are views
+  at byte offsets of its output's storage, an arena slot or the caller's output buffer
+  (analysis.memory_views plans and checks them);
 * a model output that is an input, a constant or a repeat of another output is a memcpy.
 """
 from dataclasses import dataclass, field
 
-from ..analysis.memory_plan import Step, check_plan, plan_memory
+from ..analysis.memory_plan import Step
+from ..analysis.memory_views import check_views, plan_with_views, resolve
 from ..errors import CompileError
+from ..te_compiler.inplace_concat import inplace_concats
 from ..te_compiler.lower_main import lower_main
 from ..te_compiler.naming import mangle_module_name
 
@@ -39,7 +45,7 @@ class Tensor:
     kind: str            # "input" | "param" | "intermediate" | "output"
     name: str            # input var name, constant name or producing kernel
     nbytes: int
-    place: tuple = None  # ("input", i) | ("const", k) | ("output", i) | ("arena", offset)
+    place: tuple = None  # ("input", i) | ("const", k) | ("output", i, byte offset) | ("arena", offset)
 
 
 @dataclass
@@ -79,11 +85,16 @@ class AotProgram:
     arena_bytes : int
         The size of the planned intermediates, in 64-byte aligned slots.
     plan : MemoryPlan, optional
-        The memory plan of the intermediates. Defaults to None.
+        The memory plan: a storage id per entry (a view shares its root's). Defaults to None.
     steps : list, optional
         The planner's steps (inputs and outputs of each call). Defaults to [].
     entries : list, optional
         The planner's entries (one per value). Defaults to [].
+    views : dict, optional
+        In-place concatenations: input entry -> (concatenation output entry, byte offset).
+        Defaults to {}.
+    dropped : set, optional
+        The indices (in `steps`) of the concatenations that run in place. Defaults to set().
     kernel_ws_offset : int, optional
         Where the kernels' scratch space starts, after the arena. Defaults to 0.
     kernel_ws_bytes : int, optional
@@ -105,6 +116,8 @@ class AotProgram:
     plan: object = None                # analysis.memory_plan.MemoryPlan
     steps: list = field(default_factory=list)
     entries: list = field(default_factory=list)
+    views: dict = field(default_factory=dict)
+    dropped: set = field(default_factory=set)
     kernel_ws_offset: int = 0          # scratch for kernel temporaries, after the arena
     kernel_ws_bytes: int = 0
     primitive_functions: dict = field(default_factory=dict)
@@ -154,46 +167,27 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
             alias = None
         steps.append(Step(step.inputs, step.outputs, alias, step.name))
     planner_entries = lowered.planner_entries()
-    plan = plan_memory(steps, planner_entries, reuse_for_outputs=False)
+    views, dropped = inplace_concats(lowered)
+    plan, view_offsets = plan_with_views(steps, planner_entries, views, dropped, reuse_for_outputs=False)
     plan.check_size("the AOT executor")
-    check_plan(steps, planner_entries, plan)
+    check_views(steps, planner_entries, views, dropped, plan.storage_ids, plan.storage_sizes, view_offsets)
+    sids = plan.storage_ids
+    steps = [s if s.alias_of is None or sids[s.outputs[0]] == sids[s.alias_of] else
+             Step(s.inputs, s.outputs, None, s.name) for s in steps]      # an alias not honoured runs
 
     # outputs: the first head naming a kernel-written entry owns it; the rest are copies
     copies, owner = [], {}
     for i, eid in enumerate(outputs):
         if tensors[eid].kind == "output" and eid not in owner:
             owner[eid] = i
-            tensors[eid].place = ("output", i)
+            tensors[eid].place = ("output", i, 0)
         else:
             copies.append((i, eid))
-
-    # arena: one aligned slot per storage that holds intermediates only (a reshape aliasing an
-    # input, a constant or an output shares that tensor's storage, which is not in the arena)
-    outside = {plan.storage_ids[eid] for eid, t in enumerate(tensors) if t.kind != "intermediate"}
-    offsets, arena = {}, 0
-    for eid, t in enumerate(tensors):
-        if t.kind != "intermediate":
-            continue
-        sid = plan.storage_ids[eid]
-        if sid not in offsets and sid not in outside:
-            offsets[sid] = arena
-            arena += align(plan.storage_sizes[sid])
-    step_of_output = {}
-    for step in steps:
-        for out in step.outputs:
-            step_of_output[out] = step
-    for eid, t in enumerate(tensors):   # in entry order, so an alias source is placed first
-        if t.kind != "intermediate":
-            continue
-        step = step_of_output[eid]
-        if step.alias_of is not None:
-            t.place = tensors[step.alias_of].place
-        else:
-            t.place = ("arena", offsets[plan.storage_ids[eid]])
+    arena = _place_intermediates(tensors, steps, plan, resolve(views))
 
     used = {}                  # kernel names in first-call order: model.c is the same in every
-    for step, node in zip(steps, lowered.calls):    # process (a set's order follows the hash seed)
-        if step.alias_of is not None:
+    for index, (step, node) in enumerate(zip(steps, lowered.calls)):   # process (a set's order
+        if step.alias_of is not None or index in dropped:                # follows the hash seed)
             continue
         used.setdefault(node.func_name, None)
         calls.append(KernelCall(node.func_name, tuple(step.inputs), tuple(step.outputs)))
@@ -206,6 +200,40 @@ def lower_program(func, target="llvm", mod_name="default") -> AotProgram:
         prim_funcs.update(lowered.cached[name].funcs)
     return AotProgram(mod_name, mangle_module_name(mod_name), tensors, inputs, outputs, constants,
                       calls, copies, prim_funcs, arena, plan, steps, planner_entries,
-                      kernel_ws_offset=arena,
+                      views=views, dropped=dropped, kernel_ws_offset=arena,
                       primitive_functions={k: lowered.prims[k] for k in used if k in lowered.prims})
 
+
+def _place_intermediates(tensors, steps, plan, roots) -> int:
+    """Give every intermediate its place and return the arena's size: one aligned arena slot
+    per storage that holds intermediates only; a view of an in-place concatenation (`roots`:
+    view -> (root entry, byte offset)) lies at its offset inside its root's place (an arena
+    slot or an output buffer); a reshape alias shares its source's place (an input, a constant,
+    an output or a slot)."""
+    sids = plan.storage_ids
+    alias_of = {out: step.alias_of for step in steps if step.alias_of is not None for out in step.outputs}
+    outside = {sids[eid] for eid, t in enumerate(tensors) if t.kind != "intermediate"}
+    offsets, arena = {}, 0
+    for eid, t in enumerate(tensors):
+        if t.kind != "intermediate" or eid in roots or eid in alias_of:
+            continue
+        sid = sids[eid]
+        if sid in outside:
+            raise AotCodegenError(f"entry {eid} ({t.name}) shares storage {sid} with an input, a "
+                                  f"constant or an output")
+        if sid not in offsets:
+            offsets[sid] = arena
+            arena += align(plan.storage_sizes[sid])
+        t.place = ("arena", offsets[sid])
+    for eid, (root, offset) in roots.items():   # roots are concatenation outputs, placed above
+        kind, where, *rest = tensors[root].place
+        if kind == "arena":
+            tensors[eid].place = ("arena", where + offset)
+        elif kind == "output":
+            tensors[eid].place = ("output", where, rest[0] + offset)
+        else:
+            raise AotCodegenError(f"in-place concatenation: entry {root} holding views is a {kind}")
+    for eid, t in enumerate(tensors):   # in entry order, so an alias's source is placed first
+        if t.kind == "intermediate" and eid in alias_of:
+            t.place = tensors[alias_of[eid]].place
+    return arena

@@ -92,7 +92,7 @@ def _package_files(factory, executor: str):
         with open(tmp, "rb") as f:
             so_bytes = f.read()
         return {"model.so": so_bytes}, _summaries(factory.primitive_functions), viz.memory_plan_text(factory)
-    with open(factory.lib.path, "rb") as f:
+    with open(factory.standalone_library(), "rb") as f:     # the constants compiled in
         so_bytes = f.read()
     layout = {"prefix": factory.lib.prefix, "input_names": factory.input_names,
               "input_fields": factory.input_fields, "output_fields": factory.output_fields,

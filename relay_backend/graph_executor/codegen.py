@@ -5,8 +5,8 @@ the AOT executor): one "null" node per main input, one "null" node p0, p1, ... p
 (a graph param), one "tvm_op" node per primitive call, in that order. What is the graph
 executor's own: entries get storage ids from analysis.memory_plan with outputs allowed to reuse
 dead intermediates; reshape-only primitives that alias their input become "__nop" nodes;
-concatenations whose producers can write straight into their output (inplace_concat.py) become
-"__nop" nodes with several inputs placed at byte offsets in the output's storage (the graph
+concatenations whose producers can write straight into their output
+(te_compiler/inplace_concat.py, shared with AOT) become "__nop" nodes with several inputs placed at byte offsets in the output's storage (the graph
 attr "storage_offset", written only then); the used kernels are built into one runtime Module;
 the nodes are written as graph JSON.
 Programs that are not static dataflow raise GraphCodegenError pointing to kind="vm".
@@ -22,7 +22,7 @@ from ..te_compiler.lower_main import GraphCodegenError, LoweredMain, flatten_ten
 from ..analysis.kernel_summary import mac_count, op_calls, relay_ops
 from ..analysis.memory_plan import MemoryPlan
 from ..analysis.memory_views import plan_with_views, reduce_problem
-from .inplace_concat import inplace_concats
+from ..te_compiler.inplace_concat import inplace_concats
 
 
 @dataclass

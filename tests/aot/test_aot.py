@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -230,3 +231,18 @@ def test_static_graph_errors_name_the_aot_executor():
     n = relay.var("n", shape=(relay.Any(), 3))
     with pytest.raises(relay.RelayError, match=r"^the AOT executor needs static shapes.*vm"):
         relay.build(relay.IRModule.from_expr(relay.Function([n], relay.exp(n))), executor="aot")
+
+
+def test_the_process_folder_of_model_libraries_is_removed_at_exit(tmp_path):
+    """Each process builds its model libraries in one temporary folder, gone when it exits."""
+    script = ("import relay_backend as relay\n"
+              "from relay_backend.aot import build\n"
+              "x = relay.var('x', shape=(4,))\n"
+              "mod = relay.IRModule.from_expr(relay.Function([x], relay.add(x, relay.const(1.0))))\n"
+              "factory = relay.build(mod, executor='aot')\n"
+              "print(build._cache_dir())\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "RB_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    folder = proc.stdout.strip().splitlines()[-1]
+    assert folder and "rb_aot_" in folder and not os.path.exists(folder)

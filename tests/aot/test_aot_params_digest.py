@@ -1,5 +1,6 @@
 """model_params.bin's digest is verified before the constants are first used, in the exported C
-program and in the library loaded in-process: a flipped byte in the weights is a clear error,
+program, in the standalone library (weights compiled in) and in the library loaded in-process
+(which reads the packed params buffer): a flipped byte in the weights is a clear error,
 an intact file runs and matches numpy. The C digest is checked against hashlib's BLAKE2b."""
 import hashlib
 import os
@@ -13,7 +14,7 @@ import relay_backend as relay
 from relay_backend.aot.build import AotLibrary, compile_model
 from relay_backend.aot.params import HEADER_BYTES, _BLAKE2B_C
 from relay_backend.codegen.c_compiler import find_cc
-from relay_backend.errors import ExecutionError, SerializationError
+from relay_backend.errors import CompileError, ExecutionError, SerializationError
 
 pytestmark = pytest.mark.compile
 WEIGHTS = np.arange(1, 97, dtype="float32").reshape(96) / 7.0     # 384 bytes: three 128-byte blocks
@@ -55,13 +56,13 @@ def test_exported_program_verifies_the_digest(factory, tmp_path):
     assert not os.path.exists(os.path.join(out_dir, "out2.bin"))
 
 
-def test_in_process_library_verifies_the_digest(factory, tmp_path):
+def test_standalone_library_verifies_the_digest(factory, tmp_path):
     # a corrupt blob never reaches the C compiler
     bad_blob = _flip_weight_byte(factory.params_blob, HEADER_BYTES + 5)
     with pytest.raises(SerializationError, match="digest"):
         compile_model(factory.c_source, factory.h_source, bad_blob)
     # a library whose embedded weights were damaged after it was built (on disk, say)
-    path = factory.lib.path
+    path = factory.standalone_library()
     with open(path, "rb") as f:
         library = f.read()
     at = library.find(WEIGHTS.tobytes())
@@ -77,6 +78,33 @@ def test_in_process_library_verifies_the_digest(factory, tmp_path):
     module.lib = AotLibrary(path, factory.program.prefix)
     x = np.linspace(-1, 1, 96, dtype="float32")
     module.run(x=x)
+    np.testing.assert_allclose(module.get_output(0).numpy(), x * WEIGHTS, rtol=1e-6)
+
+
+def test_in_process_library_reads_and_verifies_the_params_buffer(factory, tmp_path):
+    """The library relay.build loads holds no weights: it reads the packed buffer, checked the
+    same way (a flipped byte: ERR_PARAMS_CORRUPT; another size: ERR_PARAMS); loaded without a
+    buffer it refuses to run, and a library with the weights compiled in takes none."""
+    with open(factory.lib.path, "rb") as f:
+        assert WEIGHTS.tobytes() not in f.read()
+    assert factory.params.buffer.ctypes.data % 64 == 0
+    x = np.linspace(-1, 1, 96, dtype="float32")
+    module = factory["default"](relay.cpu(0))
+    module.run(x=x)
+    np.testing.assert_allclose(module.get_output(0).numpy(), x * WEIGHTS, rtol=1e-6)
+    cases = {"corrupt": (_flip_weight_byte(factory.params_blob, HEADER_BYTES + 9), r"ERR_PARAMS_CORRUPT"),
+             "short": (factory.params_blob[:-64], r"ERR_PARAMS: .* not the one generated"),
+             "none": (None, r"ERR_PARAMS: .* not the one generated")}
+    for name, (blob, error) in cases.items():
+        copy = str(tmp_path / f"{name}.so")        # another file: its own instance of the library
+        shutil.copyfile(factory.lib.path, copy)
+        other = factory["default"](relay.cpu(0))
+        other.lib = AotLibrary(copy, factory.program.prefix, params=blob)
+        with pytest.raises(ExecutionError, match=error):
+            other.run(x=x)
+    with pytest.raises(CompileError, match="set_params"):
+        AotLibrary(factory.standalone_library(), factory.program.prefix, params=factory.params)
+    module.run(x=x)                                # the original is untouched
     np.testing.assert_allclose(module.get_output(0).numpy(), x * WEIGHTS, rtol=1e-6)
 
 

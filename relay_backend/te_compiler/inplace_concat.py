@@ -1,16 +1,17 @@
-"""In-place concatenation for the graph executor: producers write straight into their slice.
+"""In-place concatenation, shared by the graph executor and AOT: producers write straight into
+their slice.
 
 A fused function that is only `concatenate(params...)` copies its inputs into its output. When
 the slices are contiguous in memory (every axis before the concatenation axis has extent 1, e.g.
-the channels of NCHW or NCHW{c}c at batch 1), every slice starts ALIGNMENT-aligned (kernels
-take aligned buffers), and every input is written by a kernel of this
-graph (or is itself an in-place concatenation) and read by nothing but this concatenation, each
-producer can write its result straight into the output's bytes: the inputs become views of the
-output at byte offsets (analysis.memory_views plans them) and the concatenation becomes a
-`__nop` that runs nothing. Otherwise the copy stays: a graph input or a constant (the caller
-owns it; a param is shared), an entry read twice (two slices, one producer), an entry some
-other kernel also reads, a reshape nop's output (it aliases its source), or slices that are not
-contiguous or not aligned.
+the channels of NCHW or NCHW{c}c at batch 1), every slice starts ALIGNMENT-aligned (kernels take
+aligned buffers), and every input is written by a kernel of this graph (or is itself an in-place
+concatenation) and read by nothing but this concatenation, each producer can write its result
+straight into the output's bytes: the inputs become views of the output at byte offsets
+(analysis.memory_views plans them) and the concatenation runs nothing (a graph `__nop`; no call
+in AOT's model.c). Otherwise the copy stays: a graph input or a constant (the caller owns it; a
+param is shared), an entry read twice (two slices, one producer), an entry some other kernel
+also reads, a reshape nop's output (it aliases its source), or slices that are not contiguous or
+not aligned.
 """
 import math
 
