@@ -1,6 +1,6 @@
 """Whether a primitive function only concatenates its parameters (for in-place concatenation).
 
-The graph executor (graph_executor/inplace_concat.py) and the VM (vm/site_plan.py) let the
+The graph executor and AOT (te_compiler/inplace_concat.py) and the VM (vm/site_plan.py) let the
 producers of such a concatenation's inputs write straight into their slices of its output; this
 module only recognises the function: nested concatenations along one axis of the parameters, in
 order, or one concatenation of a tuple parameter.

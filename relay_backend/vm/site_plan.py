@@ -15,7 +15,7 @@ exactly one kernel writes it and no kernel reads it before (or while) that kerne
 other site keeps a block of its own, as before. RB_NO_MEMORY_PLAN=1 gives every site its own
 block (the planner's switch).
 
-In-place concatenation, as the graph executor does it (graph_executor/inplace_concat.py): a
+In-place concatenation, as the graph executor does it (te_compiler/inplace_concat.py): a
 kernel that only concatenates its inputs (Executable.concat_kernels, recorded by the compiler)
 whose output and inputs are planned sites, each input read by this kernel alone, of the output's
 dtype, the slices contiguous (every axis before the concatenation axis of extent 1) and
