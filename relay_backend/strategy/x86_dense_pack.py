@@ -24,17 +24,21 @@ blocking), so the fallback config is the hand-picked kernel. The workload names 
 packing; a task instantiated with another block measures on a re-packed weight, and tile_x
 candidates are those of every block (combinations that do not divide are filtered out).
 
-With tile_k = kb < K the reduction is split and its outer part runs outside the tiles, so one
-K-panel of the weight (ct * bn * kb floats) stays in L1 while every row tile reuses it; the
-partial sums live in the dense's full-size buffer between panels (re-loaded into the register
-tile at each panel) and the epilogue runs after the last panel, as its own pass:
+With tile_k = kb < K the reduction is split and its outer part runs between the two tile
+axes, so one K-panel of the weight (ct * bn * kb floats) stays in L1 while every row tile
+reuses it (col_outer; rows outside: one row panel of the data while every column tile uses
+it); the partial sums live in the dense's full-size buffer between panels (re-loaded into the
+register tile at each panel) and the epilogue runs after the last panel, as its own pass. The
+parallel loop is the outer tile axis, outside the panels: one parallel region per kernel (a
+region per panel cost a fork/join each, ~25 us on a 2-core machine shared with other work):
 
     acc[M, N] = 0
-    for k.outer:                                              # K / kb panels
-        for (i.outer, j.outer) in parallel:                   # the same tiles, same order knob
-            for k.inner in kb:
-                for r in unrolled(rt): for t in unrolled(ct):
-                    acc[i.outer*rt + r, ...bn] += data[.., k] * packed[.., k, 0:bn]
+    for j.outer in parallel:                                  # i.outer when rows are outside
+        for k.outer:                                          # K / kb panels
+            for i.outer:                                      # j.outer when rows are outside
+                for k.inner in kb:
+                    for r in unrolled(rt): for t in unrolled(ct):
+                        acc[i.outer*rt + r, ...bn] += data[.., k] * packed[.., k, 0:bn]
     for i: for j in vectorized: out[i, j] = epilogue(acc[i, j])
 
 tile_y also offers row tiles that do not divide the rows (PAD_ROW_TILES: 24 accumulators as
@@ -191,9 +195,9 @@ def _k_blocked(s, O, R, shape, k_ext, tile, col_outer) -> None:
     io, ii = sr.split(i, factor=rt)
     jo, jt = sr.split(j, factor=ct * bn)
     jto, ji = sr.split(jt, factor=bn)
-    outer = (jo, io) if col_outer else (io, jo)
-    sr.reorder(ko, *lead, *outer, ki, ii, jto, ji)
-    fused = sr.fuse(*lead, *outer)
+    first, second = (jo, io) if col_outer else (io, jo)
+    sr.reorder(*lead, first, ko, second, ki, ii, jto, ji)
+    fused = sr.fuse(*lead, first) if lead else first
     parallel_if_large(sr, fused, prod(shape) * k_ext)
     sr.unroll(ii)
     sr.unroll(jto)

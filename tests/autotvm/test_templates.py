@@ -141,7 +141,7 @@ def test_a_dense_pack_record_from_before_the_order_knob_keeps_rows_outside():
 def test_dense_pack_k_blocking_is_a_knob_whose_default_is_no_blocking():
     """tile_k (K-blocking) defaults to the whole reduction: the fallback kernel is the one from
     before the knob, and a record without the knob (shipped before it) lowers to the same code;
-    a config with tile_k < K runs the K panels outside the parallel tile loop."""
+    a config with tile_k < K runs the K panels between the tile axes, inside the one parallel loop."""
     task, _, _ = _task(*BLOCKED_CASES[-1])
     fallback = autotvm.task.FallbackConfigEntity()
     task.instantiate(fallback)
