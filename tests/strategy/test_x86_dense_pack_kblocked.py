@@ -3,7 +3,8 @@ large enough to run in parallel: the lowered kernel has ONE parallel loop, the o
 with the K panels inside it (a region per panel cost a fork/join each), and every K-blocked
 config of both tile orders, with odd extents (rows not a multiple of the row tile: padded row
 panel; several column blocks), matches numpy (float64 reference, rtol/atol 1e-4) when run on
-2 threads, so the parallel split across the panels keeps each output tile on one thread."""
+2 threads, so the parallel split across the panels keeps each output tile on one thread; the
+unblocked configs (the default) with tile counts that split unevenly match too."""
 import numpy as np
 import pytest
 
@@ -67,6 +68,35 @@ def test_k_blocked_configs_have_one_parallel_loop_around_the_panels_and_match_nu
             assert len(loops) == 1, f"{config}: {len(loops)} parallel loops"
             inner = str(loops[0].body)
             assert "k.outer" in inner and "k.inner" in inner, config
+            out = nd.empty([int(d.value) for d in args[-1].shape], "float32")
+            build(func)["kernel"](*[nd.array(a) for a in arrays], out)
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=str(config))
+    finally:
+        thread_count.set_num_threads(previous)
+
+
+def test_unblocked_configs_split_odd_tile_counts_across_two_threads():
+    """Without K-blocking (tile_k = K, the default) the parallel loop runs the tiles themselves:
+    tile counts that do not divide evenly between the threads' static blocks and the shared
+    chunks (e.g. 36 / 12 rows x 6 / 1 column blocks = 18 tiles, 36 x 3 = 108) still compute
+    every output once."""
+    task, op, attrs, shapes = _task()
+    block = int(shapes[1][2])
+    space = task.config_space
+    configs = [space.get(i) for i in space.valid_indices()
+               if space.get(i)["tile_k"].size[-1] == K and space.get(i)["block_n"].size[-1] == block
+               and space.get(i)["tile_y"].size[-1] in (1, 12) and space.get(i)["tile_x"].size[-1] in (1, 2)]
+    assert len(configs) >= 4
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    want = np.maximum(op.ref(*[a.astype("float64") for a in arrays], attrs), 0)
+    previous = thread_count.num_threads()
+    thread_count.set_num_threads(2)
+    try:
+        for config in configs:
+            sch, args = task.instantiate(config)
+            func = te.lower(sch, args, "kernel")
+            assert len(_parallel_loops(func)) == 1, config
             out = nd.empty([int(d.value) for d in args[-1].shape], "float32")
             build(func)["kernel"](*[nd.array(a) for a in arrays], out)
             np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=str(config))
