@@ -19,7 +19,8 @@ AlterOpLayout reads it from this task's config to pack the weight, x86_blocks) a
 tile_y (rt, rows) and tile_x (ct, column blocks of bn), each defaulting to the hand-picked
 choice, and col_outer (the tiles' order: column blocks outside rows keeps one slice of the
 weight in the inner caches while every row tile uses it, instead of streaming the whole weight
-once per row tile; default rows outside) and tile_k (K-blocking, default: the whole K, i.e. no
+once per row tile; default: columns outside when the weight has more rows than the data,
+default_col_outer) and tile_k (K-blocking, default: the whole K, i.e. no
 blocking), so the fallback config is the hand-picked kernel. The workload names the default
 packing; a task instantiated with another block measures on a re-packed weight, and tile_x
 candidates are those of every block (combinations that do not divide are filtered out).
@@ -111,7 +112,7 @@ def dense_pack_compute(cfg, attrs, inputs, out_type):
     tiles = sorted({t for b in block_candidates(units) for t in factors_up_to(units // b, MAX_COL_TILE)})
     split_knob(cfg, "tile_x", col_blocks, tiles, ct)
     if not isinstance(cfg, ConfigEntity) or "col_outer" in cfg:      # a record from before the knob has none
-        option_knob(cfg, "col_outer", (False, True), False)
+        option_knob(cfg, "col_outer", (False, True), default_col_outer(prod(shape[:-1]), shape[-1]))
     k_ext = static_shape(inputs[0])[-1]
     if not isinstance(cfg, ConfigEntity) or "tile_k" in cfg:         # a record from before the knob has none
         lo, hi = K_TILES
@@ -204,6 +205,15 @@ def _k_blocked(s, O, R, shape, k_ext, tile, col_outer) -> None:
     sr.vectorize(ji)
     if O is not R:
         schedule_spatial(s[O])
+
+
+def default_col_outer(rows: int, units: int) -> bool:
+    """The hand-picked tile order: column blocks outside rows when the weight has more rows than
+    the data (units > rows; both are K wide). The outer tile axis is the parallel one, so each
+    thread then streams only its share of the larger operand (the weight) and reads all of the
+    smaller one: at 64 rows x 784 -> 512 each of 2 cores streams 0.8 MB of weight instead of
+    1.6 MB (2-4% faster per call here, interleaved with onnxruntime, benchmarks/README.md)."""
+    return units > rows
 
 
 def _col_outer(cfg) -> bool:
