@@ -2,8 +2,8 @@
 
 `relay_ops(prim)` lists the operator names inside a primitive function in post-order (e.g.
 ["nn.conv2d", "add", "nn.relu"]); `mac_count(prim)` counts the multiply-accumulates of its
-matrix-product ops (tvm.relay.analysis.get_total_mac_number), so a profile can report GFLOP/s
-(2 FLOPs per MAC). Ops without a MAC rule count 0: their cost is memory, not arithmetic.
+matrix-product ops (tvm.relay.analysis.get_total_mac_number; also the channel-blocked and packed
+forms opt_level 3's AlterOpLayout makes), so a profile can report GFLOP/s (2 FLOPs per MAC). Ops without a MAC rule count 0: their cost is memory, not arithmetic.
 """
 import math
 
@@ -50,8 +50,20 @@ def _reduce_last(call, out, transpose_attr=None):
     return math.prod(out) * k
 
 
+def _blocked_conv_macs(call, out):
+    """A channel-blocked convolution (opt_level 3's NCHWc kernels): the weight is
+    (O/ob, I/ib or 1, KH, KW, ib or 1, ob), so each output sums prod(weight) / (O/ob * ob) terms."""
+    weight = _static_shape(call.args[1])
+    if weight is None or len(weight) < 3:
+        return 0
+    return math.prod(out) * math.prod(weight) // max(weight[0] * weight[-1], 1)
+
+
 MAC_RULES = {
     "nn.conv2d": _conv2d_macs,
+    "nn.contrib_conv2d_NCHWc": _blocked_conv_macs,
+    "nn.contrib_depthwise_conv2d_NCHWc": _blocked_conv_macs,
+    "nn.contrib_dense_pack": lambda call, out: _reduce_last(call, out),   # data (.., K), weight packed
     "nn.dense": lambda call, out: _reduce_last(call, out),
     "nn.matmul": lambda call, out: _reduce_last(call, out, "transpose_a"),
     "nn.batch_matmul": lambda call, out: _reduce_last(call, out, "transpose_a"),

@@ -168,3 +168,23 @@ def test_extract_fused_functions():
                      for f in funcs.values())
     assert op_sets == [("exp", "nn.conv2d", "nn.relu"), ("nn.softmax",)]
     assert all(f.is_primitive for f in funcs.values())
+
+
+def test_kernel_mac_count_of_the_blocked_forms_opt_level_3_makes():
+    """kernel_summary.mac_count (the profiles' GFLOP/s) counts the packed dense and the NCHWc
+    convolutions AlterOpLayout makes as their plain forms count: out elements x terms each."""
+    from relay_backend.analysis.kernel_summary import mac_count
+    d = relay.var("d", shape=(5, 6))
+    wp = relay.var("wp", shape=(2, 6, 4))                  # 8 units packed in blocks of 4
+    dense = relay.nn.contrib_dense_pack(d, wp, "NC4n")     # 5 x 8 outputs, 6 each
+    x = relay.var("x", shape=(1, 2, 8, 8, 4))              # 8 channels as NCHW4c
+    w = relay.var("w", shape=(3, 2, 3, 3, 4, 4))           # 12 out channels: OIHW4i4o
+    conv = relay.nn.contrib_conv2d_nchwc(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1, data_layout="NCHW4c",
+                                         kernel_layout="OIHW4i4o", out_layout="NCHW4c")   # 1x3x8x8x4
+    dwk = relay.var("dwk", shape=(2, 1, 3, 3, 1, 4))
+    dw = relay.nn.contrib_depthwise_conv2d_nchwc(x, dwk, (1, 1), (1, 1, 1, 1), (1, 1), groups=8,
+                                                 data_layout="NCHW4c", kernel_layout="OIHW1i4o",
+                                                 out_layout="NCHW4c")                       # 1x2x8x8x4
+    func = relay.transform.InferType()(relay.IRModule.from_expr(
+        relay.Function([d, wp, x, w, dwk], relay.Tuple([dense, conv, dw]))))["main"]
+    assert mac_count(func) == 5 * 8 * 6 + 12 * 8 * 8 * (8 * 9) + 8 * 8 * 8 * 9

@@ -138,10 +138,25 @@ def test_a_dense_pack_record_from_before_the_order_knob_keeps_rows_outside():
     assert "col_outer" in [k for k in old] and len({space.get(i)["col_outer"].val for i in space.valid_indices()}) == 2
 
 
+@pytest.mark.parametrize("rows, units, col_outer", [(4, 8, True), (8, 8, False), (16, 8, False)])
+def test_dense_pack_default_order_puts_the_larger_operand_outside(rows, units, col_outer):
+    """The fallback tile order (default_col_outer): column blocks outside rows, the parallel axis,
+    exactly when the weight has more rows (units) than the data, so each thread streams its own
+    share of the larger operand."""
+    from relay_backend.strategy.x86_blocks import default_block
+    block = default_block(units)
+    attrs = relay.nn.contrib_dense_pack(_X, _X, f"NC{block}n").attrs
+    task, _, _ = _task("dense_pack_prepacked.x86", "nn.contrib_dense_pack", attrs,
+                       [(rows, 16), (units // block, 16, block)])
+    fallback = autotvm.task.FallbackConfigEntity()
+    task.instantiate(fallback)
+    assert fallback["col_outer"].val is col_outer
+
+
 def test_dense_pack_k_blocking_is_a_knob_whose_default_is_no_blocking():
     """tile_k (K-blocking) defaults to the whole reduction: the fallback kernel is the one from
     before the knob, and a record without the knob (shipped before it) lowers to the same code;
-    a config with tile_k < K runs the K panels outside the parallel tile loop."""
+    a config with tile_k < K runs the K panels between the tile axes, inside the one parallel loop."""
     task, _, _ = _task(*BLOCKED_CASES[-1])
     fallback = autotvm.task.FallbackConfigEntity()
     task.instantiate(fallback)
