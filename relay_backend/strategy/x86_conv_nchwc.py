@@ -82,6 +82,7 @@ PAD_TAG = "injective,pad"
 L2_BYTES = 512 * 1024   # per-core L2: data re-read from it each pass is cheap
 MAX_OC_TILE = 8         # tuning candidates: at most this many channel blocks per tile
 MAX_REG_N = 16          # and this many output pixels
+PAD_PER_TILE_MAX = 4.0  # pad per register tile when it copies each padded input at most this often
 
 
 class Tile(NamedTuple):
@@ -245,6 +246,8 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         so.unroll(xi)
         so.vectorize(oi)
         sr = s[R]
+        if pad is not None and pad_copies_per_tile(shape, static_shape(kernel), attrs, chosen) <= PAD_PER_TILE_MAX:
+            s[pad].compute_at(so, fused)        # the tile's window, copied while it is in L1
         sr.compute_at(so, fused)
         rn, roo, ry, rx, roi = R.axis
         sr.reorder(*R.reduce_axis, rn, ry, rx, roo, roi)    # pixels outside channel blocks
@@ -255,6 +258,26 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         finish_others(s, others)
         return s
     return schedule
+
+
+def pad_copies_per_tile(out_shape, kernel_shape, attrs, tile: Tile) -> float:
+    """How often the padded input would be copied if each register tile padded its own window
+    (the pad computed at the tile loop) instead of the whole input once, at the root: once per
+    channel tile (every one reads the whole input), times the rows a window spans per output row
+    (kh / stride) and the columns per tile's pixels ((reg_n - 1) * stride + kw over reg_n * stride).
+
+    The root pad writes the whole padded input out and reads it back, from beyond L2 for large
+    maps (0.13 ms for ResNet-50's 58x58x128 stride-2 input, 8% of that convolution); a per-tile
+    window is copied within L1, but as often as this count. Measured in the network (one
+    thread, benchmarks/README.md, "Pad per tile"): at 3.4 copies (128 channels at 56x56, stride
+    2, a 4 x 4 tile) the convolution ran 12% faster; at 7.5 about the same; at 9-31 (the stem,
+    256 channels at 14x14) 5-15% slower. PAD_PER_TILE_MAX sits between."""
+    _, oc_blocks, _, _, _ = out_shape
+    kh, kw = kernel_shape[2:4]
+    (sh, sw), (dh, dw) = (tuple(int(v) for v in pair) for pair in (attrs.strides, attrs.dilation))
+    rows = ((kh - 1) * dh + 1) / sh
+    cols = ((tile.reg_n - 1) * sw + (kw - 1) * dw + 1) / (tile.reg_n * sw)
+    return oc_blocks / tile.oc_tile * rows * cols
 
 
 def _bytes(t) -> int:
