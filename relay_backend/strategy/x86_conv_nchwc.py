@@ -7,6 +7,7 @@ of one row:
 
     pad = zero-padded data (root, serial; absent without padding)
     for (n, y, oo.outer, x.outer) in parallel:                # or (n, oo.outer, y, x.outer)
+        [pad the tile's window here instead, when pad_copies_per_tile <= PAD_PER_TILE_MAX]
         acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
         for icc, kh, kw, unrolled(ii):                        # the reduction, ii innermost
             w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
