@@ -175,33 +175,78 @@ def compile_units(units, spec, on_done=None, jobs=None) -> list:
     is called as unit i finishes (a progress bar). Parallel when `want_parallel` says so and a
     pool is available, in-process otherwise; the results are the same either way."""
     units = list(units)
+    # biggest first: the last unit to finish is then a small one (less idle tail)
+    order = sorted(range(len(units)), key=lambda i: -len(units[i][0]))
+    return compile_lazily(len(units), units.__getitem__, spec, on_done, jobs, order)
+
+
+def compile_lazily(count: int, unit_at, spec, on_done=None, jobs=None, order=None) -> list:
+    """compile_units for `count` units made on demand: `unit_at(i)` returns unit i's (IR text,
+    what), and is called once per unit, in `order` (default 0..count-1), by this process.
+
+    Making a unit (generating its IR) overlaps with compiling those made before it: each goes
+    to the pool as soon as it exists. While this process is still making units, at most
+    jobs - 1 of them are in the pool's hands at once, so that with as many workers as cores
+    this process keeps a core of its own for making the rest; the rest then go to every worker.
+    Whether to use the pool at all is decided on the first units (`want_parallel` on count and
+    on the IR made until it has PARALLEL_MIN_IR_BYTES or all units)."""
     jobs = compile_jobs() if jobs is None else jobs
-    results = [None] * len(units)
-    executor = _pool(jobs) if want_parallel([t for t, _ in units], jobs) else None
+    order = list(range(count)) if order is None else list(order)
+    made = {}
+    position = size = 0
+    if jobs > 1 and count >= PARALLEL_MIN_UNITS:
+        while position < count and size < PARALLEL_MIN_IR_BYTES:
+            made[order[position]] = unit_at(order[position])
+            size += len(made[order[position]][0])
+            position += 1
+    results = [None] * count
+    executor = _pool(jobs) if size >= PARALLEL_MIN_IR_BYTES else None
     if executor is not None:
         try:
-            # biggest first: the last unit to finish is then a small one (less idle tail)
-            order = sorted(range(len(units)), key=lambda i: -len(units[i][0]))
-            futures = {executor.submit(_compile_in_worker, units[i][0], spec, units[i][1]): i
-                       for i in order}
-            for future in concurrent.futures.as_completed(futures):
-                i = futures[future]
-                results[i] = future.result()
-                llvm_target.count_compiles()
-                if on_done is not None:
-                    on_done(i)
-            with _POOL_LOCK:
-                _POOL["units"] += len(units)
-            return results
+            return _compile_in_pool(executor, jobs, order, position, made, unit_at, spec,
+                                    on_done, results)
         except concurrent.futures.process.BrokenProcessPool:
             _drop_pool(executor)                  # finish in-process what the pool did not
-    for i, (text, what) in enumerate(units):
+    for i in order:
         if results[i] is None:
-            results[i] = llvm_target.compile_object(text, spec, what)
+            unit = made.pop(i) if i in made else unit_at(i)
+            results[i] = llvm_target.compile_object(unit[0], spec, unit[1])
             if on_done is not None:
                 on_done(i)
     return results
 
 
-__all__ = ["compile_units", "compile_jobs", "pool_size", "shutdown_pool", "usable_cores",
+def _compile_in_pool(executor, jobs, order, position, made, unit_at, spec, on_done, results):
+    futures = {}
+    pending = list(order[:position])     # made, not yet submitted
+
+    def collect(block: bool):
+        finished = [f for f in futures if f.done()] if not block else \
+            list(concurrent.futures.as_completed(futures))
+        for future in finished:
+            i = futures.pop(future)
+            results[i] = future.result()
+            made.pop(i, None)                 # kept until done, for an in-process fallback
+            llvm_target.count_compiles()
+            if on_done is not None:
+                on_done(i)
+
+    def submit(limit: int):
+        while pending and len(futures) < limit:
+            i = pending.pop(0)
+            futures[executor.submit(_compile_in_worker, made[i][0], spec, made[i][1])] = i
+
+    for i in order[position:]:
+        submit(max(1, jobs - 1))
+        made[i] = unit_at(i)
+        pending.append(i)
+        collect(block=False)
+    submit(len(order))
+    collect(block=True)
+    with _POOL_LOCK:
+        _POOL["units"] += len(order)
+    return results
+
+
+__all__ = ["compile_lazily", "compile_units", "compile_jobs", "pool_size", "shutdown_pool", "usable_cores",
            "want_parallel"]

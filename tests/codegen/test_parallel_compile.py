@@ -152,3 +152,20 @@ def test_a_worker_that_cannot_answer_does_not_hang_stopping_the_pool(any_size_is
     llvm_pool.shutdown_pool()
     assert time.monotonic() - start < 15.0
     assert not workers[0].is_alive()
+
+
+def test_units_made_on_demand_compile_as_they_come(any_size_is_parallel):
+    """compile_lazily asks for each unit once, in order, and gives the same results as
+    compiling the finished list: units go to the pool while later ones are still being made."""
+    spec = llvm_target.machine_spec()
+    units = _units()
+    asked = []
+
+    def unit_at(i):
+        asked.append(i)
+        return units[i]
+    done = []
+    lazily = llvm_pool.compile_lazily(len(units), unit_at, spec, on_done=done.append, jobs=2)
+    assert asked == list(range(N_KERNELS)) and sorted(done) == list(range(N_KERNELS))
+    assert llvm_pool.pool_size() == 2
+    assert lazily == llvm_pool.compile_units(units, spec, jobs=1)
