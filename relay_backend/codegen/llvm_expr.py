@@ -369,8 +369,25 @@ class ExprEmitter:
             raise CompileError(f"llvm codegen: buffer {buffer.name} has rank {buffer.ndim} but "
                                f"is indexed with {len(index_vals)} indices")
         b = self.builder
-        offset, const = None, 0          # const: the constant indices' part, added last
-        for idx, stride in zip(index_vals, self._strides(buffer)):
+        strides = self._strides(buffer)
+        lowered = getattr(b, "lowered", None)
+        if lowered is not None and type(strides) is tuple:     # _static_strides: a static shape
+            offset, const = self._static_offset(lowered, strides, index_vals)
+        else:
+            offset, const = self._offset(strides, index_vals)
+        if const or offset is None:
+            const = ir.Constant(I64, const)
+            offset = const if offset is None else _folded(b.add, offset, const)
+        if type(offset) is ir.Constant and offset.constant == 0:
+            return base
+        return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
+
+    def _offset(self, strides, index_vals):
+        """(offset of the non-constant indices as an i64 value or None, the constant indices'
+        part as an int, added last)."""
+        b = self.builder
+        offset, const = None, 0
+        for idx, stride in zip(index_vals, strides):
             if type(idx) is ir.Constant and (stride is None or type(stride) is ir.Constant):
                 const += idx.constant * (1 if stride is None else stride.constant)
                 continue
@@ -380,12 +397,28 @@ class ExprEmitter:
                 idx = b.sext(idx, I64)
             term = idx if stride is None else _folded(b.mul, idx, stride)
             offset = term if offset is None else _folded(b.add, offset, term)
-        if const or offset is None:
-            const = ir.Constant(I64, const)
-            offset = const if offset is None else _folded(b.add, offset, const)
-        if type(offset) is ir.Constant and offset.constant == 0:
-            return base
-        return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
+        return offset, const
+
+    def _static_offset(self, lowered, strides, index_vals):
+        """_offset for constant `strides` (a static shape). Its non-constant part is only
+        sext/mul/add of the non-constant indices, instructions the value-numbering builder
+        shares, so the part already built in this block from the same index values is taken
+        from its LoweredNodes table (same IR, less Python: the loads of an unrolled tile differ
+        in their constant indices only)."""
+        const, dims, vals = 0, [], []
+        for dim, (idx, stride) in enumerate(zip(index_vals, strides)):
+            if type(idx) is ir.Constant:
+                const += idx.constant * (1 if stride is None else stride.constant)
+            else:
+                dims.append(dim)
+                vals.append(idx)
+        if not vals:
+            return None, const
+        picked = [strides[d] for d in dims]
+        kind = ("offset", tuple(1 if st is None else st.constant for st in picked))
+        offset = lowered.get_or_lower(kind, vals,
+                                      lambda: self._offset(picked, vals)[0])
+        return offset, const
 
     def _strides(self, buffer):
         """Per-dimension stride values (None = 1), as i64 LLVM values."""
