@@ -109,6 +109,36 @@ def _pure_int_kind(node):
     return None
 
 
+def _pure_int_tree(trees: dict, root):
+    """The Vars (distinct, in a fixed order) of `root` when every node of it is an integer
+    constant, a Var or a node of a _pure_int_kind, else None. Such a tree's value is a function
+    of its Vars' values alone, and lowering it again in a block where it was lowered appends
+    nothing (each node a LoweredNodes hit), so the emitter remembers the whole tree's value
+    (LoweredNodes keyed by ("tree", id(root)) and the Vars' values). Answers are kept in
+    `trees` (the LoweredNodes' own: id(root) -> (root, Vars or None)), which holds each root
+    so its id stays its own as long as the table that uses it."""
+    hit = trees.get(id(root))
+    if hit is not None and hit[0] is root:
+        return hit[1]
+    found, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is tir.IntImm:
+            continue
+        if type(node) is tir.Var:
+            found.append(node)
+            continue
+        if isinstance(node, tir.Let) or _pure_int_kind(node) is None:
+            found = None
+            break
+        stack.extend(tir_children(node))
+    trees[id(root)] = (root, None if found is None else tuple(found))
+    return trees[id(root)][1]
+
+
 class ExprEmitter:
     """Lowers tir expressions with `self.builder`; needs `self.vars` (id(Var) -> value),
     `self.buffers` (id(buffer.data) -> pointer) and `self.math` (a MathLib)."""
@@ -126,9 +156,19 @@ class ExprEmitter:
         """
         if isinstance(root, _LEAVES):          # most indices: no traversal to set up
             return self._lower(root, ())
+        lowered = getattr(self.builder, "lowered", None)     # llvm_builder: pure int nodes
+        if lowered is not None:
+            tree_vars = _pure_int_tree(lowered.trees, root)
+            if tree_vars is not None:
+                vals = [self.vars.get(id(v)) for v in tree_vars]
+                if None not in vals:
+                    return lowered.get_or_lower(("tree", id(root)), vals,
+                                                lambda: self._expr(root, lowered))
+        return self._expr(root, lowered)
+
+    def _expr(self, root, lowered):
         memo = BranchMemo()
         lazy = None                            # found on the first Select (most have none)
-        lowered = getattr(self.builder, "lowered", None)     # llvm_builder: pure int nodes
         stack = [(root, 0, None)]
         while stack:
             node, state, data = stack.pop()
