@@ -75,29 +75,32 @@ class VectorPlan:
 
 def _varying_nodes(roots, var) -> tuple:
     """(ids of the nodes under `roots` whose value depends on `var`, the BufferLoads among
-    those nodes) by one iterative post-order."""
+    those nodes) by one iterative post-order (a node's children listed once, kept on the
+    stack until the node is finished)."""
     varying, done, loads = set(), set(), []
-    stack = [(root, False) for root in roots]
+    stack = [(root, None) for root in roots]
     while stack:
-        node, ready = stack.pop()
+        node, kids = stack.pop()
         key = id(node)
         if key in done:
             continue
-        if not node._fields:                     # a leaf: varying when it is the variable
-            done.add(key)
-            if node is var:
-                varying.add(key)
-            continue
-        kids = children(node)
-        if not ready:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in done)
+        if kids is None:
+            if not node._fields:                 # a leaf: varying when it is the variable
+                done.add(key)
+                if node is var:
+                    varying.add(key)
+                continue
+            kids = children(node)
+            stack.append((node, kids))
+            stack.extend([(k, None) for k in kids if id(k) not in done])
             continue
         done.add(key)
         if type(node) is tir.BufferLoad:
             loads.append(node)
-        if any(id(k) in varying for k in kids):
-            varying.add(key)
+        for kid in kids:
+            if id(kid) in varying:
+                varying.add(key)
+                break
     return varying, loads
 
 
