@@ -185,11 +185,10 @@ def compile_lazily(count: int, unit_at, spec, on_done=None, jobs=None, order=Non
     what), and is called once per unit, in `order` (default 0..count-1), by this process.
 
     Making a unit (generating its IR) overlaps with compiling those made before it: each goes
-    to the pool as soon as it exists. While this process is still making units, at most
-    jobs - 1 of them are in the pool's hands at once, so that with as many workers as cores
-    this process keeps a core of its own for making the rest; the rest then go to every worker.
-    Whether to use the pool at all is decided on the first units (`want_parallel` on count and
-    on the IR made until it has PARALLEL_MIN_IR_BYTES or all units)."""
+    to the pool as soon as it exists, so the workers compile while this process generates the
+    rest (a cold build's IR generation and LLVM's work run side by side instead of one after
+    the other). Whether to use the pool at all is decided on the first units (`want_parallel`
+    on `count` and on the IR made until it has PARALLEL_MIN_IR_BYTES or all units)."""
     jobs = compile_jobs() if jobs is None else jobs
     order = list(range(count)) if order is None else list(order)
     made = {}
@@ -203,8 +202,7 @@ def compile_lazily(count: int, unit_at, spec, on_done=None, jobs=None, order=Non
     executor = _pool(jobs) if size >= PARALLEL_MIN_IR_BYTES else None
     if executor is not None:
         try:
-            return _compile_in_pool(executor, jobs, order, position, made, unit_at, spec,
-                                    on_done, results)
+            return _compile_in_pool(executor, order, position, made, unit_at, spec, on_done, results)
         except concurrent.futures.process.BrokenProcessPool:
             _drop_pool(executor)                  # finish in-process what the pool did not
     for i in order:
@@ -216,33 +214,30 @@ def compile_lazily(count: int, unit_at, spec, on_done=None, jobs=None, order=Non
     return results
 
 
-def _compile_in_pool(executor, jobs, order, position, made, unit_at, spec, on_done, results):
+def _compile_in_pool(executor, order, position, made, unit_at, spec, on_done, results):
+    """compile_lazily's pool part: units order[:position] are in `made` already; a unit's text
+    stays in `made` until its result is back (an in-process fallback needs it)."""
     futures = {}
-    pending = list(order[:position])     # made, not yet submitted
 
-    def collect(block: bool):
-        finished = [f for f in futures if f.done()] if not block else \
-            list(concurrent.futures.as_completed(futures))
+    def submit(i):
+        futures[executor.submit(_compile_in_worker, made[i][0], spec, made[i][1])] = i
+
+    def collect(finished):
         for future in finished:
             i = futures.pop(future)
             results[i] = future.result()
-            made.pop(i, None)                 # kept until done, for an in-process fallback
+            made.pop(i, None)
             llvm_target.count_compiles()
             if on_done is not None:
                 on_done(i)
 
-    def submit(limit: int):
-        while pending and len(futures) < limit:
-            i = pending.pop(0)
-            futures[executor.submit(_compile_in_worker, made[i][0], spec, made[i][1])] = i
-
+    for i in order[:position]:
+        submit(i)
     for i in order[position:]:
-        submit(max(1, jobs - 1))
         made[i] = unit_at(i)
-        pending.append(i)
-        collect(block=False)
-    submit(len(order))
-    collect(block=True)
+        submit(i)
+        collect([f for f in futures if f.done()])
+    collect(list(concurrent.futures.as_completed(futures)))
     with _POOL_LOCK:
         _POOL["units"] += len(order)
     return results
