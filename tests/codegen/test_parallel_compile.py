@@ -169,3 +169,24 @@ def test_units_made_on_demand_compile_as_they_come(any_size_is_parallel):
     assert asked == list(range(N_KERNELS)) and sorted(done) == list(range(N_KERNELS))
     assert llvm_pool.pool_size() == 2
     assert lazily == llvm_pool.compile_units(units, spec, jobs=1)
+
+
+def test_the_heap_is_frozen_while_compiling_and_released_after():
+    """compile_lazily keeps the objects that existed on entry out of garbage collection while
+    it runs (gc.freeze) and releases them after; a freeze made by the caller stays."""
+    import gc
+    assert gc.get_freeze_count() == 0
+    seen = []
+
+    def unit_at(i):
+        seen.append(gc.get_freeze_count())
+        return _units()[i]
+    llvm_pool.compile_lazily(2, unit_at, llvm_target.machine_spec(), jobs=1)
+    assert min(seen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        with llvm_pool.heap_frozen():
+            pass
+        assert gc.get_freeze_count() > 0                  # the caller's freeze is kept
+    finally:
+        gc.unfreeze()
