@@ -100,6 +100,7 @@ class LoweredNodes:
     def __init__(self, builder):
         self._builder = builder
         self._values = {}            # (kind, id(block), operand keys) -> (value, operands)
+        self.trees = {}              # llvm_expr._pure_int_tree's answers (they hold the roots)
 
     def get_or_lower(self, kind, vals, lower):
         """The value of a node of `kind` over operand values `vals`: remembered, else

@@ -159,9 +159,14 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> l
     hits = len(funcs) - len(missing)
     progress.begin("compiled", total=len(funcs), note=f"{hits} from cache" if hits else "")
     progress.advance("compiled", hits)
-    prims = {i: funcs[i].prim_func() if isinstance(funcs[i], KernelRecord) else funcs[i] for i in missing}
-    units = [(ir_of(prims[i]), str(prims[i].attrs.get("global_symbol", prims[i].name))) for i in missing]
-    compiled = llvm_pool.compile_units(units, spec, on_done=lambda _: progress.advance("compiled"))
+
+    def unit_at(j: int) -> tuple:
+        func = funcs[missing[j]]
+        prim = func.prim_func() if isinstance(func, KernelRecord) else func
+        return ir_of(prim), str(prim.attrs.get("global_symbol", prim.name))
+    # each kernel's IR goes to the compile pool as soon as it is generated (llvm_pool)
+    compiled = llvm_pool.compile_lazily(len(missing), unit_at, spec,
+                                        on_done=lambda _: progress.advance("compiled"))
     entries = []
     for i, (object_code, ir) in zip(missing, compiled):
         results[i] = CompiledKernel(object_code, ir)

@@ -109,6 +109,36 @@ def _pure_int_kind(node):
     return None
 
 
+def _pure_int_tree(trees: dict, root):
+    """The Vars (distinct, in a fixed order) of `root` when every node of it is an integer
+    constant, a Var or a node of a _pure_int_kind, else None. Such a tree's value is a function
+    of its Vars' values alone, and lowering it again in a block where it was lowered appends
+    nothing (each node a LoweredNodes hit), so the emitter remembers the whole tree's value
+    (LoweredNodes keyed by ("tree", id(root)) and the Vars' values). Answers are kept in
+    `trees` (the LoweredNodes' own: id(root) -> (root, Vars or None)), which holds each root
+    so its id stays its own as long as the table that uses it."""
+    hit = trees.get(id(root))
+    if hit is not None and hit[0] is root:
+        return hit[1]
+    found, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is tir.IntImm:
+            continue
+        if type(node) is tir.Var:
+            found.append(node)
+            continue
+        if isinstance(node, tir.Let) or _pure_int_kind(node) is None:
+            found = None
+            break
+        stack.extend(tir_children(node))
+    trees[id(root)] = (root, None if found is None else tuple(found))
+    return trees[id(root)][1]
+
+
 class ExprEmitter:
     """Lowers tir expressions with `self.builder`; needs `self.vars` (id(Var) -> value),
     `self.buffers` (id(buffer.data) -> pointer) and `self.math` (a MathLib)."""
@@ -126,9 +156,19 @@ class ExprEmitter:
         """
         if isinstance(root, _LEAVES):          # most indices: no traversal to set up
             return self._lower(root, ())
+        lowered = getattr(self.builder, "lowered", None)     # llvm_builder: pure int nodes
+        if lowered is not None:
+            tree_vars = _pure_int_tree(lowered.trees, root)
+            if tree_vars is not None:
+                vals = [self.vars.get(id(v)) for v in tree_vars]
+                if None not in vals:
+                    return lowered.get_or_lower(("tree", id(root)), vals,
+                                                lambda: self._expr(root, lowered))
+        return self._expr(root, lowered)
+
+    def _expr(self, root, lowered):
         memo = BranchMemo()
         lazy = None                            # found on the first Select (most have none)
-        lowered = getattr(self.builder, "lowered", None)     # llvm_builder: pure int nodes
         stack = [(root, 0, None)]
         while stack:
             node, state, data = stack.pop()
@@ -369,8 +409,25 @@ class ExprEmitter:
             raise CompileError(f"llvm codegen: buffer {buffer.name} has rank {buffer.ndim} but "
                                f"is indexed with {len(index_vals)} indices")
         b = self.builder
-        offset, const = None, 0          # const: the constant indices' part, added last
-        for idx, stride in zip(index_vals, self._strides(buffer)):
+        strides = self._strides(buffer)
+        lowered = getattr(b, "lowered", None)
+        if lowered is not None and type(strides) is tuple:     # _static_strides: a static shape
+            offset, const = self._static_offset(lowered, strides, index_vals)
+        else:
+            offset, const = self._offset(strides, index_vals)
+        if const or offset is None:
+            const = ir.Constant(I64, const)
+            offset = const if offset is None else _folded(b.add, offset, const)
+        if type(offset) is ir.Constant and offset.constant == 0:
+            return base
+        return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
+
+    def _offset(self, strides, index_vals):
+        """(offset of the non-constant indices as an i64 value or None, the constant indices'
+        part as an int, added last)."""
+        b = self.builder
+        offset, const = None, 0
+        for idx, stride in zip(index_vals, strides):
             if type(idx) is ir.Constant and (stride is None or type(stride) is ir.Constant):
                 const += idx.constant * (1 if stride is None else stride.constant)
                 continue
@@ -380,12 +437,28 @@ class ExprEmitter:
                 idx = b.sext(idx, I64)
             term = idx if stride is None else _folded(b.mul, idx, stride)
             offset = term if offset is None else _folded(b.add, offset, term)
-        if const or offset is None:
-            const = ir.Constant(I64, const)
-            offset = const if offset is None else _folded(b.add, offset, const)
-        if type(offset) is ir.Constant and offset.constant == 0:
-            return base
-        return b.gep(base, [offset], inbounds=True, source_etype=mem_type(buffer.dtype))
+        return offset, const
+
+    def _static_offset(self, lowered, strides, index_vals):
+        """_offset for constant `strides` (a static shape). Its non-constant part is only
+        sext/mul/add of the non-constant indices, instructions the value-numbering builder
+        shares, so the part already built in this block from the same index values is taken
+        from its LoweredNodes table (same IR, less Python: the loads of an unrolled tile differ
+        in their constant indices only)."""
+        const, dims, vals = 0, [], []
+        for dim, (idx, stride) in enumerate(zip(index_vals, strides)):
+            if type(idx) is ir.Constant:
+                const += idx.constant * (1 if stride is None else stride.constant)
+            else:
+                dims.append(dim)
+                vals.append(idx)
+        if not vals:
+            return None, const
+        picked = [strides[d] for d in dims]
+        kind = ("offset", tuple(1 if st is None else st.constant for st in picked))
+        offset = lowered.get_or_lower(kind, vals,
+                                      lambda: self._offset(picked, vals)[0])
+        return offset, const
 
     def _strides(self, buffer):
         """Per-dimension stride values (None = 1), as i64 LLVM values."""

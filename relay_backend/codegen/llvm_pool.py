@@ -19,6 +19,7 @@ replaced after RECYCLE_AFTER units, since each LLVM pipeline leaves ~50 KB behin
 """
 import atexit
 import concurrent.futures
+import contextlib
 import gc
 import multiprocessing
 import multiprocessing.util
@@ -39,6 +40,21 @@ RECYCLE_AFTER = 2000
 EXIT_JOIN_S = 10.0       # how long stopping the pool waits for its workers before killing them
 _POOL = {"executor": None, "jobs": 0, "units": 0, "workers": ()}
 _POOL_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def heap_frozen():
+    """Within: the objects that exist on entry are out of the garbage collector's scans
+    (gc.freeze), unfrozen on exit unless they already were on entry. A cold build generates
+    kernel IR in a large heap (the model, its parameters, the lowered kernels): each full
+    collection scanned all of it, about a fifth of IR generation's time."""
+    already = gc.get_freeze_count() > 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not already:
+            gc.unfreeze()
 
 
 def usable_cores() -> int:
@@ -100,11 +116,9 @@ def _pool(jobs: int):
             with llvm_target.LLVM_LOCK, warnings.catch_warnings():
                 # forking a threaded process is safe here: see the module docstring
                 warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-                gc.freeze()        # the workers' garbage collector leaves the parent's objects
-                try:               # alone, so their pages stay shared instead of being copied
+                with heap_frozen():    # the workers' garbage collector leaves the parent's
+                    # objects alone, so their pages stay shared instead of being copied
                     probe = executor.submit(_probe)    # forks every worker now, under the lock
-                finally:
-                    gc.unfreeze()
             probe.result(timeout=PROBE_TIMEOUT_S)
         except (OSError, concurrent.futures.TimeoutError, concurrent.futures.process.BrokenProcessPool):
             # no fork (out of memory, process limit) or workers that cannot reach LLVM: stop
@@ -175,33 +189,79 @@ def compile_units(units, spec, on_done=None, jobs=None) -> list:
     is called as unit i finishes (a progress bar). Parallel when `want_parallel` says so and a
     pool is available, in-process otherwise; the results are the same either way."""
     units = list(units)
+    # biggest first: the last unit to finish is then a small one (less idle tail)
+    order = sorted(range(len(units)), key=lambda i: -len(units[i][0]))
+    return compile_lazily(len(units), units.__getitem__, spec, on_done, jobs, order)
+
+
+def compile_lazily(count: int, unit_at, spec, on_done=None, jobs=None, order=None) -> list:
+    """compile_units for `count` units made on demand: `unit_at(i)` returns unit i's (IR text,
+    what), and is called once per unit, in `order` (default 0..count-1), by this process.
+
+    Making a unit (generating its IR) overlaps with compiling those made before it: each goes
+    to the pool as soon as it exists, so the workers compile while this process generates the
+    rest (a cold build's IR generation and LLVM's work run side by side instead of one after
+    the other). Whether to use the pool at all is decided on the first units (`want_parallel`
+    on `count` and on the IR made until it has PARALLEL_MIN_IR_BYTES or all units). The heap
+    that exists on entry is kept out of garbage collection meanwhile (`heap_frozen`)."""
+    with heap_frozen():
+        return _compile_lazily(count, unit_at, spec, on_done, jobs, order)
+
+
+def _compile_lazily(count, unit_at, spec, on_done, jobs, order) -> list:
     jobs = compile_jobs() if jobs is None else jobs
-    results = [None] * len(units)
-    executor = _pool(jobs) if want_parallel([t for t, _ in units], jobs) else None
+    order = list(range(count)) if order is None else list(order)
+    made = {}
+    position = size = 0
+    if jobs > 1 and count >= PARALLEL_MIN_UNITS:
+        while position < count and size < PARALLEL_MIN_IR_BYTES:
+            made[order[position]] = unit_at(order[position])
+            size += len(made[order[position]][0])
+            position += 1
+    results = [None] * count
+    executor = _pool(jobs) if size >= PARALLEL_MIN_IR_BYTES else None
     if executor is not None:
         try:
-            # biggest first: the last unit to finish is then a small one (less idle tail)
-            order = sorted(range(len(units)), key=lambda i: -len(units[i][0]))
-            futures = {executor.submit(_compile_in_worker, units[i][0], spec, units[i][1]): i
-                       for i in order}
-            for future in concurrent.futures.as_completed(futures):
-                i = futures[future]
-                results[i] = future.result()
-                llvm_target.count_compiles()
-                if on_done is not None:
-                    on_done(i)
-            with _POOL_LOCK:
-                _POOL["units"] += len(units)
-            return results
+            return _compile_in_pool(executor, order, position, made, unit_at, spec, on_done, results)
         except concurrent.futures.process.BrokenProcessPool:
             _drop_pool(executor)                  # finish in-process what the pool did not
-    for i, (text, what) in enumerate(units):
+    for i in order:
         if results[i] is None:
-            results[i] = llvm_target.compile_object(text, spec, what)
+            unit = made.pop(i) if i in made else unit_at(i)
+            results[i] = llvm_target.compile_object(unit[0], spec, unit[1])
             if on_done is not None:
                 on_done(i)
     return results
 
 
-__all__ = ["compile_units", "compile_jobs", "pool_size", "shutdown_pool", "usable_cores",
+def _compile_in_pool(executor, order, position, made, unit_at, spec, on_done, results):
+    """compile_lazily's pool part: units order[:position] are in `made` already; a unit's text
+    stays in `made` until its result is back (an in-process fallback needs it)."""
+    futures = {}
+
+    def submit(i):
+        futures[executor.submit(_compile_in_worker, made[i][0], spec, made[i][1])] = i
+
+    def collect(finished):
+        for future in finished:
+            i = futures.pop(future)
+            results[i] = future.result()
+            made.pop(i, None)
+            llvm_target.count_compiles()
+            if on_done is not None:
+                on_done(i)
+
+    for i in order[:position]:
+        submit(i)
+    for i in order[position:]:
+        made[i] = unit_at(i)
+        submit(i)
+        collect([f for f in futures if f.done()])
+    collect(list(concurrent.futures.as_completed(futures)))
+    with _POOL_LOCK:
+        _POOL["units"] += len(order)
+    return results
+
+
+__all__ = ["compile_lazily", "compile_units", "heap_frozen", "compile_jobs", "pool_size", "shutdown_pool", "usable_cores",
            "want_parallel"]

@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from .. import tir
 from ..tir.functor import children, mentions, walk
-from ..tir.loop_deps import iterations_independent
+from ..tir.loop_deps import accesses_independent
 from ..tir.simplify import linear_form
 from .llvm_expr import itemsize, llvm_type
 from .llvm_math import nan_min_max
@@ -73,29 +73,35 @@ class VectorPlan:
     varying: frozenset
 
 
-def _varying_nodes(roots, var) -> set:
-    """Ids of the nodes under `roots` whose value depends on `var` (iterative post-order)."""
-    varying, done = set(), set()
-    stack = [(root, False) for root in roots]
+def _varying_nodes(roots, var) -> tuple:
+    """(ids of the nodes under `roots` whose value depends on `var`, the BufferLoads among
+    those nodes) by one iterative post-order (a node's children listed once, kept on the
+    stack until the node is finished)."""
+    varying, done, loads = set(), set(), []
+    stack = [(root, None) for root in roots]
     while stack:
-        node, ready = stack.pop()
+        node, kids = stack.pop()
         key = id(node)
         if key in done:
             continue
-        if not node._fields:                     # a leaf: varying when it is the variable
-            done.add(key)
-            if node is var:
-                varying.add(key)
-            continue
-        kids = children(node)
-        if not ready:
-            stack.append((node, True))
-            stack.extend((k, False) for k in kids if id(k) not in done)
+        if kids is None:
+            if not node._fields:                 # a leaf: varying when it is the variable
+                done.add(key)
+                if node is var:
+                    varying.add(key)
+                continue
+            kids = children(node)
+            stack.append((node, kids))
+            stack.extend([(k, None) for k in kids if id(k) not in done])
             continue
         done.add(key)
-        if any(id(k) in varying for k in kids):
-            varying.add(key)
-    return varying
+        if type(node) is tir.BufferLoad:
+            loads.append(node)
+        for kid in kids:
+            if id(kid) in varying:
+                varying.add(key)
+                break
+    return varying, loads
 
 
 def _flat_step(buffer, indices, var):
@@ -194,11 +200,14 @@ def vector_plan(loop):
             stores.append(stmt)
         elif not (isinstance(stmt, tir.Evaluate) and isinstance(stmt.value, tir.IntImm)):
             return None
-    if not stores or not iterations_independent(loop):
+    if not stores:
         return None
     var = loop.loop_var
     roots = [e for st in stores for e in (st.value, *st.indices)]
-    varying = _varying_nodes(roots, var)
+    varying, loads = _varying_nodes(roots, var)
+    # the body is stores only (no inner loop or allocation): loop_deps' check on its accesses
+    if not accesses_independent(stores, loads, var):
+        return None
     for st in stores:
         if st.buffer.dtype not in _VALUE_DTYPES or _flat_step(st.buffer, st.indices, var) != 1:
             return None

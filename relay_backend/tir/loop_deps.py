@@ -30,17 +30,23 @@ def _injective_in(indices, var) -> bool:
 
 def iterations_independent(loop: S.For) -> bool:
     """True when no iteration of `loop` reads or writes an element another iteration writes."""
-    var = loop.loop_var
     nodes = list(walk(loop.body))
     if any(isinstance(n, (S.For, S.Allocate)) for n in nodes):
         return False
     stores = [n for n in nodes if isinstance(n, S.BufferStore)]
+    loads = [n for n in nodes if isinstance(n, E.BufferLoad)]
+    return accesses_independent(stores, loads, loop.loop_var)
+
+
+def accesses_independent(stores, loads, var) -> bool:
+    """iterations_independent for a loop body without inner loops or allocations given as
+    its BufferStores and every BufferLoad in it (for a caller that already walked it)."""
     if not stores or not all(_injective_in(st.indices, var) for st in stores):
         return False
     written = {}
     for st in stores:
         written.setdefault(id(st.buffer.data), set()).add(tuple(_key(i) for i in st.indices))
-    for ld in (n for n in nodes if isinstance(n, E.BufferLoad)):
+    for ld in loads:
         keys = written.get(id(ld.buffer.data))
         if keys is not None and tuple(_key(i) for i in ld.indices) not in keys:
             return False

@@ -16,7 +16,7 @@ the copies would hold more than MAX_NODES tir nodes (nested unrolled loops multi
 """
 from . import expr as E
 from . import stmt as S
-from .functor import rewrite, walk
+from .functor import children, rewrite, walk
 from .prim_func import PrimFunc
 from .simplify import fold_constant_node
 
@@ -36,8 +36,31 @@ def _unrollable(loop) -> bool:
                    for n in walk(loop.body))
 
 
-def _with_constant(body, var, value: int):
-    """`body` with `var` = value and the constants that makes folded (fold_constant_node)."""
+def _without(body, var) -> list:
+    """Ids of the nodes under `body` in which `var` does not occur (iterative post-order)."""
+    mentioning, done = set(), set()
+    stack = [(body, None)]
+    while stack:
+        node, kids = stack.pop()
+        key = id(node)
+        if key in done:
+            continue
+        if kids is None:
+            kids = children(node)
+            if kids:
+                stack.append((node, kids))
+                stack.extend([(k, None) for k in kids if id(k) not in done])
+                continue
+        done.add(key)
+        if node is var or any(id(k) in mentioning for k in kids):
+            mentioning.add(key)
+    return [key for key in done if key not in mentioning]
+
+
+def _with_constant(body, var, value: int, memo=None):
+    """`body` with `var` = value and the constants that makes folded (fold_constant_node);
+    `memo` (rewrite's) may hold the rewrites of subtrees without `var`, the same for every
+    value."""
     constant = E.IntImm(var.dtype, value)
 
     def fold(n):
@@ -47,7 +70,7 @@ def _with_constant(body, var, value: int):
             chosen = n.then_case if n.condition.value else n.else_case
             return chosen if chosen is not None else S.Evaluate(0)
         return fold_constant_node(n) if isinstance(n, E.PrimExpr) else None
-    return rewrite(body, fold)
+    return rewrite(body, fold, memo)
 
 
 def unroll_loops(node):
@@ -63,7 +86,15 @@ def unroll_loops(node):
         start, extent = _static(n.min), _static(n.extent)
         if extent * sum(1 for _ in walk(n.body)) > MAX_NODES:
             return None
-        return S.seq(*[_with_constant(n.body, n.loop_var, start + k) for k in range(extent)])
+        # a subtree without the loop variable rewrites to the same tree in every copy: the
+        # first copy's results for those subtrees serve the others
+        copies, shared = [], {}
+        for k in range(extent):
+            memo = dict(shared)
+            copies.append(_with_constant(n.body, n.loop_var, start + k, memo))
+            if k == 0:
+                shared = {key: memo[key] for key in _without(n.body, n.loop_var) if key in memo}
+        return S.seq(*copies)
 
     return rewrite(node, expand)
 

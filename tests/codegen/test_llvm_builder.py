@@ -154,3 +154,43 @@ def test_lowered_node_table_changes_no_instruction(monkeypatch, vectorized):
     expect = x[ii // 3, (ii % 3) * 4 + np.arange(4)] * 2
     np.testing.assert_array_equal(y.numpy(), expect)
     np.testing.assert_array_equal(z.numpy(), expect + 1)
+
+
+def _shared_index_tile():
+    """Y[i // 3, c] = X[i // 3, (i % 3) * 4 + c] + X[i // 3, (i % 3) * 4 + c + 1] for c = 0..3
+    unrolled by hand: one index tree object used by every statement (whole-tree hits) and
+    loads that differ only in constant indices (offset hits)."""
+    X, Y = tir.Buffer("X", (4, 16), "float32"), tir.Buffer("Y", (4, 4), "float32")
+    i = tir.Var("i")
+    row, col = tir.floordiv(i, 3), tir.floormod(i, 3) * 4
+    stores = [S.BufferStore(Y, X[row, col + c] + X[row, col + (c + 1)], (row, c)) for c in range(4)]
+    return tir.PrimFunc([X, Y], S.For(i, 0, 12, "serial", S.SeqStmt(stores)), "shared_index_tile")
+
+
+def test_whole_index_trees_and_static_offsets_are_reused_without_changing_the_ir(monkeypatch):
+    """llvm_expr takes an integer index tree lowered before in the block, and the non-constant
+    part of a static buffer's offset, from the LoweredNodes table: same IR text as lowering
+    everything again, and the kernel computes what numpy does."""
+    from relay_backend.codegen.llvm_builder import LoweredNodes
+    original, hits = LoweredNodes.get_or_lower, []
+
+    def counting(self, kind, vals, lower):
+        lowered = []
+        value = original(self, kind, vals, lambda: lowered.append(1) or lower())
+        if not lowered:
+            hits.append(kind[0])
+        return value
+    monkeypatch.setattr(LoweredNodes, "get_or_lower", counting)
+    with_table, _ = codegen_llvm([_shared_index_tile()])
+    monkeypatch.setattr(LoweredNodes, "get_or_lower", lambda self, kind, vals, lower: lower())
+    without_table, _ = codegen_llvm([_shared_index_tile()])
+    monkeypatch.undo()
+    assert "tree" in hits and "offset" in hits and with_table == without_table
+    x = np.arange(64, dtype="float32").reshape(4, 16) * 0.5 - 3.0
+    y = nd.empty((4, 4), "float32")
+    build(_shared_index_tile())["shared_index_tile"](nd.array(x), y)
+    expect = np.zeros((4, 4), "float32")
+    for i in range(12):
+        for c in range(4):
+            expect[i // 3, c] = x[i // 3, (i % 3) * 4 + c] + x[i // 3, (i % 3) * 4 + c + 1]
+    np.testing.assert_array_equal(y.numpy(), expect)

@@ -152,3 +152,41 @@ def test_a_worker_that_cannot_answer_does_not_hang_stopping_the_pool(any_size_is
     llvm_pool.shutdown_pool()
     assert time.monotonic() - start < 15.0
     assert not workers[0].is_alive()
+
+
+def test_units_made_on_demand_compile_as_they_come(any_size_is_parallel):
+    """compile_lazily asks for each unit once, in order, and gives the same results as
+    compiling the finished list: units go to the pool while later ones are still being made."""
+    spec = llvm_target.machine_spec()
+    units = _units()
+    asked = []
+
+    def unit_at(i):
+        asked.append(i)
+        return units[i]
+    done = []
+    lazily = llvm_pool.compile_lazily(len(units), unit_at, spec, on_done=done.append, jobs=2)
+    assert asked == list(range(N_KERNELS)) and sorted(done) == list(range(N_KERNELS))
+    assert llvm_pool.pool_size() == 2
+    assert lazily == llvm_pool.compile_units(units, spec, jobs=1)
+
+
+def test_the_heap_is_frozen_while_compiling_and_released_after():
+    """compile_lazily keeps the objects that existed on entry out of garbage collection while
+    it runs (gc.freeze) and releases them after; a freeze made by the caller stays."""
+    import gc
+    assert gc.get_freeze_count() == 0
+    seen = []
+
+    def unit_at(i):
+        seen.append(gc.get_freeze_count())
+        return _units()[i]
+    llvm_pool.compile_lazily(2, unit_at, llvm_target.machine_spec(), jobs=1)
+    assert min(seen) > 0 and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        with llvm_pool.heap_frozen():
+            pass
+        assert gc.get_freeze_count() > 0                  # the caller's freeze is kept
+    finally:
+        gc.unfreeze()

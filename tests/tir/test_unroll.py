@@ -88,3 +88,26 @@ def test_nested_unrolled_loops_unroll_inside_out():
     y = np.zeros((2, 3), "float32")
     run(out, x, y)
     np.testing.assert_array_equal(y, np.where(np.eye(2, 3, dtype=bool), x * 10, x))
+
+
+def test_subtrees_without_the_variable_are_rewritten_once_for_every_copy(monkeypatch):
+    """Y[i] = X[i] * (X[5] + 1.0): the subtree without i
+    goes through the fold callback in the first copy only, the other copies take that rewrite; the
+    result is what rewriting each copy on its own gives, and what numpy computes."""
+    X, Y = tir.Buffer("X", (8,), "float32"), tir.Buffer("Y", (4,), "float32")
+    i = tir.Var("i")
+    free = X[5] + 1.0
+    body = S.For(i, 0, 4, "unrolled", S.BufferStore(Y, X[i] * free, (i,)))
+    folds = []
+    original = unroll.fold_constant_node
+    monkeypatch.setattr(unroll, "fold_constant_node", lambda n: folds.append(n) or original(n))
+    out = unroll_loops(tir.PrimFunc([X, Y], body, "shared_free"))
+    folded_free = [n for n in folds if n is free]
+    assert len(folded_free) == 1                                    # not once per copy
+    stores = [n for n in walk(out.body) if isinstance(n, S.BufferStore)]
+    alone = [unroll._with_constant(body.body, i, k) for k in range(4)]
+    assert [str(s) for s in stores] == [str(s) for s in alone]
+    x = np.arange(8, dtype="float32") - 2.5
+    y = np.zeros(4, "float32")
+    run(out, x, y)
+    np.testing.assert_array_equal(y, x[:4] * (x[5] + 1.0))
