@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from .. import tir
-from ..tir.functor import children, mentions, walk
+from ..tir.functor import children, mentions, var_dependence, walk
 from ..tir.loop_deps import accesses_independent
 from ..tir.simplify import linear_form
 from .llvm_expr import itemsize, llvm_type
@@ -74,34 +74,10 @@ class VectorPlan:
 
 
 def _varying_nodes(roots, var) -> tuple:
-    """(ids of the nodes under `roots` whose value depends on `var`, the BufferLoads among
-    those nodes) by one iterative post-order (a node's children listed once, kept on the
-    stack until the node is finished)."""
-    varying, done, loads = set(), set(), []
-    stack = [(root, None) for root in roots]
-    while stack:
-        node, kids = stack.pop()
-        key = id(node)
-        if key in done:
-            continue
-        if kids is None:
-            if not node._fields:                 # a leaf: varying when it is the variable
-                done.add(key)
-                if node is var:
-                    varying.add(key)
-                continue
-            kids = children(node)
-            stack.append((node, kids))
-            stack.extend([(k, None) for k in kids if id(k) not in done])
-            continue
-        done.add(key)
-        if type(node) is tir.BufferLoad:
-            loads.append(node)
-        for kid in kids:
-            if id(kid) in varying:
-                varying.add(key)
-                break
-    return varying, loads
+    """(ids of the nodes under `roots` whose value depends on `var`, the BufferLoads under
+    `roots` in post-order), from one walk (tir.functor.var_dependence)."""
+    varying, order = var_dependence(roots, var)
+    return varying, [node for node in order if type(node) is tir.BufferLoad]
 
 
 def _flat_step(buffer, indices, var):

@@ -122,6 +122,41 @@ def rewrite(node, fn, memo=None, replace_by_child=None):
     return memo[id(node)]
 
 
+def var_dependence(roots, var) -> tuple:
+    """(ids of the nodes under `roots` whose value depends on `var`, every node visited in
+    post-order, each once) by one iterative walk: a node's children are listed once and kept on
+    the stack until the node is finished. The loop vectorizer and the unroller use it to tell
+    the subtrees that vary with a loop variable from those that do not."""
+    varying, done, order = set(), set(), []
+    stack = [(root, None) for root in roots]
+    while stack:
+        node, kids = stack.pop()
+        key = id(node)
+        if key in done:
+            continue
+        if kids is None:
+            if not node._fields:                 # a leaf: varying when it is the variable
+                done.add(key)
+                order.append(node)
+                if node is var:
+                    varying.add(key)
+                continue
+            kids = children(node)
+            stack.append((node, kids))
+            stack.extend([(k, None) for k in kids if id(k) not in done])
+            continue
+        done.add(key)
+        order.append(node)
+        if node is var:
+            varying.add(key)
+            continue
+        for kid in kids:
+            if id(kid) in varying:
+                varying.add(key)
+                break
+    return varying, order
+
+
 def substitute(node, vmap):
     """Replace Vars by the expressions in `vmap` (keyed by Var or by id(Var))."""
     if not vmap:

@@ -16,7 +16,7 @@ the copies would hold more than MAX_NODES tir nodes (nested unrolled loops multi
 """
 from . import expr as E
 from . import stmt as S
-from .functor import children, rewrite, walk
+from .functor import rewrite, var_dependence, walk
 from .prim_func import PrimFunc
 from .simplify import fold_constant_node
 
@@ -37,24 +37,9 @@ def _unrollable(loop) -> bool:
 
 
 def _without(body, var) -> list:
-    """Ids of the nodes under `body` in which `var` does not occur (iterative post-order)."""
-    mentioning, done = set(), set()
-    stack = [(body, None)]
-    while stack:
-        node, kids = stack.pop()
-        key = id(node)
-        if key in done:
-            continue
-        if kids is None:
-            kids = children(node)
-            if kids:
-                stack.append((node, kids))
-                stack.extend([(k, None) for k in kids if id(k) not in done])
-                continue
-        done.add(key)
-        if node is var or any(id(k) in mentioning for k in kids):
-            mentioning.add(key)
-    return [key for key in done if key not in mentioning]
+    """Ids of the nodes under `body` in which `var` does not occur."""
+    varying, order = var_dependence([body], var)
+    return [id(node) for node in order if id(node) not in varying]
 
 
 def _with_constant(body, var, value: int, memo=None):

@@ -40,3 +40,19 @@ def test_replace_by_child_none_is_plain_rewrite():
     expr = tir.Select(x < 1, x + 1, x - 1)
     assert str(rewrite(expr, _double_consts, replace_by_child=lambda n: None)) == \
         str(rewrite(expr, _double_consts))
+
+
+def test_var_dependence_marks_what_varies_and_visits_each_node_once():
+    """var_dependence: the nodes that depend on the variable (the variable, and everything above
+    it), each node visited once in post-order even when shared."""
+    from relay_backend.tir.functor import var_dependence
+    x, y = tir.Var("x"), tir.Var("y")
+    shared = y * 7
+    with_x = x + shared
+    root = with_x * shared
+    varying, order = var_dependence([root], x)
+    assert {id(x), id(with_x), id(root)} == varying
+    assert len(order) == len({id(n) for n in order}), "a shared subtree is visited once"
+    position = {id(n): i for i, n in enumerate(order)}
+    assert position[id(shared)] < position[id(with_x)] < position[id(root)]
+    assert var_dependence([shared], x)[0] == set()
