@@ -31,6 +31,7 @@ from .. import cache, config, diagnostics, progress
 from ..codegen.c import compile_flags
 from ..codegen.c_compiler import command_text, find_cc, host_library_args
 from ..errors import CompileError
+from ..runtime.ndarray import aligned_empty
 from ..runtime.shared_library import SharedLibrary
 from .params import EXTERNAL_MACRO, FILE_NAME as PARAMS_FILE, ParamsBlob, check_params
 
@@ -276,11 +277,9 @@ class _ParamsBuffer:
 
 
 def _aligned_copy(data: bytes):
-    """`data` as a read-only uint8 numpy array at a 64-byte aligned address."""
+    """`data` as a read-only uint8 numpy array at an aligned address (runtime.aligned_empty)."""
     import numpy as np
-    raw = np.empty(len(data) + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    out = raw[start:start + len(data)]
+    out = aligned_empty((len(data),), np.uint8)
     out[:] = np.frombuffer(data, np.uint8)
     out.flags.writeable = False
     return out

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SerializationError
+from ..runtime.ndarray import aligned_empty
 
 MAGIC = b"RBAOTPRM"
 VERSION = 1
 HEADER_BYTES = 64
 CHECKED_BYTES = 32          # magic, version, count, size, digest: what model.c compares
 DIGEST_AT = 24              # byte offset of the u64 digest in the header
-ALIGN = 64
+ALIGN = 64                  # of each constant in the file; runtime.aligned_empty (ALIGNMENT) gives it
 _HEAD = struct.Struct("<8sIIQQ")
 FILE_NAME = "model_params.bin"
 
@@ -73,13 +74,6 @@ class ParamsBlob:
         return int(self.buffer.size)
 
 
-def _aligned_zeros(nbytes: int) -> np.ndarray:
-    """A zeroed uint8 array of `nbytes` at an ALIGN-byte aligned address."""
-    raw = np.zeros(nbytes + ALIGN, np.uint8)
-    start = -raw.ctypes.data % ALIGN
-    return raw[start:start + nbytes]
-
-
 def _raw(arr: np.ndarray) -> np.ndarray:
     """C-order bytes of `arr` as its C storage type holds them (the host's byte order)."""
     flat = np.ascontiguousarray(arr)
@@ -108,7 +102,8 @@ def pack_params(arrays) -> ParamsBlob:
         offsets.append(pos)
         sizes.append(int(arr.nbytes))
         pos = _align(pos + int(arr.nbytes))
-    buf = _aligned_zeros(pos)
+    buf = aligned_empty((pos,), np.uint8)
+    buf[:] = 0
     for arr, off, size in zip(arrays, offsets, sizes):
         if size:
             buf[off:off + size] = _raw(arr)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError, RelayError
 from .device import Device
-from .ndarray import NDArray, _aligned_empty, dtype_name
+from .ndarray import NDArray, aligned_empty, dtype_name
 
 
 class PyCudaBackend:
@@ -160,7 +160,7 @@ class CudaNDArray(NDArray):
                          f".numpy()")
 
     def numpy(self) -> np.ndarray:
-        out = _aligned_empty(self._shape, self._dtype)
+        out = aligned_empty(self._shape, self._dtype)
         if self.nbytes:
             backend().dtoh(self.device.device_id, out, self.data_ptr)
         return out

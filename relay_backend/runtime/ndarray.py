@@ -12,7 +12,9 @@ from .device import DEVICE_TYPES, Device, cpu
 ALIGNMENT = 64  # bytes; lets LLVM assume aligned vector loads
 
 
-def _aligned_empty(shape, dtype) -> np.ndarray:
+def aligned_empty(shape, dtype) -> np.ndarray:
+    """An uninitialized C-contiguous numpy array at an ALIGNMENT-aligned address (what kernels
+    and native code that assume aligned vector loads are given)."""
     return _aligned_block(shape, dtype)[0]
 
 

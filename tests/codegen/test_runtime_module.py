@@ -175,8 +175,8 @@ def test_overwritten_library_is_reloaded(mod, tmp_path):
 
 
 def _aligned(shape, dtype="float32", fill=1.0):
-    from relay_backend.runtime.ndarray import _aligned_empty
-    arr = _aligned_empty(shape, dtype)
+    from relay_backend.runtime.ndarray import aligned_empty
+    arr = aligned_empty(shape, dtype)
     arr[...] = fill
     return arr
 

@@ -224,11 +224,11 @@ def test_split_nparts_whose_factor_divides_but_overshoots_is_guarded():
 def test_split_nparts_overshoot_compiled_writes_nothing_past_the_output():
     from relay_backend.codegen import build
     from relay_backend.runtime import nd
-    from relay_backend.runtime.ndarray import NDArray, _aligned_empty
+    from relay_backend.runtime.ndarray import NDArray, aligned_empty
     s, A, B = _split_kernel(6, nparts=4)
     mod = build(te.lower(s, [A, B], name="split_np"))
     a = rand(6)
-    backing = _aligned_empty((16,), "float32")
+    backing = aligned_empty((16,), "float32")
     backing[:] = -7.0
     out = NDArray(backing[:6], nd.array(a).device)     # the output, followed by sentinels
     mod["split_np"](nd.array(a), out)
