@@ -39,6 +39,28 @@ def _parallel_loops(func) -> list:
     return [n for n in walk(func.body) if isinstance(n, tir_stmt.For) and n.kind == "parallel"]
 
 
+def _run_on_two_threads(task, op, attrs, shapes, configs, seed: int):
+    """(config, lowered kernel) of each config, after checking its output on 2 threads against
+    numpy's relu(dense) in float64 (rtol/atol 1e-4)."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
+    want = np.maximum(op.ref(*[a.astype("float64") for a in arrays], attrs), 0)
+    previous = thread_count.num_threads()
+    thread_count.set_num_threads(2)
+    checked = []
+    try:
+        for config in configs:
+            sch, args = task.instantiate(config)
+            func = te.lower(sch, args, "kernel")
+            out = nd.empty([int(d.value) for d in args[-1].shape], "float32")
+            build(func)["kernel"](*[nd.array(a) for a in arrays], out)
+            np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=str(config))
+            checked.append((config, func))
+    finally:
+        thread_count.set_num_threads(previous)
+    return checked
+
+
 def test_the_shape_runs_in_parallel():
     assert ROWS * K * UNITS >= PARALLEL_MIN_WORK
 
@@ -55,24 +77,11 @@ def test_k_blocked_configs_have_one_parallel_loop_around_the_panels_and_match_nu
         key = (c["col_outer"].val, c["tile_k"].size[-1] in (8, 128), ROWS % c["tile_y"].size[-1] == 0)
         chosen.setdefault(key, c)
     assert {k[0] for k in chosen} == {False, True} and len(chosen) >= 4
-    rng = np.random.default_rng(3)
-    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
-    want = np.maximum(op.ref(*[a.astype("float64") for a in arrays], attrs), 0)
-    previous = thread_count.num_threads()
-    thread_count.set_num_threads(2)
-    try:
-        for config in chosen.values():
-            sch, args = task.instantiate(config)
-            func = te.lower(sch, args, "kernel")
-            loops = _parallel_loops(func)
-            assert len(loops) == 1, f"{config}: {len(loops)} parallel loops"
-            inner = str(loops[0].body)
-            assert "k.outer" in inner and "k.inner" in inner, config
-            out = nd.empty([int(d.value) for d in args[-1].shape], "float32")
-            build(func)["kernel"](*[nd.array(a) for a in arrays], out)
-            np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=str(config))
-    finally:
-        thread_count.set_num_threads(previous)
+    for config, func in _run_on_two_threads(task, op, attrs, shapes, chosen.values(), seed=3):
+        loops = _parallel_loops(func)
+        assert len(loops) == 1, f"{config}: {len(loops)} parallel loops"
+        inner = str(loops[0].body)
+        assert "k.outer" in inner and "k.inner" in inner, config
 
 
 def test_unblocked_configs_split_odd_tile_counts_across_two_threads():
@@ -87,18 +96,5 @@ def test_unblocked_configs_split_odd_tile_counts_across_two_threads():
                if space.get(i)["tile_k"].size[-1] == K and space.get(i)["block_n"].size[-1] == block
                and space.get(i)["tile_y"].size[-1] in (1, 12) and space.get(i)["tile_x"].size[-1] in (1, 2)]
     assert len(configs) >= 4
-    rng = np.random.default_rng(4)
-    arrays = [rng.standard_normal(s).astype("float32") for s in shapes]
-    want = np.maximum(op.ref(*[a.astype("float64") for a in arrays], attrs), 0)
-    previous = thread_count.num_threads()
-    thread_count.set_num_threads(2)
-    try:
-        for config in configs:
-            sch, args = task.instantiate(config)
-            func = te.lower(sch, args, "kernel")
-            assert len(_parallel_loops(func)) == 1, config
-            out = nd.empty([int(d.value) for d in args[-1].shape], "float32")
-            build(func)["kernel"](*[nd.array(a) for a in arrays], out)
-            np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4, err_msg=str(config))
-    finally:
-        thread_count.set_num_threads(previous)
+    for config, func in _run_on_two_threads(task, op, attrs, shapes, configs, seed=4):
+        assert len(_parallel_loops(func)) == 1, config
