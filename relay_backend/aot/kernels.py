@@ -6,8 +6,9 @@ As in TVM, the Target picks the kernels' code generator and Executor("aot") the 
   (codegen.llvm.compile_kernel_objects: the same IR, the same on-disk cache entries, compiled in
   parallel) into a position-independent object. model.c declares each entry point
   `void rb_<f>(void* const* args, const int64_t* shape_vars)` extern and calls it; the C
-  compiler links the objects into the model's library together with GNU OpenMP, which their
-  parallel loops call (GOMP_parallel, omp_get_thread_num). AOT then runs the graph executor's
+  compiler links the objects into the model's library together with the parallel-loop shim
+  (codegen/llvm_parallel_shim.py: the process's thread pool when relay_backend loads the
+  library, GNU OpenMP otherwise). AOT then runs the graph executor's
   machine code (its schedules, vector width and FMA contraction; the same bits), and its run
   loop stays one native call. Their temporaries too large for the stack are heap-allocated
   per call (aligned_alloc), as under the graph executor, rather than placed in the static
@@ -19,7 +20,7 @@ As in TVM, the Target picks the kernels' code generator and Executor("aot") the 
 """
 from dataclasses import dataclass
 
-from ..codegen.llvm import compile_kernel_objects, link_libraries, single_object
+from ..codegen.llvm import compile_kernel_objects, link_libraries, linkable_objects, single_object
 from ..target import as_target
 
 
@@ -47,8 +48,9 @@ class LlvmKernels:
 
     @property
     def objects(self) -> list:
-        """The object code of every kernel (bytes), in order."""
-        return [k.object_code for k in self.compiled]
+        """The object code of every kernel (bytes), in order, then the parallel-loop shim when
+        their parallel loops need it (codegen/llvm_parallel_shim.py)."""
+        return linkable_objects(self.compiled, self.spec, self.has_openmp)
 
     @property
     def libraries(self) -> tuple:
@@ -57,7 +59,7 @@ class LlvmKernels:
 
     def single_object(self) -> bytes:
         """Every kernel in one relocatable object (an exported project's kernels.o)."""
-        return single_object(self.compiled, self.spec)
+        return single_object(self.compiled, self.spec, self.has_openmp)
 
     def declarations(self) -> str:
         """The C declarations of the kernels' entry points, for model.c."""

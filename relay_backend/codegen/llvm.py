@@ -24,10 +24,11 @@ from ..runtime.signature import SYMBOL_PREFIX
 from ..target import as_target
 from ..tir.dim_json import dim_to_json, unique_var_names
 from ..tir.unroll import unroll_loops
-from . import llvm_target
+from . import llvm_target, llvm_thread_pool
 from .llvm_cache import KernelRecord, compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
+from .llvm_parallel_shim import shim_ir, shim_object
 from .llvm_stmt import ALIGN, FunctionEmitter
 
 _CODE_LOG = diagnostics.get_logger("codegen")
@@ -227,30 +228,38 @@ def build_llvm(funcs, target=None) -> Module:
 
 
 def link_libraries(has_openmp: bool) -> tuple:
-    """The libraries compiled kernels call into: libm, and GNU OpenMP (GOMP_parallel,
-    omp_get_thread_num) when their parallel loops use it."""
+    """The libraries linked kernels call into: libm, and GNU OpenMP (the parallel-loop shim's
+    fallback and team size, llvm_parallel_shim.py) when their parallel loops use it."""
     return ("m", "gomp") if has_openmp else ("m",)
 
 
-def single_object(kernels, spec) -> bytes:
-    """One relocatable object holding every kernel (llvm_cache.CompiledKernel): the kernel's
-    own object when there is one, else their optimised IR linked in LLVM and emitted again."""
-    if len(kernels) == 1:
+def linkable_objects(kernels, spec, has_openmp: bool) -> list:
+    """The object files a library of these kernels (llvm_cache.CompiledKernel) links: one per
+    kernel, plus the parallel-loop shim (llvm_parallel_shim.py) when they have parallel loops."""
+    objects = [k.object_code for k in kernels]
+    return objects + [shim_object(spec)] if has_openmp else objects
+
+
+def single_object(kernels, spec, has_openmp: bool = False) -> bytes:
+    """One relocatable object holding every kernel (llvm_cache.CompiledKernel) and, with
+    `has_openmp`, the parallel-loop shim: the kernel's own object when it is alone, else their
+    optimised IR linked in LLVM and emitted again."""
+    texts = [k.ir for k in kernels] + ([shim_ir(spec.triple)] if has_openmp else [])
+    if len(texts) == 1:
         return kernels[0].object_code
-    return llvm_target.emit_linked_object([k.ir for k in kernels], spec)
+    return llvm_target.emit_linked_object(texts, spec)
 
 
 def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
     """The runtime Module of compiled kernels (llvm_cache.CompiledKernel, in `infos` order)."""
     optimized = [k.ir for k in kernels]
-    objects = [k.object_code for k in kernels]
     what = ", ".join(i.name for i in infos)
     if diagnostics.wants(4):
         _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, "\n".join(optimized))
     libs = link_libraries(has_openmp)
 
     def object_code():
-        return single_object(kernels, spec)
+        return single_object(kernels, spec, has_openmp)
 
     def exporter(path, cc=None, fcompile=None):
         if not spec.runs_here and cc is None and fcompile is None:
@@ -260,14 +269,17 @@ def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
                 f"compiler cannot link them: pass cc= a compiler for that machine (e.g. "
                 f"cc='aarch64-linux-gnu-gcc') or fcompile=, or export to a path ending in '.o' "
                 f"to get the object file")
-        llvm_target.link_shared(objects, path, libs, cc=cc, fcompile=fcompile)
+        llvm_target.link_shared(linkable_objects(kernels, spec, has_openmp), path, libs, cc=cc,
+                                fcompile=fcompile)
     sources = {"ll": "\n".join(optimized),
                "asm": lambda: "\n".join(llvm_target.emit_assembly(text, spec) for text in optimized)}
     if not spec.runs_here:
         return Module(infos, {}, sources=sources, exporter=exporter, type_key="llvm",
                       object_code=object_code, unrunnable=spec.foreign)
+    if has_openmp:
+        llvm_thread_pool.ensure_loaded()        # parallel loops resolve rb_parallel_for to it
     progress.begin("linked", total=1)
-    engine = llvm_target.load_objects(objects, spec)
+    engine = llvm_target.load_objects([k.object_code for k in kernels], spec)
     progress.advance("linked")
     addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
     return Module(infos, addresses, handle=engine, sources=sources, exporter=exporter,

@@ -178,5 +178,21 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> l
     return results
 
 
-__all__ = ["CompiledKernel", "KernelRecord", "compile_kernels", "compiler_digest", "content_key",
+def support_object(what: str, ir_text: str, spec) -> bytes:
+    """The object code of one of codegen's own support modules (the thread pool, the
+    parallel-loop shim) for `spec`: from the disk cache (keyed by the IR text itself) when
+    present, else compiled and stored, so a second process compiles nothing either."""
+    key = "|".join([KEY_FORMAT, "support", what, hashlib.sha256(ir_text.encode()).hexdigest(),
+                    spec.triple, spec.cpu, spec.features, f"O{spec.opt_level}", compiler_digest()])
+    cacheable = spec.runs_here
+    parts = cache.load(CACHE_KIND, key) if cacheable else None
+    if parts is not None and isinstance(parts.get("object"), bytes):
+        return parts["object"]
+    object_code, _ = llvm_target.compile_object(ir_text, spec, what=what)
+    if cacheable:
+        cache.store(CACHE_KIND, key, {"object": object_code})
+    return object_code
+
+
+__all__ = ["CompiledKernel", "support_object", "KernelRecord", "compile_kernels", "compiler_digest", "content_key",
            "kernel_content_digest", "kernel_key", "sources_digest", "target_kernel_key", "CODEGEN_SOURCES"]

@@ -1,13 +1,13 @@
 """tir statements -> LLVM basic blocks: loops (serial, vectorized, unrolled, parallel),
 branches, lets and temporary allocations, for one LLVM function.
 
-Parallel loops are outlined: the body becomes `void body(i32 tid, i32 nthreads, lo, extent,
-ptr counter, captured values...)` (buffer pointers `noalias`), called by a trampoline
-`void tramp(ptr ctx)` that unpacks a context struct; the parent fills the struct and calls
-libgomp's `GOMP_parallel(tramp, ctx, 0, 0)` (all cores; OMP_NUM_THREADS limits it). Each
-thread runs a static block of half the iterations, then claims the rest in chunks from an
-atomic counter, so one thread on a busy core does not stall the loop. Without libgomp (or
-inside another parallel loop) the loop runs serially.
+Parallel loops are outlined: the body becomes `void body(i32 tid, i32 nthreads, begin, end,
+captured values...)` (buffer pointers `noalias`), called by a trampoline `void tramp(ptr ctx,
+i32 tid, i32 nthreads, i64 begin, i64 end)` that unpacks a context struct; the parent fills
+the struct and calls `rb_parallel_for(tramp, ctx, extent)`: the process's thread pool
+(llvm_thread_pool.py), which splits the iterations into static blocks and dynamic chunks and
+never waits for a thread that has not started. Without libgomp (whose team size the pool
+follows) or inside another parallel loop the loop runs serially.
 Vectorized / unrolled loops carry `llvm.loop` metadata that forces LLVM's loop vectorizer /
 unroller (buffers are noalias and 64-byte aligned, so it needs no runtime checks); a vectorized
 loop is also kept from the full unroller, which runs before the loop vectorizer and would
@@ -19,6 +19,7 @@ from .. import tir
 from ..errors import CompileError
 from .llvm_builder import ValueNumberingBuilder
 from .llvm_expr import I64, PTR, ExprEmitter, itemsize, llvm_type, mem_type
+from .llvm_thread_pool import POOL_SYMBOL as PARALLEL_FOR
 from .llvm_vector import VectorEmitter, vector_plan
 
 I32 = ir.IntType(32)
@@ -139,6 +140,10 @@ class FunctionEmitter(ExprEmitter):
 
     # ------------------------------------------------------------------ parallel loops
     def _parallel_for(self, s):
+        """Outline the loop body as `body(tid, nthreads, begin, end, captures...)` running
+        [begin, end), a trampoline `tramp(ctx, tid, nthreads, begin, end)` adding the loop's
+        start and unpacking the captures from a context struct, and call the process's thread
+        pool: `rb_parallel_for(tramp, ctx, extent)` (codegen/llvm_thread_pool.py)."""
         b, mcg = self.builder, self.mcg
         ity = llvm_type(s.loop_var.dtype)
         lo = self.cast(self.expr(s.min), s.min.dtype, s.loop_var.dtype)
@@ -147,8 +152,7 @@ class FunctionEmitter(ExprEmitter):
         cap_vals = [self.vars[k] for k in var_caps] + [self.buffers[k] for k in buf_caps]
         name = mcg.fresh_name(f"{self.fn.name}_par_{s.loop_var.name}")
 
-        # body: void body(i32 tid, i32 nthreads, lo, ext, ptr counter, captures...)
-        fixed = [I32, I32, ity, ity, PTR]
+        fixed = [I32, I32, ity, ity]
         body_fn = ir.Function(mcg.module, ir.FunctionType(
             ir.VoidType(), fixed + [v.type for v in cap_vals]), name=name)
         body_fn.linkage = "internal"
@@ -162,62 +166,28 @@ class FunctionEmitter(ExprEmitter):
                                 {k: a for k, a in zip(buf_caps, args[nfix + nvar:])},
                                 in_parallel=True)
         inner.thread_id, inner.num_threads = args[0], args[1]
-        inner._chunk_loop(s, *args[:5])
+        begin, end = args[2], args[3]
+        inner.loop(s.loop_var, begin, inner.builder.sub(end, begin), lambda: inner.stmt(s.body))
         inner.finish()
 
-        # trampoline: void tramp(ptr ctx) { body(omp_get_thread_num(), ..., ctx fields) }
-        ctx_ty = ir.LiteralStructType([ity, ity, ity] + [v.type for v in cap_vals])
-        tramp = ir.Function(mcg.module, ir.FunctionType(ir.VoidType(), [PTR]), name=name + "_tramp")
+        ctx_ty = ir.LiteralStructType([ity] + [v.type for v in cap_vals])
+        tramp = ir.Function(mcg.module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I64, I64]),
+                            name=name + "_tramp")
         tramp.linkage = "internal"
         tb = ir.IRBuilder(tramp.append_basic_block("entry"))
-        tid = tb.call(mcg.declare("omp_get_thread_num", I32, []), [])
-        nthr = tb.call(mcg.declare("omp_get_num_threads", I32, []), [])
-        field = lambda k: tb.gep(tramp.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],  # noqa: E731
-                                 source_etype=ctx_ty)
-        loaded = [tb.load(field(k), typ=t) for k, t in enumerate(ctx_ty.elements) if k != 2]
-        tb.call(body_fn, [tid, nthr] + loaded[:2] + [field(2)] + loaded[2:])
+        loaded = [tb.load(tb.gep(tramp.args[0], [ir.Constant(I32, 0), ir.Constant(I32, k)],
+                                 source_etype=ctx_ty), typ=t)
+                  for k, t in enumerate(ctx_ty.elements)]
+        offset = (lambda v: tb.trunc(v, ity)) if ity.width < 64 else (lambda v: v)
+        tb.call(body_fn, [tramp.args[1], tramp.args[2], tb.add(loaded[0], offset(tramp.args[3])),
+                          tb.add(loaded[0], offset(tramp.args[4]))] + loaded[1:])
         tb.ret_void()
 
-        # parent: fill the context (field 2 is the shared chunk counter) and fork
         ctx = self.alloca_builder.alloca(ctx_ty, name=name + "_ctx")
-        for k, v in enumerate([lo, ext, ir.Constant(ity, 0)] + cap_vals):
+        for k, v in enumerate([lo] + cap_vals):
             b.store(v, b.gep(ctx, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
-        gomp = mcg.declare("GOMP_parallel", ir.VoidType(), [PTR, PTR, I32, I32])
-        b.call(gomp, [tramp, ctx, ir.Constant(I32, 0), ir.Constant(I32, 0)])
-
-    def _chunk_loop(self, s, tid, nthr, lo, ext, counter):
-        """This thread's share of [0, ext): first a static block (tid-th of half the
-        iterations), then chunks claimed from the shared counter until none are left, so a
-        thread whose core is busy elsewhere does not hold everyone up."""
-        b = self.builder
-        ty = llvm_type(s.loop_var.dtype)
-        tid = self.cast(tid, "int32", s.loop_var.dtype)
-        nthr = self.cast(nthr, "int32", s.loop_var.dtype)
-        c = lambda v: ir.Constant(ty, v)  # noqa: E731
-        per = b.sdiv(ext, b.mul(nthr, c(2)))
-        first = b.mul(tid, per)
-        dyn_start = b.mul(per, nthr)
-        grain = b.sdiv(b.sub(ext, dyn_start), b.mul(nthr, c(4)))
-        grain = b.select(b.icmp_signed("<", grain, c(1)), c(1), grain)
-        first_end = b.add(first, per)
-        pre = b.block
-        chunk = b.append_basic_block("chunk")
-        done = b.append_basic_block("chunks_done")
-        b.branch(chunk)
-        b.position_at_end(chunk)
-        begin = b.phi(ty, name="chunk_begin")
-        end = b.phi(ty, name="chunk_end")
-        begin.add_incoming(first, pre)
-        end.add_incoming(first_end, pre)
-        self.loop(s.loop_var, b.add(lo, begin), b.sub(end, begin), lambda: self.stmt(s.body))
-        claimed = b.atomic_rmw("add", counter, grain, "monotonic")
-        nbegin = b.add(dyn_start, claimed)
-        nend = b.add(nbegin, grain)
-        nend = b.select(b.icmp_signed("<", nend, ext), nend, ext)
-        begin.add_incoming(nbegin, b.block)
-        end.add_incoming(nend, b.block)
-        b.cbranch(b.icmp_signed("<", nbegin, ext), chunk, done)
-        b.position_at_end(done)
+        launch = mcg.declare(PARALLEL_FOR, ir.VoidType(), [PTR, PTR, I64])
+        b.call(launch, [tramp, ctx, b.sext(ext, I64) if ity.width < 64 else ext])
 
     def _captures(self, body):
         """Keys of the variables and buffers bound here that `body` uses (in a stable order)."""

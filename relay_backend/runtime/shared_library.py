@@ -38,8 +38,23 @@ def pin_openmp_runtime() -> bool:
     return bool(name and _dlopen(name.encode(), os.RTLD_NOW | os.RTLD_GLOBAL | os.RTLD_NODELETE))
 
 
+# The symbol through which a kernel library's parallel loops reach a thread pool
+# (codegen/llvm_parallel_shim.py), and the function giving the process pool's entry address
+# (registered by codegen/llvm_thread_pool.py, which this level may not import).
+LAUNCHER_SYMBOL = "rb_parallel_launcher"
+_POOL_ENTRY = []
+
+
+def register_thread_pool(entry_address) -> None:
+    """Make libraries opened from now on run their parallel loops on the pool whose entry
+    address `entry_address()` returns (called once, when that library is first opened)."""
+    _POOL_ENTRY[:] = [entry_address]
+
+
 class SharedLibrary:
-    """dlopen(path) with RTLD_NOW | RTLD_LOCAL; `address(symbol)`; dlclose when collected."""
+    """dlopen(path) with RTLD_NOW | RTLD_LOCAL; `address(symbol)`; dlclose when collected.
+    A library with an `rb_parallel_launcher` slot is pointed at the process's thread pool, so
+    it starts no threads of its own (and its code may be unmapped at dlclose)."""
 
     def __init__(self, path: str):
         pin_openmp_runtime()
@@ -49,6 +64,9 @@ class SharedLibrary:
         self.path = path
         self._handle = handle
         self._finalizer = weakref.finalize(self, _dlclose, handle)
+        slot = self.address(LAUNCHER_SYMBOL)
+        if slot and _POOL_ENTRY:
+            ctypes.c_void_p.from_address(slot).value = _POOL_ENTRY[0]()
 
     def address(self, symbol: str):
         """The address of `symbol`, or None if the library does not define it."""
@@ -67,4 +85,4 @@ class SharedLibrary:
         return f"<SharedLibrary {self.path}{' (closed)' if self.closed else ''}>"
 
 
-__all__ = ["SharedLibrary"]
+__all__ = ["SharedLibrary", "register_thread_pool", "LAUNCHER_SYMBOL"]

@@ -1,6 +1,7 @@
 """How many threads parallel kernels use: `set_num_threads(n)` / `num_threads()`.
 
-Parallel loops run on GNU OpenMP (libgomp) inside native code. Its team size is, in order:
+Parallel loops of LLVM kernels run on relay_backend's thread pool (codegen/llvm_thread_pool.py),
+C kernels on GNU OpenMP (libgomp); both take GNU OpenMP's team size, which is, in order:
 the last `set_num_threads(n)`, else TVM_NUM_THREADS, else OMP_NUM_THREADS, else every core this
 process may use. The setting is threadpoolctl-compatible: it is libgomp's own
 `omp_set_num_threads`, so `threadpoolctl.threadpool_info()` reports it and
@@ -21,7 +22,8 @@ from ..errors import InputError
 _lock = threading.Lock()
 _state = {"requested": 0, "generation": 0}     # generation grows with every new limit
 _applied = threading.local()                    # .generation this thread last applied
-# Iterations an idle libgomp worker spins before it sleeps (GOMP_SPINCOUNT; ~10 us here):
+# Iterations an idle libgomp worker (C kernels, exported libraries run without relay_backend)
+# spins before it sleeps (GOMP_SPINCOUNT; ~10 us here):
 # enough to catch the next kernel of a model run back to back, too short to steal a shared
 # core. python -m benchmarks.bench_spin (benchmarks/README.md): 1000 stayed within noise of
 # passive waits (no 10-20 ms stalls) while libgomp's default 300000 made MLP b64 2-5x slower.

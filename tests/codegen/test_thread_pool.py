@@ -1,0 +1,146 @@
+"""The thread pool parallel loops run on (codegen/llvm_thread_pool.py) and the shim linked
+libraries carry (codegen/llvm_parallel_shim.py): results match numpy when a worker is late or
+asleep (the caller takes its block), when two Python threads run kernels at once, in a forked
+child, with one thread, and in an exported library loaded by relay_backend (the process's
+pool) or by plain dlopen (GNU OpenMP)."""
+import ctypes
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from relay_backend import tir
+from relay_backend.codegen import build, llvm_target, llvm_thread_pool
+from relay_backend.runtime import nd
+from relay_backend.runtime.shared_library import LAUNCHER_SYMBOL, SharedLibrary
+
+pytestmark = pytest.mark.skipif(not llvm_target.libgomp_path(),
+                                reason="libgomp is not installed: parallel loops run serially")
+TWO_THREADS = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or os.environ.get("OMP_NUM_THREADS") == "1",
+                                 reason="needs two cores / OpenMP threads")
+
+
+def _affine_kernel(n: int, name: str = "affine"):
+    """Y[i] = X[i] * 3 + 1 over a parallel loop of n iterations."""
+    i = tir.Var("i")
+    X, Y = tir.Buffer("X", (n,), "float32"), tir.Buffer("Y", (n,), "float32")
+    return tir.PrimFunc([X, Y], tir.For(i, 0, n, "parallel",
+                                        tir.BufferStore(Y, X[i] * 3.0 + 1.0, (i,))), name)
+
+
+def _check(mod, n, name="affine", seed=0):
+    x = np.random.default_rng(seed).standard_normal(n).astype("float32")
+    y = nd.empty((n,), "float32")
+    mod[name](nd.array(x), y)
+    # float32 rounding of x * 3 + 1 (one with FMA contraction, two without)
+    np.testing.assert_allclose(y.numpy(), x.astype("float64") * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
+@TWO_THREADS
+def test_the_caller_takes_the_blocks_of_a_late_worker():
+    """A tiny loop ends long before a sleeping worker wakes: the caller runs the worker's
+    static block itself (counted as stolen) and returns without waiting for it."""
+    mod = build(_affine_kernel(64))
+    before = llvm_thread_pool.stats()
+    for seed in range(50):
+        _check(mod, 64, seed=seed)
+    after = llvm_thread_pool.stats()
+    assert after["regions"] - before["regions"] == 50
+    assert after["stolen_blocks"] > before["stolen_blocks"]
+
+
+@TWO_THREADS
+def test_an_awake_worker_runs_chunks():
+    mod = build(_affine_kernel(1 << 20))
+    before = llvm_thread_pool.stats()["worker_chunks"]
+    for seed in range(30):
+        _check(mod, 1 << 20, seed=seed)
+    assert llvm_thread_pool.stats()["worker_chunks"] > before
+
+
+def test_two_python_threads_run_kernels_at_once():
+    """The second caller finds the pool busy and runs its loop serially: both stay correct."""
+    mod = build(_affine_kernel(1 << 16))
+    errors = []
+
+    def work(seed):
+        try:
+            for k in range(40):
+                _check(mod, 1 << 16, seed=seed * 100 + k)
+        except AssertionError as err:          # reported below, in the test's thread
+            errors.append(err)
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_workers():
+    mod = build(_affine_kernel(1 << 18))
+    _check(mod, 1 << 18)                       # the parent's pool has started its workers
+    pid = os.fork()
+    if pid == 0:                               # child: the pool's threads did not come along
+        code = 1
+        try:
+            for seed in range(20):
+                _check(mod, 1 << 18, seed=seed)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_one_thread_runs_serially():
+    script = ("import numpy as np, relay_backend as relay\n"
+              "from relay_backend.codegen import llvm_thread_pool\n"
+              "relay.runtime.set_num_threads(1)\n"
+              "x = relay.var('x', shape=(1 << 20,))\n"
+              "g = relay.build(relay.IRModule.from_expr(relay.Function([x], relay.exp(x))))['default'](relay.cpu())\n"
+              "a = np.linspace(-2, 2, 1 << 20).astype('float32')\n"
+              "for _ in range(5):\n"
+              "    g.run(x=a)\n"
+              "np.testing.assert_allclose(g.get_output(0).numpy(), np.exp(a), rtol=1e-5)\n"
+              "print('STATS', llvm_thread_pool.stats()['regions'])\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("STATS")[1].split() == ["0"]
+
+
+def _export(tmp_path, n):
+    path = str(tmp_path / "affine.so")
+    build(_affine_kernel(n)).export_library(path)
+    return path
+
+
+def test_a_library_loaded_by_relay_backend_uses_the_process_pool(tmp_path):
+    path = _export(tmp_path, 1 << 16)
+    lib = SharedLibrary(path)
+    slot = lib.address(LAUNCHER_SYMBOL)
+    assert slot and ctypes.c_void_p.from_address(slot).value == llvm_thread_pool.ensure_loaded()
+    _call_exported(lib.address, 1 << 16)
+
+
+def test_a_library_opened_by_plain_dlopen_runs_on_openmp(tmp_path):
+    path = _export(tmp_path, 1 << 16)
+    lib = ctypes.CDLL(path)
+    slot = ctypes.c_void_p.in_dll(lib, LAUNCHER_SYMBOL)
+    assert slot.value is None                   # nobody pointed it at a pool: the shim forks OpenMP
+    _call_exported(lambda name: ctypes.cast(getattr(lib, name), ctypes.c_void_p).value, 1 << 16)
+
+
+def _call_exported(address_of, n):
+    """Call the exported kernel through its packed C entry point (args: data pointers)."""
+    symbol = next(s for s in ("rb_affine", "affine") if address_of(s))
+    fn = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)(address_of(symbol))
+    x = np.random.default_rng(1).standard_normal(n).astype("float32")
+    y = np.zeros(n, "float32")
+    args = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
+    fn(args, None)
+    np.testing.assert_allclose(y, x.astype("float64") * 3 + 1, rtol=1e-6, atol=1e-6)
