@@ -181,14 +181,15 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> l
 def support_object(what: str, ir_text: str, spec) -> bytes:
     """The object code of one of codegen's own support modules (the thread pool, the
     parallel-loop shim) for `spec`: from the disk cache (keyed by the IR text itself) when
-    present, else compiled and stored, so a second process compiles nothing either."""
+    present, else compiled and stored, so a second process compiles nothing either. Not
+    counted by llvm_target.compile_count(), which counts kernels."""
     key = "|".join([KEY_FORMAT, "support", what, hashlib.sha256(ir_text.encode()).hexdigest(),
                     spec.triple, spec.cpu, spec.features, f"O{spec.opt_level}", compiler_digest()])
     cacheable = spec.runs_here
     parts = cache.load(CACHE_KIND, key) if cacheable else None
     if parts is not None and isinstance(parts.get("object"), bytes):
         return parts["object"]
-    object_code, _ = llvm_target.compile_object(ir_text, spec, what=what)
+    object_code, _ = llvm_target.compile_object(ir_text, spec, what=what, counted=False)
     if cacheable:
         cache.store(CACHE_KIND, key, {"object": object_code})
     return object_code

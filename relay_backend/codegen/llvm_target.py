@@ -35,7 +35,7 @@ _COMPILES = [0]
 
 
 def compile_count() -> int:
-    """How many modules LLVM has optimised and compiled for this process so far, in it or in
+    """How many kernel modules LLVM has optimised and compiled for this process so far, in it or in
     its compile workers (the disk cache's tests read it: a cache hit adds nothing)."""
     return _COMPILES[0]
 
@@ -151,7 +151,7 @@ def _triple_and_layout(spec: MachineSpec) -> tuple:
     return tm.triple, str(tm.target_data)
 
 
-def optimize(mod: "llvm.ModuleRef", tm, opt_level: int = OPT_LEVEL) -> "llvm.ModuleRef":
+def optimize(mod: "llvm.ModuleRef", tm, opt_level: int = OPT_LEVEL, counted: bool = True) -> "llvm.ModuleRef":
     """Run the standard module pipeline at `opt_level` (-O3: inlining, loop/SLP vectorization,
     unrolling)."""
     with LLVM_LOCK:
@@ -164,17 +164,20 @@ def optimize(mod: "llvm.ModuleRef", tm, opt_level: int = OPT_LEVEL) -> "llvm.Mod
         pm = pb.getModulePassManager()
         with native_remarks_to(_REMARKS_LOG):     # "loop not vectorized" remarks: DEBUG records
             pm.run(mod, pb)
-        _COMPILES[0] += 1
+        if counted:
+            _COMPILES[0] += 1
     return mod
 
 
-def compile_object(ir_text: str, spec: MachineSpec, what: str = "kernel") -> tuple:
+def compile_object(ir_text: str, spec: MachineSpec, what: str = "kernel", counted: bool = True) -> tuple:
     """(relocatable position-independent object bytes, optimised IR text) of one module's IR:
-    the unit of work the compile pool hands to a worker and the disk cache stores."""
+    the unit of work the compile pool hands to a worker and the disk cache stores. `counted`:
+    whether compile_count() counts it (kernels yes; codegen's per-process support modules, the
+    thread pool and parallel-loop shim, no: they are not part of any model's build)."""
     with LLVM_LOCK:
         tm = target_machine(False, spec)
         mod = parse(ir_text, what, spec)
-        optimize(mod, tm, spec.opt_level)
+        optimize(mod, tm, spec.opt_level, counted)
         return tm.emit_object(mod), str(mod)
 
 
