@@ -68,6 +68,18 @@ def as_callable(b, pointer, fn_type=BODY_TYPE):
     return value
 
 
+def _enter_loop(b, fn, name: str, initial):
+    """Branch from the current block into a new block `name` and return its phi, seeded with
+    `initial` (the loop's back edges add their values to it)."""
+    before = b.block
+    header = fn.append_basic_block(name)
+    b.branch(header)
+    b.position_at_end(header)
+    phi = b.phi(initial.type, name=f"{name}_value")
+    phi.add_incoming(initial, before)
+    return phi
+
+
 class _PoolModule:
     """Builds the pool's LLVM module (see the module docstring for the protocol)."""
 
@@ -207,14 +219,8 @@ class _PoolModule:
     def _define_worker(self):
         fn, b = self._function("rb_pool_worker", PTR, [PTR])
         tid = b.trunc(b.ptrtoint(fn.args[0], I64), I32)
-        first_seen = b.load_atomic(self.gen, "acquire", 4, typ=I32)
-        entry = b.block
-        wait = fn.append_basic_block("wait")
-        b.branch(wait)
-
-        b.position_at_end(wait)
-        seen = b.phi(I32, name="seen")
-        seen.add_incoming(first_seen, entry)
+        seen = _enter_loop(b, fn, "wait", b.load_atomic(self.gen, "acquire", 4, typ=I32))
+        wait = b.block
         start = b.call(self.now_ns, [])
         spin_ns = b.load(self.spin_ns, typ=I64)
         wait_entry = b.block
@@ -266,13 +272,8 @@ class _PoolModule:
         g = b.phi(I32, name="gen")
         for value, block in got_phi_blocks:
             g.add_incoming(value, block)
-        s0 = b.load_atomic(self.state, "seq_cst", 8, typ=I64)
-        got_block = b.block
-        join = fn.append_basic_block("join")
-        b.branch(join)
-        b.position_at_end(join)
-        s = b.phi(I64, name="state")
-        s.add_incoming(s0, got_block)
+        s = _enter_loop(b, fn, "join", b.load_atomic(self.state, "seq_cst", 8, typ=I64))
+        join = b.block
         open_ = b.and_(b.icmp_unsigned("==", b.trunc(b.lshr(s, _c(I64, 32)), I32), g),
                        b.icmp_unsigned("==", b.and_(s, _c(I64, CLOSED)), _c(I64, 0)))
         try_join = fn.append_basic_block("try_join")

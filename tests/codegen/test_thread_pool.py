@@ -7,7 +7,6 @@ import ctypes
 import os
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -16,6 +15,8 @@ from relay_backend import tir
 from relay_backend.codegen import build, llvm_target, llvm_thread_pool
 from relay_backend.runtime import nd
 from relay_backend.runtime.shared_library import LAUNCHER_SYMBOL, SharedLibrary
+
+from ..threads import failures_in_threads
 
 pytestmark = pytest.mark.skipif(not llvm_target.libgomp_path(),
                                 reason="libgomp is not installed: parallel loops run serially")
@@ -64,20 +65,12 @@ def test_an_awake_worker_runs_chunks():
 def test_two_python_threads_run_kernels_at_once():
     """The second caller finds the pool busy and runs its loop serially: both stay correct."""
     mod = build(_affine_kernel(1 << 16))
-    errors = []
 
     def work(seed):
-        try:
-            for k in range(40):
-                _check(mod, 1 << 16, seed=seed * 100 + k)
-        except AssertionError as err:          # reported below, in the test's thread
-            errors.append(err)
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+        for k in range(40):
+            _check(mod, 1 << 16, seed=seed * 100 + k)
+        return True
+    assert not failures_in_threads(work, 3)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")

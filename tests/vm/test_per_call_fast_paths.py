@@ -4,7 +4,6 @@ Storages of static size are reused across runs (vm/storage.py) only when nothing
 them: a result the caller holds, a numpy view of it, or a tensor still in a register is never
 overwritten. Input checks are remembered per (dtype, shape) signature: a call with another
 dtype, shape or size-variable binding is still checked and refused. Results against numpy."""
-import threading
 
 import numpy as np
 import pytest
@@ -14,6 +13,8 @@ from relay_backend import te
 from relay_backend import vm as rvm
 from relay_backend.errors import InputError
 from relay_backend.vm.storage import MAX_BLOCKS_PER_SIZE
+
+from ..threads import failures_in_threads
 
 N = 8
 
@@ -65,22 +66,15 @@ def test_tuple_results_and_intermediates_stay_distinct():
 
 def test_threads_do_not_share_storages():
     machine = _vm(lambda x: relay.multiply(x, x), shape=(256,))
-    failures = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
         for _ in range(200):
             data = rng.standard_normal(256).astype("float32")
-            got = machine.run(data).numpy()
-            if not np.allclose(got, data * data, rtol=1e-6):
-                failures.append(seed)
-
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures
+            if not np.allclose(machine.run(data).numpy(), data * data, rtol=1e-6):
+                return False
+        return True
+    assert not failures_in_threads(work, 4)
 
 
 def test_a_checked_signature_does_not_admit_other_inputs():

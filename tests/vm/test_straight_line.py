@@ -5,7 +5,6 @@ sites whose tensor only kernels read (and that is not returned) reuse one tensor
 without reference counting; kernel calls reuse their pointer array while the addresses repeat.
 Every check is against numpy, over repeated runs, with results held, inputs alternated and
 threads, since a wrong reuse shows only there."""
-import threading
 
 import numpy as np
 import pytest
@@ -14,6 +13,8 @@ import relay_backend as relay
 from relay_backend import vm as rvm
 from relay_backend.errors import InputError, RelayError
 from relay_backend.vm.storage import Storage
+
+from ..threads import failures_in_threads
 
 N = 16
 
@@ -101,21 +102,15 @@ def test_a_reshaped_intermediate_that_is_returned_is_not_internal():
 
 def test_threads_running_a_chain_do_not_share_intermediates():
     machine = _vm(_chain, shape=(256,))
-    failures = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
         for _ in range(150):
             data = rng.uniform(-1, 1, 256).astype("float32")
             if not np.allclose(machine.run(data).numpy(), _want_chain(data), rtol=1e-5):
-                failures.append(seed)
-
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures
+                return False
+        return True
+    assert not failures_in_threads(work, 4)
 
 
 def test_dense_with_bound_weights_matches_numpy():
