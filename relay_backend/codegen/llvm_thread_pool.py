@@ -14,7 +14,8 @@ which the caller then waits for at the first kernel of every model run. This poo
 never waits for a thread that has not started:
 
     split [0, extent) into n static blocks (half the iterations; block t is thread t's) and
-    dynamic chunks (the other half, claimed from a shared counter, extent/(4n) each);
+    dynamic chunks (the other half, claimed from a shared counter; guided: each takes
+    1/(2n) of what is left, at least one iteration, so the threads finish together);
     every thread: its own static block (claimed with an atomic exchange), then dynamic chunks,
     then any static block nobody has claimed yet;
     the caller, when nothing is left to claim, closes the job (no thread may join it after
@@ -50,8 +51,8 @@ PTR = ir.PointerType()
 VOID = ir.VoidType()
 BODY_TYPE = ir.FunctionType(VOID, [PTR, I32, I32, I64, I64])
 LAUNCH_TYPE = ir.FunctionType(VOID, [PTR, PTR, I64])       # rb_parallel_for(body, ctx, extent)
-# job fields: body, ctx, extent, static block size, dynamic start, dynamic grain, team size
-JOB_TYPE = ir.LiteralStructType([PTR, PTR, I64, I64, I64, I64, I32])
+# job fields: body, ctx, extent, static block size, dynamic start, team size
+JOB_TYPE = ir.LiteralStructType([PTR, PTR, I64, I64, I64, I32])
 PTHREAD_OPAQUE = 128      # bytes reserved for a pthread_mutex_t / pthread_cond_t (glibc: 40 / 48)
 
 
@@ -163,7 +164,6 @@ class _PoolModule:
         ext = b.load(self._job_field(b, 2), typ=I64)
         per = b.load(self._job_field(b, 3), typ=I64)
         dyn_start = b.load(self._job_field(b, 4), typ=I64)
-        grain = b.load(self._job_field(b, 5), typ=I64)
         worker = b.icmp_unsigned("!=", tid, _c(I32, 0))
 
         def run(bb, begin, end):
@@ -182,14 +182,24 @@ class _PoolModule:
             static_block(b, tid)
         b.branch(dyn)
 
+        # guided chunks: half an equal share of what is left, so the last ones are small and
+        # the threads finish together
         b.position_at_end(dyn)
-        begin = b.add(dyn_start, b.atomic_rmw("add", self.counter, grain, "monotonic"))
+        taken = _enter_loop(b, fn, "claim", b.load_atomic(self.counter, "monotonic", 8, typ=I64))
+        claim = b.block
+        begin = b.add(dyn_start, taken)
         chunk = fn.append_basic_block("chunk")
         steal = fn.append_basic_block("steal")
-        b.cbranch(b.icmp_signed("<", begin, ext), chunk, steal)
+        try_claim = fn.append_basic_block("try_claim")
+        b.cbranch(b.icmp_signed("<", begin, ext), try_claim, steal)
+        b.position_at_end(try_claim)
+        size = b.sdiv(b.sub(ext, begin), b.mul(b.sext(n, I64), _c(I64, 2)))
+        size = b.select(b.icmp_signed("<", size, _c(I64, 1)), _c(I64, 1), size)
+        pair = b.cmpxchg(self.counter, taken, b.add(taken, size), "monotonic", "monotonic")
+        taken.add_incoming(b.extract_value(pair, 0), try_claim)
+        b.cbranch(b.extract_value(pair, 1), chunk, claim)
         b.position_at_end(chunk)
-        end = b.add(begin, grain)
-        run(b, begin, b.select(b.icmp_signed("<", end, ext), end, ext))
+        run(b, begin, b.add(begin, size))
         with b.if_then(worker):
             self._stat(b, "worker_chunks", _c(I64, 1))
         b.branch(dyn)
@@ -285,7 +295,7 @@ class _PoolModule:
         s.add_incoming(b.extract_value(pair, 0), try_join)
         b.cbranch(b.extract_value(pair, 1), joined, join)
         b.position_at_end(joined)
-        n = b.load(self._job_field(b, 6), typ=I32)
+        n = b.load(self._job_field(b, 5), typ=I32)
         with b.if_then(b.icmp_signed("<", tid, n)):
             b.call(self.run_share, [tid, n])
         b.atomic_rmw("sub", self.state, _c(I64, 1), "seq_cst")
@@ -356,9 +366,7 @@ class _PoolModule:
         n64 = b.sext(n, I64)
         per = b.sdiv(ext, b.mul(n64, _c(I64, 2)))
         dyn_start = b.mul(per, n64)
-        grain = b.sdiv(b.sub(ext, dyn_start), b.mul(n64, _c(I64, 4)))
-        grain = b.select(b.icmp_signed("<", grain, _c(I64, 1)), _c(I64, 1), grain)
-        for k, value in enumerate([body, ctx, ext, per, dyn_start, grain, n]):
+        for k, value in enumerate([body, ctx, ext, per, dyn_start, n]):
             b.store(value, self._job_field(b, k))
         b.store(_c(I64, 0), self.counter)
         b.call(self._extern("llvm.memset.p0.i64", VOID, [PTR, I8, I64, I1]),

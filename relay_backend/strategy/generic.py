@@ -22,10 +22,13 @@ from ..op.te_search import NO_INLINE
 from .common import inline_except
 
 VECTOR_LANES = (16, 8, 4)
-# Below these sizes one thread is faster: waking the (sleeping) OpenMP pool costs
-# ~30-60 us here, more than a 200 KB copy takes serially (25 us; 68 us in parallel).
-PARALLEL_MIN_WORK = 1 << 20   # reductions: output iterations times reduce extent
-PARALLEL_MIN_ELEMS = 1 << 18  # injective stages: output elements (memory-bound, cheap each)
+# Below these sizes one thread is faster. The thread pool's caller never waits for a sleeping
+# worker (codegen/llvm_thread_pool.py), so a parallel loop costs at most a wake-up signal
+# (a few us) over running serially; with a worker awake (the kernels of a model run back to
+# back) a 256 KB copy or a 400K multiply-add batch-1 dense already runs ~2x faster on two
+# cores (benchmarks/README.md, "thresholds"; under GNU OpenMP they were 4x higher).
+PARALLEL_MIN_WORK = 1 << 18   # reductions: output iterations times reduce extent
+PARALLEL_MIN_ELEMS = 1 << 16  # injective stages: output elements (memory-bound, cheap each)
 
 
 def const_extent(iv):
