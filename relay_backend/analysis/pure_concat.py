@@ -2,12 +2,16 @@
 
 The graph executor and AOT (te_compiler/inplace_concat.py) and the VM (vm/site_plan.py) let the
 producers of such a concatenation's inputs write straight into their slices of its output; this
-module only recognises the function: nested concatenations along one axis of the parameters, in
-order, or one concatenation of a tuple parameter.
+module recognises the function (nested concatenations along one axis of the parameters, in
+order, or one concatenation of a tuple parameter) and gives the slices its inputs would occupy
+in its output (`slice_offsets`), the layout rule both executors apply.
 """
+import math
+
 from ..ir.expr import Call, Tuple
 from ..ir.types import TensorType, TupleType
 from ..op.registry import OpDef
+from ..runtime.ndarray import ALIGNMENT
 
 CONCATENATE = "concatenate"
 
@@ -18,6 +22,32 @@ def pure_concatenation(prim):
     one by one, as executors pass them); else None."""
     axis = _concat_axis(prim)
     return None if axis is None else (axis, _leaf_count(prim))
+
+
+def slice_offsets(out, axis: int, parts) -> list:
+    """The byte offset of each input's slice in the output when concatenating `parts` ((shape,
+    dtype, nbytes) per input, in order) along `axis` into `out` (shape, dtype, nbytes) lays the
+    inputs back to back in its bytes, each starting ALIGNMENT-aligned (kernels
+    take aligned buffers): every axis before `axis` has extent 1, every input has the output's
+    dtype and rank and its extents off `axis`, and the inputs fill the output exactly; else None
+    (the concatenation must copy)."""
+    out_shape, out_dtype, out_bytes = out
+    out_shape, rank = tuple(int(d) for d in out_shape), len(out_shape)
+    if not rank:
+        return None
+    axis %= rank
+    if math.prod(out_shape[:axis]) != 1:
+        return None
+    offsets, extent, start = [], 0, 0
+    for shape, dtype, nbytes in parts:
+        shape = tuple(int(d) for d in shape)
+        if str(dtype) != str(out_dtype) or len(shape) != rank or shape[:axis] != out_shape[:axis] or \
+                shape[axis + 1:] != out_shape[axis + 1:] or start % ALIGNMENT:
+            return None
+        offsets.append(start)
+        start += int(nbytes)
+        extent += shape[axis]
+    return offsets if extent == out_shape[axis] and start == int(out_bytes) else None
 
 
 def _concat_axis(prim):
@@ -60,4 +90,4 @@ def _leaf_count(prim) -> int:
     return count
 
 
-__all__ = ["pure_concatenation", "CONCATENATE"]
+__all__ = ["slice_offsets", "pure_concatenation", "CONCATENATE"]

@@ -13,10 +13,7 @@ param is shared), an entry read twice (two slices, one producer), an entry some 
 also reads, a reshape nop's output (it aliases its source), or slices that are not contiguous or
 not aligned.
 """
-import math
-
-from ..analysis.pure_concat import pure_concatenation
-from ..runtime.ndarray import ALIGNMENT
+from ..analysis.pure_concat import pure_concatenation, slice_offsets
 
 
 def inplace_concats(lowered) -> tuple:
@@ -38,19 +35,15 @@ def inplace_concats(lowered) -> tuple:
         found = pure_concatenation(call.prim)
         if found is None or len(call.outputs) != 1 or len(call.inputs) != found[1]:
             continue
-        axis = found[0]
         out = lowered.entries[call.outputs[0]]
-        axis = axis + len(out.shape) if axis < 0 else axis
-        if math.prod(out.shape[:axis]) != 1 or len(set(call.inputs)) != len(call.inputs):
+        if len(set(call.inputs)) != len(call.inputs) or \
+                not all(_writes_in_place(lowered, calls, producer, readers, dropped, eid, out.dtype)
+                        for eid in call.inputs):
             continue
-        if not all(_writes_in_place(lowered, calls, producer, readers, dropped, eid, out.dtype)
-                   for eid in call.inputs):
-            continue
-        offsets = [0]
-        for eid in call.inputs:
-            offsets.append(offsets[-1] + lowered.entries[eid].nbytes)
-        if any(offset % ALIGNMENT for offset in offsets[:-1]):
-            continue                 # kernels take ALIGNMENT-aligned buffers only
+        offsets = slice_offsets((out.shape, out.dtype, out.nbytes), found[0],
+                                [(e.shape, e.dtype, e.nbytes) for e in (lowered.entries[eid] for eid in call.inputs)])
+        if offsets is None:
+            continue             # not back to back, or a slice not aligned (module docstring)
         for eid, offset in zip(call.inputs, offsets):
             views[eid] = (call.outputs[0], offset)
         dropped.add(index)

@@ -9,7 +9,8 @@ Byte layout (little-endian, no pickle; loading never runs code from the file):
     8s  MAGIC "RBVMEXE\\0"      u32 FORMAT_VERSION
     u64 n, n bytes JSON         functions (name, params, param types, register_file_size,
                                 instructions as [opcode, fields...]), globals, primitive names,
-                                shape functions, package version
+                                shape functions, package version, the kernels that only
+                                concatenate (packed index -> [axis, inputs])
                                 (and the index, name, shape and dtype of late-bound constants)
     u64 m, m bytes              constants as a params blob (runtime.params, names "0", "1", ...;
                                 late-bound constants are not in it, see late_bound.py)
@@ -106,8 +107,8 @@ class Executable:
         # executables compiled in this process (not stored by save())
         self.kernel_info = {}
         # packed index -> (axis, number of inputs) of the kernels that only concatenate their
-        # inputs, which the VM may run in place (vm/site_plan.py); known for executables
-        # compiled in this process (not stored by save(): a loaded one copies)
+        # inputs, which the VM may run in place (vm/site_plan.py checks every such call's
+        # shapes and slices against the bytecode's allocations before it skips the kernel)
         self.concat_kernels = {}
 
     # -- inspection
@@ -337,7 +338,8 @@ class Executable:
                 "globals": sorted(self.global_map, key=self.global_map.get),
                 "primitives": self.primitive_names,
                 "shape_funcs": {str(i): p.to_json() for i, p in self.shape_funcs.items()},
-                "num_constants": len(self.constant_pool)}
+                "num_constants": len(self.constant_pool),
+                "concat_kernels": {str(i): list(found) for i, found in sorted(self.concat_kernels.items())}}
         late = late_bound_metadata(self)
         if late:
             meta["late_bound_constants"] = late
@@ -387,6 +389,7 @@ class Executable:
         for func in functions:
             verify_function(func, functions)
         exe = Executable(functions, {n: i for i, n in enumerate(globals_)}, prims, shape_funcs, constants, lib)
+        exe.concat_kernels = _concat_kernels(meta, len(prims))
         restore_late_bound(exe, late)
         exe.checked_calls = True
         missing = [n for n in exe.primitive_ops if lib is None or not lib.has_function(n, query_imports=True)]
@@ -410,6 +413,22 @@ def _decode(meta: dict) -> tuple:
         raise SerializationError(f"VM executable: malformed metadata ({type(err).__name__}: "
                                  f"{str(err)[:200]})") from None
     return functions, globals_, prims, shape_funcs
+
+
+def _concat_kernels(meta: dict, npacked: int) -> dict:
+    """{packed index: (axis, number of inputs)} of the metadata's "concat_kernels" (absent in
+    files that record none); a malformed or out-of-range entry is a SerializationError."""
+    table = meta.get("concat_kernels", {})
+    found = {}
+    if not isinstance(table, dict):
+        raise SerializationError("VM executable: concat_kernels must map packed indices to [axis, inputs]")
+    for key, value in table.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < npacked and isinstance(value, list)
+                and len(value) == 2 and all(type(v) is int for v in value) and value[1] >= 2):
+            raise SerializationError(f"VM executable: bad concat_kernels entry {key!r}: {str(value)[:80]} "
+                                     f"(want a packed index below {npacked} and [axis, inputs >= 2])")
+        found[int(key)] = (value[0], value[1])
+    return found
 
 
 def _read(data: bytes):

@@ -17,18 +17,17 @@ block (the planner's switch).
 
 In-place concatenation, as the graph executor does it (te_compiler/inplace_concat.py): a
 kernel that only concatenates its inputs (Executable.concat_kernels, recorded by the compiler)
-whose output and inputs are planned sites, each input read by this kernel alone, of the output's
-dtype, the slices contiguous (every axis before the concatenation axis of extent 1) and
-ALIGNMENT-aligned, and the shapes those of a concatenation along its axis, makes its inputs
-views of its output (analysis.memory_views): each producer writes straight into its slice and
+whose output and inputs are planned sites, each input read by this kernel alone, with slices
+back to back and aligned in the output (analysis.pure_concat.slice_offsets, the graph executor's
+rule; it also checks the shapes against the bytecode's allocations, which a loaded executable's
+claim must pass), makes its inputs views of its output (analysis.memory_views): each producer writes straight into its slice and
 the concatenation runs nothing (`dropped`).
 """
-import math
 from dataclasses import dataclass
 
 from ..analysis.memory_plan import Entry, Step
 from ..analysis.memory_views import plan_with_views, resolve
-from ..runtime.ndarray import ALIGNMENT
+from ..analysis.pure_concat import slice_offsets
 from .bytecode import Opcode
 
 INVOKE_PACKED = int(Opcode.InvokePacked)
@@ -112,24 +111,10 @@ def _inplace_slices(body, site_of, entry_of, read_count, ins, ins_regs, outs, co
     if concat is None or len(outs) != 1 or len(ins_regs) != concat[1] or len(set(ins_regs)) != len(ins_regs) or \
             outs[0] not in entry_of or any(r not in entry_of or read_count.get(r) != 1 for r in ins_regs):
         return None
-    out = body[site_of[outs[0]] + 1]                 # its alloc_tensor: shape ins[3], dtype ins[6]
-    shape, rank = tuple(out[3]), len(out[3])
-    axis = concat[0] % rank if rank else 0
-    if not rank or math.prod(shape[:axis]) != 1:
-        return None
-    slices, start, extent = [], 0, 0
-    for r in ins_regs:
-        tensor = body[site_of[r] + 1]
-        part = tuple(tensor[3])
-        if str(tensor[6]) != str(out[6]) or len(part) != rank or part[:axis] != shape[:axis] or \
-                part[axis + 1:] != shape[axis + 1:] or start % ALIGNMENT:
-            return None
-        slices.append((r, start))
-        start += int(tensor[7])
-        extent += part[axis]
-    if extent != shape[axis] or start != int(out[7]):
-        return None
-    return slices
+    out = body[site_of[outs[0]] + 1]                 # its alloc_tensor: shape [3], dtype [6], bytes [7]
+    parts = [body[site_of[r] + 1] for r in ins_regs]
+    offsets = slice_offsets((out[3], out[6], out[7]), concat[0], [(p[3], p[6], p[7]) for p in parts])
+    return None if offsets is None else list(zip(ins_regs, offsets))
 
 
 __all__ = ["SitePlan", "plan_sites", "kernel_arguments", "EMPTY"]

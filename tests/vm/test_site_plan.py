@@ -10,9 +10,12 @@ import pytest
 import relay_backend as relay
 from relay_backend import config
 from relay_backend import vm as rvm
+from relay_backend.errors import SerializationError
 from relay_backend.vm.bytecode import Opcode
 from relay_backend.vm.site_plan import plan_sites
 from relay_backend.vm.storage import Storage
+
+from ..artifact_edit import edit_vm, vm_metadata
 
 N = 64
 
@@ -264,15 +267,42 @@ def test_only_pure_concatenations_are_recorded():
     np.testing.assert_allclose(machine.run(data).numpy(), want, rtol=1e-4)
 
 
-def test_a_saved_and_loaded_executable_copies_and_agrees():
-    """concat_kernels is not saved: a loaded executable runs the concatenation as a kernel, with
-    the same results."""
+def test_a_saved_and_loaded_executable_runs_in_place_and_agrees():
+    """concat_kernels is saved: a loaded executable skips the concatenation too, with the same
+    results."""
     machine, reference = _concat_program([16, 16])
     code, lib = machine.exe.save()
     loaded = rvm.VirtualMachine(rvm.Executable.load_exec(code, lib), relay.cpu())
-    data = np.random.default_rng(0).standard_normal((1, K)).astype("float32")
-    np.testing.assert_allclose(loaded.run(data).numpy(), machine.run(data).numpy(), rtol=1e-6)
-    np.testing.assert_allclose(loaded.run(data).numpy(), reference(data)[0], rtol=1e-4, atol=1e-4)
+    assert loaded.exe.concat_kernels == machine.exe.concat_kernels != {}
+    _check_runs(loaded, reference)
+    assert _slices_inside_output(loaded)
+
+
+@pytest.mark.parametrize("table", [[1, 2], {"0": [1]}, {"0": [1, 1]}, {"0": [1.0, 2]},
+                                   {"99": [1, 2]}, {"x": [1, 2]}, {"0": "1,2"}])
+def test_a_malformed_concat_table_is_refused_on_load(table):
+    machine, _ = _concat_program([16, 16])
+    code, lib = machine.exe.save()
+    with pytest.raises(SerializationError, match="concat_kernels"):
+        rvm.Executable.load_exec(edit_vm(code, lambda meta: meta.__setitem__("concat_kernels", table)), lib)
+
+
+@pytest.mark.parametrize("claim", ["dense", "wrong axis"])
+def test_a_false_concat_claim_cannot_reach_outside_the_output(claim):
+    """A hand-edited file claiming that a dense kernel only concatenates, or that the
+    concatenation joins along axis 0: each claim is checked against the bytecode's allocations
+    (shapes, slices inside the output), fails, and the kernel still runs: results stay right."""
+    machine, reference = _concat_program([16, 16])
+    code, lib = machine.exe.save()
+    names = vm_metadata(code)["primitives"]
+    if claim == "dense":
+        table = {str(next(i for i, n in enumerate(names) if "dense" in n)): [1, 2]}
+    else:
+        table = {str(i): [0, n] for i, (_, n) in machine.exe.concat_kernels.items()}
+    edited = edit_vm(code, lambda meta: meta.__setitem__("concat_kernels", table))
+    loaded = rvm.VirtualMachine(rvm.Executable.load_exec(edited, lib), relay.cpu())
+    _check_runs(loaded, reference)
+    assert not _slices_inside_output(loaded)
 
 
 def test_dynamic_shapes_beside_an_in_place_concatenation():
