@@ -1,7 +1,9 @@
 """The bytecode VM against the graph executor on the static models, and the VM loop's own cost.
 
 - MLP (784-128-64-10), the seed CNN and a ResNet basic block: VM `run` vs graph executor `run`
-  (inputs set once; both on the same compiled kernels), ratio = VM / graph.
+  (inputs set once; both on the same compiled kernels), ratio = VM / graph; also the same
+  executable saved and loaded back (`Executable.save` / `load_exec`: its kernel calls are checked
+  unless the bytecode fixes their arguments, vm/static_calls.py).
 - Per-call overhead: a one-kernel model on a 4-element tensor, where the kernel costs almost
   nothing, so the time is the VM's argument checks, allocation and dispatch loop; also the
   same model with an 8-level If/recursion (control flow the graph executor cannot express).
@@ -84,12 +86,18 @@ def run(repeats: int = 15) -> list:
         machine = rvm.VirtualMachine(exe, relay.cpu())
         machine.set_input("main", data)
         candidates = {"vm": lambda m=machine: m.invoke("main")}
+        loaded = rvm.VirtualMachine(rvm.Executable.load_exec(*exe.save()), relay.cpu())
+        loaded.set_input("main", data)
+        candidates["loaded"] = lambda m=loaded: m.invoke("main")
         graph = _graph_runner(mod, params, data)
         if graph is not None:
             candidates["graph"] = graph
         timing = interleaved_medians(candidates, repeats=repeats)
         ratio = timing["vm"][0] / timing["graph"][0] if graph is not None else None
         rows.append((f"{label}, vm", "ms", timing["vm"][0] * 1e3, ratio, timing["vm"][1]))
+        loaded_ratio = timing["loaded"][0] / timing["graph"][0] if graph is not None else None
+        rows.append((f"{label}, vm loaded from bytes", "ms", timing["loaded"][0] * 1e3, loaded_ratio,
+                     timing["loaded"][1]))
         if graph is not None:
             rows.append((f"{label}, graph executor", "ms", timing["graph"][0] * 1e3, 1.0, timing["graph"][1]))
     x = np.ones(4, "float32")

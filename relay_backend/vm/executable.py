@@ -24,7 +24,8 @@ need; a bad file raises SerializationError (static allocations over the size lim
 AllocationError naming the instruction). The checksum only detects accidents (anyone can
 recompute it), so a loaded executable is also never trusted at run time: the VM calls its
 kernels through the checked call (count, dtype, shape, alignment and aliasing of every
-argument), never the unchecked path.
+argument), except the calls of a straight-line function whose arguments the bytecode itself
+fixes, proven once when the VM builds the line (vm/static_calls.py).
 """
 import hashlib
 import json

@@ -22,6 +22,7 @@ makes the stretch run its sites' and kernels' own steps instead, which handle it
 import ctypes
 
 from ..codegen.kernel_sequence import KernelSequence
+from .static_calls import static_function
 
 MIN_KERNELS = 2          # one kernel alone gains nothing from a sequence
 
@@ -64,7 +65,7 @@ def _batch(vm, allocations: list, first_run: list, kernels: list):
     key = object()                       # this stretch, in StoragePool.sites
     natives = []
     for _, (ins, _, _) in kernels:
-        native, _ = vm._packed[ins[1]].checked.native_entry()
+        native, _ = static_function(vm._packed[ins[1]]).native_entry()
         natives.append(ctypes.cast(native, ctypes.c_void_p).value)
     own_steps = [step for step, _ in kernels]
 

@@ -35,6 +35,7 @@ from .loop import (ALLOC_ADT, ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, ALLOC_
                    RESHAPE_TENSOR, SHAPE_OF, VMClosure, _allocation_error, _fatal, _flatten,
                    _scalar, _tensor)
 from .storage import Storage
+from .static_calls import static_function
 from .straight_line import decoded_dst, straight_line
 
 
@@ -110,12 +111,15 @@ def _general_packed(vm, func_index, pc, ins):
     return step
 
 
-def _invoke_packed(vm, func_index, pc, ins, bound=None):
+def _invoke_packed(vm, func_index, pc, ins, bound=None, unchecked=False):
     """The fast call of a static kernel (see the module docstring), or None when the kernel has
     none. `bound` ({register: NDArray}, straight_line.py) are inputs known when the step is
     built: their registers are not read (the general call, for a register holding no tensor,
-    writes them into their registers first, as the loads it stands for would have)."""
-    checked = getattr(vm._packed[ins[1]], "checked", None)
+    writes them into their registers first, as the loads it stands for would have).
+    `unchecked`: the straight line proved this call's arguments (static_calls.py), so a loaded
+    executable's kernel, otherwise always checked, may take the fast call too."""
+    packed = vm._packed[ins[1]]
+    checked = static_function(packed) if unchecked else getattr(packed, "checked", None)
     entry = checked.native_entry() if isinstance(checked, Function) else None
     outputs = checked.info.params[-ins[3]:] if entry is not None and ins[3] else ()
     if entry is None or len(ins[4]) != len(checked.info.params) or \

@@ -25,7 +25,10 @@ Specialisations, each behaving as the instructions it replaces:
   StoragePool.reuse_carved; the kills of its registers are dropped (they only released a
   reference for the pool's counts);
 * consecutive kernel calls, with the static allocations between them, run as one native call
-  per thread (kernel_batches.py).
+  per thread (kernel_batches.py);
+* in an executable loaded from bytes, whose kernels are otherwise called with every argument
+  checked, the calls whose arguments the bytecode fixes (static_calls.py) get the same fast
+  calls and batches.
 """
 import numpy as np
 
@@ -36,6 +39,7 @@ from .loop import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_PACKED, KILL_REGISTER, LO
                    RESHAPE_TENSOR, RET, _allocation_error, _fatal, _tensor)
 from .kernel_batches import batch_kernels
 from .site_plan import plan_sites
+from .static_calls import proven_calls
 from .storage import Storage
 
 # bytes of internal-site tensors one straight-line function keeps per thread
@@ -45,27 +49,31 @@ MAX_SITE_BYTES = 32 << 20
 def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
     """(steps, returned register, register file size) when function `func_index` is one basic
     block (every instruction a step but the last, a ret), else None. `steps` are its per-pc
-    steps; `kernel_step(vm, func_index, pc, ins, bound)` builds a kernel call with the inputs
-    `bound` ({register: NDArray}) taken as given, or returns None when the kernel has no fast
-    call (it then reads every register itself)."""
+    steps; `kernel_step(vm, func_index, pc, ins, bound, unchecked)` builds a kernel call with the
+    inputs `bound` ({register: NDArray}) taken as given, or returns None when the kernel has no
+    fast call (it then reads every register itself); `unchecked` says the call may skip the
+    argument check (always for executables compiled in this process; for loaded ones, the calls
+    static_calls.py proves)."""
     if not code or code[-1][0] != RET or any(s is None for s in steps[:-1]):
         return None
     func = vm.exe.functions[func_index]
     body, returned = code[:-1], code[-1][1]
     constants = _loaded_constants(body, len(func.params))
+    writes = _write_counts(body)
+    # a loaded executable's kernels are checked at every call, but those proven here
+    proven = proven_calls(vm, func_index, body, constants, writes) if getattr(vm.exe, "checked_calls", False) else None
     kernels, bounds, reads = {}, {}, {returned: [len(code) - 1]}
     for pc, ins in enumerate(body):
         bound = {}
         if ins[0] == INVOKE_PACKED:
             n_in = len(ins[4]) - ins[3]
             bound = {r: constants[r][0] for r in ins[4][:n_in] if _known(constants, r, pc)}
-            kernels[pc] = kernel_step(vm, func_index, pc, ins, bound)
+            kernels[pc] = kernel_step(vm, func_index, pc, ins, bound, proven is None or pc in proven)
             if kernels[pc] is None:
                 bound = {}
             bounds[pc] = bound
         for r in _dynamic_reads(ins, pc, constants, bound):
             reads.setdefault(r, []).append(pc)
-    writes = _write_counts(body)
     internal = _internal_sites(body, reads, returned, writes)
     plan = plan_sites(body, {pc: constants[body[pc + 1][2]][0] for pc in internal
                              if body[pc][7] is not None and _known(constants, body[pc + 1][2], pc + 1)},

@@ -2,7 +2,8 @@
 registers, shapes, immediates, parameter types, shape-function nodes) and names the function,
 instruction and field; what validation cannot see (an allocation smaller than the kernel's
 signature, a parameter type loosened to Any) is caught by the checked kernel call that loaded
-executables always use. Crash-prone cases run in a subprocess so a segfault fails the test."""
+executables use for every call the bytecode does not fix (tests/vm/test_static_calls.py).
+Crash-prone cases run in a subprocess so a segfault fails the test."""
 import os
 import subprocess
 import sys

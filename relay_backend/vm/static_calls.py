@@ -1,0 +1,128 @@
+"""Which kernel calls of a loaded executable's straight line need no argument check.
+
+An executable read from bytes (Executable.load_exec) calls its kernels through the checked
+call (runtime.module.Function: count, dtype, shape, alignment and aliasing of every argument),
+because its bytecode came from a file: a hand-edited allocation must not make a kernel write past
+a buffer. In a straight line (straight_line.py) every instruction runs once, in order, so most of
+those facts are fixed by the bytecode itself, and `proven_calls` proves them once, when the line
+is built. A kernel call is proven when each of its argument registers
+
+* is written exactly once, before the call, by a static allocation (an `alloc_tensor` of
+  constant shape at a constant, ALIGNMENT-aligned offset that fits inside an `alloc_storage` of
+  static size, itself written once, earlier), by a load_const, or is a parameter (below); or is
+  a `reshape_tensor` of one of those to a constant shape of the same element count;
+* has exactly the dtype and shape of the kernel's parameter at that position;
+
+and each output is an allocated tensor sharing no byte with any other argument (two carvings
+of one storage must not overlap; distinct storages are distinct blocks while both are held,
+which the pool's reference counts and the site plan guarantee, as they do for executables
+compiled in this process). A parameter counts as an input of its declared static type only in a
+function no instruction of the executable calls (invoke, alloc_closure): only the caller of
+`run`/`invoke` reaches it, and the VM checks those inputs against the parameter types on entry; a
+function called from bytecode may receive any registers. A register found empty at run time
+(killed) still sends the fast call to the checked one, as for compiled executables. Unproven
+calls stay checked.
+"""
+import math
+
+import numpy as np
+
+from ..runtime.ndarray import ALIGNMENT
+from .loop import ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, INVOKE, INVOKE_PACKED, LOAD_CONST, RESHAPE_TENSOR
+
+
+def proven_calls(vm, func_index: int, body, constants: dict, writes: dict) -> set:
+    """The pcs of `body` (a straight-line function's decoded instructions but the ret) whose
+    kernel call provably passes arguments matching the kernel's signature (module docstring).
+    `func_index` is the function's index, `constants` ({register: (value, pc)}) the registers
+    written once by a load, `writes` ({register: count}) how many instructions write each
+    register (straight_line.py)."""
+    facts, proven = _parameter_facts(vm.exe, func_index), set()
+    for pc, ins in enumerate(body):
+        if ins[0] == INVOKE_PACKED:
+            if _call_is_proven(vm, ins, facts):
+                proven.add(pc)
+            continue
+        found = _fact(ins, facts, constants, pc)
+        if found is not None and writes.get(found[0]) == 1:
+            facts[found[0]] = found[1]
+    return proven
+
+
+def _parameter_facts(exe, func_index: int) -> dict:
+    """{register: ("param", shape, dtype)} for the static tensor parameters of function
+    `func_index` when no instruction calls it (its inputs then pass the VM's entry check); else
+    empty."""
+    for func in exe.functions:
+        for ins in func.instructions:
+            if ins[0] in (INVOKE, ALLOC_CLOSURE) and ins[1] == func_index:
+                return {}
+    facts = {}
+    for r, desc in enumerate(exe.functions[func_index].param_types):
+        shape = desc.get("shape") if isinstance(desc, dict) else None
+        if shape is not None and all(type(d) is int and d >= 0 for d in shape):
+            facts[r] = ("param", tuple(shape), np.dtype(desc["dtype"]))
+    return facts
+
+
+def static_function(packed):
+    """The runtime Function behind a VM kernel entry: the fast call's `checked` Function for
+    executables compiled in this process, the Function itself for loaded ones."""
+    return getattr(packed, "checked", packed)
+
+
+def _fact(ins, facts: dict, constants: dict, pc: int):
+    """(register, fact) for an instruction whose result is statically known, else None. A fact
+    is ("storage", bytes), ("const", shape, dtype), ("param", shape, dtype) or ("tensor", shape,
+    dtype, storage register, start byte, end byte)."""
+    op = ins[0]
+    if op == ALLOC_STORAGE and ins[7] is not None:
+        return ins[6], ("storage", int(ins[7]))
+    if op == LOAD_CONST and ins[2] in constants:
+        value = ins[1]
+        return ins[2], ("const", tuple(value.shape), np.dtype(value.dtype))
+    if op == ALLOC_TENSOR:
+        storage, offset = facts.get(ins[1]), constants.get(ins[2])
+        if storage is None or storage[0] != "storage" or offset is None or offset[1] >= pc:
+            return None
+        start, nbytes = offset[0], int(ins[7])
+        if not isinstance(start, (int, np.integer)) or start < 0 or start % ALIGNMENT or \
+                start + nbytes > storage[1]:
+            return None
+        return ins[5], ("tensor", tuple(int(d) for d in ins[3]), np.dtype(ins[6]), ins[1], start, start + nbytes)
+    if op == RESHAPE_TENSOR:
+        src, shape = facts.get(ins[1]), constants.get(ins[2])
+        if src is None or src[0] == "storage" or shape is None or shape[1] >= pc:
+            return None
+        newshape = tuple(int(d) for d in shape[0].view_numpy().reshape(-1))
+        if any(d < 0 for d in newshape) or math.prod(newshape) != math.prod(src[1]):
+            return None
+        return ins[3], (src[0], newshape) + src[2:]       # a view: same kind, bytes and dtype
+    return None
+
+
+def _call_is_proven(vm, ins, facts: dict) -> bool:
+    """Whether every argument of the kernel call `ins` has a fact matching the kernel's
+    parameter, and every output is an allocated tensor overlapping no other argument."""
+    function = vm._packed[ins[1]]
+    info = getattr(function, "info", None)
+    regs, n_out = ins[4], ins[3]
+    if info is None or not getattr(function, "is_static", False) or len(regs) != len(info.params) or \
+            len(set(regs)) != len(regs):
+        return False
+    args = [facts.get(r) for r in regs]
+    for fact, param in zip(args, info.params):
+        if fact is None or fact[0] not in ("tensor", "const", "param") or fact[2] != np.dtype(param.dtype) or \
+                fact[1] != tuple(param.shape):
+            return False
+    for o in range(len(regs) - n_out, len(regs)):
+        out = args[o]
+        if out[0] != "tensor":
+            return False
+        for j, other in enumerate(args):
+            if j != o and other[0] == "tensor" and other[3] == out[3] and other[4] < out[5] and out[4] < other[5]:
+                return False
+    return True
+
+
+__all__ = ["proven_calls", "static_function"]
