@@ -1,5 +1,6 @@
 """runtime.set_num_threads / num_threads: the limit holds in every thread that runs a model,
 TVM_NUM_THREADS and OMP_NUM_THREADS are honoured, and threadpoolctl sees the same setting."""
+import json
 import os
 import subprocess
 import sys
@@ -8,6 +9,8 @@ import pytest
 
 from relay_backend.errors import InputError
 from relay_backend.runtime import thread_count as threads_mod
+
+from ..python_script import printed_after
 
 # Runs in a fresh process: builds a model, optionally limits threads, runs the model from a new
 # Python thread, and prints what libgomp reports in that thread (omp_get_max_threads).
@@ -63,12 +66,10 @@ def test_a_bad_thread_count_is_refused(bad):
 
 def test_threadpoolctl_reports_the_limit():
     pytest.importorskip("threadpoolctl")
-    script = ("import relay_backend as relay, threadpoolctl\n"
+    script = ("import json, relay_backend as relay, threadpoolctl\n"
               "relay.runtime.set_num_threads(1)\n"
               "from relay_backend.codegen import llvm_target; llvm_target.libgomp_path()\n"
               "info = [i for i in threadpoolctl.threadpool_info() if i['internal_api'] == 'openmp']\n"
-              "print('OPENMP', [i['num_threads'] for i in info])\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    reported = eval(proc.stdout.split("OPENMP", 1)[1].strip())    # a list of ints printed above
+              "print('OPENMP', json.dumps([i['num_threads'] for i in info]))\n")
+    reported = json.loads(printed_after(script, "OPENMP"))
     assert reported and all(n == 1 for n in reported)
