@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..runtime.ndarray import ALIGNMENT
+from ..runtime.ndarray import ALIGNMENT, NDArray
 from .loop import ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, INVOKE, INVOKE_PACKED, LOAD_CONST, RESHAPE_TENSOR
 
 
@@ -86,13 +86,14 @@ def _fact(ins, facts: dict, constants: dict, pc: int):
         if storage is None or storage[0] != "storage" or offset is None or offset[1] >= pc:
             return None
         start, nbytes = offset[0], int(ins[7])
-        if not isinstance(start, (int, np.integer)) or start < 0 or start % ALIGNMENT or \
+        if type(start) is not int or start < 0 or start % ALIGNMENT or \
                 start + nbytes > storage[1]:
             return None
         return ins[5], ("tensor", tuple(int(d) for d in ins[3]), np.dtype(ins[6]), ins[1], start, start + nbytes)
     if op == RESHAPE_TENSOR:
         src, shape = facts.get(ins[1]), constants.get(ins[2])
-        if src is None or src[0] == "storage" or shape is None or shape[1] >= pc:
+        if src is None or src[0] == "storage" or shape is None or shape[1] >= pc or \
+                not isinstance(shape[0], NDArray):     # a load_consti's int: no shape to read here
             return None
         newshape = tuple(int(d) for d in shape[0].view_numpy().reshape(-1))
         if any(d < 0 for d in newshape) or math.prod(newshape) != math.prod(src[1]):

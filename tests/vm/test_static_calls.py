@@ -183,3 +183,32 @@ def test_a_reshaped_parameter_is_proven():
     assert kernels and _proven(machine) == kernels
     data = np.random.default_rng(2).standard_normal((1, 2, 4, 4)).astype("float32")
     np.testing.assert_allclose(machine.run(data).numpy(), np.maximum(data.reshape(1, 32) @ w.T, 0), rtol=1e-5, atol=1e-6)
+
+
+def _first(ins, opcode):
+    return next(i for i in ins if i[0] == opcode)
+
+
+@pytest.mark.parametrize("edit_name", ["reshape to a load_consti", "kernel input a load_consti",
+                                       "offset a load_const"])
+def test_a_constant_of_the_other_kind_is_refused_not_crashed(edit_name):
+    """A register of the wrong kind of constant where the straight line binds one at build time
+    (a shape from a load_consti's int, a kernel's input from one, an offset from a load_const's
+    tensor): the instruction keeps its general step, which reads the register at run time, and
+    the run ends in a RelayError, never an AttributeError or a crash."""
+    x = relay.var("x", shape=(1, 2, 4, 4))
+    body = relay.nn.dense(relay.reshape(x, (1, 32)), relay.const(np.ones((5, 32), "float32")))
+    code, lib = rvm.compile(relay.IRModule.from_expr(relay.Function([x], body))).save()
+
+    def edit(meta):
+        ins = _instructions(meta)
+        consti, const = _first(ins, 14)[-1], _first(ins, 11)[-1]    # their registers
+        if edit_name == "reshape to a load_consti":
+            _first(ins, 18)[2] = consti
+        elif edit_name == "kernel input a load_consti":
+            _first(ins, 4)[4][1] = consti                            # the weight
+        else:
+            _first(ins, 5)[2] = const                                # alloc_tensor's offset
+    machine = rvm.VirtualMachine(rvm.Executable.load_exec(edit_vm(code, edit), lib), relay.cpu())
+    with pytest.raises(relay.errors.RelayError):
+        machine.run(np.ones((1, 2, 4, 4), "float32"))
