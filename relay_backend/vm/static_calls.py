@@ -13,13 +13,15 @@ is built. A kernel call is proven when each of its argument registers
   a `reshape_tensor` of one of those to a constant shape of the same element count;
 * has exactly the dtype and shape of the kernel's parameter at that position;
 
-and each output is an allocated tensor sharing no byte with any other argument (two carvings
+and each output (as the kernel counts them, or the bytecode if it claims more) is an
+allocated tensor sharing no byte with any other argument (two carvings
 of one storage must not overlap; distinct storages are distinct blocks while both are held,
 which the pool's reference counts and the site plan guarantee, as they do for executables
 compiled in this process). A parameter counts as an input of its declared static type only in a
 function no instruction of the executable calls (invoke, alloc_closure): only the caller of
 `run`/`invoke` reaches it, and the VM checks those inputs against the parameter types on entry; a
-function called from bytecode may receive any registers. A register found empty at run time
+function called from bytecode may receive any registers, and a parameter register the body
+rewrites no longer holds the checked input. A register found empty at run time
 (killed) still sends the fast call to the checked one, as for compiled executables. Unproven
 calls stay checked.
 """
@@ -37,7 +39,9 @@ def proven_calls(vm, func_index: int, body, constants: dict, writes: dict) -> se
     `func_index` is the function's index, `constants` ({register: (value, pc)}) the registers
     written once by a load, `writes` ({register: count}) how many instructions write each
     register (straight_line.py)."""
-    facts, proven = _parameter_facts(vm.exe, func_index), set()
+    # a parameter's register rewritten by the body no longer holds the checked input
+    facts = {r: fact for r, fact in _parameter_facts(vm.exe, func_index).items() if not writes.get(r)}
+    proven = set()
     for pc, ins in enumerate(body):
         if ins[0] == INVOKE_PACKED:
             if _call_is_proven(vm, ins, facts):
@@ -107,9 +111,12 @@ def _call_is_proven(vm, ins, facts: dict) -> bool:
     parameter, and every output is an allocated tensor overlapping no other argument."""
     function = vm._packed[ins[1]]
     info = getattr(function, "info", None)
-    regs, n_out = ins[4], ins[3]
+    regs = ins[4]
+    # the outputs as the kernel counts them (the last argument when it does not say), or as the
+    # bytecode does when it claims more: every one of them must be a fresh, unshared allocation
+    n_out = max(info.num_outputs or 1, ins[3]) if info is not None else ins[3]
     if info is None or not getattr(function, "is_static", False) or len(regs) != len(info.params) or \
-            len(set(regs)) != len(regs):
+            len(set(regs)) != len(regs) or n_out > len(regs):
         return False
     args = [facts.get(r) for r in regs]
     for fact, param in zip(args, info.params):

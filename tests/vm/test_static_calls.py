@@ -212,3 +212,32 @@ def test_a_constant_of_the_other_kind_is_refused_not_crashed(edit_name):
     machine = rvm.VirtualMachine(rvm.Executable.load_exec(edit_vm(code, edit), lib), relay.cpu())
     with pytest.raises(relay.errors.RelayError):
         machine.run(np.ones((1, 2, 4, 4), "float32"))
+
+
+def _loaded_chain():
+    code, lib = _chain().save()
+    return rvm.VirtualMachine(rvm.Executable.load_exec(code, lib), relay.cpu())
+
+
+def _proven_in(machine, body) -> set:
+    return proven_calls(machine, 0, body, _loaded_constants(body, 1), _write_counts(body))
+
+
+def test_a_rewritten_parameter_register_loses_its_entry_check():
+    """A move into the parameter's register before exp reads it: the entry check no longer
+    describes what the register holds, so exp's call is not proven (decoded body, proof only)."""
+    machine = _loaded_chain()
+    body = list(machine._code[0][:-1])
+    assert 4 in _proven_in(machine, body)
+    body.insert(4, (0, 3, 0))                       # move $0 <- $3 (exp's output tensor)
+    assert 5 not in _proven_in(machine, body)       # exp, now at pc 5
+
+
+def test_a_call_claiming_no_outputs_still_has_its_last_argument_checked():
+    """tanh's call edited to claim zero outputs and to write into the parameter's register: the
+    kernel still writes its last argument, which is not an allocation, so it is not proven."""
+    machine = _loaded_chain()
+    body = list(machine._code[0][:-1])
+    tanh = body[7]
+    body[7] = tanh[:3] + (0, (tanh[4][0], 0)) + tanh[5:]
+    assert 7 not in _proven_in(machine, body)
