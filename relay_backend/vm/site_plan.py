@@ -18,10 +18,10 @@ block (the planner's switch).
 In-place concatenation, as the graph executor does it (te_compiler/inplace_concat.py): a
 kernel that only concatenates its inputs (Executable.concat_kernels, recorded by the compiler)
 whose output and inputs are planned sites, each input read by this kernel alone, with slices
-back to back and aligned in the output (analysis.pure_concat.slice_offsets, the graph executor's
-rule; it also checks the shapes against the bytecode's allocations, which a loaded executable's
-claim must pass), makes its inputs views of its output (analysis.memory_views): each producer writes straight into its slice and
-the concatenation runs nothing (`dropped`).
+back to back and aligned in the output (analysis.pure_concat.slice_offsets, the graph
+executor's rule; it also checks the shapes against the bytecode's allocations, which a loaded
+executable's claim must pass), makes its inputs views of its output (analysis.memory_views):
+each producer writes straight into its slice and the concatenation runs nothing (`dropped`).
 """
 from dataclasses import dataclass
 

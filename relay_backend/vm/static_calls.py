@@ -75,6 +75,16 @@ def static_function(packed):
     return getattr(packed, "checked", packed)
 
 
+def known_constant(constants: dict, reg, pc: int, kind) -> bool:
+    """Whether `reg` holds a loaded constant of `kind` when the instruction at `pc` runs: int
+    (a load_consti, e.g. an offset) or NDArray (a load_const, e.g. a shape or a kernel input);
+    `constants` as straight_line._loaded_constants gives them. A hand-edited file may name the
+    other kind; that instruction then keeps its general step (and no fact here), which reads the
+    register and checks what it finds."""
+    found = constants.get(reg)
+    return found is not None and found[1] < pc and isinstance(found[0], kind)
+
+
 def _fact(ins, facts: dict, constants: dict, pc: int):
     """(register, fact) for an instruction whose result is statically known, else None. A fact
     is ("storage", bytes), ("const", shape, dtype), ("param", shape, dtype) or ("tensor", shape,
@@ -86,20 +96,18 @@ def _fact(ins, facts: dict, constants: dict, pc: int):
         value = ins[1]
         return ins[2], ("const", tuple(value.shape), np.dtype(value.dtype))
     if op == ALLOC_TENSOR:
-        storage, offset = facts.get(ins[1]), constants.get(ins[2])
-        if storage is None or storage[0] != "storage" or offset is None or offset[1] >= pc:
+        storage = facts.get(ins[1])
+        if storage is None or storage[0] != "storage" or not known_constant(constants, ins[2], pc, int):
             return None
-        start, nbytes = offset[0], int(ins[7])
-        if type(start) is not int or start < 0 or start % ALIGNMENT or \
-                start + nbytes > storage[1]:
+        start, nbytes = constants[ins[2]][0], int(ins[7])
+        if start < 0 or start % ALIGNMENT or start + nbytes > storage[1]:
             return None
         return ins[5], ("tensor", tuple(int(d) for d in ins[3]), np.dtype(ins[6]), ins[1], start, start + nbytes)
     if op == RESHAPE_TENSOR:
-        src, shape = facts.get(ins[1]), constants.get(ins[2])
-        if src is None or src[0] == "storage" or shape is None or shape[1] >= pc or \
-                not isinstance(shape[0], NDArray):     # a load_consti's int: no shape to read here
+        src = facts.get(ins[1])
+        if src is None or src[0] == "storage" or not known_constant(constants, ins[2], pc, NDArray):
             return None
-        newshape = tuple(int(d) for d in shape[0].view_numpy().reshape(-1))
+        newshape = tuple(int(d) for d in constants[ins[2]][0].view_numpy().reshape(-1))
         if any(d < 0 for d in newshape) or math.prod(newshape) != math.prod(src[1]):
             return None
         return ins[3], (src[0], newshape) + src[2:]       # a view: same kind, bytes and dtype
@@ -111,12 +119,13 @@ def _call_is_proven(vm, ins, facts: dict) -> bool:
     parameter, and every output is an allocated tensor overlapping no other argument."""
     function = vm._packed[ins[1]]
     info = getattr(function, "info", None)
+    if info is None or not getattr(function, "is_static", False):
+        return False
     regs = ins[4]
     # the outputs as the kernel counts them (the last argument when it does not say), or as the
     # bytecode does when it claims more: every one of them must be a fresh, unshared allocation
-    n_out = max(info.num_outputs or 1, ins[3]) if info is not None else ins[3]
-    if info is None or not getattr(function, "is_static", False) or len(regs) != len(info.params) or \
-            len(set(regs)) != len(regs) or n_out > len(regs):
+    n_out = max(info.num_outputs or 1, ins[3])
+    if len(regs) != len(info.params) or len(set(regs)) != len(regs) or n_out > len(regs):
         return False
     args = [facts.get(r) for r in regs]
     for fact, param in zip(args, info.params):
@@ -133,4 +142,4 @@ def _call_is_proven(vm, ins, facts: dict) -> bool:
     return True
 
 
-__all__ = ["proven_calls", "static_function"]
+__all__ = ["proven_calls", "static_function", "known_constant"]

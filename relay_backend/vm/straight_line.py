@@ -39,7 +39,7 @@ from .loop import (ALLOC_STORAGE, ALLOC_TENSOR, INVOKE_PACKED, KILL_REGISTER, LO
                    RESHAPE_TENSOR, RET, _allocation_error, _fatal, _tensor)
 from .kernel_batches import batch_kernels
 from .site_plan import plan_sites
-from .static_calls import proven_calls
+from .static_calls import known_constant, proven_calls
 from .storage import Storage
 
 # bytes of internal-site tensors one straight-line function keeps per thread
@@ -67,7 +67,7 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
         bound = {}
         if ins[0] == INVOKE_PACKED:
             n_in = len(ins[4]) - ins[3]
-            bound = {r: constants[r][0] for r in ins[4][:n_in] if _known(constants, r, pc, NDArray)}
+            bound = {r: constants[r][0] for r in ins[4][:n_in] if known_constant(constants, r, pc, NDArray)}
             kernels[pc] = kernel_step(vm, func_index, pc, ins, bound, proven is None or pc in proven)
             if kernels[pc] is None:
                 bound = {}
@@ -76,14 +76,14 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             reads.setdefault(r, []).append(pc)
     internal = _internal_sites(body, reads, returned, writes)
     plan = plan_sites(body, {pc: constants[body[pc + 1][2]][0] for pc in internal
-                             if body[pc][7] is not None and _known(constants, body[pc + 1][2], pc + 1, int)},
+                             if body[pc][7] is not None and known_constant(constants, body[pc + 1][2], pc + 1, int)},
                       getattr(vm.exe, "concat_kernels", None))
     line, kinds, pc, site_bytes, internal_regs, admitted = [], [], 0, 0, set(), set()
     while pc < len(body):
         ins = body[pc]
         after = body[pc + 1] if pc + 1 < len(body) else None
         if ins[0] == ALLOC_STORAGE and ins[7] is not None and after is not None and \
-                after[0] == ALLOC_TENSOR and after[1] == ins[6] and _known(constants, after[2], pc + 1, int):
+                after[0] == ALLOC_TENSOR and after[1] == ins[6] and known_constant(constants, after[2], pc + 1, int):
             block = plan.block.get(pc)
             cost = 0 if block in admitted else ins[7] if block is None else plan.sizes[block]
             own = pc in internal and site_bytes + cost <= MAX_SITE_BYTES
@@ -107,9 +107,9 @@ def straight_line(vm, func_index, steps: list, code: tuple, kernel_step):
             pass                                     # the site keeps the tensor anyway
         elif pc in plan.dropped and plan.dropped[pc] in admitted:
             pass                                     # in place: its inputs were written into its output
-        elif ins[0] == ALLOC_TENSOR and _known(constants, ins[2], pc, int):
+        elif ins[0] == ALLOC_TENSOR and known_constant(constants, ins[2], pc, int):
             line.append(_alloc_tensor_at(ins, constants[ins[2]][0]))
-        elif ins[0] == RESHAPE_TENSOR and _known(constants, ins[2], pc, NDArray):
+        elif ins[0] == RESHAPE_TENSOR and known_constant(constants, ins[2], pc, NDArray):
             line.append(_reshape_to(vm, func_index, pc, ins, constants[ins[2]][0]))
         elif pc in kernels and kernels[pc] is not None:
             line.append(kernels[pc])
@@ -154,23 +154,14 @@ def decoded_dst(ins):
     return ins[len(spec)] if ins[0] in (ALLOC_STORAGE, ALLOC_TENSOR) else ins[-1]
 
 
-def _known(constants: dict, reg, pc: int, kind) -> bool:
-    """Whether `reg` holds a loaded constant of `kind` when the instruction at `pc` runs: int
-    (a load_consti, e.g. an offset) or NDArray (a load_const, e.g. a shape or a kernel input).
-    A hand-edited file may name the other kind; that instruction then keeps its general step,
-    which reads the register and checks what it finds."""
-    found = constants.get(reg)
-    return found is not None and found[1] < pc and isinstance(found[0], kind)
-
-
 def _dynamic_reads(ins, pc, constants, bound) -> list:
     """The registers the step for `ins` reads at run time (those bound at build time left out)."""
     regs = read_registers(ins)
     op = ins[0]
     if op == ALLOC_STORAGE and ins[7] is not None:
         return regs[1:]                              # a static size: never read
-    if op == ALLOC_TENSOR and _known(constants, ins[2], pc, int) or \
-            op == RESHAPE_TENSOR and _known(constants, ins[2], pc, NDArray):
+    if op == ALLOC_TENSOR and known_constant(constants, ins[2], pc, int) or \
+            op == RESHAPE_TENSOR and known_constant(constants, ins[2], pc, NDArray):
         return [r for r in regs if r != ins[2]]
     if op == INVOKE_PACKED:
         return [r for r in regs if r not in bound]
