@@ -66,9 +66,12 @@ def test_unrolled_loop_metadata():
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or os.environ.get("OMP_NUM_THREADS") == "1",
                     reason="needs at least two cores / OpenMP threads")
 def test_parallel_loop_uses_several_threads():
-    """The loop calls the thread pool; a worker joins once awake (the first calls may find it
-    still starting, and the caller then runs every block itself); every static block (half the
-    iterations, one block per thread) is run whole by one thread."""
+    """The loop calls the thread pool and a worker thread (thread id > 0; the caller is always
+    0) runs part of it once awake. Which threads run what depends on the scheduler: the first
+    calls may find the worker still starting (the caller runs every block itself), and on a
+    busy machine waking the worker can preempt the caller, so the worker runs every block. So
+    the test asks only that a worker ran something, and that every static block (half the
+    iterations, one block per thread) was run whole by one thread."""
     if not llvm_target.libgomp_path():
         pytest.skip("libgomp not available")
     n = 1 << 16
@@ -81,9 +84,9 @@ def test_parallel_loop_uses_several_threads():
     for _ in range(2000):                 # a worker that sleeps wakes within microseconds
         mod["tids"](out)
         tids = out.numpy()
-        if len(set(tids.tolist())) >= 2:
+        if (tids > 0).any():
             break
-    assert len(set(tids.tolist())) >= 2, f"only thread ids {set(tids.tolist())} ran"
+    assert (tids > 0).any(), f"only the caller (thread id 0) ran the loop in 2000 calls"
     threads = int(tids.max()) + 1
     per = n // (2 * threads)
     assert all(len(set(tids[k * per:(k + 1) * per].tolist())) == 1 for k in range(threads))
