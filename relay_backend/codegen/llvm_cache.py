@@ -104,8 +104,8 @@ def kernel_content_digest(func):
 def content_key(content: str, symbol: str, spec, target_text: str, has_openmp: bool) -> str:
     """The cache key text of the kernel with content digest `content` named `symbol`,
     compiled for `spec`."""
-    return "|".join([KEY_FORMAT, content, symbol, target_text, spec.triple, spec.cpu, spec.features,
-                     f"O{spec.opt_level}", f"openmp={int(has_openmp)}",
+    return "|".join([KEY_FORMAT, content, symbol, target_text, spec.triple, spec.cpu, spec.tuning_cpu,
+                     spec.features, f"O{spec.opt_level}", f"openmp={int(has_openmp)}",
                      f"soft-half={int(llvm_target.host_lacks_half_conversions())}", compiler_digest()])
 
 
@@ -184,7 +184,8 @@ def support_object(what: str, ir_text: str, spec) -> bytes:
     present, else compiled and stored, so a second process compiles nothing either. Not
     counted by llvm_target.compile_count(), which counts kernels."""
     key = "|".join([KEY_FORMAT, "support", what, hashlib.sha256(ir_text.encode()).hexdigest(),
-                    spec.triple, spec.cpu, spec.features, f"O{spec.opt_level}", compiler_digest()])
+                    spec.triple, spec.cpu, spec.tuning_cpu, spec.features, f"O{spec.opt_level}",
+                    compiler_digest()])
     cacheable = spec.runs_here
     parts = cache.load(CACHE_KIND, key) if cacheable else None
     if parts is not None and isinstance(parts.get("object"), bytes):

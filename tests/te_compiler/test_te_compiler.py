@@ -218,6 +218,7 @@ def test_disk_key_depends_on_the_lowered_code_and_host_cpu():
     other = relay.Function([x], relay.nn.relu(x)).with_attr("Primitive", 1)
     assert key(other, spec) != here
     assert key(_primitive(), replace(spec, cpu="othercpu")) != here
+    assert key(_primitive(), replace(spec, schedule_cpu="othercpu")) != here
     assert key(_primitive(), replace(spec, features=spec.features + ",-avx2")) != here
     assert key(_primitive(), replace(spec, opt_level=2)) != here
 
