@@ -1,13 +1,20 @@
 """Timing helpers shared by the benchmark suites: interleaved repeats, medians, noise."""
+import random
 import statistics
 import time
 
 
 def interleaved_medians(candidates: dict, repeats: int = 15, warmup: int = 2,
-                        clock=time.perf_counter) -> dict:
+                        clock=time.perf_counter, seed: int = 0) -> dict:
     """Time each callable `repeats` times, interleaving them so machine noise hits all alike.
     `clock` reads the time (time.thread_time: this thread's CPU time, which other processes
     on a shared machine do not inflate, for code that runs on the calling thread only).
+
+    Each round runs the callables in a new random order (random.Random(seed)), so none always
+    runs right after the same other one: what one leaves behind (its threads asleep or
+    spinning, its data in the caches) then falls on every other one alike. In a fixed order
+    the graph executor always ran right after onnxruntime and found our pool's worker asleep,
+    while the VM and AOT, after it, found it awake (README, "The small models' rows").
 
     Returns {name: (median_seconds, relative_spread)} where spread = (p90 - p10) / median.
     """
@@ -15,8 +22,11 @@ def interleaved_medians(candidates: dict, repeats: int = 15, warmup: int = 2,
         for _ in range(warmup):
             fn()
     samples = {name: [] for name in candidates}
+    order = list(candidates.items())
+    rng = random.Random(seed)
     for _ in range(repeats):
-        for name, fn in candidates.items():
+        rng.shuffle(order)
+        for name, fn in order:
             start = clock()
             fn()
             samples[name].append(clock() - start)
