@@ -26,11 +26,14 @@ rewrites no longer holds the checked input. A register found empty at run time
 calls stay checked.
 """
 import math
+import weakref
 
 import numpy as np
 
 from ..runtime.ndarray import ALIGNMENT, NDArray
 from .loop import ALLOC_CLOSURE, ALLOC_STORAGE, ALLOC_TENSOR, INVOKE, INVOKE_PACKED, LOAD_CONST, RESHAPE_TENSOR
+
+_CALLED = weakref.WeakKeyDictionary()    # Executable -> _called_functions(exe)
 
 
 def proven_calls(vm, func_index: int, body, constants: dict, writes: dict) -> set:
@@ -57,16 +60,25 @@ def _parameter_facts(exe, func_index: int) -> dict:
     """{register: ("param", shape, dtype)} for the static tensor parameters of function
     `func_index` when no instruction calls it (its inputs then pass the VM's entry check); else
     empty."""
-    for func in exe.functions:
-        for ins in func.instructions:
-            if ins[0] in (INVOKE, ALLOC_CLOSURE) and ins[1] == func_index:
-                return {}
+    if func_index in _called_functions(exe):
+        return {}
     facts = {}
     for r, desc in enumerate(exe.functions[func_index].param_types):
         shape = desc.get("shape") if isinstance(desc, dict) else None
         if shape is not None and all(type(d) is int and d >= 0 for d in shape):
             facts[r] = ("param", tuple(shape), np.dtype(desc["dtype"]))
     return facts
+
+
+def _called_functions(exe) -> frozenset:
+    """The indices of the functions some instruction of `exe` calls (invoke) or closes over
+    (alloc_closure): found once per executable, not once per straight-line function."""
+    called = _CALLED.get(exe)
+    if called is None:
+        called = frozenset(ins[1] for func in exe.functions for ins in func.instructions
+                           if ins[0] in (INVOKE, ALLOC_CLOSURE))
+        _CALLED[exe] = called
+    return called
 
 
 def static_function(packed):

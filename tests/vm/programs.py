@@ -12,3 +12,11 @@ def count_to():
     m = relay.var("n", shape=(), dtype="int32")
     mod["main"] = relay.Function([m], relay.Call(count, [relay.const(0, "int32"), m]))
     return mod
+
+
+def batched_kernels(machine) -> int:
+    """How many kernels this thread's straight lines of `machine` (a VirtualMachine) ran
+    inside native kernel sequences (codegen/kernel_sequence.py)."""
+    from relay_backend.codegen.kernel_sequence import KernelSequence
+    return sum(len(v[0]) for v in machine._storage_pool().sites.values()
+               if isinstance(v, tuple) and isinstance(v[0], KernelSequence))

@@ -16,6 +16,7 @@ from relay_backend.vm.site_plan import plan_sites
 from relay_backend.vm.storage import Storage
 
 from ..artifact_edit import edit_vm, vm_metadata
+from .programs import batched_kernels
 
 N = 64
 
@@ -170,11 +171,8 @@ def _weights(rng, n):
 
 def _kernel_count(machine) -> tuple:
     """(kernels the straight line runs natively, invoke_packed instructions of main)."""
-    from relay_backend.codegen.kernel_sequence import KernelSequence
-    ran = sum(len(v[0]) for v in machine._storage_pool().sites.values()
-              if isinstance(v, tuple) and isinstance(v[0], KernelSequence))
     code = machine.exe.functions[machine.exe.global_map["main"]].instructions
-    return ran, sum(ins[0] == Opcode.InvokePacked for ins in code)
+    return batched_kernels(machine), sum(ins[0] == Opcode.InvokePacked for ins in code)
 
 
 def _concat_program(widths, batch=1, share_first=False, returned=False, opt_level=3):

@@ -12,12 +12,12 @@ import pytest
 
 import relay_backend as relay
 from relay_backend import vm as rvm
-from relay_backend.codegen.kernel_sequence import KernelSequence
 from relay_backend.errors import InputError
 from relay_backend.vm.static_calls import proven_calls
 from relay_backend.vm.straight_line import _loaded_constants, _write_counts
 
 from ..artifact_edit import edit_vm
+from .programs import batched_kernels
 
 pytestmark = pytest.mark.compile
 
@@ -42,12 +42,6 @@ def _proven(machine, func_index=0) -> set:
     return proven_calls(machine, func_index, body, _loaded_constants(body, nparams), _write_counts(body))
 
 
-def _batched_kernels(machine) -> int:
-    """How many kernels this thread's straight line ran inside native kernel sequences."""
-    return sum(len(v[0]) for v in machine._storage_pool().sites.values()
-               if isinstance(v, tuple) and isinstance(v[0], KernelSequence))
-
-
 def test_a_loaded_chain_proves_every_call():
     """main's parameter is checked on entry (nothing in the bytecode calls main), so even the
     call reading it is proven; all three kernels run as one native sequence."""
@@ -57,7 +51,7 @@ def test_a_loaded_chain_proves_every_call():
     x = np.linspace(-2, 2, 8).astype("float32")
     for _ in range(3):
         np.testing.assert_allclose(machine.run(x).numpy(), _reference(x), rtol=1e-5)
-    assert _batched_kernels(machine) == 3
+    assert batched_kernels(machine) == 3
     with pytest.raises(InputError):
         machine.run(np.ones(7, "float32"))           # the entry check still refuses a wrong shape
 
@@ -88,7 +82,7 @@ def test_a_compiled_executable_needs_no_proof():
     machine = rvm.VirtualMachine(_chain(), relay.cpu())
     x = np.linspace(-2, 2, 8).astype("float32")
     np.testing.assert_allclose(machine.run(x).numpy(), _reference(x), rtol=1e-5)
-    assert _batched_kernels(machine) == 3
+    assert batched_kernels(machine) == 3
 
 
 def _edited(edit):
