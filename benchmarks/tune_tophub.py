@@ -339,8 +339,11 @@ def main(argv=None):
         logs = [os.path.join(tempfile.gettempdir(), f"tune_tophub.{tophub.host_family()}.{key}.log") for key in keys]
         kept = [pair for pairs in cross_check(kept, args.rounds).values() for pair in pairs]
         others = _records_of_other_tasks(target_file, logs)
-        with open(target_file, "w", encoding="utf-8") as f:
-            f.writelines(record.encode(inp, res) + "\n" for inp, res in others + kept)
+        if others or kept:
+            with open(target_file, "w", encoding="utf-8") as f:
+                f.writelines(record.encode(inp, res) + "\n" for inp, res in others + kept)
+        elif os.path.exists(target_file):      # nothing left to ship: no empty file either
+            os.remove(target_file)
         print(f"{len(kept)} records kept in {target_file} ({len(others)} earlier records of tasks this run did not "
               f"tune kept beside them)", flush=True)
     rows = measure(keys, target_file, args.rounds)
