@@ -37,8 +37,9 @@ def const_extent(iv):
     return int(ext.value) if isinstance(ext, E.IntImm) else None
 
 
-def _work(op) -> int:
-    """Estimated iterations of a stage (symbolic extents count as large)."""
+def stage_work(op) -> int:
+    """Estimated iterations of a stage (symbolic extents count as large): what the parallel
+    thresholds above compare against."""
     total = 1
     for iv in list(op.axis) + list(getattr(op, "reduce_axis", [])):
         ext = const_extent(iv)
@@ -51,6 +52,24 @@ def inline_injective(s) -> None:
     inline_except(s)
 
 
+def vectorize_innermost(stage, axis) -> tuple:
+    """Vectorize `axis` (a stage's innermost) by the widest of VECTOR_LANES dividing its
+    constant extent: whole, or split with the inner part vectorized. Returns (the loop axes
+    left outside the vector, outermost first; the vectorized axis): ([], axis) whole,
+    ([outer part], inner part) split, ([axis], None) when no width divides it (a symbolic or
+    odd extent stays a scalar loop)."""
+    ext = const_extent(axis)
+    lanes = next((n for n in VECTOR_LANES if ext is not None and ext % n == 0), None)
+    if lanes is None:
+        return [axis], None
+    if ext == lanes:
+        stage.vectorize(axis)
+        return [], axis
+    outer, inner = stage.split(axis, factor=lanes)
+    stage.vectorize(inner)
+    return [outer], inner
+
+
 def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True, serial_inner: int = 0) -> None:
     """Parallelize the fused outer axes of a root stage and vectorize its innermost axis;
     the last `serial_inner` of the outer axes stay serial loops inside the parallel one (a
@@ -59,20 +78,12 @@ def schedule_spatial(stage, vectorize: bool = True, parallel: bool = True, seria
     if not axes:
         return
     outer = axes[:-1]
-    last = axes[-1]
-    ext = const_extent(last)
-    lanes = next((n for n in VECTOR_LANES if ext is not None and ext % n == 0), None)
-    if vectorize and not stage.op.is_reduction and lanes is not None and not stage.op.attrs.get(NO_INLINE):
-        if ext == lanes:
-            stage.vectorize(last)
-        else:
-            lo, li = stage.split(last, factor=lanes)
-            stage.vectorize(li)
-            outer.append(lo)
+    if vectorize and not stage.op.is_reduction and not stage.op.attrs.get(NO_INLINE):
+        outer += vectorize_innermost(stage, axes[-1])[0]
     else:
-        outer.append(last)
+        outer.append(axes[-1])
     limit = PARALLEL_MIN_WORK if stage.op.is_reduction else PARALLEL_MIN_ELEMS
-    if parallel and outer and _work(stage.op) >= limit:
+    if parallel and outer and stage_work(stage.op) >= limit:
         outer = outer[:max(1, len(outer) - serial_inner)]
         fused = stage.fuse(*outer) if len(outer) > 1 else outer[0]
         stage.parallel(fused)

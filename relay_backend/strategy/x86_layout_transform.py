@@ -30,8 +30,8 @@ from .. import te
 from ..op.layout import Layout
 from ..op.registry import get as get_op
 from .base import register_strategy
-from .common import all_static, inline_except
-from .generic import PARALLEL_MIN_ELEMS, VECTOR_LANES, const_extent, schedule_spatial
+from .common import all_static, inline_except, prod
+from .generic import PARALLEL_MIN_ELEMS, const_extent, schedule_spatial, stage_work, vectorize_innermost
 
 
 MIN_PLANE_TASKS = 4      # parallel over whole output planes only when there are this many
@@ -53,29 +53,16 @@ def _schedule_unblocking(stage, position: int, block: int) -> bool:
     """The loop nest of the module docstring on `stage` (the transform's output, or a fused
     consumer of its shape); False (nothing done) when its axes do not fit."""
     axes = list(stage.op.axis)
-    if position >= len(axes) - 1:
-        return False
     ext = [const_extent(ax) for ax in axes]
-    lanes = next((n for n in VECTOR_LANES if ext[-1] and ext[-1] % n == 0), None)
-    if None in ext or ext[position] % block:
+    if position >= len(axes) - 1 or None in ext or ext[position] % block:
         return False
     outer, inner = stage.split(axes[position], factor=block)
     rest = axes[:position] + [outer] + axes[position + 1:-1]
-    last = axes[-1]
-    stage.reorder(*rest, inner, last)
-    if lanes is not None and ext[-1] != lanes:
-        last_outer, last = stage.split(last, factor=lanes)
-        stage.reorder(*rest, inner, last_outer, last)
-    if lanes is not None:               # a width of no multiple of 4 (7x7) stays scalar
-        stage.vectorize(last)
-    total = 1
-    for e in ext:
-        total *= e
-    if total >= PARALLEL_MIN_ELEMS:
-        # whole planes per task (the axes before h) when there are enough of them, else rows
-        planes = total // (block * ext[-1])
-        for e in ext[position + 1:-1]:
-            planes //= e
+    width, vector = vectorize_innermost(stage, axes[-1])     # a width of 7 (7x7) stays scalar
+    stage.reorder(*rest, inner, *width, *([vector] if vector is not None else []))
+    if stage_work(stage.op) >= PARALLEL_MIN_ELEMS:
+        # whole planes per task (the axes up to c.outer) when there are enough of them, else rows
+        planes = prod(ext[:position]) * (ext[position] // block)
         par = rest[:position + 1] if planes >= MIN_PLANE_TASKS else rest
         stage.parallel(stage.fuse(*par) if len(par) > 1 else par[0])
     return True
