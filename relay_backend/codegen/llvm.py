@@ -30,6 +30,7 @@ from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_parallel_shim import shim_ir, shim_object
 from .llvm_stmt import ALIGN, FunctionEmitter
+from .llvm_workspace import Workspace
 
 _CODE_LOG = diagnostics.get_logger("codegen")
 
@@ -44,6 +45,7 @@ class ModuleCodegen:
     def __init__(self, name: str = "rb_kernels", has_openmp: bool = True):
         self.module = ir.Module(name)
         self.math = MathLib(self.module)
+        self.workspace = Workspace(self.module)     # heap temporaries kept between calls
         self.has_openmp = has_openmp
         self._names = set()
         self._loops = 0

@@ -23,7 +23,7 @@ from .llvm_thread_pool import POOL_SYMBOL as PARALLEL_FOR
 from .llvm_vector import VectorEmitter, vector_plan
 
 I32 = ir.IntType(32)
-STACK_LIMIT = 64 * 1024        # bytes; bigger (or symbolic) temporaries go to the heap
+STACK_LIMIT = 64 * 1024        # bytes; bigger (or symbolic) temporaries: llvm_workspace's heap blocks
 ALIGN = 64
 
 
@@ -229,10 +229,7 @@ class FunctionEmitter(ExprEmitter):
         for d in buf.shape:
             size = b.mul(size, self.cast(self.expr(d), d.dtype, "int64"))
         nbytes = b.mul(size, ir.Constant(I64, itemsize(buf.dtype)))
-        nbytes = b.and_(b.add(nbytes, ir.Constant(I64, ALIGN)), ir.Constant(I64, -ALIGN))
-        alloc = self.mcg.declare("aligned_alloc", PTR, [I64, I64])
-        alloc.return_value.add_attribute("noalias")
-        ptr = b.call(alloc, [ir.Constant(I64, ALIGN), nbytes], name=buf.name)
+        ptr, cache = self.mcg.workspace.acquire(b, nbytes, buf.name)     # kept between calls
         self.buffers[id(buf.data)] = ptr
         self.stmt(s.body)
-        self.builder.call(self.mcg.declare("free", ir.VoidType(), [PTR]), [ptr])
+        self.mcg.workspace.release(self.builder, cache, ptr)

@@ -1,0 +1,123 @@
+"""Heap temporaries of LLVM kernels that keep their memory between calls.
+
+A temporary too big for the stack (llvm_stmt.STACK_LIMIT) used to be `aligned_alloc`ed and
+`free`d on every call. For a kernel whose temporaries add up to a few MB (a Winograd
+convolution's transformed tiles and products: 4.6 MB at 64 channels, 56x56) glibc returns the
+memory to the system at each free (its trim threshold follows the largest block freed), so
+every call faulted in and zeroed fresh pages: half of that kernel's time.
+
+Now each allocation site keeps its block in a module global, `cache`:
+
+    acquire(cache, nbytes):  block = atomic exchange(cache, null)
+                             if block and size(block) >= nbytes: return block
+                             free(block); return a fresh block of nbytes (aligned_alloc)
+    release(cache, block):   old = atomic exchange(cache, block); free(old)
+
+A block carries its size in a 64-byte header before the returned pointer, so the pointer
+stays 64-byte aligned. The exchanges make a site safe when several threads run it at once
+(inside a parallel loop, or two kernels' callers): a thread finding the cache empty takes a
+fresh block, and a release that finds another block there frees that one. Each site holds at
+most one block (its largest recent temporary) for the life of the loaded kernel. `acquire`
+is a separate function whose result is `noalias`, as malloc's is, so alias analysis keeps
+treating the temporary as distinct from every other buffer.
+"""
+from llvmlite import ir
+
+ACQUIRE = "rb_workspace_acquire"
+RELEASE = "rb_workspace_release"
+HEADER = 64                     # bytes before the returned pointer; holds the block's usable size
+ALIGN = 64
+
+I64 = ir.IntType(64)
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+NULL = ir.Constant(PTR, None)
+
+
+def _libc(module, name, ret, args) -> ir.Function:
+    existing = module.globals.get(name)
+    return existing if existing is not None else ir.Function(module, ir.FunctionType(ret, args), name=name)
+
+
+def _header(b, block):
+    return b.gep(block, [ir.Constant(I64, -HEADER)], source_etype=ir.IntType(8))
+
+
+def _define_acquire(module) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, I64]), name=ACQUIRE)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    fn.return_value.add_attribute("noalias")
+    cache, nbytes = fn.args
+    entry, reuse, fresh = (fn.append_basic_block(n) for n in ("entry", "reuse", "fresh"))
+    b = ir.IRBuilder(entry)
+    block = b.atomic_rmw("xchg", cache, NULL, "acquire")
+    has = b.icmp_unsigned("!=", block, NULL)
+    b.cbranch(has, reuse, fresh)
+    b.position_at_end(reuse)
+    size = b.load(_header(b, block), typ=I64)
+    fits = b.icmp_unsigned(">=", size, nbytes)
+    keep = fn.append_basic_block("keep")
+    drop = fn.append_basic_block("drop")
+    b.cbranch(fits, keep, drop)
+    b.position_at_end(keep)
+    b.ret(block)
+    b.position_at_end(drop)
+    b.call(_libc(module, "free", VOID, [PTR]), [_header(b, block)])
+    b.branch(fresh)
+    b.position_at_end(fresh)
+    rounded = b.and_(b.add(nbytes, ir.Constant(I64, ALIGN - 1)), ir.Constant(I64, -ALIGN))
+    raw = b.call(_libc(module, "aligned_alloc", PTR, [I64, I64]),
+                 [ir.Constant(I64, ALIGN), b.add(rounded, ir.Constant(I64, HEADER))])
+    b.store(rounded, raw)
+    b.ret(b.gep(raw, [ir.Constant(I64, HEADER)], source_etype=ir.IntType(8)))
+    return fn
+
+
+def _define_release(module) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR]), name=RELEASE)
+    fn.linkage = "internal"
+    cache, block = fn.args
+    entry, drop, done = (fn.append_basic_block(n) for n in ("entry", "drop", "done"))
+    b = ir.IRBuilder(entry)
+    old = b.atomic_rmw("xchg", cache, block, "release")
+    b.cbranch(b.icmp_unsigned("!=", old, NULL), drop, done)
+    b.position_at_end(drop)
+    b.call(_libc(module, "free", VOID, [PTR]), [_header(b, old)])
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
+class Workspace:
+    """The acquire/release helpers of one module, defined on first use, and a cache global
+    per allocation site."""
+
+    def __init__(self, module: ir.Module):
+        self.module = module
+        self._helpers = None
+        self._sites = 0
+
+    def _functions(self):
+        if self._helpers is None:
+            self._helpers = (_define_acquire(self.module), _define_release(self.module))
+        return self._helpers
+
+    def acquire(self, builder, nbytes, name: str):
+        """(pointer to a block of at least `nbytes`, the site's cache) for a new allocation site."""
+        acquire, _ = self._functions()
+        self._sites += 1
+        cache = ir.GlobalVariable(self.module, PTR, name=f"rb_workspace_cache.{self._sites}")
+        cache.linkage = "internal"
+        cache.initializer = NULL
+        cache.align = 8
+        return builder.call(acquire, [cache, nbytes], name=name), cache
+
+    def release(self, builder, cache, block) -> None:
+        """Give the site's block back to its cache at the end of the allocation's scope."""
+        _, release = self._functions()
+        builder.call(release, [cache, block])
+
+
+__all__ = ["Workspace", "ACQUIRE", "RELEASE", "HEADER"]
