@@ -8,7 +8,8 @@ batch 1) three one-kernel graphs are built and called alone with OMP_NUM_THREADS
 conv2d_NCHWc.x86 on NCHW{b}c data with a pre-packed kernel, b the host's default channel block
 (what AlterOpLayout makes today: 8 with AVX2, 16 with AVX-512), and
 conv2d_winograd.x86 F(m x m, 3x3) for each tile size m on NCHW data with a pre-transformed
-kernel. Each round calls every candidate once (interleaved); thread CPU time (time.thread_time,
+kernel, and conv2d_winograd_nchwc.x86 on the NCHW{b}c data with that kernel packed along its
+output channels (what AlterOpLayout makes on x86). Each round calls every candidate once (interleaved); thread CPU time (time.thread_time,
 which other processes do not inflate), minimum and median over the rounds. The figures decide
 strategy/x86_alter_layout.py's WINOGRAD_LAYERS.
 """
@@ -35,7 +36,7 @@ def candidates(channels: int, size: int, tiles) -> dict:
     import relay_backend as relay
     from relay_backend.op.nn.conv_nchwc import pack_oihw
     from relay_backend.op.nn.layout_view import pack_nchw
-    from relay_backend.op.nn.winograd import ConvWinogradWeightTransformAttrs, WEIGHT_TRANSFORM
+    from relay_backend.op.nn.winograd import ConvWinogradWeightTransformAttrs, WEIGHT_TRANSFORM, pack_transformed
     from relay_backend.strategy.x86_blocks import default_block
     b = default_block(channels)
     rng = np.random.default_rng(0)
@@ -50,6 +51,10 @@ def candidates(channels: int, size: int, tiles) -> dict:
         out[f"winograd F({m}x{m})"] = _module(
             lambda xv, uv, m=m: relay.nn.contrib_conv2d_winograd_without_weight_transform(xv, uv, m, padding=(1, 1)),
             {"x": x, "u": weight})
+        out[f"NCHWc winograd F({m}x{m})"] = _module(
+            lambda xv, uv, m=m: relay.nn.contrib_conv2d_winograd_without_weight_transform(
+                xv, uv, m, padding=(1, 1), data_layout=f"NCHW{b}c", out_layout=f"NCHW{b}c"),
+            {"x": pack_nchw(x, b), "u": pack_transformed(weight, b)})
     return out
 
 
@@ -74,7 +79,7 @@ def main() -> None:
                 times[name].append(time.thread_time() - start)
         for name, samples in times.items():
             best, median = min(samples), float(np.median(samples))
-            print(f"{channels:4}ch {size:3}x{size:<3} {name:18} {1e3 * best:8.3f} / {1e3 * median:8.3f} ms "
+            print(f"{channels:4}ch {size:3}x{size:<3} {name:24} {1e3 * best:8.3f} / {1e3 * median:8.3f} ms "
                   f"{flops / best / 1e9:6.1f} GFLOP/s (direct-equivalent)")
 
 

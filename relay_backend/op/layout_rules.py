@@ -316,20 +316,26 @@ def dense_pack_layout(call, new_attrs, infos) -> Decision:
 
 
 def winograd_layout(call, new_attrs, infos) -> Decision:
-    """nn.contrib_conv2d_winograd_without_weight_transform: the data back in NCHW, the result in
-    NCHW. When AlterOpLayout made it from an nn.conv2d (`call` is still the conv2d), the OIHW
-    weight goes through nn.contrib_conv2d_winograd_weight_transform, which FoldConstant folds
-    for a constant weight; a call that was already Winograd keeps its transformed weight."""
+    """nn.contrib_conv2d_winograd_without_weight_transform: the data in the attrs' data_layout
+    (NCHW, or NCHW{ib}c when AlterOpLayout blocked it), the result in its out_layout. When
+    AlterOpLayout made it from an nn.conv2d (`call` is still the conv2d), the OIHW weight goes
+    through nn.contrib_conv2d_winograd_weight_transform, and for a blocked result then through a
+    layout_transform HWOI -> HWOI{ob}o (packed along its output channels); FoldConstant folds
+    both for a constant weight. A call that was already Winograd keeps its transformed weight."""
     data, weight = infos
     if call.op.name == "nn.conv2d":
         weight_src = weight.cur if weight.cur is not None else call.attrs.kernel_layout
         to_oihw = transform_to(weight_src, "OIHW")
+        out_block = block_of(new_attrs.out_layout)
 
         def transformed(w):
-            return contrib_conv2d_winograd_weight_transform(to_oihw(w) if to_oihw else w, new_attrs.tile_size)
+            u = contrib_conv2d_winograd_weight_transform(to_oihw(w) if to_oihw else w, new_attrs.tile_size)
+            return layout_transform(u, "HWOI", f"HWOI{out_block}o") if out_block else u
         adapt_weight = transformed
-    else:
-        adapt_weight = transform_to(weight.cur, weight.orig) if weight.changed else None
+        data_src = data.cur if data.cur is not None else "NCHW"
+        return Decision(new_attrs, [transform_to(data_src, new_attrs.data_layout), adapt_weight],
+                        LayoutInfo("NCHW", new_attrs.out_layout or new_attrs.data_layout))
+    adapt_weight = transform_to(weight.cur, weight.orig) if weight.changed else None
     return Decision(new_attrs, [transform_to(data.cur, data.orig) if data.changed else None, adapt_weight],
                     UNKNOWN)
 

@@ -7,8 +7,9 @@ channel-blocked layouts, and with which blocks.
       at least half a register)     -> nn.contrib_conv2d_NCHWc with groups
     nn.dense with 2+ rows           -> nn.contrib_dense_pack         weight NC{bn}n
     nn.conv2d 3x3 stride 1 in the
-      host's winograd_layers()      -> nn.contrib_conv2d_winograd_without_weight_transform on NCHW
-                                       data, weight nn.contrib_conv2d_winograd_weight_transform(w)
+      host's winograd_layers()      -> nn.contrib_conv2d_winograd_without_weight_transform on
+                                       NCHW{ib}c data, result NCHW{ob}c, weight
+                                       nn.contrib_conv2d_winograd_weight_transform(w) packed HWOI{ob}o
 
 The output block ob is the largest divisor of the output channels (per group) up to
 `channel_block_limit` (default: one SIMD register of float32, 8 with AVX2, 16 with AVX-512), the
@@ -96,15 +97,14 @@ def _with_tuned_blocks(call, attrs):
 
 # SIMD register bytes -> {(input channels, output channels, height, width): tile size} of the 3x3
 # stride-1 convolutions that ran faster as Winograd than as conv2d_NCHWc.x86 on a machine of that
-# vector width (python -m benchmarks.winograd_layers, one core, two runs each; benchmarks/README.md
-# has the figures). AVX2 (a Zen 3): ResNet's 28x28, 14x14 and 7x7 stages; at 64 channels, 56x56,
-# the direct kernel wins (1.6x). AVX-512 (a Xeon with 32 zmm registers, where the direct kernel's
-# 16-lane tiles run at 135-180 GFLOP/s): only 128 channels at 28x28, F(4x4) 1.07-1.22 ms against
-# 1.39-1.46 direct; at 14x14 the two tie (no gain for the two layout transforms around NCHW
-# Winograd), at 7x7 and 56x56 the direct kernel wins (F(2x2) 2.4-2.7 ms against 1.7-1.9 at 7x7).
+# vector width (python -m benchmarks.winograd_layers, one core, interleaved; benchmarks/README.md
+# has the figures). AVX2 (a Zen 3, measured with the NCHW Winograd kernel): ResNet's 28x28, 14x14
+# and 7x7 stages. AVX-512 (a Zen 4, with the channel-blocked kernel, conv2d_winograd_nchwc.x86):
+# all four ResNet stages, F(4x4) 0.89-1.03 ms against 2.02-2.08 direct at 56x56, 28x28 and
+# 14x14, F(2x2) 1.46 against 2.18 at 7x7 (where F(4x4) pads 7 to 8 and loses).
 WINOGRAD_LAYERS_BY_VECTOR_BYTES = {
     32: {(128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2},
-    64: {(128, 128, 28, 28): 4},
+    64: {(64, 64, 56, 56): 4, (128, 128, 28, 28): 4, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2},
 }
 WINOGRAD_LAYERS = None      # a table to use instead of the host's (tests pin one)
 
@@ -119,7 +119,9 @@ def winograd_layers() -> dict:
 
 def winograd_attrs(call, layers=None):
     """(Winograd op, attrs) for a float32 NCHW 3x3 stride-1 undilated ungrouped conv2d whose shape
-    is in `layers` (default winograd_layers(): the host's table), else None."""
+    is in `layers` (default winograd_layers(): the host's table), else None. The Winograd call
+    runs on channel-blocked data and result (NCHW{ib}c -> NCHW{ob}c, the blocks conv2d_NCHWc
+    would take), so it needs no layout transform between NCHWc neighbours."""
     attrs = call.attrs
     if not _static_float(call) or attrs.data_layout != "NCHW" or attrs.kernel_layout != "OIHW" or \
             attrs.out_layout not in ("", "NCHW") or attrs.strides != (1, 1) or attrs.dilation != (1, 1) or \
@@ -130,8 +132,10 @@ def winograd_attrs(call, layers=None):
     tile = (winograd_layers() if layers is None else layers).get((c, o, h, w))
     if (kh, kw) != (3, 3) or tile is None:
         return None
+    limit = channel_block_limit()
     fields = {f.name: getattr(attrs, f.name) for f in dataclasses.fields(attrs)}
-    fields.update(tile_size=tile, kernel_size=(3, 3), channels=o)
+    fields.update(tile_size=tile, kernel_size=(3, 3), channels=o, data_layout=f"NCHW{channel_block(c, limit)}c",
+                  out_layout=f"NCHW{channel_block(o, limit)}c")
     return WINOGRAD_CONV, Conv2DWinogradAttrs(**fields)
 
 

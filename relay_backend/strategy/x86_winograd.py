@@ -18,12 +18,14 @@ tile count is padded to a multiple of it, so there is no tail):
 
 The GEMM tile (ct, rt) is x86_common.register_tile's over (output channels, tile blocks). Each
 parallel loop runs only with enough work (parallel_if_large). Importing registers the
-implementation "conv2d_winograd.x86".
+implementation "conv2d_winograd.x86", and "conv2d_winograd_nchwc.x86" (x86_winograd_nchwc) for
+channel-blocked data.
 """
 from .. import te
 from ..op.nn.winograd import TILE_BLOCK, WINOGRAD_CONV
 from ..op.registry import get as get_op
 from .base import register_strategy
+from .x86_winograd_nchwc import schedule_winograd_nchwc
 from .x86_common import (all_static, find_reduction, find_tagged, finish_others, inline_except, nonempty,
                          parallel_if_large, prod, register_tile, static_shape)
 
@@ -98,6 +100,11 @@ def schedule_winograd(attrs, outs, target):
 
 @register_strategy(WINOGRAD_CONV.name, "x86")
 def winograd_strategy_x86(strategy, attrs, inputs, out_type, target):
-    if all_static(*inputs) and get_op(WINOGRAD_CONV.name).compute is not None:
+    if not all_static(*inputs) or get_op(WINOGRAD_CONV.name).compute is None:
+        return
+    if attrs.blocks()[0]:
+        strategy.add_implementation(WINOGRAD_CONV.compute, schedule_winograd_nchwc, "conv2d_winograd_nchwc.x86",
+                                    20, condition=nonempty)
+    else:
         strategy.add_implementation(WINOGRAD_CONV.compute, schedule_winograd, "conv2d_winograd.x86", 20,
                                     condition=nonempty)

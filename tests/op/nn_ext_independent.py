@@ -2,6 +2,7 @@
 adaptive pools, space/depth/batch rearrangements, normalizations, losses, ...): plain loops and
 formulas in float64 over tiny shapes, written without looking at the ops' numpy `ref`s.
 tests/op/test_nn.py merges NN_EXT_INDEPENDENT into its table."""
+import dataclasses
 import itertools
 import math
 
@@ -418,10 +419,31 @@ def ind_winograd_weight_transform(w, a):
     return out
 
 
+def _winograd_blocked(x, u, a):
+    """NCHW{bi}c data and a transform packed along O, (alpha, alpha, O/bo, I, bo), as NCHW data
+    and an (alpha, alpha, O, I) transform, by index arithmetic on copies (channel c is block
+    c // b, lane c % b); the NCHW result is packed back the same way."""
+    n, cb, h, w, bi = x.shape
+    alpha, _, ob, i, bo = u.shape
+    flat_x = np.zeros((n, cb * bi, h, w), x.dtype)
+    for c in range(cb * bi):
+        flat_x[:, c] = x[:, c // bi, :, :, c % bi]
+    flat_u = np.zeros((alpha, alpha, ob * bo, i), u.dtype)
+    for o in range(ob * bo):
+        flat_u[:, :, o] = u[:, :, o // bo, :, o % bo]
+    out = ind_winograd_conv(flat_x, flat_u, dataclasses.replace(a, data_layout="NCHW", out_layout=""))
+    packed = np.zeros((n, ob, out.shape[2], out.shape[3], bo))
+    for o in range(ob * bo):
+        packed[:, o // bo, :, :, o % bo] = out[:, o]
+    return packed
+
+
 def ind_winograd_conv(x, u, a):
     """The kernel recovered from its transform (G has full column rank: pinv(G) U pinv(G)^T is
     w), then a stride-1 convolution as a sum over the taps of shifted inputs."""
     from relay_backend.op.nn.winograd_matrices import winograd_matrices
+    if x.ndim == 5:
+        return _winograd_blocked(x, u, a)
     g_inv = np.linalg.pinv(winograd_matrices(a.tile_size, u.shape[0] - a.tile_size + 1)[2])
     kernel = np.einsum("kp,pqoi,lq->oikl", g_inv, _f64(u), g_inv)
     top, left, bottom, right = a.padding

@@ -3,8 +3,9 @@ nn.contrib_conv2d_winograd_without_weight_transform): the transform matrices aga
 correlation and TVM's published F(2x2, 3x3) / F(4x4, 3x3) values, the references and the
 compiled kernels (x86 schedule, fused bias + relu) against a direct convolution written here
 (a loop over the kernel taps) at odd channel counts, padding 1 / 0 / asymmetric, batch 2 and
-F(2x2) / F(4x4) / F(6x6); FoldConstant computes the weight transform at compile time; bad
-attrs and shapes are RelayErrors naming the problem."""
+F(2x2) / F(4x4) / F(6x6), also on channel-blocked data (NCHW{b}c, odd blocks that differ in
+and out); FoldConstant computes the weight transform at compile time; bad attrs and shapes are
+RelayErrors naming the problem."""
 import numpy as np
 import pytest
 
@@ -101,6 +102,37 @@ def test_compiled_with_fused_epilogue_matches_direct_conv(n, c, h, w, o, r, m, p
     np.testing.assert_allclose(got, np.maximum(direct_conv(x, k, pads) + bias, 0), **TOL)
 
 
+def _pack(x, block):
+    """(N, C, H, W) -> (N, C/block, H, W, block), written with explicit channel indices."""
+    n, c, h, w = x.shape
+    out = np.zeros((n, c // block, h, w, block), x.dtype)
+    for ch in range(c):
+        out[:, ch // block, :, :, ch % block] = x[:, ch]
+    return out
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("n,c,h,w,o,r,m,pads,bi,bo", [
+    pytest.param(1, 6, 9, 10, 10, 3, 2, (1, 1, 1, 1), 3, 5, id="F2-NCHW3c-to-NCHW5c"),
+    pytest.param(2, 16, 12, 13, 16, 3, 4, (1, 0, 2, 1), 8, 16, id="F4-batch2-asymmetric-pad",
+                 marks=pytest.mark.slow),
+    pytest.param(1, 32, 14, 14, 48, 3, 4, (1, 1, 1, 1), 16, 16, id="F4-16-lane-blocks-parallel")])
+def test_blocked_compiled_with_fused_epilogue_matches_direct_conv(n, c, h, w, o, r, m, pads, bi, bo):
+    """conv2d_winograd_nchwc.x86 on NCHW{bi}c data and a transformed kernel packed along its
+    output channels (layout_transform HWOI -> HWOI{bo}o), bias + relu fused, result NCHW{bo}c."""
+    x, k = _inputs(n, c, h, w, o, r, seed=3)
+    bias = np.random.default_rng(4).standard_normal((1, o // bo, 1, 1, bo)).astype("float32")
+
+    def net(xv, kv, bv):
+        weight = relay.layout_transform(relay.nn.contrib_conv2d_winograd_weight_transform(kv, m), "HWOI", f"HWOI{bo}o")
+        conv = relay.nn.contrib_conv2d_winograd_without_weight_transform(
+            xv, weight, m, padding=pads, data_layout=f"NCHW{bi}c", out_layout=f"NCHW{bo}c")
+        return relay.nn.relu(relay.add(conv, bv))
+    got = _graph(net, {"x": _pack(x, bi), "k": k, "b": bias})
+    want = np.maximum(_pack(direct_conv(x, k, pads), bo) + bias, 0)
+    np.testing.assert_allclose(got, want, **TOL)
+
+
 def test_fold_constant_transforms_the_weight_at_compile_time():
     x, k = _inputs(1, 3, 6, 6, 4, 3)
     xv = relay.var("x", shape=x.shape)
@@ -126,6 +158,26 @@ def test_fold_constant_transforms_the_weight_at_compile_time():
 def test_bad_attrs_are_attrs_errors(make, message):
     with pytest.raises(RelayError, match=message):
         make()
+
+
+@pytest.mark.parametrize("data,weight,layouts,message", [
+    ((1, 2, 8, 8, 4), (6, 6, 4, 8), ("NCHW4c", "NCHW4c"), "rank 5"),
+    ((1, 2, 8, 8, 4), (6, 6, 1, 8, 8), ("NCHW4c", "NCHW4c"), "last weight dim of 4"),
+    ((1, 2, 8, 8, 3), (6, 6, 2, 8, 4), ("NCHW4c", "NCHW4c"), "last data dim of 4"),
+    ((1, 2, 8, 8, 4), (6, 6, 2, 6, 4), ("NCHW4c", "NCHW4c"), "data has 8 channels but the weight expects 6"),
+])
+def test_blocked_relation_errors(data, weight, layouts, message):
+    call = relay.nn.contrib_conv2d_winograd_without_weight_transform(
+        relay.var("x", shape=data), relay.var("u", shape=weight), 4, data_layout=layouts[0], out_layout=layouts[1])
+    with pytest.raises(RelayError, match=message):
+        relay.transform.InferTypeLocal(call)
+
+
+def test_blocked_data_needs_a_blocked_result():
+    with pytest.raises(RelayError, match="out_layout='NCHW'"):
+        relay.nn.contrib_conv2d_winograd_without_weight_transform(
+            relay.var("x", shape=(1, 2, 8, 8, 4)), relay.var("u", shape=(6, 6, 2, 8, 4)), 4,
+            data_layout="NCHW4c", out_layout="NCHW")
 
 
 @pytest.mark.parametrize("data,weight,message", [

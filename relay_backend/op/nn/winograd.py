@@ -15,6 +15,11 @@ run over (n, tile row, tile column) and are padded to a multiple of TILE_BLOCK, 
 vectorized GEMM over tiles has no tail; the padding tiles repeat the last one and are never
 read back.
 
+On x86, AlterOpLayout runs the call on channel-blocked data: NCHW{bi}c in, NCHW{bo}c out, the
+transformed weight packed along its output channels, (alpha, alpha, O/bo, I, bo) (TVM's ARM
+schedules pre-pack it the same way), so every stage keeps a channel block innermost and the
+data stays in the layout of its NCHWc neighbours.
+
 The transforms are written as explicit sums of the matrices' non-zero entries (a 1 is an add,
 a -1 a subtract), each transform split in two 1-D passes (rows, then columns), so no
 multiplication by a constant zero is ever emitted. The references run the same algorithm with
@@ -28,7 +33,7 @@ from ... import te, tir
 from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.dims import dim_to_str, is_static
-from ...ir.shape_math import add, dims_differ
+from ...ir.shape_math import add, dims_differ, floordiv, mul
 from ...ir.types import TensorType
 from .. import samples as S
 from ..constructor_docs import documented
@@ -39,6 +44,7 @@ from . import _common as C
 from . import _te as T
 from .conv import Conv2DAttrs
 from .conv_docs import CONV_PARAMETERS, CONVOLVED
+from .layout_view import block_of, pack_nchw, unpack_nchw
 from .winograd_matrices import KERNEL_SIZES, check_sizes, winograd_matrices
 
 WEIGHT_OP = "nn.contrib_conv2d_winograd_weight_transform"
@@ -77,11 +83,20 @@ class Conv2DWinogradAttrs(Conv2DAttrs):
                              f"(use nn.conv2d for those)")
 
     def _check_layouts(self):
-        for name, value, allowed in (("data_layout", self.data_layout, ("NCHW",)),
+        blocked = block_of(self.data_layout)
+        data_allowed = ("NCHW", self.data_layout) if blocked else ("NCHW",)
+        out_allowed = ("", self.out_layout) if blocked and block_of(self.out_layout) else ("", self.data_layout)
+        for name, value, allowed in (("data_layout", self.data_layout, data_allowed),
                                      ("kernel_layout", self.kernel_layout, ("OIHW",)),
-                                     ("out_layout", self.out_layout, ("", "NCHW"))):
+                                     ("out_layout", self.out_layout, out_allowed)):
             if value not in allowed:
-                raise AttrsError(f"{CONV_OP}: {name}={value!r} is not supported; use {allowed[0]!r}")
+                raise AttrsError(f"{CONV_OP}: {name}={value!r} is not supported; use {allowed[0]!r} "
+                                 f"(or NCHW{{b}}c data with an NCHW{{b}}c result)")
+
+    def blocks(self) -> tuple:
+        """(input block, output block) of NCHW{b}c data and result; (0, 0) for NCHW."""
+        bi = block_of(self.data_layout)
+        return bi, block_of(self.out_layout or self.data_layout) if bi else 0
 
 
 # --- relations --------------------------------------------------------------------------------------
@@ -122,11 +137,14 @@ def _kernel_taps(alpha, attrs, types):
 
 
 def _conv_rel(arg_types, attrs) -> TensorType:
-    """data (N, C, H, W), weight (alpha, alpha, O, C) -> (N, O, H + pads - r + 1, W + pads - r + 1)."""
+    """data (N, C, H, W), weight (alpha, alpha, O, C) -> (N, O, H + pads - r + 1, W + pads - r + 1);
+    blocked: data (N, C/bi, H, W, bi), weight (alpha, alpha, O/bo, C, bo) -> (N, O/bo, OH, OW, bo)."""
     data = _float_arg(CONV_OP, arg_types[0], "data")
     weight = _float_arg(CONV_OP, arg_types[1], "weight")
     types = dict(data=data, weight=weight)
     C.same_dtype(CONV_OP, **types)
+    if block_of(attrs.data_layout):
+        return _blocked_conv_rel(data, weight, attrs, types)
     C.expect_rank(CONV_OP, data, 4, "data (NCHW)", **types)
     C.expect_rank(CONV_OP, weight, 4, "weight (alpha, alpha, O, I: a transformed kernel)", **types)
     n, c, h, w = data.shape
@@ -147,6 +165,25 @@ def _conv_rel(arg_types, attrs) -> TensorType:
     return TensorType((n, o, *out_hw), C.result_dtype(attrs.out_dtype, data.dtype))
 
 
+def _blocked_conv_rel(data, weight, attrs, types) -> TensorType:
+    """The NCHW relation on the unpacked views of NCHW{bi}c data and a weight packed along its
+    output channels, (alpha, alpha, O/bo, C, bo); the result packed to NCHW{bo}c."""
+    bi, bo = attrs.blocks()
+    C.expect_rank(CONV_OP, data, 5, f"data ({attrs.data_layout})", **types)
+    C.expect_rank(CONV_OP, weight, 5, f"weight (alpha, alpha, O/{bo}, I, {bo}: a transformed kernel packed "
+                                      f"along O)", **types)
+    if dims_differ(data.shape[4], bi) or dims_differ(weight.shape[4], bo):
+        raise C.rel_error(CONV_OP, f"data_layout {attrs.data_layout} needs a last data dim of {bi} and out_layout "
+                                   f"{attrs.out_layout or attrs.data_layout} a last weight dim of {bo}", **types)
+    n, cc, h, w, _ = data.shape
+    alpha, alpha_w, oc, i, _ = weight.shape
+    unpacked = _conv_rel([TensorType((n, mul(cc, bi), h, w), data.dtype),
+                          TensorType((alpha, alpha_w, mul(oc, bo), i), weight.dtype)],
+                         dataclasses.replace(attrs, data_layout="NCHW", out_layout=""))
+    on, oo, oh, ow = unpacked.shape
+    return TensorType((on, floordiv(oo, bo), oh, ow, bo), unpacked.dtype)
+
+
 # --- references: the algorithm in numpy (float64 for float32/64, float32 for float16) -----------------
 def _ref_dtype(dtype: str) -> str:
     return "float64" if dtype != "float16" else "float32"
@@ -159,6 +196,12 @@ def _weight_transform_ref(weight, attrs):
 
 
 def _conv_ref(data, weight, attrs):
+    bi, bo = attrs.blocks()
+    if bi:
+        alpha, _, oc, i, _ = weight.shape
+        unpacked = weight.transpose(0, 1, 2, 4, 3).reshape(alpha, alpha, oc * bo, i)
+        plain = dataclasses.replace(attrs, data_layout="NCHW", out_layout="")
+        return pack_nchw(_conv_ref(unpack_nchw(data), unpacked, plain), bo)
     m, alpha = attrs.tile_size, weight.shape[0]
     r = alpha - m + 1
     a_mat, b_mat, _ = winograd_matrices(m, r)
@@ -225,6 +268,8 @@ def tile_count(n, oh, ow, m: int) -> tuple:
 def _conv_compute(attrs, inputs, out_type):
     """pad -> input transform (two passes, tag winograd_data_pack) -> batched GEMM
     (winograd_bgemm) -> inverse transform (two passes, winograd_inverse) -> the NCHW result."""
+    if block_of(attrs.data_layout):
+        return _blocked_conv_compute(attrs, inputs, out_type)
     data, weight = inputs
     dtype = T.out_dtype(out_type)
     acc = T.acc_dtype(dtype)
@@ -265,6 +310,54 @@ def _conv_compute(attrs, inputs, out_type):
     return [te.compute((n, o, oh, ow), result, name="conv2d_winograd", tag=WINOGRAD_CONV.tag)]
 
 
+def _blocked_conv_compute(attrs, inputs, out_type):
+    """The stages of _conv_compute on NCHW{bi}c data and a weight packed along O, with the
+    channel blocks innermost everywhere, so that every transform runs on whole contiguous blocks:
+
+        V[a, b, p, c.outer, c.inner]       input transform of tile p (tag winograd_data_pack)
+        M[a, b, o.outer, p, o.inner]       = sum_c U[a, b, o.outer, c, o.inner] V[a, b, p, c]
+        Y[o.outer, p, i, j, o.inner]       inverse transform (tag winograd_inverse)
+        out[n, o.outer, y, x, o.inner]     = Y[o.outer, tile(n, y // m, x // m), y % m, x % m, o.inner]
+    """
+    data, weight = inputs
+    dtype = T.out_dtype(out_type)
+    acc = T.acc_dtype(dtype)
+    m = attrs.tile_size
+    alpha, _, out_blocks, _, bo = T.dims(weight)
+    r = alpha - m + 1
+    a_mat, b_mat, _ = winograd_matrices(m, r)
+    n, in_blocks, h, w, bi = T.dims(data)
+    pads = attrs.padding
+    oh, ow = T.window_out(h, r, 1, 1, pads[0], pads[2]), T.window_out(w, r, 1, 1, pads[1], pads[3])
+    nh, nw, tiles, padded_tiles = tile_count(n, oh, ow, m)
+    padded = T.pad_axes_stage(data, (2, 3), (pads[0], pads[1], nh * m + r - 1 - h - pads[0],
+                                             nw * m + r - 1 - w - pads[1]), 0, name="winograd_pad")
+
+    def origin(p):
+        p = T.imin(p, tiles - 1)
+        return p // (nh * nw), (p // nw) % nh * m, p % nw * m
+
+    def rows_pass(a, col, p, co, ci):
+        b, y, x = origin(p)
+        return matrix_pass(b_mat, a, lambda k: padded[b, co, y + k, x + col, ci].astype(acc), acc)
+    data_rows = te.compute((alpha, alpha, padded_tiles, in_blocks, bi), rows_pass, name="winograd_data_rows",
+                           tag="winograd_data_rows")
+    data_pack = te.compute((alpha, alpha, padded_tiles, in_blocks, bi), lambda a, b, p, co, ci: matrix_pass(
+        b_mat, b, lambda k: data_rows[a, k, p, co, ci], acc), name="winograd_data_pack", tag="winograd_data_pack")
+    rco, rci = te.reduce_axis((0, in_blocks), "rco"), te.reduce_axis((0, bi), "rci")
+    bgemm = te.compute((alpha, alpha, out_blocks, padded_tiles, bo), lambda a, b, ko, p, ki: te.sum(
+        weight[a, b, ko, rco.var * bi + rci.var, ki].astype(acc) * data_pack[a, b, p, rco, rci], axis=[rco, rci]),
+        name="winograd_bgemm", tag="winograd_bgemm")
+    inverse_rows = te.compute((out_blocks, padded_tiles, m, alpha, bo), lambda ko, p, i, b, ki: matrix_pass(
+        a_mat, i, lambda k: bgemm[k, b, ko, p, ki], acc), name="winograd_inverse_rows", tag="winograd_inverse_rows")
+    inverse = te.compute((out_blocks, padded_tiles, m, m, bo), lambda ko, p, i, j, ki: matrix_pass(
+        a_mat, j, lambda k: inverse_rows[ko, p, i, k, ki], acc), name="winograd_inverse", tag="winograd_inverse")
+
+    def result(b, ko, y, x, ki):
+        return inverse[ko, (b * nh + y // m) * nw + x // m, y % m, x % m, ki].astype(dtype)
+    return [te.compute((n, out_blocks, oh, ow, bo), result, name="conv2d_winograd", tag=WINOGRAD_CONV.tag)]
+
+
 # --- samples ----------------------------------------------------------------------------------------
 def _transformed(rng, o, i, r, m, dtype="float32", low=-0.5):
     """A transformed random kernel; small values keep float32 rounding within the conformance
@@ -288,7 +381,24 @@ def _conv_samples(rng):
             case(1, 2, 8, 8, 2, 5, 2, "5x5 kernel", padding=2),
             case(1, 4, 5, 5, 4, 3, 2, "float64", dtype="float64", padding=1),
             case(1, S.FLOAT16_REDUCTION_TERMS, 4, 4, 2, 3, 2, "float16, FLOAT16_REDUCTION_TERMS channels "
-                 "per output", dtype="float16", low=0.0, padding=1)]
+                 "per output", dtype="float16", low=0.0, padding=1),
+            blocked_case(rng, 1, 6, 9, 10, 10, 3, 4, 3, 5, "NCHW3c in, NCHW5c out, F(4x4), padding 1", padding=1),
+            blocked_case(rng, 2, 8, 6, 7, 8, 3, 2, 4, 4, "NCHW4c, F(2x2), batch 2, no padding")]
+
+
+def pack_transformed(weight, block: int):
+    """(alpha, alpha, O, I) -> (alpha, alpha, O/block, I, block): a transformed kernel packed
+    along its output channels, the weight of the NCHW{b}c Winograd convolution."""
+    alpha, _, o, i = weight.shape
+    return np.ascontiguousarray(weight.reshape(alpha, alpha, o // block, block, i).transpose(0, 1, 2, 4, 3))
+
+
+def blocked_case(rng, n, c, h, w, o, r, m, bi, bo, note, **kw):
+    """A Winograd sample on NCHW{bi}c data with an NCHW{bo}c result."""
+    data = pack_nchw(S.rand(rng, (n, c, h, w), "float32", -1.0, 1.0), bi)
+    weight = pack_transformed(_transformed(rng, o, c, r, m, "float32", -0.5), bo)
+    return Sample([data, weight], Conv2DWinogradAttrs(tile_size=m, channels=o, kernel_size=(r, r),
+                                                      data_layout=f"NCHW{bi}c", out_layout=f"NCHW{bo}c", **kw), note)
 
 
 WEIGHT_TRANSFORM = defop(WEIGHT_OP, inputs=("weight",), attrs=ConvWinogradWeightTransformAttrs,
@@ -331,10 +441,13 @@ WINOGRAD_PARAMETERS = {
                                                  "Defaults to (1, 1)."),
     "dilation": ("int or tuple of int, optional", "Must be 1. Defaults to (1, 1)."),
     "groups": ("int, optional", "Must be 1. Defaults to 1."),
-    "data_layout": ("str, optional", 'Must be "NCHW". Defaults to "NCHW".'),
+    "data_layout": ("str, optional", '"NCHW", or "NCHW{b}c" (channel-blocked data; the weight is then '
+                                     'packed along its output channels, (alpha, alpha, O/bo, I, bo), and '
+                                     'out_layout is "NCHW{bo}c"). Defaults to "NCHW".'),
     "kernel_layout": ("str, optional", 'The layout of the kernel before its transform, "OIHW". '
                                        'Defaults to "OIHW".'),
-    "out_layout": ("str, optional", 'The result layout: "" (the data layout) or "NCHW". Defaults to "".'),
+    "out_layout": ("str, optional", 'The result layout: "" (the data layout), "NCHW" for NCHW data, '
+                                    '"NCHW{bo}c" for blocked data. Defaults to "".'),
 }
 
 
