@@ -39,6 +39,26 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LOOP_ID = re.compile(r'^(!\d+) = !\{ !"rb\.loop\.\d+"', re.MULTILINE)
 
 
+def read_only_params(params, body) -> frozenset:
+    """id(buffer.data) of the parameters no BufferStore in `body` writes (tir writes memory
+    only by BufferStore); empty when `body` holds a statement kind this walk does not know."""
+    stored, stack = set(), [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is tir.BufferStore:
+            stored.add(id(node.buffer.data))
+        elif kind is tir.SeqStmt:
+            stack.extend(node.seq)
+        elif kind in (tir.For, tir.Allocate, tir.LetStmt):
+            stack.append(node.body)
+        elif kind is tir.IfThenElse:
+            stack.extend(case for case in (node.then_case, node.else_case) if case is not None)
+        else:
+            return frozenset()
+    return frozenset(id(p.data) for p in params) - stored
+
+
 class ModuleCodegen:
     """One llvmlite module being filled with PrimFuncs; owns shared helpers and metadata."""
 
@@ -105,7 +125,9 @@ class ModuleCodegen:
             self, compute,
             {id(v): a for v, a in zip(shape_vars, compute.args[len(params):])},
             {id(buf.data): a for buf, a in zip(params, compute.args)})
-        emitter.stmt(unroll_loops(func.body))
+        body = unroll_loops(func.body)
+        emitter.read_only = read_only_params(params, body)
+        emitter.stmt(body)
         emitter.finish()
 
         entry = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, PTR]), name=symbol)

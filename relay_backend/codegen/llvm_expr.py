@@ -476,12 +476,33 @@ class ExprEmitter:
             acc = d if acc is None else _folded(self.builder.mul, acc, d)
         return list(reversed(out))
 
+    read_only = frozenset()    # id(buffer.data) of the buffers no statement of the function stores to
+
     def load(self, buffer, index_vals):
         ptr = self.element_ptr(buffer, index_vals)
-        val = self.builder.load(ptr, typ=mem_type(buffer.dtype), align=itemsize(buffer.dtype))
+        val = self.load_at(buffer, ptr, mem_type(buffer.dtype), 1)
         if buffer.dtype == "bool":
             return self.builder.icmp_unsigned("!=", val, ir.Constant(I8, 0))
         return val
+
+    def load_at(self, buffer, ptr, typ, lanes: int):
+        """`lanes` elements of `buffer` at `ptr` as `typ`. A read-only buffer's load is emitted once
+        per basic block and pointer: nothing in the function writes that memory (the function's
+        buffers are distinct noalias allocations, and tir writes memory only by BufferStore), so
+        a repeated load would read the same value. An unrolled register tile loads each weight
+        vector and input element once per step instead of once per accumulator."""
+        b = self.builder
+        block = b.block
+        if id(buffer.data) not in self.read_only or b._anchor != len(block.instructions):
+            return b.load(ptr, typ=typ, align=itemsize(buffer.dtype))
+        loads = self.__dict__.setdefault("_loads", {})
+        key = (id(block), id(ptr), buffer.dtype, lanes)
+        hit = loads.get(key)
+        if hit is not None:
+            return hit[0]
+        value = b.load(ptr, typ=typ, align=itemsize(buffer.dtype))
+        loads[key] = (value, ptr, block)       # ptr and block alive: their ids stay unique
+        return value
 
     def store(self, buffer, index_vals, value):
         ptr = self.element_ptr(buffer, index_vals)

@@ -166,6 +166,7 @@ class FunctionEmitter(ExprEmitter):
                                 {k: a for k, a in zip(buf_caps, args[nfix + nvar:])},
                                 in_parallel=True)
         inner.thread_id, inner.num_threads = args[0], args[1]
+        inner.read_only = self.read_only
         begin, end = args[2], args[3]
         inner.loop(s.loop_var, begin, inner.builder.sub(end, begin), lambda: inner.stmt(s.body))
         inner.finish()

@@ -331,7 +331,7 @@ class VectorEmitter:
         b = self.b
         if _flat_step(node.buffer, node.indices, self.plan.var) == 1:
             ptr = self._pointer_at_first_lane(node.buffer, node.indices)
-            return b.load(ptr, typ=self._vector_type(node.buffer.dtype), align=itemsize(node.buffer.dtype))
+            return self.em.load_at(node.buffer, ptr, self._vector_type(node.buffer.dtype), self.plan.lanes)
         out = ir.Constant(self._vector_type(node.buffer.dtype), ir.Undefined)
         for lane in range(self.plan.lanes):                     # a gather, lane by lane
             out = b.insert_element(out, self._scalar_at_lane(node, lane), ir.Constant(ir.IntType(32), lane))
