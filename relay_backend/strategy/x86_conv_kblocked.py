@@ -13,7 +13,7 @@ spreads over the whole computation:
         acc[ot, OH, OW, ob] = 0                              # the whole map: <= ACC_BYTES
         for icc.outer:                                       # kc input-channel blocks per chunk
             for y, x.outer:
-                for icc.inner, kh, kw, unrolled(ii):         # the default micro-kernel's step
+                for icc.inner, kh, kw, llvm_unrolled(ii):    # the default micro-kernel's step
                     w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]
                     for x in unrolled(reg_n):
                         v = pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii]
@@ -66,7 +66,7 @@ def schedule_k_blocked(so, sr, O, R, tile, chunk: int):
     ko, ki = sr.split(icc, factor=chunk)
     rxo, rxi = sr.split(rx, factor=tile.reg_n)
     sr.reorder(ko, rn, ry, rxo, ki, kh, kw, ii, rxi, roo, roi)
-    sr.unroll(ii)
+    sr.unroll(ii, explicit=False)
     sr.unroll(rxi)
     sr.unroll(roo)
     sr.vectorize(roi)

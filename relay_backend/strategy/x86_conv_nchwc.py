@@ -9,7 +9,7 @@ of one row:
     for (n, y, oo.outer, x.outer) in parallel:                # or (n, oo.outer, y, x.outer)
         [pad the tile's window here instead, when pad_copies_per_tile <= PAD_PER_TILE_MAX]
         acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
-        for icc, kh, kw, unrolled(ii):                        # the reduction, ii innermost
+        for icc, kh, kw, llvm_unrolled(ii):                   # the reduction, ii innermost
             w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
             for x in unrolled(reg_n):                         # one broadcast input ...
                 v = pad[n, icc, y*sh + kh*dh, (x.outer*reg_n + x)*sw + kw*dw, ii]
@@ -17,6 +17,10 @@ of one row:
                     acc[t, x, :] += v * w[t]
         for t, x: for oi in vectorized(ob):
             out[n, oo, y, x, oi] = epilogue(acc[t, x, oi])   # bias / bn / relu / add, then store
+
+The ii loop is unrolled by LLVM (Stage.unroll(ii, explicit=False)), not copied in tir: the same
+machine code (ResNet-50's layers within 1% either way), but the code generator emits one step
+instead of ob, which took DenseNet-121's cold build from 13.7-15.0 to 9.8-10.2 s.
 
 Pixels run outside channel blocks in the unrolled step: one broadcast input against the ot
 weight vectors, which stay live. The other order (each weight vector against every pixel)
@@ -252,7 +256,7 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         sr.compute_at(so, fused)
         rn, roo, ry, rx, roi = R.axis
         sr.reorder(*R.reduce_axis, rn, ry, rx, roo, roi)    # pixels outside channel blocks
-        sr.unroll(R.reduce_axis[-1])          # ii: ot * reg_n * block FMAs per iteration
+        sr.unroll(R.reduce_axis[-1], explicit=False)    # ii: ot * reg_n * block FMAs per iteration
         sr.unroll(roo)
         sr.unroll(rx)
         sr.vectorize(roi)

@@ -9,7 +9,7 @@ GEMM is the NCHWc convolution's micro-kernel with tiles in place of pixels:
         V[a, b, p, c.outer, c.inner] = sum_l B[l, b] rows[a, l]           # unrolled a, b
     for (a, b, o.outer.outer, p.outer) in parallel:         # alpha^2 GEMMs, register-tiled
         acc[pt, ot][o.inner] = 0                             # pt x ot SIMD registers
-        for c.outer, unrolled(c.inner):
+        for c.outer, llvm_unrolled(c.inner):                  # Stage.unroll(explicit=False)
             for unrolled(pt): for unrolled(ot):             # one broadcast V[.., p, c] against
                 acc[pt, ot] += V[a, b, p, c] * U[a, b, o, c, :]     # the ot weight vectors
         M[a, b, o.outer, p, o.inner] = acc
@@ -75,7 +75,7 @@ def _schedule_bgemm(s, bgemm) -> None:
     la, lb, lko, lp, lki = local.op.axis
     rco, rci = local.op.reduce_axis
     acc.reorder(rco, rci, la, lb, lp, lko, lki)
-    acc.unroll(rci)
+    acc.unroll(rci, explicit=False)
     acc.unroll(lp)
     acc.unroll(lko)
     acc.vectorize(lki)

@@ -9,6 +9,7 @@ derived axes are computed at lowering time, from the (possibly inferred) root do
 from ..errors import CompileError
 from ..tir import expr as E
 from ..tir.functor import rewrite, substitute
+from ..tir.unroll import UNROLL_EXPLICIT
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
 
@@ -162,8 +163,15 @@ class Stage:
         self._check_data_axis(ivar, "parallel")
         self._annotate(ivar, "parallel", "parallel")
 
-    def unroll(self, ivar):
+    def unroll(self, ivar, explicit: bool = True):
+        """Unroll `ivar`'s loop. explicit=True (TVM's default, `unroll_explicit`): tir/unroll.py
+        writes one copy of the body per iteration before code generation. explicit=False: the
+        loop stays one loop carrying llvm.loop.unroll.full and LLVM's unroller makes the copies,
+        which is cheaper to build for a long unrolled reduction whose body does not branch on
+        the loop variable (each copy otherwise costs the code generator its own statements)."""
         self._annotate(ivar, "unrolled", "unroll")
+        if not explicit:
+            self.iter_attrs[id(ivar)][UNROLL_EXPLICIT] = False
 
     def partition(self, ivar):
         """Split the serial loop of `ivar` where its variable changes which buffer a Select
@@ -314,10 +322,12 @@ def _topo_ops(outputs):
 
 
 def create_schedule(outs):
-    """A default schedule (every stage at the root, loops in axis order) for `outs`."""
-    if isinstance(outs, Tensor):
+    """A default schedule (every stage at the root, loops in axis order) for `outs`: te Tensors
+    or, as TVM's create_schedule takes them, their operations (an op stands for its outputs)."""
+    if isinstance(outs, (Tensor, ComputeOp)):
         outs = [outs]
-    outs = list(outs)
+    outs = [t for item in outs for t in (
+        [item.output(k) for k in range(item.num_outputs)] if isinstance(item, ComputeOp) else [item])]
     for t in outs:
         if not isinstance(t, Tensor):
             raise CompileError(f"create_schedule: expects te Tensors, got {t!r}")

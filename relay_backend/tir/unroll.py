@@ -10,7 +10,8 @@ where the body branches on the loop variable: a Winograd transform computes row 
 loads behind branches until LLVM folded them, and GVN over those bodies took seconds per kernel
 (3.6 of 6.8 CPU s for F(4x4) on 256 channels at 14x14). Here each copy keeps only its own row.
 
-Loops are left to LLVM when their body allocates (each copy would get its own buffer) or holds a
+Loops are left to LLVM (llvm.loop.unroll.full) when the schedule asked for that
+(`Stage.unroll(axis, explicit=False)`: the annotation UNROLL_EXPLICIT is False), when their body allocates (each copy would get its own buffer) or holds a
 parallel loop (outlined once per loop), when the extent or start is not a constant, or when
 the copies would hold more than MAX_NODES tir nodes (nested unrolled loops multiply).
 """
@@ -21,6 +22,7 @@ from .prim_func import PrimFunc
 from .simplify import fold_constant_node
 
 MAX_NODES = 50_000    # no unrolled loop grows into more tir nodes than this
+UNROLL_EXPLICIT = "unroll_explicit"     # a For annotation: False leaves the copies to LLVM
 
 
 def _static(e):
@@ -28,7 +30,7 @@ def _static(e):
 
 
 def _unrollable(loop) -> bool:
-    if loop.kind != "unrolled" or loop.thread_binding is not None:
+    if loop.kind != "unrolled" or loop.thread_binding is not None or loop.annotations.get(UNROLL_EXPLICIT) is False:
         return False
     if _static(loop.min) is None or _static(loop.extent) is None:
         return False

@@ -63,6 +63,33 @@ def test_unrolled_loop_metadata():
     assert re.search(r"distinct !\{ (!\d+), !\d+ \}", text) and "llvm.loop.unroll.enable" in text
 
 
+def test_unroll_left_to_llvm():
+    """te's unroll(axis, explicit=False): one loop carrying llvm.loop.unroll.full reaches LLVM
+    (explicit: 16 copies of the store), LLVM unrolls it (no loop branch left in the optimized
+    IR), and both compute the same values."""
+    from relay_backend import te
+    x = te.placeholder((64, 16), "float32", name="x")
+    k = te.reduce_axis((0, 16), "k")
+    y = te.compute((64,), lambda i: te.sum(x[i, k] * 2.0, axis=k), name="y")
+    out = {}
+    for explicit in (True, False):
+        s = te.create_schedule(y.op)
+        s[y].unroll(y.op.reduce_axis[0], explicit=explicit)
+        func = te.lower(s, [x, y], "rowsum")
+        text, _ = codegen_llvm([func])
+        loops = [n for n in tir.walk(func.body) if isinstance(n, tir.For) and n.kind == "unrolled"]
+        assert len(loops) == 1 and loops[0].annotations.get("unroll_explicit", True) is explicit
+        assert ("llvm.loop.unroll.full" in text) is not explicit
+        assert text.count("fadd contract float") == (16 if explicit else 1)
+        mod = build(func)
+        assert mod.get_source("ll").count("!llvm.loop") <= 1            # only the serial row loop
+        data = np.arange(64 * 16, dtype="float32").reshape(64, 16) % 5
+        result = nd.empty((64,), "float32")
+        mod["rowsum"](nd.array(data), result)
+        out[explicit] = result.numpy()
+        np.testing.assert_array_equal(out[explicit], (data * 2).sum(axis=1))
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or os.environ.get("OMP_NUM_THREADS") == "1",
                     reason="needs at least two cores / OpenMP threads")
 def test_parallel_loop_uses_several_threads():
