@@ -2,6 +2,7 @@
 
     python -m benchmarks.bench_compile                     # ResNet-50 and DenseNet-121 at 224
     python -m benchmarks.bench_compile resnet50 squeezenet # any relay_backend.testing.onnx_models builder
+    python -m benchmarks.bench_compile --opt-level 3       # as the models suite builds (AlterOpLayout)
 
 For every model, three builds in new processes, in this order: cold with the kernels compiled
 in-process (RB_COMPILE_JOBS=1, an empty cache), cold with the compile pool (another empty
@@ -68,8 +69,9 @@ def second_process_build_s(builder, kwargs, cache_dir, opt_level: int = None) ->
     return result["wall"]
 
 
-def run(models=("resnet50", "densenet121"), image: int = 224) -> list:
-    """Rows (model, build, wall s, CPU s, LLVM compiles) for each model."""
+def run(models=("resnet50", "densenet121"), image: int = 224, opt_level: int = None) -> list:
+    """Rows (model, build, wall s, CPU s, LLVM compiles) for each model, built at `opt_level`
+    (default: PassContext's)."""
     rows = []
     for name in models:
         kwargs = {"image": image}
@@ -79,7 +81,7 @@ def run(models=("resnet50", "densenet121"), image: int = 224) -> list:
                                 {"RB_CACHE_DIR": serial_dir, "RB_COMPILE_JOBS": "1"}),
                                ("cold, compile pool", {"RB_CACHE_DIR": pool_dir}),
                                ("second process (disk cache)", {"RB_CACHE_DIR": pool_dir})):
-                result = build_in_new_process(name, kwargs, RB_NO_DISK_CACHE="", **env)
+                result = build_in_new_process(name, kwargs, opt_level, RB_NO_DISK_CACHE="", **env)
                 rows.append((name, label, result["wall"], result["cpu"], result["llvm"]))
                 print(f"{name:14} {label:38} wall {result['wall']:7.2f} s  CPU {result['cpu']:7.2f} s  "
                       f"LLVM compiles {result['llvm']}", flush=True)
@@ -90,4 +92,10 @@ def run(models=("resnet50", "densenet121"), image: int = 224) -> list:
 
 
 if __name__ == "__main__":
-    run(tuple(sys.argv[1:]) or ("resnet50", "densenet121"))
+    args = sys.argv[1:]
+    level = None
+    if "--opt-level" in args:
+        at = args.index("--opt-level")
+        level = int(args[at + 1])
+        del args[at:at + 2]
+    run(tuple(args) or ("resnet50", "densenet121"), opt_level=level)
