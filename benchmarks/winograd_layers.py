@@ -1,9 +1,10 @@
 """Winograd against the channel-blocked direct kernel on ResNet-50's 3x3 stride-1 convolutions,
 one core, interleaved.
 
-    python -m benchmarks.winograd_layers [--rounds 20] [--tiles 2,4]
+    python -m benchmarks.winograd_layers [--rounds 20] [--tiles 2,4] [--workload resnet50|densenet121]
 
-For each layer (64 channels at 56x56, 128 at 28x28, 256 at 14x14, 512 at 7x7, padding 1,
+For each layer (ResNet-50: 64 channels at 56x56, 128 at 28x28, 256 at 14x14, 512 at 7x7;
+DenseNet-121: 128 -> 32 channels at 56x56, 28x28, 14x14 and 7x7; padding 1,
 batch 1) three one-kernel graphs are built and called alone with OMP_NUM_THREADS=1:
 conv2d_NCHWc.x86 on NCHW{b}c data with a pre-packed kernel, b the host's default channel block
 (what AlterOpLayout makes today: 8 with AVX2, 16 with AVX-512), and
@@ -19,7 +20,9 @@ import time
 
 import numpy as np
 
-LAYERS = ((64, 56), (128, 28), (256, 14), (512, 7))
+# (input channels, output channels, size) of each workload's 3x3 stride-1 convolutions
+WORKLOADS = {"resnet50": ((64, 64, 56), (128, 128, 28), (256, 256, 14), (512, 512, 7)),
+             "densenet121": ((128, 32, 56), (128, 32, 28), (128, 32, 14), (128, 32, 7))}
 
 
 def _module(expr, inputs: dict):
@@ -31,21 +34,22 @@ def _module(expr, inputs: dict):
     return gmod
 
 
-def candidates(channels: int, size: int, tiles) -> dict:
+def candidates(channels: int, size: int, tiles, out_channels: int = None) -> dict:
     """name -> (graph module, flops of the direct convolution)."""
     import relay_backend as relay
     from relay_backend.op.nn.conv_nchwc import pack_oihw
     from relay_backend.op.nn.layout_view import pack_nchw
     from relay_backend.op.nn.winograd import ConvWinogradWeightTransformAttrs, WEIGHT_TRANSFORM, pack_transformed
     from relay_backend.strategy.x86_blocks import default_block
-    b = default_block(channels)
+    out_channels = out_channels or channels
+    b, ob = default_block(channels), default_block(out_channels)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, channels, size, size)).astype("float32")
-    w = rng.standard_normal((channels, channels, 3, 3)).astype("float32")
+    w = rng.standard_normal((out_channels, channels, 3, 3)).astype("float32")
     out = {"NCHWc direct": _module(
         lambda xv, kv: relay.nn.contrib_conv2d_nchwc(xv, kv, padding=(1, 1), data_layout=f"NCHW{b}c",
-                                                     kernel_layout=f"OIHW{b}i{b}o", out_layout=f"NCHW{b}c"),
-        {"x": pack_nchw(x, b), "k": pack_oihw(w, b, b)})}
+                                                     kernel_layout=f"OIHW{b}i{ob}o", out_layout=f"NCHW{ob}c"),
+        {"x": pack_nchw(x, b), "k": pack_oihw(w, b, ob)})}
     for m in tiles:
         weight = WEIGHT_TRANSFORM.ref(w, ConvWinogradWeightTransformAttrs(m))
         out[f"winograd F({m}x{m})"] = _module(
@@ -53,8 +57,8 @@ def candidates(channels: int, size: int, tiles) -> dict:
             {"x": x, "u": weight})
         out[f"NCHWc winograd F({m}x{m})"] = _module(
             lambda xv, uv, m=m: relay.nn.contrib_conv2d_winograd_without_weight_transform(
-                xv, uv, m, padding=(1, 1), data_layout=f"NCHW{b}c", out_layout=f"NCHW{b}c"),
-            {"x": pack_nchw(x, b), "u": pack_transformed(weight, b)})
+                xv, uv, m, padding=(1, 1), data_layout=f"NCHW{b}c", out_layout=f"NCHW{ob}c"),
+            {"x": pack_nchw(x, b), "u": pack_transformed(weight, ob)})
     return out
 
 
@@ -62,13 +66,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--tiles", default="2,4")
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="resnet50")
     args = parser.parse_args()
     os.environ["OMP_NUM_THREADS"] = "1"
     tiles = [int(t) for t in args.tiles.split(",")]
     print(f"load average {os.getloadavg()[0]:.1f}; thread CPU ms, min / median of {args.rounds} interleaved rounds")
-    for channels, size in LAYERS:
-        mods = candidates(channels, size, tiles)
-        flops = 2 * channels * channels * 9 * size * size
+    for channels, out_channels, size in WORKLOADS[args.workload]:
+        mods = candidates(channels, size, tiles, out_channels)
+        flops = 2 * channels * out_channels * 9 * size * size
         times = {name: [] for name in mods}
         for gmod in mods.values():
             gmod.run()
@@ -79,7 +84,7 @@ def main() -> None:
                 times[name].append(time.thread_time() - start)
         for name, samples in times.items():
             best, median = min(samples), float(np.median(samples))
-            print(f"{channels:4}ch {size:3}x{size:<3} {name:24} {1e3 * best:8.3f} / {1e3 * median:8.3f} ms "
+            print(f"{channels:4}->{out_channels:<4}ch {size:3}x{size:<3} {name:24} {1e3 * best:8.3f} / {1e3 * median:8.3f} ms "
                   f"{flops / best / 1e9:6.1f} GFLOP/s (direct-equivalent)")
 
 
