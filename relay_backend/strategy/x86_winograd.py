@@ -25,7 +25,6 @@ from .. import te
 from ..op.nn.winograd import TILE_BLOCK, WINOGRAD_CONV
 from ..op.registry import get as get_op
 from .base import register_strategy
-from .x86_winograd_nchwc import schedule_winograd_nchwc
 from .x86_common import (all_static, find_reduction, find_tagged, finish_others, inline_except, nonempty,
                          parallel_if_large, prod, register_tile, static_shape)
 
@@ -80,14 +79,21 @@ def _schedule_bgemm(s, bgemm) -> None:
     acc.vectorize(rpi)
 
 
-def schedule_winograd(attrs, outs, target):
-    """The loop nest in the module docstring for a fused Winograd convolution."""
+def winograd_stages(outs):
+    """(schedule, {tag: transform stage}, the batched GEMM, the padding stage or None) of a fused
+    Winograd convolution (either layout), every other stage inlined."""
     s = te.create_schedule(outs)
     stages = {tag: find_tagged(s, tag) for tag in ("winograd_data_rows", "winograd_data_pack",
                                                      "winograd_inverse_rows", "winograd_inverse")}
     bgemm = find_reduction(s, "winograd_bgemm")
     pad = next((op for op in (find_tagged(s, "injective,pad"),) if op is not None and op.name == PAD_NAME), None)
     inline_except(s, keep=list(stages.values()) + ([pad] if pad is not None else []))
+    return s, stages, bgemm, pad
+
+
+def schedule_winograd(attrs, outs, target):
+    """The loop nest in the module docstring for a fused Winograd convolution."""
+    s, stages, bgemm, pad = winograd_stages(outs)
     if pad is not None:
         s[pad].vectorize(pad.axis[-1])          # serial, at the root: one parallel region
     alpha = static_shape(stages["winograd_data_pack"].output(0))[0]
@@ -103,6 +109,7 @@ def winograd_strategy_x86(strategy, attrs, inputs, out_type, target):
     if not all_static(*inputs) or get_op(WINOGRAD_CONV.name).compute is None:
         return
     if attrs.blocks()[0]:
+        from .x86_winograd_nchwc import schedule_winograd_nchwc      # it imports winograd_stages from here
         strategy.add_implementation(WINOGRAD_CONV.compute, schedule_winograd_nchwc, "conv2d_winograd_nchwc.x86",
                                     20, condition=nonempty)
     else:

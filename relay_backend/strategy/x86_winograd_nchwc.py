@@ -22,11 +22,9 @@ The GEMM tile (ot, pt) is x86_common.register_tile's over (output channel blocks
 tile count is padded to a multiple of TILE_BLOCK, so pt divides it and there is no tail. Each
 parallel loop runs only with enough work (parallel_if_large).
 """
-from .. import te
-from .common import find_reduction, find_tagged, inline_except, prod, static_shape
+from .common import prod, static_shape
 from .x86_common import finish_others, parallel_if_large, register_tile
-
-PAD_NAME = "winograd_pad"
+from .x86_winograd import winograd_stages
 
 
 def _transform_pair(s, first, second, lead_positions) -> None:
@@ -83,12 +81,7 @@ def _schedule_bgemm(s, bgemm) -> None:
 
 def schedule_winograd_nchwc(attrs, outs, target):
     """The loop nest in the module docstring for a fused blocked Winograd convolution."""
-    s = te.create_schedule(outs)
-    stages = {tag: find_tagged(s, tag) for tag in ("winograd_data_rows", "winograd_data_pack",
-                                                     "winograd_inverse_rows", "winograd_inverse")}
-    bgemm = find_reduction(s, "winograd_bgemm")
-    pad = next((op for op in (find_tagged(s, "injective,pad"),) if op is not None and op.name == PAD_NAME), None)
-    inline_except(s, keep=list(stages.values()) + ([pad] if pad is not None else []))
+    s, stages, bgemm, pad = winograd_stages(outs)
     if pad is not None:
         n, cb, y, _, ci = pad.axis
         s[pad].vectorize(ci)

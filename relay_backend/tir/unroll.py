@@ -11,9 +11,10 @@ loads behind branches until LLVM folded them, and GVN over those bodies took sec
 (3.6 of 6.8 CPU s for F(4x4) on 256 channels at 14x14). Here each copy keeps only its own row.
 
 Loops are left to LLVM (llvm.loop.unroll.full) when the schedule asked for that
-(`Stage.unroll(axis, explicit=False)`: the annotation UNROLL_EXPLICIT is False), when their body allocates (each copy would get its own buffer) or holds a
-parallel loop (outlined once per loop), when the extent or start is not a constant, or when
-the copies would hold more than MAX_NODES tir nodes (nested unrolled loops multiply).
+(`Stage.unroll(axis, explicit=False)`: the annotation UNROLL_EXPLICIT is False), when their
+body allocates (each copy would get its own buffer) or holds a parallel loop (outlined once
+per loop), when the extent or start is not a constant, or when the copies would hold more than
+MAX_NODES tir nodes (nested unrolled loops multiply).
 """
 from . import expr as E
 from . import stmt as S

@@ -16,6 +16,8 @@ from relay_backend.op.nn.winograd import (WEIGHT_TRANSFORM, WINOGRAD_CONV, Conv2
                                           ConvWinogradWeightTransformAttrs)
 from relay_backend.op.nn.winograd_matrices import winograd_matrices
 
+from .blocked_refs import nchw_to_blocked
+
 TOL = dict(rtol=1e-4, atol=1e-4)
 
 
@@ -102,15 +104,6 @@ def test_compiled_with_fused_epilogue_matches_direct_conv(n, c, h, w, o, r, m, p
     np.testing.assert_allclose(got, np.maximum(direct_conv(x, k, pads) + bias, 0), **TOL)
 
 
-def _pack(x, block):
-    """(N, C, H, W) -> (N, C/block, H, W, block), written with explicit channel indices."""
-    n, c, h, w = x.shape
-    out = np.zeros((n, c // block, h, w, block), x.dtype)
-    for ch in range(c):
-        out[:, ch // block, :, :, ch % block] = x[:, ch]
-    return out
-
-
 @pytest.mark.compile
 @pytest.mark.parametrize("n,c,h,w,o,r,m,pads,bi,bo", [
     pytest.param(1, 6, 9, 10, 10, 3, 2, (1, 1, 1, 1), 3, 5, id="F2-NCHW3c-to-NCHW5c"),
@@ -128,8 +121,8 @@ def test_blocked_compiled_with_fused_epilogue_matches_direct_conv(n, c, h, w, o,
         conv = relay.nn.contrib_conv2d_winograd_without_weight_transform(
             xv, weight, m, padding=pads, data_layout=f"NCHW{bi}c", out_layout=f"NCHW{bo}c")
         return relay.nn.relu(relay.add(conv, bv))
-    got = _graph(net, {"x": _pack(x, bi), "k": k, "b": bias})
-    want = np.maximum(_pack(direct_conv(x, k, pads), bo) + bias, 0)
+    got = _graph(net, {"x": nchw_to_blocked(x, bi), "k": k, "b": bias})
+    want = np.maximum(nchw_to_blocked(direct_conv(x, k, pads), bo) + bias, 0)
     np.testing.assert_allclose(got, want, **TOL)
 
 

@@ -29,7 +29,7 @@ import dataclasses
 
 import numpy as np
 
-from ... import te, tir
+from ... import te
 from ...errors import AttrsError
 from ...ir.attrs import Attrs
 from ...ir.dims import dim_to_str, is_static
