@@ -30,7 +30,7 @@ from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
 from .llvm_parallel_shim import shim_ir, shim_object
 from .llvm_stmt import ALIGN, FunctionEmitter
-from .llvm_workspace import Workspace
+from .llvm_workspace import Workspace, free_when_collected
 
 _CODE_LOG = diagnostics.get_logger("codegen")
 
@@ -97,6 +97,7 @@ class ModuleCodegen:
 
     def text(self) -> str:
         """The module as LLVM IR text, with loop IDs turned into distinct self-references."""
+        self.workspace.finish_module()
         return _LOOP_ID.sub(lambda m: f"{m.group(1)} = distinct !{{ {m.group(1)}", str(self.module))
 
     # ------------------------------------------------------------------ functions
@@ -129,6 +130,7 @@ class ModuleCodegen:
         emitter.read_only = read_only_params(params, body)
         emitter.stmt(body)
         emitter.finish()
+        self.workspace.finish_kernel(symbol)
 
         entry = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [PTR, PTR]), name=symbol)
         entry.attributes.add("nounwind")
@@ -306,5 +308,7 @@ def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
     engine = llvm_target.load_objects([k.object_code for k in kernels], spec)
     progress.advance("linked")
     addresses = {i.name: engine.get_function_address(i.symbol) for i in infos}
-    return Module(infos, addresses, handle=engine, sources=sources, exporter=exporter,
-                  type_key="llvm", object_code=object_code)
+    module = Module(infos, addresses, handle=engine, sources=sources, exporter=exporter,
+                    type_key="llvm", object_code=object_code)
+    free_when_collected(module, engine, [i.symbol for i in infos])     # the kernels' kept temporaries
+    return module

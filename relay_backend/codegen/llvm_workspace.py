@@ -17,14 +17,23 @@ A block carries its size in a 64-byte header before the returned pointer, so the
 stays 64-byte aligned. The exchanges make a site safe when several threads run it at once
 (inside a parallel loop, or two kernels' callers): a thread finding the cache empty takes a
 fresh block, and a release that finds another block there frees that one. Each site holds at
-most one block (its largest recent temporary) for the life of the loaded kernel. `acquire`
-is a separate function whose result is `noalias`, as malloc's is, so alias analysis keeps
-treating the temporary as distinct from every other buffer.
+most one block (its largest recent temporary). `acquire` is a separate function whose result
+is `noalias`, as malloc's is, so alias analysis keeps treating the temporary as distinct from
+every other buffer.
+
+The blocks live as long as the loaded kernel: each kernel with sites also gets an exported
+`<kernel symbol>_workspace_free` (FREE_SUFFIX) that empties and frees its sites' caches. A JIT
+engine's owner calls it before the engine goes (`free_when_collected`); in a shared library
+(export_library, AOT) the same function is a destructor (llvm.global_dtors), run at dlclose.
 """
+import ctypes
+import weakref
+
 from llvmlite import ir
 
 ACQUIRE = "rb_workspace_acquire"
 RELEASE = "rb_workspace_release"
+FREE_SUFFIX = "_workspace_free"
 HEADER = 64                     # bytes before the returned pointer; holds the block's usable size
 ALIGN = 64
 
@@ -90,14 +99,33 @@ def _define_release(module) -> ir.Function:
     return fn
 
 
+def _define_free(module, name: str, caches) -> ir.Function:
+    """void name(): take each cache's block (atomic exchange with null) and free it."""
+    fn = ir.Function(module, ir.FunctionType(VOID, []), name=name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    free = _libc(module, "free", VOID, [PTR])
+    for k, cache in enumerate(caches):
+        block = b.atomic_rmw("xchg", cache, NULL, "acquire")
+        drop, done = fn.append_basic_block(f"drop{k}"), fn.append_basic_block(f"next{k}")
+        b.cbranch(b.icmp_unsigned("!=", block, NULL), drop, done)
+        b.position_at_end(drop)
+        b.call(free, [_header(b, block)])
+        b.branch(done)
+        b.position_at_end(done)
+    b.ret_void()
+    return fn
+
+
 class Workspace:
-    """The acquire/release helpers of one module, defined on first use, and a cache global
-    per allocation site."""
+    """The acquire/release helpers of one module, defined on first use, a cache global per
+    allocation site, and per kernel the function that frees its sites' blocks."""
 
     def __init__(self, module: ir.Module):
         self.module = module
         self._helpers = None
         self._sites = 0
+        self._open = []              # the caches of the kernel being emitted
+        self._frees = []             # every kernel's free function, for llvm.global_dtors
 
     def _functions(self):
         if self._helpers is None:
@@ -112,7 +140,25 @@ class Workspace:
         cache.linkage = "internal"
         cache.initializer = NULL
         cache.align = 8
+        self._open.append(cache)
         return builder.call(acquire, [cache, nbytes], name=name), cache
+
+    def finish_kernel(self, symbol: str) -> None:
+        """Define `symbol` + FREE_SUFFIX for the sites made since the last kernel (none: nothing)."""
+        if self._open:
+            self._frees.append(_define_free(self.module, symbol + FREE_SUFFIX, self._open))
+            self._open = []
+
+    def finish_module(self) -> None:
+        """List the kernels' free functions in llvm.global_dtors (once; none: nothing)."""
+        if not self._frees or "llvm.global_dtors" in self.module.globals:
+            return
+        entry = ir.LiteralStructType([ir.IntType(32), PTR, PTR])
+        table = ir.ArrayType(entry, len(self._frees))
+        dtors = ir.GlobalVariable(self.module, table, name="llvm.global_dtors")
+        dtors.linkage = "appending"
+        dtors.initializer = ir.Constant(table, [ir.Constant(entry, [ir.Constant(ir.IntType(32), 65535), fn, NULL])
+                                                for fn in self._frees])
 
     def release(self, builder, cache, block) -> None:
         """Give the site's block back to its cache at the end of the allocation's scope."""
@@ -120,4 +166,22 @@ class Workspace:
         builder.call(release, [cache, block])
 
 
-__all__ = ["Workspace", "ACQUIRE", "RELEASE", "HEADER"]
+_FREE_TYPE = ctypes.CFUNCTYPE(None)
+
+
+def _free_all(functions, engine) -> None:
+    """Run the free functions; `engine` (unused) is held until then, so their code stays mapped."""
+    for fn in functions:
+        fn()
+
+
+def free_when_collected(owner, engine, symbols) -> None:
+    """When `owner` (the runtime Module holding `engine`) is collected, call each kernel's
+    `<symbol>_workspace_free` found in `engine`, before the engine itself goes."""
+    addresses = [engine.get_function_address(symbol + FREE_SUFFIX) for symbol in symbols]
+    functions = [_FREE_TYPE(address) for address in addresses if address]
+    if functions:
+        weakref.finalize(owner, _free_all, functions, engine)
+
+
+__all__ = ["Workspace", "ACQUIRE", "RELEASE", "HEADER", "FREE_SUFFIX", "free_when_collected"]

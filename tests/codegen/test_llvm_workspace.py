@@ -2,7 +2,10 @@
 (codegen/llvm_workspace.py): the results match numpy on every call, with static and growing
 symbolic sizes and inside a parallel loop, and a warm kernel whose temporaries add up to 6 MB
 no longer faults in fresh pages on each call (with aligned_alloc / free per call glibc gave
-the memory back at every free: about 1,000 minor page faults per call here)."""
+the memory back at every free: about 1,000 minor page faults per call here). The blocks go
+when the kernel does: a collected module runs its kernels' free functions, which a shared
+library lists as destructors."""
+import gc
 import resource
 
 import numpy as np
@@ -10,7 +13,8 @@ import pytest
 
 from relay_backend import tir
 from relay_backend.codegen import build, codegen_llvm
-from relay_backend.codegen.llvm_workspace import ACQUIRE, RELEASE
+from relay_backend.codegen import llvm_workspace
+from relay_backend.codegen.llvm_workspace import ACQUIRE, FREE_SUFFIX, RELEASE
 from relay_backend.runtime import nd
 
 pytestmark = pytest.mark.compile
@@ -38,6 +42,22 @@ def test_heap_temporaries_go_through_the_site_caches():
     assert text.count(f'call ptr @"{ACQUIRE}"(') == 3 and text.count(f'call void @"{RELEASE}"(') == 3
     assert text.count('call ptr @"aligned_alloc"(') == 1      # only inside the acquire helper
     assert 'ptr @"rb_workspace_cache.3"' in text
+    free = f'@"rb_chain{FREE_SUFFIX}"'
+    assert f"define void {free}()" in text and text.count('call void @"free"') == 3 + 2   # + acquire, release
+    assert "@\"llvm.global_dtors\" = appending global [1 x" in text and free in text.split("llvm.global_dtors")[1]
+
+
+def test_a_collected_module_frees_its_blocks(monkeypatch):
+    calls = []
+    real = llvm_workspace._free_all
+    monkeypatch.setattr(llvm_workspace, "_free_all", lambda fns, engine: (calls.append(len(fns)), real(fns, engine)))
+    module = build(_chain(CHAIN_ELEMENTS))
+    data, out = nd.array(np.ones(CHAIN_ELEMENTS, "float32")), nd.empty((CHAIN_ELEMENTS,), "float32")
+    module["chain"](data, out)
+    np.testing.assert_array_equal(out.numpy()[:4], [1.0] * 4)
+    del module
+    gc.collect()
+    assert calls == [1]                          # one kernel with sites: its free function ran
 
 
 def test_warm_calls_reuse_their_blocks():
