@@ -65,7 +65,7 @@ class ModuleCodegen:
     def __init__(self, name: str = "rb_kernels", has_openmp: bool = True):
         self.module = ir.Module(name)
         self.math = MathLib(self.module)
-        self.workspace = Workspace(self.module)     # heap temporaries kept between calls
+        self.workspace = Workspace(self.module, self.math.declare)     # heap temporaries kept between calls
         self.has_openmp = has_openmp
         self._names = set()
         self._loops = 0

@@ -43,16 +43,23 @@ VOID = ir.VoidType()
 NULL = ir.Constant(PTR, None)
 
 
-def _libc(module, name, ret, args) -> ir.Function:
-    existing = module.globals.get(name)
-    return existing if existing is not None else ir.Function(module, ir.FunctionType(ret, args), name=name)
-
-
 def _header(b, block):
     return b.gep(block, [ir.Constant(I64, -HEADER)], source_etype=ir.IntType(8))
 
 
-def _define_acquire(module) -> ir.Function:
+def _exchange_and_free(fn, b, cache, value, free, tag: str) -> None:
+    """Put `value` in `cache` (atomic exchange) and free the block that was there, if any; the
+    builder continues in a new block of `fn` after that."""
+    old = b.atomic_rmw("xchg", cache, value, "acq_rel")
+    drop, done = fn.append_basic_block(f"drop{tag}"), fn.append_basic_block(f"done{tag}")
+    b.cbranch(b.icmp_unsigned("!=", old, NULL), drop, done)
+    b.position_at_end(drop)
+    b.call(free, [_header(b, old)])
+    b.branch(done)
+    b.position_at_end(done)
+
+
+def _define_acquire(module, declare) -> ir.Function:
     fn = ir.Function(module, ir.FunctionType(PTR, [PTR, I64]), name=ACQUIRE)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
@@ -72,46 +79,35 @@ def _define_acquire(module) -> ir.Function:
     b.position_at_end(keep)
     b.ret(block)
     b.position_at_end(drop)
-    b.call(_libc(module, "free", VOID, [PTR]), [_header(b, block)])
+    b.call(declare("free", VOID, [PTR]), [_header(b, block)])
     b.branch(fresh)
     b.position_at_end(fresh)
     rounded = b.and_(b.add(nbytes, ir.Constant(I64, ALIGN - 1)), ir.Constant(I64, -ALIGN))
-    raw = b.call(_libc(module, "aligned_alloc", PTR, [I64, I64]),
+    raw = b.call(declare("aligned_alloc", PTR, [I64, I64]),
                  [ir.Constant(I64, ALIGN), b.add(rounded, ir.Constant(I64, HEADER))])
     b.store(rounded, raw)
     b.ret(b.gep(raw, [ir.Constant(I64, HEADER)], source_etype=ir.IntType(8)))
     return fn
 
 
-def _define_release(module) -> ir.Function:
+def _define_release(module, declare) -> ir.Function:
+    """void release(cache, block): the block into the cache, the one it replaces freed."""
     fn = ir.Function(module, ir.FunctionType(VOID, [PTR, PTR]), name=RELEASE)
     fn.linkage = "internal"
     cache, block = fn.args
-    entry, drop, done = (fn.append_basic_block(n) for n in ("entry", "drop", "done"))
-    b = ir.IRBuilder(entry)
-    old = b.atomic_rmw("xchg", cache, block, "release")
-    b.cbranch(b.icmp_unsigned("!=", old, NULL), drop, done)
-    b.position_at_end(drop)
-    b.call(_libc(module, "free", VOID, [PTR]), [_header(b, old)])
-    b.branch(done)
-    b.position_at_end(done)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    _exchange_and_free(fn, b, cache, block, declare("free", VOID, [PTR]), "")
     b.ret_void()
     return fn
 
 
-def _define_free(module, name: str, caches) -> ir.Function:
-    """void name(): take each cache's block (atomic exchange with null) and free it."""
+def _define_free(module, declare, name: str, caches) -> ir.Function:
+    """void name(): empty each cache, freeing its block."""
     fn = ir.Function(module, ir.FunctionType(VOID, []), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    free = _libc(module, "free", VOID, [PTR])
+    free = declare("free", VOID, [PTR])
     for k, cache in enumerate(caches):
-        block = b.atomic_rmw("xchg", cache, NULL, "acquire")
-        drop, done = fn.append_basic_block(f"drop{k}"), fn.append_basic_block(f"next{k}")
-        b.cbranch(b.icmp_unsigned("!=", block, NULL), drop, done)
-        b.position_at_end(drop)
-        b.call(free, [_header(b, block)])
-        b.branch(done)
-        b.position_at_end(done)
+        _exchange_and_free(fn, b, cache, NULL, free, str(k))
     b.ret_void()
     return fn
 
@@ -120,8 +116,9 @@ class Workspace:
     """The acquire/release helpers of one module, defined on first use, a cache global per
     allocation site, and per kernel the function that frees its sites' blocks."""
 
-    def __init__(self, module: ir.Module):
+    def __init__(self, module: ir.Module, declare):
         self.module = module
+        self._declare = declare      # ModuleCodegen.declare: get or declare a libc function
         self._helpers = None
         self._sites = 0
         self._open = []              # the caches of the kernel being emitted
@@ -129,7 +126,8 @@ class Workspace:
 
     def _functions(self):
         if self._helpers is None:
-            self._helpers = (_define_acquire(self.module), _define_release(self.module))
+            self._helpers = (_define_acquire(self.module, self._declare),
+                             _define_release(self.module, self._declare))
         return self._helpers
 
     def acquire(self, builder, nbytes, name: str):
@@ -146,7 +144,7 @@ class Workspace:
     def finish_kernel(self, symbol: str) -> None:
         """Define `symbol` + FREE_SUFFIX for the sites made since the last kernel (none: nothing)."""
         if self._open:
-            self._frees.append(_define_free(self.module, symbol + FREE_SUFFIX, self._open))
+            self._frees.append(_define_free(self.module, self._declare, symbol + FREE_SUFFIX, self._open))
             self._open = []
 
     def finish_module(self) -> None:
