@@ -268,6 +268,25 @@ def tile_count(n, oh, ow, m: int) -> tuple:
     return nh, nw, tiles, T.ceil_div(tiles, TILE_BLOCK) * TILE_BLOCK
 
 
+def _tiling(data, attrs, r: int) -> tuple:
+    """(data zero-padded to whole m x m output tiles, oh, ow, nh, nw, tiles padded to TILE_BLOCK,
+    origin) for an r x r Winograd convolution of `data` with H and W at axes 2 and 3 (NCHW or
+    NCHW{b}c); origin(p) is (image, first row, first column) of tile p (the padding tiles repeat
+    the last one)."""
+    m, pads = attrs.tile_size, attrs.padding
+    dims = T.dims(data)
+    h, w = dims[2], dims[3]
+    oh, ow = T.window_out(h, r, 1, 1, pads[0], pads[2]), T.window_out(w, r, 1, 1, pads[1], pads[3])
+    nh, nw, tiles, padded_tiles = tile_count(dims[0], oh, ow, m)
+    padded = T.pad_axes_stage(data, (2, 3), (pads[0], pads[1], nh * m + r - 1 - h - pads[0],
+                                             nw * m + r - 1 - w - pads[1]), 0, name="winograd_pad")
+
+    def origin(p):
+        p = T.imin(p, tiles - 1)
+        return p // (nh * nw), (p // nw) % nh * m, p % nw * m
+    return padded, oh, ow, nh, nw, padded_tiles, origin
+
+
 def _conv_compute(attrs, inputs, out_type):
     """pad -> input transform (two passes, tag winograd_data_pack) -> batched GEMM
     (winograd_bgemm) -> inverse transform (two passes, winograd_inverse) -> the NCHW result."""
@@ -280,17 +299,8 @@ def _conv_compute(attrs, inputs, out_type):
     alpha, _, o, _ = T.dims(weight)
     r = alpha - m + 1
     a_mat, b_mat, _ = winograd_matrices(m, r)
-    n, c, h, w = T.dims(data)
-    pads = attrs.padding
-    oh, ow = T.window_out(h, r, 1, 1, pads[0], pads[2]), T.window_out(w, r, 1, 1, pads[1], pads[3])
-    nh, nw, tiles, padded_tiles = tile_count(n, oh, ow, m)
-    padded = T.pad_hw_stage(data, (pads[0], pads[1], nh * m + r - 1 - h - pads[0], nw * m + r - 1 - w - pads[1]),
-                            0, name="winograd_pad")
-
-    def origin(p):
-        """(image, first row, first column) of tile p (the padding tiles repeat the last one)."""
-        p = T.imin(p, tiles - 1)
-        return p // (nh * nw), (p // nw) % nh * m, p % nw * m
+    n, c, _, _ = T.dims(data)
+    padded, oh, ow, nh, nw, padded_tiles, origin = _tiling(data, attrs, r)
 
     def rows_pass(a, col, ch, p):
         b, y, x = origin(p)
@@ -329,16 +339,8 @@ def _blocked_conv_compute(attrs, inputs, out_type):
     alpha, _, out_blocks, _, bo = T.dims(weight)
     r = alpha - m + 1
     a_mat, b_mat, _ = winograd_matrices(m, r)
-    n, in_blocks, h, w, bi = T.dims(data)
-    pads = attrs.padding
-    oh, ow = T.window_out(h, r, 1, 1, pads[0], pads[2]), T.window_out(w, r, 1, 1, pads[1], pads[3])
-    nh, nw, tiles, padded_tiles = tile_count(n, oh, ow, m)
-    padded = T.pad_axes_stage(data, (2, 3), (pads[0], pads[1], nh * m + r - 1 - h - pads[0],
-                                             nw * m + r - 1 - w - pads[1]), 0, name="winograd_pad")
-
-    def origin(p):
-        p = T.imin(p, tiles - 1)
-        return p // (nh * nw), (p // nw) % nh * m, p % nw * m
+    n, in_blocks, _, _, bi = T.dims(data)
+    padded, oh, ow, nh, nw, padded_tiles, origin = _tiling(data, attrs, r)
 
     def rows_pass(a, col, p, co, ci):
         b, y, x = origin(p)
