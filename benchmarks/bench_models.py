@@ -19,6 +19,11 @@ with the same weights:
 - the executors' own per-run cost: the graph executor's Python run loop (a one-add graph, and
   the seed CNN's run() minus the sum of its kernels run alone) and the VM's dispatch loop.
 
+A workload is timed in two interleaved groups (`_timing_groups`): onnxruntime with our graph
+executor, VM and AOT (the ratios the issue targets are about), then onnxruntime again with the
+peers (debug interpreter, numpy, torch), whose ratios are to that second onnxruntime row. A
+small model's rounds go on for at least SMALL_WINDOW_S seconds.
+
 Every executor's output is checked against onnxruntime (without onnxruntime: against the debug
 interpreter) before it is timed. An executor that fails to build, to run, or the check gives a
 FAILED row (unit "FAILED", median nan) instead of vanishing, and `python -m benchmarks` then
@@ -44,10 +49,16 @@ from .bench_compile import second_process_build_s
 from .common import interleaved_medians
 
 ORT = "onnxruntime 2 threads"
+ORT_WITH_PEERS = "onnxruntime 2 threads, timed with the peers"   # the peers' ratios are to this row
 # Our executors build at opt_level 3, as TVM's own benchmarks and tuning scripts do: that
 # level runs FoldScaleAxis (batch norm into conv weights) and AlterOpLayout (x86: NCHWc
 # convolutions and packed dense weights, packed once at compile time).
 OPT_LEVEL = 3
+# A small model's rounds go on for at least this long (seconds; a quarter of it on the quick
+# path), so a slow phase of the host cannot cover all of its samples (common.interleaved_medians).
+SMALL_WINDOW_S = 8.0
+# timed in the peers' group (_timing_groups), not with the compiled executors
+PEER_EXECUTORS = ("debug interpreter",)
 FAILED = "FAILED"       # the unit of a row whose executor failed to build, run or match
 
 
@@ -273,7 +284,7 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
         except Exception as err:  # noqa: BLE001
             failed["debug interpreter (reference)"] = err
     execs = _build_executors(mod, params, data, small, compile_rows, label, failed, (builder, kwargs))
-    cands = {}
+    cands, peers = {}, {}
     if sess is not None:
         cands[ORT] = lambda: sess.run(None, {"data": data})
     for name, (run, get) in execs.items():
@@ -285,7 +296,7 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
             print(f"[bench_models] {label}: {name} failed: {err}", file=sys.stderr)
             failed[name] = err
             continue
-        cands[name] = run
+        (peers if name in PEER_EXECUTORS else cands)[name] = run
     for name, fwd in (("numpy eager", _numpy_forward(builder, model) if small else None),
                       ("torch 2 threads", _torch_forward(builder, model) if small else None)):
         if fwd is None:
@@ -296,15 +307,30 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
         except Exception as err:  # noqa: BLE001 - a peer's failure is reported, not fatal
             print(f"[bench_models] {label}: {name} left out: {err}", file=sys.stderr)
             continue
-        cands[name] = lambda f=fwd: f(data)
+        peers[name] = lambda f=fwd: f(data)
     # small models run in ~1 ms: more rounds buy a steadier median on a shared machine
     reps = repeats * 4 if small else max(3, repeats // 3)
     fails = [failed_row(label, name, err) for name, err in failed.items()]
-    if not cands:
-        return fails
-    timing = interleaved_medians(cands, repeats=reps, warmup=1 if not small else 2)
-    base = timing[ORT][0] if ORT in timing else timing[next(iter(timing))][0]
-    return [(f"{label}, {name}", "ms", t * 1e3, t / base, spread) for name, (t, spread) in timing.items()] + fails
+    window = (SMALL_WINDOW_S if repeats >= 10 else SMALL_WINDOW_S / 4) if small else 0.0
+    rows = []
+    for group in _timing_groups(cands, peers):
+        timing = interleaved_medians(group, repeats=reps, warmup=1 if not small else 2, min_seconds=window)
+        base = next((timing[k][0] for k in (ORT, ORT_WITH_PEERS) if k in timing), timing[next(iter(timing))][0])
+        rows += [(f"{label}, {name}", "ms", t * 1e3, t / base, spread) for name, (t, spread) in timing.items()]
+    return rows + fails
+
+
+def _timing_groups(ours: dict, peers: dict) -> list:
+    """The interleaved groups a workload is timed in: our compiled executors with onnxruntime
+    (the issue targets' ratios), then the peers (the debug interpreter, numpy, torch) with
+    onnxruntime again, their ratios to that group's onnxruntime. In one group the peers'
+    working sets (the interpreter's and numpy's own weight copies and temporaries) evicted the
+    weights of whoever ran next, and numpy's BLAS workers spin after each call: MLP b1 ran
+    at 2-3x its time alone for every system (README, "Slow phases")."""
+    groups = [ours] if len(ours) > (ORT in ours) else []
+    if peers:
+        groups.append({**({ORT_WITH_PEERS: ours[ORT]} if ORT in ours else {}), **peers})
+    return groups
 
 
 # --- the executors' own cost -----------------------------------------------------------------

@@ -3,9 +3,11 @@ import random
 import statistics
 import time
 
+MAX_ROUND_FACTOR = 200     # min_seconds adds at most this many times `repeats` rounds
+
 
 def interleaved_medians(candidates: dict, repeats: int = 15, warmup: int = 2,
-                        clock=time.perf_counter, seed: int = 0) -> dict:
+                        clock=time.perf_counter, seed: int = 0, min_seconds: float = 0.0) -> dict:
     """Time each callable `repeats` times, interleaving them so machine noise hits all alike.
     `clock` reads the time (time.thread_time: this thread's CPU time, which other processes
     on a shared machine do not inflate, for code that runs on the calling thread only).
@@ -16,6 +18,14 @@ def interleaved_medians(candidates: dict, repeats: int = 15, warmup: int = 2,
     the graph executor always ran right after onnxruntime and found our pool's worker asleep,
     while the VM and AOT, after it, found it awake (README, "The small models' rows").
 
+    min_seconds: keep adding rounds past `repeats` until the rounds have taken this long (wall
+    time, at most MAX_ROUND_FACTOR x repeats rounds). The 2-vCPU hosts this suite runs on lose
+    a vCPU for 1-2 s every 10-20 s (parallel code then runs at one core's speed while a
+    single-threaded loop does not slow down; benchmarks/README.md, "Slow phases"); a
+    sub-millisecond model's 60 rounds take a fraction of a second, so one such phase could
+    cover every sample of it. A window of several seconds holds a few phases at most, and
+    the median passes over them.
+
     Returns {name: (median_seconds, relative_spread)} where spread = (p90 - p10) / median.
     """
     for fn in candidates.values():
@@ -24,7 +34,11 @@ def interleaved_medians(candidates: dict, repeats: int = 15, warmup: int = 2,
     samples = {name: [] for name in candidates}
     order = list(candidates.items())
     rng = random.Random(seed)
-    for _ in range(repeats):
+    started = time.perf_counter()
+    rounds = 0
+    while rounds < repeats or (time.perf_counter() - started < min_seconds
+                               and rounds < repeats * MAX_ROUND_FACTOR):
+        rounds += 1
         rng.shuffle(order)
         for name, fn in order:
             start = clock()
