@@ -17,6 +17,7 @@ from llvmlite import ir
 
 from .. import tir
 from ..errors import CompileError
+from ..tir.unroll import NO_UNROLL
 from .llvm_builder import ValueNumberingBuilder
 from .llvm_expr import I64, PTR, ExprEmitter, itemsize, llvm_type, mem_type
 from .llvm_thread_pool import POOL_SYMBOL as PARALLEL_FOR
@@ -136,6 +137,8 @@ class FunctionEmitter(ExprEmitter):
             full = isinstance(s.extent, tir.IntImm)
             return self.mcg.loop_metadata([("llvm.loop.unroll.full" if full
                                             else "llvm.loop.unroll.enable", None)])
+        if s.annotations.get(NO_UNROLL):            # te Stage.no_unroll
+            return self.mcg.loop_metadata([("llvm.loop.unroll.disable", None)])
         return None
 
     # ------------------------------------------------------------------ parallel loops

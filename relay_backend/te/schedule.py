@@ -9,7 +9,7 @@ derived axes are computed at lowering time, from the (possibly inferred) root do
 from ..errors import CompileError
 from ..tir import expr as E
 from ..tir.functor import rewrite, substitute
-from ..tir.unroll import UNROLL_EXPLICIT
+from ..tir.unroll import NO_UNROLL, UNROLL_EXPLICIT
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
 
@@ -172,6 +172,15 @@ class Stage:
         self._annotate(ivar, "unrolled", "unroll")
         if not explicit:
             self.iter_attrs[id(ivar)][UNROLL_EXPLICIT] = False
+
+    def no_unroll(self, ivar):
+        """Keep `ivar`'s serial loop a loop in the machine code: it carries
+        llvm.loop.unroll.disable, so LLVM's unrollers (full, partial, runtime) leave it alone.
+        For loops whose unrolled copies cost the compiler more than they buy at run time, e.g.
+        the short row loops of a memory-bound concatenation (strategy/x86_concat.py)."""
+        self._check_compute("no_unroll")
+        self._leaf_index(ivar, "no_unroll")
+        self.iter_attrs.setdefault(id(ivar), {})[NO_UNROLL] = True
 
     def partition(self, ivar):
         """Split the serial loop of `ivar` where its variable changes which buffer a Select

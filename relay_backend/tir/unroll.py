@@ -24,6 +24,7 @@ from .simplify import fold_constant_node
 
 MAX_NODES = 50_000    # no unrolled loop grows into more tir nodes than this
 UNROLL_EXPLICIT = "unroll_explicit"     # a For annotation: False leaves the copies to LLVM
+NO_UNROLL = "no_unroll"     # a For annotation: True, LLVM keeps the serial loop rolled (Stage.no_unroll)
 
 
 def _static(e):

@@ -90,6 +90,33 @@ def test_unroll_left_to_llvm():
         np.testing.assert_array_equal(out[explicit], (data * 2).sum(axis=1))
 
 
+def test_no_unroll_keeps_the_loop():
+    """te's no_unroll(axis): the serial loop carries llvm.loop.unroll.disable and is still a loop
+    after -O3: with both loops marked, one vector store is left (without, LLVM fully unrolls the
+    14-iteration loop of one vector each); both compute the same values."""
+    from relay_backend import te
+    x = te.placeholder((64, 14, 16), "float32", name="x")
+    y = te.compute((64, 14, 16), lambda i, j, v: tir.max(x[i, j, v] + 1.0, tir.const(0.0, "float32")), name="y")
+    data = (np.arange(64 * 14 * 16, dtype="float32").reshape(64, 14, 16) % 7) - 3
+    stores = {}
+    for rolled in (False, True):
+        s = te.create_schedule(y.op)
+        s[y].vectorize(y.op.axis[2])
+        if rolled:
+            s[y].no_unroll(y.op.axis[0])
+            s[y].no_unroll(y.op.axis[1])
+        func = te.lower(s, [x, y], "shift")
+        text, _ = codegen_llvm([func])
+        assert ("llvm.loop.unroll.disable" in text) is rolled
+        mod = build(func)
+        optimized = mod.get_source("ll")
+        stores[rolled] = optimized.count("store <16 x float>")
+        result = nd.empty((64, 14, 16), "float32")
+        mod["shift"](nd.array(data), result)
+        np.testing.assert_array_equal(result.numpy(), np.maximum(data + 1, 0))
+    assert stores[True] == 1 and stores[False] >= 14, stores
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2 or os.environ.get("OMP_NUM_THREADS") == "1",
                     reason="needs at least two cores / OpenMP threads")
 def test_parallel_loop_uses_several_threads():
