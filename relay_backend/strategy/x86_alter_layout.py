@@ -101,13 +101,14 @@ def _with_tuned_blocks(call, attrs):
 # has the figures). AVX2 (a Zen 3, measured with the NCHW Winograd kernel): ResNet's 28x28, 14x14
 # and 7x7 stages. AVX-512 (a Zen 4, with the channel-blocked kernel, conv2d_winograd_nchwc.x86):
 # all four ResNet stages, F(4x4) 0.89-1.03 ms against 2.02-2.08 direct at 56x56, 28x28 and
-# 14x14, F(2x2) 1.46 against 2.18 at 7x7 (where F(4x4) pads 7 to 8 and loses). DenseNet-121's
-# 128 -> 32 convolutions would run at 0.47-0.75x too (--workload densenet121; the network 0.84
-# -> 0.68x onnxruntime) but stay direct: their Winograd kernels took its cold build from 9.5 to
-# 13.1 s, past issue 16's 12 s.
+# 14x14, F(2x2) 1.46 against 2.18 at 7x7 (where F(4x4) pads 7 to 8 and loses); DenseNet-121's
+# 128 -> 32 convolutions at 0.47-0.75x of direct (--workload densenet121; the network 0.85 ->
+# 0.68x onnxruntime). Those four kernels add ~0.7 s to DenseNet's cold build (8.4 -> 9.1 s, since
+# its concatenations stopped being unrolled; before that they took it past issue 16's 12 s).
 WINOGRAD_LAYERS_BY_VECTOR_BYTES = {
     32: {(128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2},
-    64: {(64, 64, 56, 56): 4, (128, 128, 28, 28): 4, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2},
+    64: {(64, 64, 56, 56): 4, (128, 128, 28, 28): 4, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2,
+         (128, 32, 56, 56): 4, (128, 32, 28, 28): 4, (128, 32, 14, 14): 4, (128, 32, 7, 7): 2},
 }
 WINOGRAD_LAYERS = None      # a table to use instead of the host's (tests pin one)
 
