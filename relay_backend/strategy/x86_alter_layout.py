@@ -96,17 +96,21 @@ def _with_tuned_blocks(call, attrs):
 
 
 # SIMD register bytes -> {(input channels, output channels, height, width): tile size} of the 3x3
-# stride-1 convolutions that ran faster as Winograd than as conv2d_NCHWc.x86 on a machine of that
-# vector width (python -m benchmarks.winograd_layers, one core, interleaved; benchmarks/README.md
-# has the figures). AVX2 (a Zen 3, measured with the NCHW Winograd kernel): ResNet's 28x28, 14x14
-# and 7x7 stages. AVX-512 (a Zen 4, with the channel-blocked kernel, conv2d_winograd_nchwc.x86):
-# all four ResNet stages, F(4x4) 0.89-1.03 ms against 2.02-2.08 direct at 56x56, 28x28 and
-# 14x14, F(2x2) 1.46 against 2.18 at 7x7 (where F(4x4) pads 7 to 8 and loses); DenseNet-121's
-# 128 -> 32 convolutions at 0.47-0.75x of direct (--workload densenet121; the network 0.85 ->
-# 0.68x onnxruntime). Those four kernels add ~0.7 s to DenseNet's cold build (8.4 -> 9.1 s, since
-# its concatenations stopped being unrolled; before that they took it past issue 16's 12 s).
+# stride-1 convolutions that ran faster as Winograd (conv2d_winograd_nchwc.x86, on channel-blocked
+# data) than as conv2d_NCHWc.x86 on a machine of that vector width (python -m
+# benchmarks.winograd_layers, one core, interleaved; benchmarks/README.md has the figures):
+# ResNet's four stages and DenseNet-121's 128 -> 32 convolutions.
+# - AVX-512, measured on a Zen 4: F(4x4) 0.89-1.03 ms against 2.02-2.08 direct at ResNet's 56x56,
+#   28x28 and 14x14, F(2x2) 1.46 against 2.18 at 7x7 (where F(4x4) pads 7 to 8 and loses);
+#   DenseNet at 0.47-0.75x of direct (the network 0.85 -> 0.68x onnxruntime; the four kernels
+#   add ~0.7 s to its cold build, 8.4 -> 9.1 s).
+# - AVX2, measured on the same Zen 4 with every kernel built as for a Zen 3 (`--as-avx2`: 8-lane
+#   blocks, 16 registers; its two 256-bit FMAs per cycle give the same peak): F(4x4) at 0.42-0.67x
+#   of direct on ResNet's 56x56 and 14x14 and DenseNet's 56x56 and 14x14; F(2x2) at 0.55-0.93x
+#   on the 28x28 layers (ResNet 1.47 ms, F(4x4) 1.54, direct 2.65) and the 7x7 ones.
 WINOGRAD_LAYERS_BY_VECTOR_BYTES = {
-    32: {(128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2},
+    32: {(64, 64, 56, 56): 4, (128, 128, 28, 28): 2, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2,
+         (128, 32, 56, 56): 4, (128, 32, 28, 28): 2, (128, 32, 14, 14): 4, (128, 32, 7, 7): 2},
     64: {(64, 64, 56, 56): 4, (128, 128, 28, 28): 4, (256, 256, 14, 14): 4, (512, 512, 7, 7): 2,
          (128, 32, 56, 56): 4, (128, 32, 28, 28): 4, (128, 32, 14, 14): 4, (128, 32, 7, 7): 2},
 }

@@ -95,19 +95,21 @@ def test_fold_constant_transforms_the_winograd_weight():
     same_values(before, after)
 
 
-@pytest.mark.parametrize("vector_bytes,shape,tile", [
-    (32, (1, 128, 28, 28), 2), (32, (1, 256, 14, 14), 4), (32, (1, 512, 7, 7), 2),
-    (64, (1, 64, 56, 56), 4), (64, (1, 128, 28, 28), 4), (64, (1, 256, 14, 14), 4), (64, (1, 512, 7, 7), 2),
-    (32, (1, 64, 56, 56), None),
-    (16, (1, 128, 28, 28), None)])
-def test_host_table_follows_the_vector_width(monkeypatch, vector_bytes, shape, tile):
-    """Without a pinned table the host's vector width picks the measured one (AVX2: ResNet's
-    28x28, 14x14 and 7x7 stages; AVX-512: all four, F(2x2) at 7x7); a width with no
-    measurements keeps every convolution direct."""
+@pytest.mark.parametrize("vector_bytes,shape,out_channels,tile", [
+    (32, (1, 64, 56, 56), 64, 4), (32, (1, 128, 28, 28), 128, 2), (32, (1, 256, 14, 14), 256, 4),
+    (32, (1, 512, 7, 7), 512, 2), (32, (1, 128, 28, 28), 32, 2), (32, (1, 128, 14, 14), 32, 4),
+    (64, (1, 64, 56, 56), 64, 4), (64, (1, 128, 28, 28), 128, 4), (64, (1, 256, 14, 14), 256, 4),
+    (64, (1, 512, 7, 7), 512, 2), (64, (1, 128, 56, 56), 32, 4), (64, (1, 128, 7, 7), 32, 2),
+    (64, (1, 128, 56, 56), 64, None),        # a shape no table lists
+    (16, (1, 128, 28, 28), 128, None)])
+def test_host_table_follows_the_vector_width(monkeypatch, vector_bytes, shape, out_channels, tile):
+    """Without a pinned table the host's vector width picks the measured one (AVX2 and AVX-512:
+    ResNet's four stages and DenseNet's 128 -> 32 layers, F(2x2) where it won: AVX2's 28x28
+    and 7x7, AVX-512's 7x7); a width with no measurements keeps every convolution direct."""
     monkeypatch.setattr(x86_alter_layout, "WINOGRAD_LAYERS", None)
     monkeypatch.setattr(x86_alter_layout, "vector_bytes", lambda: vector_bytes)
     x = relay.var("x", shape=shape)
-    w = relay.var("w", shape=(shape[1], shape[1], 3, 3))
+    w = relay.var("w", shape=(out_channels, shape[1], 3, 3))
     call = relay.nn.conv2d(x, w, padding=(1, 1))
     relay.transform.InferType()(relay.IRModule.from_expr(relay.Function([x, w], call)))
     chosen = x86_alter_layout.winograd_attrs(call)
