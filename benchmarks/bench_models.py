@@ -326,7 +326,7 @@ def _timing_groups(ours: dict, peers: dict) -> list:
     onnxruntime again, their ratios to that group's onnxruntime. In one group the peers'
     working sets (the interpreter's and numpy's own weight copies and temporaries) evicted the
     weights of whoever ran next, and numpy's BLAS workers spin after each call: MLP b1 ran
-    at 2-3x its time alone for every system (README, "Slow phases")."""
+    at 2-3x its time alone for every system (README, "Two timing groups per workload")."""
     groups = [ours] if len(ours) > (ORT in ours) else []
     if peers:
         groups.append({**({ORT_WITH_PEERS: ours[ORT]} if ORT in ours else {}), **peers})
