@@ -24,6 +24,7 @@ import re
 
 from .. import tir
 from ..errors import CompileError
+from ..tir.functor import stored_buffers
 from ..tir.loop_deps import iterations_independent
 from .c_expr import ExprPrinter, itemsize, storage_type, strip_parens, value_type
 from .c_prelude import PRELUDE
@@ -334,7 +335,7 @@ class FunctionEmitter:
     def emit(self) -> str:
         """The worker and the three entries of this function, as C text."""
         func, sym = self.func, self.symbol
-        stored = {id(n.buffer.data) for n in tir.walk(func.body) if isinstance(n, tir.BufferStore)}
+        stored = stored_buffers(func.body)
         params, casts = [], []
         for k, buf in enumerate(func.params):
             if id(buf.data) in self.buffers:

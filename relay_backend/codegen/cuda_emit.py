@@ -18,7 +18,7 @@ what differs on the GPU is here:
 """
 from .. import tir
 from ..errors import CompileError
-from ..tir.functor import walk
+from ..tir.functor import stored_buffers, walk
 from ..tir.prim_func import PrimFunc
 from .c_expr import storage_type, value_type
 from .c_stmt import FunctionEmitter
@@ -124,7 +124,7 @@ class KernelEmitter(FunctionEmitter):
     def emit(self) -> str:
         """The __global__ function's text."""
         func = self.func
-        stored = {id(n.buffer.data) for n in walk(func.body) if isinstance(n, tir.BufferStore)}
+        stored = stored_buffers(func.body)
         params = []
         for buf in func.params:
             if id(buf.data) in self.buffers:

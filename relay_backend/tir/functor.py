@@ -1,10 +1,10 @@
 """Generic, iterative traversals of tir nodes driven by each class's `_fields`.
 
-`walk` visits every node pre-order; `rewrite` rebuilds a tree bottom-up through a callback;
+`walk` visits every node pre-order (`stored_buffers`: the buffers its statements write); `rewrite` rebuilds a tree bottom-up through a callback;
 `substitute` replaces Vars. All use explicit stacks, so a 10,000-deep expression is fine.
 """
 from .expr import PrimExpr, Var
-from .stmt import Stmt
+from .stmt import BufferStore, Stmt
 
 _NODE_TYPES = (PrimExpr, Stmt)
 
@@ -49,6 +49,14 @@ def walk(node, stop=None):
         yield n
         if stop is None or not stop(n):
             stack.extend(reversed(children(n)))
+
+
+def stored_buffers(node) -> set:
+    """id(buffer.data) of every buffer a BufferStore under statement `node` writes: tir writes
+    memory only by BufferStore, and expressions hold no statements, so the walk stays out of
+    them (an unrolled kernel's expressions are most of its nodes)."""
+    return {id(n.buffer.data) for n in walk(node, stop=lambda n: isinstance(n, PrimExpr))
+            if isinstance(n, BufferStore)}
 
 
 def _all_slots(cls):

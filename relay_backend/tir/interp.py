@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import ExecutionError, InputError
 from . import expr as E
 from . import stmt as S
-from .functor import children, walk
+from .functor import children, stored_buffers
 from .simplify import simplify
 
 _BINOPS = {E.Add: "+", E.Sub: "-", E.Mul: "*", E.FloorDiv: "//", E.FloorMod: "%",
@@ -273,7 +273,7 @@ def build(func):
              "_tmod": _tmod, "_cast": _cast, "_oob": _oob, "math": math}
     exec(compile(source, f"<tir {func.name}>", "exec"), scope)
     kernel = scope["kernel"]
-    stored = {id(n.buffer.data) for n in walk(func.body) if isinstance(n, S.BufferStore)}
+    stored = stored_buffers(func.body)
 
     def run(*arrays):
         np_arrays = _check_args(func, arrays)
