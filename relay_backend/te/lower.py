@@ -28,8 +28,7 @@ from ..tir.buffer import Buffer
 from ..tir.functor import copy_with, rewrite, substitute, walk
 from ..tir.prim_func import PrimFunc
 from ..tir.simplify import simplify
-from ..tir.partition_branches import PARTITION, partition_branching_loops
-from ..tir.unroll import NO_UNROLL, UNROLL_EXPLICIT
+from ..tir.partition_branches import partition_branching_loops
 from ..tir.unroll_branches import expand_branching_unrolled
 from ..tir.verify import verify
 from .bound import infer_region
@@ -411,7 +410,7 @@ class _Lowering:
             attrs = st.iter_attrs.get(id(iv), {})
             stmt = S.For(iv.var, 0, ext[id(iv)], attrs.get("kind", "serial"), stmt,
                          attrs.get("thread"),
-                         {k: attrs[k] for k in ("vector_width", PARTITION, UNROLL_EXPLICIT, NO_UNROLL) if k in attrs} or None)
+                         {k: v for k, v in attrs.items() if k not in ("kind", "thread")} or None)
         if by_level[-1]:
             stmt = S.IfThenElse(E.all(*by_level[-1]), stmt)
         return stmt

@@ -9,6 +9,7 @@ derived axes are computed at lowering time, from the (possibly inferred) root do
 from ..errors import CompileError
 from ..tir import expr as E
 from ..tir.functor import rewrite, substitute
+from ..tir.partition_branches import PARTITION
 from ..tir.unroll import NO_UNROLL, UNROLL_EXPLICIT
 from .tensor import ComputeOp, PlaceholderOp, Tensor
 
@@ -51,7 +52,7 @@ class Stage:
         self.all_iter_vars = list(getattr(op, "axis", [])) + list(getattr(op, "reduce_axis", []))
         self.leaf_iter_vars = list(self.all_iter_vars)
         self.relations = []
-        self.iter_attrs = {}          # id(ivar) -> {"kind": ..., "thread": tag}
+        self.iter_attrs = {}          # id(ivar) -> {"kind": ..., "thread": tag, annotation: value} (_mark)
 
     def __repr__(self):
         return f"stage({self.op.name}, {self.attach_type})"
@@ -133,10 +134,16 @@ class Stage:
         self.reorder(xo, yo, xi, yi)
         return xo, yo, xi, yi
 
-    def _annotate(self, ivar, kind, what):
+    def _mark(self, ivar, what, key, value):
+        """Record loop attribute `key` = `value` on leaf axis `ivar` of this compute stage (`what`
+        names the schedule call in errors). te.lower makes "kind" the loop's kind, "thread" its
+        thread binding, and every other attribute a For annotation."""
         self._check_compute(what)
         self._leaf_index(ivar, what)
-        self.iter_attrs.setdefault(id(ivar), {})["kind"] = kind
+        self.iter_attrs.setdefault(id(ivar), {})[key] = value
+
+    def _annotate(self, ivar, kind, what):
+        self._mark(ivar, what, "kind", kind)
 
     def vectorize(self, ivar, width: int = None):
         """Mark `ivar` for LLVM's loop vectorizer; `width` (lanes) overrides its cost model's
@@ -178,17 +185,13 @@ class Stage:
         llvm.loop.unroll.disable, so LLVM's unrollers (full, partial, runtime) leave it alone.
         For loops whose unrolled copies cost the compiler more than they buy at run time, e.g.
         the short row loops of a memory-bound concatenation (strategy/x86_concat.py)."""
-        self._check_compute("no_unroll")
-        self._leaf_index(ivar, "no_unroll")
-        self.iter_attrs.setdefault(id(ivar), {})[NO_UNROLL] = True
+        self._mark(ivar, "no_unroll", NO_UNROLL, True)
 
     def partition(self, ivar):
         """Split the serial loop of `ivar` where its variable changes which buffer a Select
         reads (tir/partition_branches.py): one plain loop per piece, e.g. one per input of a
         concatenation when `ivar` is its concatenation axis."""
-        self._check_compute("partition")
-        self._leaf_index(ivar, "partition")
-        self.iter_attrs.setdefault(id(ivar), {})["partition"] = True
+        self._mark(ivar, "partition", PARTITION, True)
 
     def bind(self, ivar, thread_ivar):
         """Execute axis `ivar` by the GPU thread index of `thread_ivar` (te.thread_axis).
