@@ -12,6 +12,7 @@ compile workers during the build (wall time on a shared machine mostly measures 
 sessions: compare CPU), and how many LLVM compiles it ran. Not part of `python -m benchmarks`
 (a cold DenseNet-121 is minutes of CPU); benchmarks/README.md records a run.
 """
+import argparse
 import json
 import os
 import shutil
@@ -92,10 +93,9 @@ def run(models=("resnet50", "densenet121"), image: int = 224, opt_level: int = N
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    level = None
-    if "--opt-level" in args:
-        at = args.index("--opt-level")
-        level = int(args[at + 1])
-        del args[at:at + 2]
-    run(tuple(args) or ("resnet50", "densenet121"), opt_level=level)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("models", nargs="*", default=["resnet50", "densenet121"],
+                        help="relay_backend.testing.onnx_models builders")
+    parser.add_argument("--opt-level", type=int, default=None, help="PassContext opt_level (default: its own)")
+    args = parser.parse_args()
+    run(tuple(args.models), opt_level=args.opt_level)
