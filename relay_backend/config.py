@@ -23,6 +23,7 @@ class Config:
     progress: str = ""             # RB_PROGRESS: "0" never show progress bars, "1" always, "" on a TTY
     tvm_num_threads: int = 0       # TVM_NUM_THREADS: threads for parallel kernels (0 = not set)
     omp_num_threads: int = 0       # OMP_NUM_THREADS (its first number; 0 = not set)
+    thread_pool_spin_count: int = -1   # TVM_THREAD_POOL_SPIN_COUNT: an idle worker's yields (-1 = not set)
 
 
 def _read() -> Config:
@@ -40,6 +41,8 @@ def _read() -> Config:
         progress=env.get("RB_PROGRESS", "").strip(),
         tvm_num_threads=_int_setting(env, "TVM_NUM_THREADS"),
         omp_num_threads=_leading_int(env.get("OMP_NUM_THREADS", "")),
+        thread_pool_spin_count=(_int_setting(env, "TVM_THREAD_POOL_SPIN_COUNT")
+                                if env.get("TVM_THREAD_POOL_SPIN_COUNT", "").strip() else -1),
     )
 
 

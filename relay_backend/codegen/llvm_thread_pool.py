@@ -21,8 +21,16 @@ never waits for a thread that has not started:
     the caller, when nothing is left to claim, closes the job (no thread may join it after
     that) and waits only for the threads that joined and still run their claimed work.
 
-A worker spins about SPIN_NS after a job (catching the next kernel of a model run back to
-back), then sleeps on a condition variable; the caller signals it only when one sleeps.
+An idle worker waits in three steps. It spins (pause) for SPIN_NS after a job, catching the
+next kernel of a model run back to back. Then, until YIELD_NS after the job, it calls
+sched_yield between looks, so any other runnable thread gets its core at once while the next
+model run (a serving loop, a benchmark round) still finds it awake. Then it sleeps on a
+condition variable, and the caller signals it only when one sleeps. Waking a sleeping vCPU
+takes 40-100 us on a virtual machine, which a small model's whole run can be shorter than:
+with the window, MLP b1 and the seed CNN ran at 0.35-0.41x onnxruntime interleaved with it,
+against 0.41-0.60x when the worker slept after 25 us (benchmarks/README.md, "yield window").
+TVM's own pool yields the same way (up to 300,000 times); TVM_THREAD_POOL_SPIN_COUNT bounds
+the yields as there (0: sleep at once), and set_idle_policy changes all three settings.
 The team size is GNU OpenMP's (omp_get_max_threads in the calling thread), so
 runtime.set_num_threads, TVM_NUM_THREADS, OMP_NUM_THREADS and threadpoolctl keep working as
 documented in runtime/thread_count.py. A second caller while the pool is busy (another Python
@@ -36,15 +44,20 @@ import threading
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ..errors import InputError
 from ..runtime.shared_library import register_thread_pool
+from .. import config
 from . import llvm_cache, llvm_target
 
 MAX_THREADS = 64          # team size limit (threads beyond it are not started)
-SPIN_NS = 25_000          # how long an idle worker spins before it sleeps
+SPIN_NS = 25_000          # how long an idle worker spins (pause) after a job
+YIELD_NS = 1_000_000      # then until this long after the job it yields its core between looks
+YIELD_MAX = 300_000       # at most this many yields (TVM_THREAD_POOL_SPIN_COUNT; TVM's default)
 CLOSED = 1 << 31          # job-state bit: the caller took everything, no thread may join now
 ACTIVE = CLOSED - 1       # job-state bits: threads that joined the job and have not left
 POOL_SYMBOL = "rb_parallel_for"          # what kernels call
-STATS = ("regions", "worker_chunks", "stolen_blocks")
+STATS = ("regions", "worker_chunks", "stolen_blocks", "wakeups")
+IDLE_SETTINGS = ("spin_ns", "yield_ns", "yield_max")    # how an idle worker waits (exported globals)
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -102,6 +115,8 @@ class _PoolModule:
         self.mutex = g("rb_pool_mutex", ir.ArrayType(I8, PTHREAD_OPAQUE))
         self.cond = g("rb_pool_cond", ir.ArrayType(I8, PTHREAD_OPAQUE))
         self.spin_ns = g("rb_pool_spin_ns", I64, SPIN_NS, exported=True)
+        self.yield_ns = g("rb_pool_yield_ns", I64, YIELD_NS, exported=True)
+        self.yield_max = g("rb_pool_yield_max", I64, YIELD_MAX, exported=True)
         self.stats = {name: g(f"rb_pool_{name}", I64, exported=True) for name in STATS}
         self.run_share = self._define_run_share()
         self.now_ns = self._define_now_ns()
@@ -254,8 +269,28 @@ class _PoolModule:
         b.position_at_end(check)
         spent = b.sub(b.call(self.now_ns, []), start)
         sleep = fn.append_basic_block("sleep")
-        b.cbranch(b.icmp_signed(">", spent, spin_ns), sleep, spin)
+        yield_loop = fn.append_basic_block("yield")
+        b.cbranch(b.icmp_signed(">", spent, spin_ns), yield_loop, spin)
         i.add_incoming(i_next, check)
+
+        # yield: give the core to any other runnable thread, look again, until yield_ns after
+        # the job or yield_max yields
+        b.position_at_end(yield_loop)
+        y = b.phi(I64, name="yields")
+        y.add_incoming(_c(I64, 0), check)
+        yield_limit = b.load(self.yield_max, typ=I64)
+        more_yields = fn.append_basic_block("yield_again")
+        b.cbranch(b.icmp_signed("<", y, yield_limit), more_yields, sleep)
+        b.position_at_end(more_yields)
+        b.call(self._extern("sched_yield", I32, []), [])
+        gen_y = b.load_atomic(self.gen, "acquire", 4, typ=I32)
+        got_phi_blocks.append((gen_y, b.block))
+        still_idle = fn.append_basic_block("still_idle")
+        b.cbranch(b.icmp_unsigned("!=", gen_y, seen), got, still_idle)
+        b.position_at_end(still_idle)
+        y.add_incoming(b.add(y, _c(I64, 1)), still_idle)
+        within = b.icmp_signed("<=", b.sub(b.call(self.now_ns, []), start), b.load(self.yield_ns, typ=I64))
+        b.cbranch(within, yield_loop, sleep)
 
         # sleep: under the mutex, count ourselves a sleeper, wait until the generation moves
         b.position_at_end(sleep)
@@ -378,6 +413,7 @@ class _PoolModule:
             b.call(self._extern("pthread_mutex_lock", I32, [PTR]), [self.mutex])
             b.call(self._extern("pthread_cond_broadcast", I32, [PTR]), [self.cond])
             b.call(self._extern("pthread_mutex_unlock", I32, [PTR]), [self.mutex])
+            self._stat(b, "wakeups", _c(I64, 1))
         b.call(self.run_share, [_c(I32, 0), n])
         # close the job, then wait for the threads that joined it to leave
         b.atomic_rmw("or", self.state, _c(I64, CLOSED), "seq_cst")
@@ -417,10 +453,18 @@ class _Pool:
         self.address = self.engine.get_function_address("rb_pool_parallel_for")
         llvm.add_symbol(POOL_SYMBOL, self.address)
         self._globals = {name: self.engine.get_global_value_address(f"rb_pool_{name}")
-                         for name in STATS + ("spin_ns",)}
+                         for name in STATS + IDLE_SETTINGS}
+        spin_count = config.get().thread_pool_spin_count
+        if spin_count >= 0:          # TVM_THREAD_POOL_SPIN_COUNT: 0 sleeps at once, as TVM's pool
+            self.write("yield_max", spin_count)
+            if spin_count == 0:
+                self.write("spin_ns", 0)
 
     def read(self, name: str) -> int:
         return ctypes.c_int64.from_address(self._globals[name]).value
+
+    def write(self, name: str, value: int) -> None:
+        ctypes.c_int64.from_address(self._globals[name]).value = value
 
 
 _LOCK = threading.Lock()
@@ -438,10 +482,29 @@ def ensure_loaded() -> int:
     return _pool().address
 
 
+def idle_policy() -> dict:
+    """How an idle worker waits for the next job: spin_ns (spinning), yield_ns (until then after
+    its last job it yields its core between looks), yield_max (at most that many yields)."""
+    pool = _pool()
+    return {name: pool.read(name) for name in IDLE_SETTINGS}
+
+
+def set_idle_policy(**settings) -> None:
+    """Change how idle workers wait from now on (names as idle_policy(); nanoseconds / count)."""
+    pool = _pool()
+    for name, value in settings.items():
+        if name not in IDLE_SETTINGS:
+            raise InputError(f"set_idle_policy: unknown setting {name!r}; use one of {list(IDLE_SETTINGS)}")
+        if not isinstance(value, int) or value < 0:
+            raise InputError(f"set_idle_policy: {name} must be an int >= 0, got {value!r}")
+        pool.write(name, value)
+
+
 def stats() -> dict:
     """Counters since the process started the pool: parallel regions run with more than one
     thread, chunks run by worker threads, static blocks run by a thread other than their owner
-    (a late worker's share taken over)."""
+    (a late worker's share taken over), and wakeups (jobs that found a worker asleep and
+    signalled it)."""
     pool = _pool()
     return {name: pool.read(name) for name in STATS}
 
@@ -449,5 +512,5 @@ def stats() -> dict:
 register_thread_pool(ensure_loaded)
 
 
-__all__ = ["ensure_loaded", "stats", "pool_ir", "as_callable", "SPIN_NS", "MAX_THREADS", "POOL_SYMBOL",
+__all__ = ["ensure_loaded", "stats", "idle_policy", "set_idle_policy", "pool_ir", "as_callable", "SPIN_NS", "YIELD_NS", "YIELD_MAX", "MAX_THREADS", "POOL_SYMBOL",
            "BODY_TYPE", "LAUNCH_TYPE"]

@@ -2,15 +2,18 @@
 libraries carry (codegen/llvm_parallel_shim.py): results match numpy when a worker is late or
 asleep (the caller takes its block), when two Python threads run kernels at once, in a forked
 child, with one thread, and in an exported library loaded by relay_backend (the process's
-pool) or by plain dlopen (GNU OpenMP)."""
+pool) or by plain dlopen (GNU OpenMP); an idle worker yields its core before it sleeps, as
+set by set_idle_policy and TVM_THREAD_POOL_SPIN_COUNT."""
 import ctypes
 import os
+import time
 
 import numpy as np
 import pytest
 
 from relay_backend import tir
 from relay_backend.codegen import build, llvm_target, llvm_thread_pool
+from relay_backend.errors import InputError
 from relay_backend.runtime import nd
 from relay_backend.runtime.shared_library import LAUNCHER_SYMBOL, SharedLibrary
 
@@ -134,3 +137,77 @@ def _call_exported(address_of, n):
     args = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
     fn(args, None)
     np.testing.assert_allclose(y, x.astype("float64") * 3 + 1, rtol=1e-6, atol=1e-6)
+
+
+def _busy_wait(seconds: float) -> None:
+    """Keep the calling thread on its core (time.sleep on a VM may oversleep by milliseconds)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def _wakeups_after_pauses(mod, pause_s: float, rounds: int = 20) -> int:
+    """Rounds (a job, a busy pause, a job) whose second job had to wake a sleeping worker (the
+    arrays are made beforehand: making and checking them takes longer than the window)."""
+    n = 1 << 16
+    x = np.random.default_rng(0).standard_normal(n).astype("float32")
+    x_nd, y_nd = nd.array(x), nd.empty((n,), "float32")
+    kernel = mod["affine"]
+    woken = 0
+    for _ in range(rounds):
+        kernel(x_nd, y_nd)
+        _busy_wait(pause_s)
+        before = llvm_thread_pool.stats()["wakeups"]
+        kernel(x_nd, y_nd)
+        woken += llvm_thread_pool.stats()["wakeups"] > before
+    np.testing.assert_allclose(y_nd.numpy(), x.astype("float64") * 3 + 1, rtol=1e-6, atol=1e-6)
+    return woken
+
+
+@TWO_THREADS
+def test_an_idle_worker_yields_before_it_sleeps():
+    """While in its yield window a worker is awake: jobs after a pause find it without a wakeup.
+    With no spin and no window it sleeps after each job, and a job after a pause signals it.
+    (The window here is 10 s and the sleeping case's pause 20 ms, so a loaded machine, which may
+    keep the worker off a core for milliseconds, does not decide the counts.)"""
+    mod = build(_affine_kernel(1 << 16))
+    default = llvm_thread_pool.idle_policy()
+    assert default == {"spin_ns": llvm_thread_pool.SPIN_NS, "yield_ns": llvm_thread_pool.YIELD_NS,
+                       "yield_max": llvm_thread_pool.YIELD_MAX}
+    try:
+        llvm_thread_pool.set_idle_policy(yield_ns=10_000_000_000)
+        _wakeups_after_pauses(mod, 0, rounds=1)               # the worker is in its window now
+        assert _wakeups_after_pauses(mod, 2e-4) <= 1
+        llvm_thread_pool.set_idle_policy(spin_ns=0, yield_ns=0)
+        assert _wakeups_after_pauses(mod, 2e-2, rounds=10) >= 5
+    finally:
+        llvm_thread_pool.set_idle_policy(**default)
+
+
+def test_idle_policy_rejects_unknown_or_negative_settings():
+    with pytest.raises(InputError, match="unknown setting 'spin_count'"):
+        llvm_thread_pool.set_idle_policy(spin_count=1)
+    with pytest.raises(InputError, match="yield_ns must be an int >= 0"):
+        llvm_thread_pool.set_idle_policy(yield_ns=-1)
+
+
+def test_tvm_thread_pool_spin_count_zero_sleeps_at_once():
+    """TVM_THREAD_POOL_SPIN_COUNT=0, as in TVM: an idle worker neither spins nor yields, and every
+    job after a pause wakes it; results stay right."""
+    script = ("import time, numpy as np\n"
+              "from relay_backend import tir\n"
+              "from relay_backend.codegen import build, llvm_thread_pool\n"
+              "from relay_backend.runtime import nd\n"
+              "i = tir.Var('i')\n"
+              "X, Y = tir.Buffer('X', (1 << 16,), 'float32'), tir.Buffer('Y', (1 << 16,), 'float32')\n"
+              "mod = build(tir.PrimFunc([X, Y], tir.For(i, 0, 1 << 16, 'parallel', "
+              "tir.BufferStore(Y, X[i] * 3.0 + 1.0, (i,))), 'affine'))\n"
+              "x = np.arange(1 << 16, dtype='float32')\n"
+              "for _ in range(5):\n"
+              "    y = nd.empty((1 << 16,), 'float32')\n"
+              "    mod['affine'](nd.array(x), y)\n"
+              "    assert np.array_equal(y.numpy(), x * 3 + 1)\n"
+              "    time.sleep(0.01)\n"
+              "print('POLICY', sorted(llvm_thread_pool.idle_policy().items()))\n")
+    env = {"TVM_THREAD_POOL_SPIN_COUNT": "0"}
+    assert printed_after(script, "POLICY", env=env) == "[('spin_ns', 0), ('yield_max', 0), ('yield_ns', 1000000)]"
