@@ -11,10 +11,16 @@ TIR, 4 the LLVM IR / C source. When RB_DEBUG is 1 or more, the `relay_backend` l
 DEBUG and prints to stderr (one handler, attached once); with RB_DEBUG unset nothing is printed
 unless the application configures logging itself. The expensive dumps (TIR, LLVM IR) are made
 only when `wants(level)` says RB_DEBUG asks for them.
+
+RB_DUMP_DIR=dir writes the same stages to files instead of the terminal (`dump`): the module
+after every pass (Relay text), each kernel's TIR as it is lowered, and the LLVM IR, C or CUDA
+source of every compiled module, numbered in the order they were made.
 """
 import contextlib
+import itertools
 import logging
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -110,4 +116,33 @@ def native_remarks_to(logger: logging.Logger, markers=("remark: ", "warning: <un
             os.write(2, ("\n".join(passed_on) + "\n").encode())
 
 
-__all__ = ["get_logger", "wants", "sync_with_config", "native_remarks_to", "ROOT", "ROOT_NAME"]
+_DUMP_NUMBERS = itertools.count()
+_UNSAFE_IN_NAMES = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def dumping() -> bool:
+    """True when RB_DUMP_DIR asks for each stage as a file (callers skip the printing otherwise)."""
+    return bool(config.get().dump_dir)
+
+
+def dump(stage: str, name: str, text, suffix: str = "txt") -> None:
+    """Write `text` (a str, or a callable making it) to RB_DUMP_DIR as
+    `<number>_<stage>_<name>.<suffix>` when RB_DUMP_DIR is set; nothing otherwise. `stage` says
+    what it is ("relay", "tir", "llvm", "c", "cuda"); the number orders the files as made."""
+    folder = config.get().dump_dir
+    if not folder:
+        return
+    from .errors import InputError
+    body = text() if callable(text) else text
+    safe = _UNSAFE_IN_NAMES.sub("_", name)[:120] or "unnamed"
+    path = os.path.join(folder, f"{next(_DUMP_NUMBERS):05d}_{stage}_{safe}.{suffix}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(body)
+    except OSError as err:
+        raise InputError(f"RB_DUMP_DIR={folder!r}: cannot write {os.path.basename(path)} ({err}); "
+                         f"set RB_DUMP_DIR to a writable folder, or unset it") from None
+
+
+__all__ = ["get_logger", "wants", "dumping", "dump", "sync_with_config", "native_remarks_to", "ROOT", "ROOT_NAME"]

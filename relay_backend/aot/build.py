@@ -157,6 +157,7 @@ def compile_model(c_source: str, h_source: str, params, openmp=None, options=(),
     cmd = [*cc, *flags, "model.c", *object_names, "-o", tmp, *libs]
     if diagnostics.wants(4):
         _CODE_LOG.debug("AOT model.c (%d chars):\n%s", len(c_source), c_source)
+    diagnostics.dump("c", "aot_model", c_source, "c")
     progress.begin("linked" if objects else "compiled", total=1, note="C compiler, whole program")
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=folder)
     with _LOCKS_GUARD:

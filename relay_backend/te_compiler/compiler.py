@@ -160,10 +160,11 @@ class TECompiler:
             prim.attrs[TUNING_ATTR] = tuning_digest(queries)
         self.stats["lowered"] += 1
         self._announce(name)
-        if diagnostics.wants(3):
+        if diagnostics.wants(3) or diagnostics.dumping():
             from ..tir.printer import func_to_str
-            _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3,
-                           func_to_str(prim))
+            text = func_to_str(prim)
+            _TIR_LOG.debug("TIR of %s (%.1f ms):\n%s", name, (time.perf_counter() - start) * 1e3, text)
+            diagnostics.dump("tir", name, text)
         return CachedFunc(key.target, name, GlobalVar(name), lowered.inputs, lowered.outputs,
                           {name: prim}, lowered.implementations, queries, tuple(dict.fromkeys(untuned)))
 

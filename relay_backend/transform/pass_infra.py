@@ -363,6 +363,8 @@ def _run_instrumented(p: Pass, mod: IRModule, ctx: PassContext) -> IRModule:
     if debug:
         ms = (time.perf_counter() - start) * 1e3
         _PASS_LOG.debug("[pass] %s%s: %.3f ms", "  " * ctx._depth, info.name, ms)
+    if diagnostics.dumping() and not isinstance(p, Sequential):
+        diagnostics.dump("relay", f"after_{info.name}", new_mod.astext)
     for inst in ctx.instruments:
         inst.run_after_pass(new_mod, info)
     return new_mod

@@ -51,3 +51,47 @@ def test_an_application_logger_receives_pass_timings_without_rb_debug(rb_debug, 
     names = {r.name for r in caplog.records}
     assert "relay_backend.passes" in names
     assert any("InferType" in r.getMessage() for r in caplog.records)
+
+
+def test_rb_dump_dir_writes_every_stage_to_files(monkeypatch, tmp_path):
+    """RB_DUMP_DIR (docs/debugging.md): the module after each pass, each kernel's TIR and its
+    LLVM IR land in the folder as numbered files, in the order they were made."""
+    folder = tmp_path / "dump"
+    monkeypatch.setenv("RB_DUMP_DIR", str(folder))
+    monkeypatch.setenv("RB_NO_DISK_CACHE", "1")
+    config.reload()
+    try:
+        x = relay.var("x", shape=(3, 7919))          # a shape no other test compiles: lowered here
+        mod = relay.IRModule.from_expr(relay.Function([x], relay.sigmoid(x) * x))
+        run = relay.create_executor("graph", mod=mod).evaluate()
+        data = np.linspace(-3, 3, 3 * 7919, dtype="float32").reshape(3, 7919)
+        np.testing.assert_allclose(run(data).numpy(), data / (1 + np.exp(-data)), rtol=1e-5, atol=1e-6)
+    finally:
+        monkeypatch.delenv("RB_DUMP_DIR")
+        monkeypatch.delenv("RB_NO_DISK_CACHE")
+        config.reload()
+    names = sorted(p.name for p in folder.iterdir())
+    numbers = [int(n.split("_", 1)[0]) for n in names]
+    assert numbers == sorted(set(numbers))
+    relay_files = [n for n in names if "_relay_after_" in n]
+    assert any(n.endswith("_relay_after_FuseOps.txt") for n in relay_files), names
+    fused = next(folder / n for n in relay_files if n.endswith("after_FuseOps.txt")).read_text()
+    assert "sigmoid" in fused and "Primitive=1" in fused.replace(" ", "")
+    tir_files = [n for n in names if "_tir_" in n and "sigmoid" in n]
+    llvm_files = [n for n in names if "_llvm_" in n and n.endswith(".ll") and "sigmoid" in n]
+    assert tir_files and llvm_files, names
+    assert "7919" in (folder / tir_files[0]).read_text()
+    assert "define" in (folder / llvm_files[0]).read_text()
+
+
+def test_rb_dump_dir_that_cannot_be_written_names_the_setting(monkeypatch, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    monkeypatch.setenv("RB_DUMP_DIR", str(blocker / "inside"))
+    config.reload()
+    try:
+        with pytest.raises(relay.RelayError, match="RB_DUMP_DIR=.*cannot write"):
+            diagnostics.dump("relay", "x", "text")
+    finally:
+        monkeypatch.delenv("RB_DUMP_DIR")
+        config.reload()
