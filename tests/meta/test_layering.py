@@ -40,7 +40,8 @@ FORBIDDEN_EXCEPTIONS = {"graph_executor/debug_executor.py": {"interpreter"}}
 # packages of one level is a layering error.
 SAME_LEVEL = {
     ("runtime", "errors"), ("runtime", "config"), ("config", "errors"), ("target", "errors"),
-    ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("progress", "config"),
+    ("runtime", "target"), ("runtime", "diagnostics"), ("diagnostics", "config"), ("diagnostics", "errors"),
+    ("progress", "config"),
     ("cache", "config"), ("cache", "errors"), ("cache", "docstrings"), ("docstrings", "errors"),
     ("runtime", "docstrings"),
     ("ir", "tir"),                            # symbolic dims of tensor types are tir size vars
