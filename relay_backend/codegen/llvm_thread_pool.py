@@ -26,9 +26,10 @@ next kernel of a model run back to back. Then, until YIELD_NS after the job, it 
 sched_yield between looks, so any other runnable thread gets its core at once while the next
 model run (a serving loop, a benchmark round) still finds it awake. Then it sleeps on a
 condition variable, and the caller signals it only when one sleeps. Waking a sleeping vCPU
-takes 40-100 us on a virtual machine, which a small model's whole run can be shorter than:
-with the window, MLP b1 and the seed CNN ran at 0.35-0.41x onnxruntime interleaved with it,
-against 0.41-0.60x when the worker slept after 25 us (benchmarks/README.md, "yield window").
+takes 40-100 us on a virtual machine, longer than a small model's whole run. Interleaved with
+onnxruntime (two runs back to back, benchmarks/README.md "The yield window"), MLP b1 ran at
+0.35 / 0.40 / 0.35x onnxruntime (graph / vm / aot) with the window and 0.48 / 0.57 / 0.49x
+without it, the seed CNN with a spread of 41-44% against 94-102%.
 TVM's own pool yields the same way (up to 300,000 times); TVM_THREAD_POOL_SPIN_COUNT bounds
 the yields as there (0: sleep at once), and set_idle_policy changes all three settings.
 The team size is GNU OpenMP's (omp_get_max_threads in the calling thread), so

@@ -41,6 +41,25 @@ def test_blocking_and_unblocking(shape, src, dst, block):
     np.testing.assert_array_equal(_run_impl("layout_transform", "layout_transform.x86", [got], back, _add_one), x + 1)
 
 
+@pytest.mark.parametrize("shape,block", [((1, 3, 32, 32), 3), ((1, 3, 224, 224), 3), ((2, 12, 9, 10), 6)])
+def test_an_odd_block_is_unrolled_with_the_rows_serial(shape, block):
+    """Into NCHW3c / NCHW6c (no vector width divides the block): the block loop is unrolled and
+    the pixel loop left to LLVM, rows parallel when large; values as numpy's, also with a
+    fused consumer."""
+    x = np.random.default_rng(2).standard_normal(shape).astype("float32")
+    op = get_op("layout_transform")
+    attrs = op.attrs_type("NCHW", f"NCHW{block}c")
+    ph = te.placeholder(shape, "float32")
+    outs = op.compute(attrs, [ph], op.rel(_types([x]), attrs))
+    text = str(te.lower(schedule_layout_transform(attrs, outs, "llvm"), [ph] + outs, "k"))
+    assert f"in unrolled(0, {block}):" in text and "vectorized" not in text, text
+    assert ("parallel" in text) == (x.size >= (1 << 16)), text
+    np.testing.assert_array_equal(_run_impl("layout_transform", "layout_transform.x86", [x], attrs),
+                                  _blocked(x, block))
+    np.testing.assert_array_equal(_run_impl("layout_transform", "layout_transform.x86", [x], attrs, _add_one),
+                                  _blocked(x, block) + 1)
+
+
 def test_selected_above_generic():
     op = get_op("layout_transform")
     attrs = op.attrs_type("NCHW", "NCHW8c")
