@@ -21,6 +21,7 @@ from ..op.output_size import check_output_size
 from ..op.pattern import OpPattern
 from ..op.registry import OpDef
 from ..runtime import ndarray as _nd
+from ..runtime.page_size import small_pages
 from .let_chain import LetChainMutator
 from .pass_infra import function_pass
 
@@ -191,7 +192,8 @@ def FoldConstant(fold_qnn: bool = False):  # noqa: N802 - tvm.relay naming
     """
 
     def transform(func, mod, ctx):
-        return ConstantFolder().visit(func)
+        with small_pages():       # hundreds of fresh arrays used once: no huge-page compaction
+            return ConstantFolder().visit(func)
 
     return function_pass(transform, opt_level=2, name="FoldConstant")
 
