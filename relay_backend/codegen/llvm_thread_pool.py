@@ -45,9 +45,9 @@ import threading
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from .. import config
 from ..errors import InputError
 from ..runtime.shared_library import register_thread_pool
-from .. import config
 from . import llvm_cache, llvm_target
 
 MAX_THREADS = 64          # team size limit (threads beyond it are not started)
@@ -496,8 +496,8 @@ def set_idle_policy(**settings) -> None:
     for name, value in settings.items():
         if name not in IDLE_SETTINGS:
             raise InputError(f"set_idle_policy: unknown setting {name!r}; use one of {list(IDLE_SETTINGS)}")
-        if not isinstance(value, int) or value < 0:
-            raise InputError(f"set_idle_policy: {name} must be an int >= 0, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 63:
+            raise InputError(f"set_idle_policy: {name} must be an int >= 0 (below 2**63), got {value!r}")
         pool.write(name, value)
 
 
