@@ -11,6 +11,9 @@ a constant becomes the branch it takes; a shape-only op (shape_of, ndarray_size)
 inferred shape is static becomes its value. Calls to Functions or GlobalVars, bodies of primitive
 (fused) functions and stateful ops are left alone. Dropout of a constant folds to its data through
 its reference (inference semantics); of a variable it is SimplifyInference's job, as in Relay.
+The pass runs with transparent huge pages off for the process (runtime/page_size.small_pages):
+its numpy results are fresh arrays used once, and on fragmented memory each huge-page fault
+compacted memory first.
 """
 import numpy as np
 
