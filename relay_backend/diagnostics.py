@@ -125,14 +125,19 @@ def dumping() -> bool:
     return bool(config.get().dump_dir)
 
 
-def dump(stage: str, name: str, text, suffix: str = "txt") -> None:
+def dump(stage: str, name, text, suffix: str = "txt") -> None:
     """Write `text` (a str, or a callable making it) to RB_DUMP_DIR as
     `<number>_<stage>_<name>.<suffix>` when RB_DUMP_DIR is set; nothing otherwise. `stage` says
-    what it is ("relay", "tir", "llvm", "c", "cuda"); the number orders the files as made."""
+    what it is ("relay", "tir", "llvm", "c", "cuda"); the number orders the files as made.
+    `name` may list the kernels of one module: the file is named after the first and how many
+    more."""
     folder = config.get().dump_dir
     if not folder:
         return
     from .errors import InputError
+    if not isinstance(name, str):
+        first, *rest = name
+        name = f"{first}_and_{len(rest)}_more" if rest else first
     body = text() if callable(text) else text
     safe = _UNSAFE_IN_NAMES.sub("_", name)[:120] or "unnamed"
     path = os.path.join(folder, f"{next(_DUMP_NUMBERS):05d}_{stage}_{safe}.{suffix}")

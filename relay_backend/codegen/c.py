@@ -260,8 +260,7 @@ def build_c(prim_funcs, options=None, openmp=None) -> CModule:
     source, infos, needs_ws = generate(funcs)
     if diagnostics.wants(4):
         _CODE_LOG.debug("C source for %s:\n%s", ", ".join(i.name for i in infos), source)
-    diagnostics.dump("c", infos[0].name if len(infos) == 1 else f"{infos[0].name}_and_{len(infos) - 1}_more",
-                     source, "c")
+    diagnostics.dump("c", [i.name for i in infos], source, "c")
     path = compile_shared(source, compile_flags(openmp, options or ()))
     try:
         lib = ctypes.CDLL(path)

@@ -71,8 +71,7 @@ def build_cuda(prim_funcs, target="cuda") -> CUDAModule:
         raise CompileError("build_cuda: no PrimFuncs to compile")
     if diagnostics.wants(4):
         _CODE_LOG.debug("CUDA source for %s:\n%s", ", ".join(p.info.name for p in plans), source)
-    diagnostics.dump("cuda", plans[0].info.name if len(plans) == 1
-                     else f"{plans[0].info.name}_and_{len(plans) - 1}_more", source, "cu")
+    diagnostics.dump("cuda", [p.info.name for p in plans], source, "cu")
     ptx = compile_ptx(source, target.arch)
 
     def exporter(path, cc=None, fcompile=None):

@@ -282,7 +282,7 @@ def kernel_module(infos, kernels, spec, has_openmp: bool) -> Module:
     what = ", ".join(i.name for i in infos)
     if diagnostics.wants(4):
         _CODE_LOG.debug("LLVM IR for %s (%s, %s):\n%s", what, spec.triple, spec.cpu, "\n".join(optimized))
-    for info, ir_text in zip(infos, optimized) if diagnostics.dumping() else ():
+    for info, ir_text in zip(infos, optimized):
         diagnostics.dump("llvm", info.name, ir_text, "ll")
     libs = link_libraries(has_openmp)
 

@@ -513,5 +513,5 @@ def stats() -> dict:
 register_thread_pool(ensure_loaded)
 
 
-__all__ = ["ensure_loaded", "stats", "idle_policy", "set_idle_policy", "pool_ir", "as_callable", "SPIN_NS", "YIELD_NS", "YIELD_MAX", "MAX_THREADS", "POOL_SYMBOL",
-           "BODY_TYPE", "LAUNCH_TYPE"]
+__all__ = ["ensure_loaded", "stats", "idle_policy", "set_idle_policy", "pool_ir", "as_callable", "SPIN_NS",
+           "YIELD_NS", "YIELD_MAX", "MAX_THREADS", "POOL_SYMBOL", "BODY_TYPE", "LAUNCH_TYPE"]

@@ -12,8 +12,8 @@ were at hand) and took 0.88-1.04 s; folding in small pages, 0.50-0.59 s (benchma
 
 The graph executor copies its params into storage it allocates after the build, so its kernels
 keep huge pages; the VM's constants stay where FoldConstant put them (ResNet-50 on the VM: 34.86
-vs 34.38 and 38.67 vs 38.66 ms, interleaved, within the spread). Nested and concurrent uses (two threads
-building) share one switch: huge pages come back when the last one leaves, unless the process
+vs 34.38 and 38.67 vs 38.66 ms, interleaved, within the spread). Nested and concurrent uses (two
+threads building) share one switch: huge pages come back when the last one leaves, unless the process
 had them off before. Where prctl is missing (not Linux) or refuses, it does nothing.
 """
 import contextlib

@@ -6,10 +6,10 @@ packed + batch-1, nn.batch_matmul), x86_conv.py (nn.conv2d NCHW), x86_conv_nchwc
 channel-blocked convolutions), x86_dense_pack.py (dense on a pre-packed weight), x86_pool.py
 (pools), x86_alter_layout.py (AlterOpLayout's x86 rewrites), x86_conv_layouts.py (conv2d in
 NHWC and the other non-NCHW layouts, every groups value), x86_conv_int16.py (8/16-bit integer
-conv2d into int32, as vpmaddwd pair products), x86_layout_transform.py, x86_concat.py (concatenate and its fused epilogue),
-x86_global_pool.py (NCHW global pools, columns first), with the row schedule of grouped
-convolutions and pools in x86_rows.py; the shared tile/epilogue helpers and the tuning-knob
-helpers are in x86_common.py. The conv2d, NCHWc, dense, dense_pack, batch_matmul and pool
+conv2d into int32, as vpmaddwd pair products), x86_layout_transform.py, x86_concat.py
+(concatenate and its fused epilogue), x86_global_pool.py (NCHW global pools, columns first),
+with the row schedule of grouped convolutions and pools in x86_rows.py; the shared tile/epilogue
+helpers and the tuning-knob helpers are in x86_common.py. The conv2d, NCHWc, dense, dense_pack, batch_matmul and pool
 implementations are autotvm templates (relay_backend.autotvm) whose default config is the
 hand-picked schedule.
 """

@@ -1,7 +1,8 @@
 """Generic, iterative traversals of tir nodes driven by each class's `_fields`.
 
-`walk` visits every node pre-order (`stored_buffers`: the buffers its statements write); `rewrite` rebuilds a tree bottom-up through a callback;
-`substitute` replaces Vars. All use explicit stacks, so a 10,000-deep expression is fine.
+`walk` visits every node pre-order (`stored_buffers`: the buffers its statements write);
+`rewrite` rebuilds a tree bottom-up through a callback; `substitute` replaces Vars. All use
+explicit stacks, so a 10,000-deep expression is fine.
 """
 from .expr import PrimExpr, Var
 from .stmt import BufferStore, Stmt

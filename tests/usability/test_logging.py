@@ -95,3 +95,16 @@ def test_rb_dump_dir_that_cannot_be_written_names_the_setting(monkeypatch, tmp_p
     finally:
         monkeypatch.delenv("RB_DUMP_DIR")
         config.reload()
+
+
+def test_rb_dump_dir_names_a_module_of_several_kernels_after_the_first(monkeypatch, tmp_path):
+    monkeypatch.setenv("RB_DUMP_DIR", str(tmp_path))
+    config.reload()
+    try:
+        diagnostics.dump("c", ["kernel_a", "kernel_b", "kernel_c"], "int x;", "c")
+        diagnostics.dump("c", ["only_one"], "int y;", "c")
+    finally:
+        monkeypatch.delenv("RB_DUMP_DIR")
+        config.reload()
+    names = sorted(p.name.split("_", 1)[1] for p in tmp_path.iterdir())
+    assert names == ["c_kernel_a_and_2_more.c", "c_only_one.c"]
