@@ -9,6 +9,7 @@ compiled graph executor, "vm" the bytecode VM, "aot" the ahead-of-time C program
 import warnings
 
 from .backend.config_registry import resolve_executor, resolve_runtime
+from .codegen.llvm import compiling_ahead
 from .errors import RelayError
 from .ir.expr import Function
 from .ir.module import IRModule
@@ -114,12 +115,14 @@ def build(mod, target="llvm", target_host=None, executor="graph", runtime=None, 
         raise RelayError("build: memory pools are not supported; the graph and AOT executors plan "
                          "one workspace each (omit workspace_memory_pools / constant_memory_pools)")
     opt_mod = default_pipeline(target=target)(_as_module(mod, params))
-    if executor.name == "aot":  # one C program over a static workspace (aot/)
-        from .aot.factory import aot_build
-        factory = aot_build(opt_mod, target, mod_name)
-    else:
-        from .graph_executor.build import build_graph
-        factory = build_graph(opt_mod, target, mod_name)
+    # kernels compile in the pool while the rest of main is still being lowered
+    with compiling_ahead(target):
+        if executor.name == "aot":  # one C program over a static workspace (aot/)
+            from .aot.factory import aot_build
+            factory = aot_build(opt_mod, target, mod_name)
+        else:
+            from .graph_executor.build import build_graph
+            factory = build_graph(opt_mod, target, mod_name)
     factory.bound_param_names = frozenset(params or ())
     return factory
 

@@ -24,7 +24,7 @@ from ..runtime.signature import SYMBOL_PREFIX
 from ..target import as_target
 from ..tir.dim_json import dim_to_json, unique_var_names
 from ..tir.unroll import unroll_loops
-from . import llvm_target, llvm_thread_pool
+from . import llvm_ahead, llvm_target, llvm_thread_pool
 from .llvm_cache import KernelRecord, compile_kernels
 from .llvm_expr import I64, PTR, llvm_type
 from .llvm_math import MathLib
@@ -231,8 +231,15 @@ def compile_kernel_objects(funcs, target=None) -> tuple:
     infos = [record_signature(f, taken) if isinstance(f, KernelRecord) else kernel_signature(f, taken)
              for f in funcs]
     kernels = compile_kernels(funcs, spec, str(target), has_openmp,
-                              lambda func: codegen_llvm([func], has_openmp)[0])
+                              lambda func: codegen_llvm([func], has_openmp)[0], llvm_ahead.take)
     return infos, kernels, spec, has_openmp
+
+
+def compiling_ahead(target):
+    """llvm_ahead.compiling_ahead with this module's code generator: within it, kernels handed
+    to llvm_ahead.submit while a model is lowered compile in the pool meanwhile, and
+    compile_kernel_objects takes them (relay.build opens it around its executor's codegen)."""
+    return llvm_ahead.compiling_ahead(target, lambda func, has_openmp: codegen_llvm([func], has_openmp)[0])
 
 
 def build_llvm(funcs, target=None) -> Module:

@@ -134,21 +134,31 @@ def _decode(parts):
         return None
 
 
-def _key_of(item, spec, target_text: str, has_openmp: bool):
+def unit_key(item, spec, target_text: str, has_openmp: bool):
+    """The cache key of a PrimFunc (kernel_key) or of a KernelRecord (content_key), or None."""
     if isinstance(item, KernelRecord):
         return content_key(item.content, item.name, spec, target_text, has_openmp)
     return kernel_key(item, spec, target_text, has_openmp)
 
 
-def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> list:
+def compile_unit(item, ir_of) -> tuple:
+    """The (IR text, symbol) llvm_pool compiles for a PrimFunc or KernelRecord (whose
+    prim_func() lowers it again); `ir_of(prim_func)` makes the IR text."""
+    prim = item.prim_func() if isinstance(item, KernelRecord) else item
+    return ir_of(prim), str(prim.attrs.get("global_symbol", prim.name))
+
+
+def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of, compiled_ahead=None) -> list:
     """[CompiledKernel] for `funcs` (PrimFuncs or KernelRecords), in order: from the disk cache
-    where an entry exists, else compiled from `ir_of(func)` (the LLVM IR text of one PrimFunc;
-    a KernelRecord's prim_func() is asked for it only then) and stored. Code this process
-    cannot run (cross-compiled: `spec.foreign`) bypasses the disk cache: only kernels the host
-    can load and check are shared with other processes."""
+    where an entry exists, else from `compiled_ahead(key)` ((object, IR) of a kernel compiled
+    while the model was still being lowered, llvm_ahead.py; None: not there), else compiled
+    from `ir_of(func)` (the LLVM IR text of one PrimFunc; a KernelRecord's prim_func() is asked
+    for it only then); compiled ones are stored. Code this process cannot run (cross-compiled:
+    `spec.foreign`) bypasses the disk cache: only kernels the host can load and check are
+    shared with other processes."""
     funcs = list(funcs)
     if spec.runs_here:
-        keys = [_key_of(f, spec, target_text, has_openmp) for f in funcs]
+        keys = [unit_key(f, spec, target_text, has_openmp) for f in funcs]
     else:
         keys = [None] * len(funcs)
     results = [None] * len(funcs)
@@ -159,16 +169,21 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of) -> l
     hits = len(funcs) - len(missing)
     progress.begin("compiled", total=len(funcs), note=f"{hits} from cache" if hits else "")
     progress.advance("compiled", hits)
-
-    def unit_at(j: int) -> tuple:
-        func = funcs[missing[j]]
-        prim = func.prim_func() if isinstance(func, KernelRecord) else func
-        return ir_of(prim), str(prim.attrs.get("global_symbol", prim.name))
+    ready = {}
+    if compiled_ahead is not None:
+        for i in missing:
+            done = compiled_ahead(keys[i]) if keys[i] is not None else None
+            if done is not None:
+                ready[i] = done
+                progress.advance("compiled")
+    to_compile = [i for i in missing if i not in ready]
     # each kernel's IR goes to the compile pool as soon as it is generated (llvm_pool)
-    compiled = llvm_pool.compile_lazily(len(missing), unit_at, spec,
-                                        on_done=lambda _: progress.advance("compiled"))
+    compiled = llvm_pool.compile_lazily(len(to_compile), lambda j: compile_unit(funcs[to_compile[j]], ir_of),
+                                        spec, on_done=lambda _: progress.advance("compiled"))
+    ready.update(zip(to_compile, compiled))
     entries = []
-    for i, (object_code, ir) in zip(missing, compiled):
+    for i in missing:
+        object_code, ir = ready[i]
         results[i] = CompiledKernel(object_code, ir)
         if keys[i] is not None:
             entries.append((CACHE_KIND, keys[i], {"object": object_code,
@@ -196,5 +211,6 @@ def support_object(what: str, ir_text: str, spec) -> bytes:
     return object_code
 
 
-__all__ = ["CompiledKernel", "support_object", "KernelRecord", "compile_kernels", "compiler_digest", "content_key",
-           "kernel_content_digest", "kernel_key", "sources_digest", "target_kernel_key", "CODEGEN_SOURCES"]
+__all__ = ["CompiledKernel", "support_object", "KernelRecord", "compile_kernels", "compile_unit", "compiler_digest",
+           "content_key", "kernel_content_digest", "kernel_key", "sources_digest", "target_kernel_key", "unit_key",
+           "CODEGEN_SOURCES"]

@@ -16,6 +16,8 @@ calls into LLVM within PROBE_TIMEOUT_S (catching anything else that held llvmlit
 pool that fails the probe, breaks (a worker killed) or is unavailable (no fork on this
 platform) makes the build compile in-process instead; it never fails a build. Workers are
 replaced after RECYCLE_AFTER units, since each LLVM pipeline leaves ~50 KB behind in llvmlite.
+`submit` hands over one unit at a time: llvm_ahead.py gives the pool each kernel as soon as the
+model's walk has lowered it.
 """
 import atexit
 import concurrent.futures
@@ -178,6 +180,25 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool_after_fork)
 
 
+def submit(ir_text: str, spec, what: str, jobs=None):
+    """A Future of compile_object(ir_text, spec, what) in the shared pool (its result: (object
+    bytes, optimised IR)), or None when there is no pool to give it to (one job, no fork, a
+    pool that failed its probe): the caller compiles it itself then. For kernels handed over
+    one at a time while a model is still being lowered (llvm_ahead.py)."""
+    jobs = compile_jobs() if jobs is None else jobs
+    executor = _pool(jobs) if jobs > 1 else None
+    if executor is None:
+        return None
+    try:
+        future = executor.submit(_compile_in_worker, ir_text, spec, what)
+    except RuntimeError:          # shut down, or broken (BrokenProcessPool is one), meanwhile
+        _drop_pool(executor)
+        return None
+    with _POOL_LOCK:
+        _POOL["units"] += 1
+    return future
+
+
 def want_parallel(ir_texts, jobs: int) -> bool:
     """True when `ir_texts` are worth a process pool: several units, enough IR, >1 job."""
     return (jobs > 1 and len(ir_texts) >= PARALLEL_MIN_UNITS
@@ -263,5 +284,5 @@ def _compile_in_pool(executor, order, position, made, unit_at, spec, on_done, re
     return results
 
 
-__all__ = ["compile_lazily", "compile_units", "heap_frozen", "compile_jobs", "pool_size", "shutdown_pool", "usable_cores",
-           "want_parallel"]
+__all__ = ["compile_lazily", "compile_units", "heap_frozen", "compile_jobs", "pool_size", "shutdown_pool", "submit",
+           "usable_cores", "want_parallel"]

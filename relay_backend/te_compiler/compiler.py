@@ -23,6 +23,7 @@ import time
 import weakref
 
 from .. import cache, codegen, diagnostics, progress
+from ..codegen import llvm_ahead
 from ..autotvm.env import note_untuned, recording_untuned
 from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
 from ..docstrings import shared_parameters
@@ -322,6 +323,16 @@ def tuning_digest(queries) -> str:
 
 
 _GLOBAL = TECompiler()
+
+
+def hand_over_early(cached) -> None:
+    """Give a kernel this build has just lowered (a CachedFunc, under the name it is compiled
+    by) to codegen's compile-ahead session (codegen/llvm_ahead.py): within relay.build and
+    vm.compile its object code is compiled in the pool while the rest of the model is lowered.
+    Callers hand over only kernels lowered by this build: one taken from this compiler's memory
+    may be served by a module built before, without any compile."""
+    if cached.external_module is None:
+        llvm_ahead.submit(cached.units().values(), cached.target)
 
 
 def get() -> TECompiler:

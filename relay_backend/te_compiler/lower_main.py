@@ -35,7 +35,7 @@ from ..runtime.limits import check_tensor_size, max_tensor_bytes, tensor_bytes
 from ..op.registry import OpDef
 from ..ir.excerpt import excerpt as _excerpt
 from .cache import CCacheKey
-from .compiler import get as get_te_compiler
+from .compiler import get as get_te_compiler, hand_over_early
 from .naming import NameSupply, candidate_name, kernel_name, renamed
 
 CPU_DEVICE_TYPE = 1
@@ -310,11 +310,15 @@ class _Walk:
         reshape_only = aliases_first_param(prim) and len(inputs) == len(prim.params)
         out = self.out
         key = CCacheKey(prim, out.target)
-        shared = get_te_compiler().lower(key, mod_name=out.mod_name)
+        compiler = get_te_compiler()
+        lowered_before = compiler.stats["lowered"]
+        shared = compiler.lower(key, mod_name=out.mod_name)
         cached = self.kernels.get(id(shared))
         if cached is None:
             cached = renamed(shared, kernel_name(prim, out.mod_name, self.kernel_names))
             self.kernels[id(shared)] = cached
+            if compiler.stats["lowered"] > lowered_before:
+                hand_over_early(cached)
         func_name = cached.func_name
         out.cached[func_name] = cached
         out.prims[func_name] = prim

@@ -28,7 +28,8 @@ from ..ir.types import TensorType, TupleType, is_any, tuple_leaves
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from ..target import as_target
-from ..te_compiler import get as get_te_compiler
+from ..codegen.llvm import compiling_ahead
+from ..te_compiler import get as get_te_compiler, hand_over_early
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
 from ..tir.dim_json import dim_to_json, unique_var_names
 from .. import transform
@@ -112,8 +113,10 @@ class CompileContext:
         return self._packed_map[name]
 
     def kernel_index(self, prim) -> int:
+        compiler = get_te_compiler()
+        lowered_before = compiler.stats["lowered"]
         try:
-            cached = get_te_compiler().lower(prim, self.target, mod_name=MOD_NAME)
+            cached = compiler.lower(prim, self.target, mod_name=MOD_NAME)
         except CompileError:
             raise
         except Exception as err:  # noqa: BLE001 - name the function that failed
@@ -123,6 +126,8 @@ class CompileContext:
         if mine is None:
             mine = renamed(cached, kernel_name(prim, MOD_NAME, self._kernel_names))
             self._kernels[id(cached)] = mine
+            if compiler.stats["lowered"] > lowered_before:
+                hand_over_early(mine)
         self.cached_funcs[mine.func_name] = mine
         self.kernel_sources[mine.func_name] = prim
         return self.packed_index(mine.func_name)
@@ -318,8 +323,9 @@ def compile(mod, target="llvm", target_host=None, params=None) -> Executable:  #
     compiler = VMCompiler()
     if params:
         compiler.set_params(params)
-    with build_progress("vm.compile"):
-        compiler.lower(mod, target, target_host)
+    target = as_target(target) if target_host is None else as_target(target).with_host(target_host)
+    with build_progress("vm.compile"), compiling_ahead(target):
+        compiler.lower(mod, target)          # kernels compile in the pool meanwhile
         compiler.codegen()
     return compiler.get_exec()
 

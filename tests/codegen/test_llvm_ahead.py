@@ -1,0 +1,130 @@
+"""Kernels compiled while the model is still being lowered (codegen/llvm_ahead.py): relay.build,
+the AOT build and vm.compile hand each freshly lowered kernel to the compile pool and then take
+its object code instead of compiling it again (every kernel compiled once, counted), with
+results equal to numpy; nothing goes ahead for a small model, with one compile job, for kernels
+already on disk or for a rebuild served from memory; a kernel whose compile fails in the pool is
+compiled by the build itself."""
+import numpy as np
+import pytest
+
+import relay_backend as relay
+from relay_backend import config
+from relay_backend.codegen import llvm_ahead, llvm_pool, llvm_target
+from relay_backend.te_compiler import get as get_te_compiler
+
+pytestmark = pytest.mark.compile
+LAYERS = llvm_ahead.AHEAD_MIN_KERNELS + 2
+
+
+@pytest.fixture
+def two_jobs(cache_dir, monkeypatch):
+    """Two compile jobs, an empty disk cache and an empty in-memory compiler."""
+    monkeypatch.setenv("RB_COMPILE_JOBS", "2")
+    config.reload()
+    get_te_compiler().clear()
+    yield
+    monkeypatch.undo()
+    config.reload()
+    get_te_compiler().clear()
+
+
+def _chain(layers: int):
+    """dense + bias + relu `layers` times, each a kernel of its own shape; its numpy reference."""
+    rng = np.random.default_rng(layers)
+    widths = [8 + 2 * k for k in range(layers + 1)]
+    x = relay.var("x", shape=(2, widths[0]))
+    y, weights = x, []
+    for k in range(layers):
+        w = rng.standard_normal((widths[k + 1], widths[k])).astype("float32")
+        b = rng.standard_normal(widths[k + 1]).astype("float32")
+        weights.append((w, b))
+        y = relay.nn.relu(relay.nn.bias_add(relay.nn.dense(y, relay.const(w)), relay.const(b)))
+    mod = relay.IRModule.from_expr(relay.Function([x], y))
+
+    def reference(data):
+        out = data.astype("float64")
+        for w, b in weights:
+            out = np.maximum(out @ w.T + b, 0)
+        return out
+    return mod, reference
+
+
+def _run(mod, data, executor: str):
+    if executor == "vm":
+        machine = relay.vm.VirtualMachine(relay.vm.compile(mod, target="llvm"), relay.cpu())
+        return machine.invoke("main", data).numpy()
+    factory = relay.build(mod, target="llvm", executor=executor)
+    if executor == "aot":
+        module = relay.aot.AotModule(factory["default"](relay.cpu()))
+    else:
+        module = relay.graph_executor.GraphModule(factory["default"](relay.cpu()))
+    module.set_input("x", data)
+    module.run()
+    return module.get_output(0).numpy()
+
+
+def _delta(before: dict) -> dict:
+    return {k: v - before[k] for k, v in llvm_ahead.stats().items()}
+
+
+@pytest.mark.parametrize("executor", ["graph", "aot", "vm"])
+def test_every_kernel_is_compiled_once_ahead_and_taken(two_jobs, executor):
+    mod, reference = _chain(LAYERS)
+    data = np.random.default_rng(0).standard_normal((2, 8)).astype("float32")
+    before, compiles = llvm_ahead.stats(), llvm_target.compile_count()
+    out = _run(mod, data, executor)
+    compiled = llvm_target.compile_count() - compiles
+    assert _delta(before) == {"sessions": 1, "submitted": compiled, "taken": compiled}
+    assert compiled >= LAYERS
+    np.testing.assert_allclose(out, reference(data), rtol=1e-4, atol=1e-4)
+
+
+def test_a_small_model_compiles_as_before(two_jobs):
+    mod, reference = _chain(llvm_ahead.AHEAD_MIN_KERNELS - 2)
+    data = np.ones((2, 8), "float32")
+    before = llvm_ahead.stats()
+    out = _run(mod, data, "graph")
+    assert _delta(before) == {"sessions": 1, "submitted": 0, "taken": 0}
+    np.testing.assert_allclose(out, reference(data), rtol=1e-4, atol=1e-4)
+
+
+def test_one_compile_job_opens_no_session(two_jobs, monkeypatch):
+    monkeypatch.setenv("RB_COMPILE_JOBS", "1")
+    config.reload()
+    mod, reference = _chain(LAYERS)
+    data = np.ones((2, 8), "float32")
+    before = llvm_ahead.stats()
+    out = _run(mod, data, "graph")
+    assert _delta(before) == {"sessions": 0, "submitted": 0, "taken": 0}
+    np.testing.assert_allclose(out, reference(data), rtol=1e-4, atol=1e-4)
+
+
+def test_kernels_on_disk_or_in_memory_are_not_handed_over(two_jobs):
+    """The same model again: from the in-memory compiler (nothing lowered), then lowered afresh
+    by an empty compiler but found on disk: no kernel goes to the pool, none is compiled."""
+    mod, reference = _chain(LAYERS)
+    data = np.ones((2, 8), "float32")
+    _run(mod, data, "graph")
+    for clear in (False, True):
+        if clear:
+            get_te_compiler().clear()
+        before, compiles = llvm_ahead.stats(), llvm_target.compile_count()
+        out = _run(mod, data, "graph")
+        assert _delta(before)["submitted"] == 0 and llvm_target.compile_count() == compiles
+        np.testing.assert_allclose(out, reference(data), rtol=1e-4, atol=1e-4)
+
+
+def test_a_kernel_that_fails_in_the_pool_is_compiled_by_the_build(two_jobs, monkeypatch):
+    """The pool is handed IR LLVM rejects: no result is taken, and the build compiles every
+    kernel itself, correctly."""
+    submit = llvm_pool.submit
+    monkeypatch.setattr(llvm_pool, "submit",
+                        lambda ir_text, spec, what, jobs=None: submit("not llvm ir", spec, what, jobs))
+    mod, reference = _chain(LAYERS)
+    data = np.ones((2, 8), "float32")
+    before, compiles = llvm_ahead.stats(), llvm_target.compile_count()
+    out = _run(mod, data, "graph")
+    delta = _delta(before)
+    assert delta["submitted"] >= LAYERS and delta["taken"] == 0
+    assert llvm_target.compile_count() - compiles == delta["submitted"]
+    np.testing.assert_allclose(out, reference(data), rtol=1e-4, atol=1e-4)
