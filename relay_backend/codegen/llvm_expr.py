@@ -109,59 +109,6 @@ def _pure_int_kind(node):
     return None
 
 
-_SUMS_OF_NONNEGATIVES = (tir.Add, tir.Mul, tir.FloorDiv, tir.Div, tir.Mod, tir.Min, tir.Max)
-
-
-def known_nonnegative(root, nonnegative_vars: set, memo: dict) -> bool:
-    """Whether integer expression `root` is >= 0 for every value of its Vars, given the ids of
-    the Vars known to be >= 0 (loop variables whose loop starts at >= 0; shape variables are
-    SizeVars), by structure: constants >= 0, and sums, products, quotients, remainders, minima
-    and maxima of such; a floor remainder by a positive constant; a widening integer cast or a
-    Select of such. Anything else (a load, a subtraction) is not known. Answers are kept in
-    `memo` (id(node) -> (node, answer)). The code generator divides a known non-negative index
-    by an unsigned division, the one instruction floor division is then, instead of the signed
-    division and sign fix-ups LLVM would have to prove away in every kernel's index math."""
-    if not _is_int(root.dtype):
-        return False
-    stack = [(root, False)]
-    while stack:
-        node, ready = stack.pop()
-        hit = memo.get(id(node))
-        if hit is not None and hit[0] is node:
-            continue
-        kids = ()
-        if isinstance(node, tir.BinaryOp) and type(node) in _SUMS_OF_NONNEGATIVES:
-            kids = (node.a, node.b)
-        elif isinstance(node, tir.FloorMod):
-            kids = (node.b,) if _positive_constant(node.b) else (node.a, node.b)
-        elif isinstance(node, tir.Cast) and _widens(node.value.dtype, node.dtype):
-            kids = (node.value,)
-        elif isinstance(node, tir.Select):
-            kids = (node.true_value, node.false_value)
-        if not ready and kids:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in kids)
-            continue
-        if isinstance(node, tir.IntImm):
-            answer = node.value >= 0
-        elif isinstance(node, tir.Var):
-            answer = isinstance(node, tir.SizeVar) or id(node) in nonnegative_vars
-        else:
-            answer = bool(kids) and all(memo[id(kid)][1] for kid in kids)
-        memo[id(node)] = (node, answer)
-    return memo[id(root)][1]
-
-
-def _positive_constant(node) -> bool:
-    return isinstance(node, tir.IntImm) and node.value > 0
-
-
-def _widens(src: str, dst: str) -> bool:
-    """An integer cast that keeps every non-negative value of `src` (as large or larger)."""
-    return (_is_int(src) and _is_int(dst) and llvm_type(dst).width >= llvm_type(src).width
-            and not (dst.startswith("int") and src.startswith("uint") and llvm_type(dst).width == llvm_type(src).width))
-
-
 def _pure_int_tree(trees: dict, root):
     """The Vars (distinct, in a fixed order) of `root` when every node of it is an integer
     constant, a Var or a node of a _pure_int_kind, else None. Such a tree's value is a function
@@ -199,11 +146,6 @@ class ExprEmitter:
     builder: ir.IRBuilder
     thread_id = None           # set inside an outlined parallel body
     num_threads = None
-    nonnegative_vars = frozenset()    # ids of Vars known >= 0 (known_nonnegative)
-
-    def _nonnegative(self, node) -> bool:
-        memo = self.__dict__.setdefault("_nonnegative_memo", {})
-        return known_nonnegative(node, self.nonnegative_vars, memo)
 
     def expr(self, root):
         """Emit `root` and return its LLVM value.
@@ -390,15 +332,10 @@ class ExprEmitter:
             cmp = b.icmp_signed(op, a, c) if signed else b.icmp_unsigned(op, a, c)
             return b.select(cmp, a, c)
         if kind in (tir.FloorDiv, tir.FloorMod):
-            if not signed or (self._nonnegative(node.a) and self._nonnegative(node.b)):
+            if not signed:
                 return b.udiv(a, c) if kind is tir.FloorDiv else b.urem(a, c)
             zero = ir.Constant(a.type, 0)
             rem = b.srem(a, c)
-            if _positive_constant(node.b):       # the remainder is negative exactly when a is
-                fix = b.icmp_signed("<", rem, zero)
-                if kind is tir.FloorMod:
-                    return b.select(fix, b.add(rem, c), rem)
-                return b.select(fix, b.sub(b.sdiv(a, c), ir.Constant(a.type, 1)), b.sdiv(a, c))
             # the C remainder has the dividend's sign; fix up when it differs from the divisor's
             fix = b.and_(b.icmp_signed("!=", rem, zero),
                          b.icmp_signed("!=", b.icmp_signed("<", rem, zero),

@@ -38,7 +38,6 @@ class FunctionEmitter(ExprEmitter):
         self.vars = dict(vars_ or {})
         self.buffers = dict(buffers or {})
         self.in_parallel = in_parallel
-        self.nonnegative_vars = set()     # loop and Let variables known >= 0 (llvm_expr)
         self.entry = fn.append_basic_block("entry")
         start = fn.append_basic_block("start")
         self.alloca_builder = ir.IRBuilder(self.entry)
@@ -62,8 +61,6 @@ class FunctionEmitter(ExprEmitter):
                 work.extend(reversed(s.seq))
             elif isinstance(s, tir.LetStmt):
                 self.vars[id(s.var)] = self.cast(self.expr(s.value), s.value.dtype, s.var.dtype)
-                if s.var.dtype == s.value.dtype and self._nonnegative(s.value):
-                    self.nonnegative_vars.add(id(s.var))
                 work.append(s.body)
             elif isinstance(s, tir.BufferStore):
                 idx = [self.expr(i) for i in s.indices]
@@ -94,8 +91,6 @@ class FunctionEmitter(ExprEmitter):
 
     # ------------------------------------------------------------------ loops
     def _for(self, s):
-        if self._nonnegative(s.min):
-            self.nonnegative_vars.add(id(s.loop_var))
         if s.kind == "parallel" and not self.in_parallel and self.mcg.has_openmp:
             self._parallel_for(s)
             return
@@ -174,7 +169,6 @@ class FunctionEmitter(ExprEmitter):
                                 {k: a for k, a in zip(buf_caps, args[nfix + nvar:])},
                                 in_parallel=True)
         inner.thread_id, inner.num_threads = args[0], args[1]
-        inner.nonnegative_vars = self.nonnegative_vars
         inner.read_only = self.read_only
         begin, end = args[2], args[3]
         inner.loop(s.loop_var, begin, inner.builder.sub(end, begin), lambda: inner.stmt(s.body))
