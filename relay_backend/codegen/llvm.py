@@ -231,7 +231,7 @@ def compile_kernel_objects(funcs, target=None) -> tuple:
     infos = [record_signature(f, taken) if isinstance(f, KernelRecord) else kernel_signature(f, taken)
              for f in funcs]
     kernels = compile_kernels(funcs, spec, str(target), has_openmp,
-                              lambda func: codegen_llvm([func], has_openmp)[0], llvm_ahead.take)
+                              lambda func: codegen_llvm([func], has_openmp)[0], llvm_ahead)
     return infos, kernels, spec, has_openmp
 
 

@@ -3,22 +3,27 @@
 A cold build lowers every kernel of the model (schedule, te -> tir: Python, one core) before
 codegen compiles any of them, so the compile pool's workers (llvm_pool) sat idle through all
 of lowering: DenseNet-121 lowers for 1.7 s while the second core waits. Within
-`compiling_ahead(target, ir_of)` (relay.build opens it around its executor's codegen), the
-walk over main (te_compiler/lower_main.py) hands each kernel to `submit` as soon as it is
+`compiling_ahead(target, ir_of)` (relay.build opens it around its executor's codegen,
+vm.compile around lowering and codegen), the walk over main (te_compiler/lower_main.py, the
+VM compiler's) hands each kernel to `submit` (te_compiler.hand_over_early) as soon as it is
 lowered, and the kernel goes to the pool at once:
 
-    submit(units):     for each kernel not on disk and not handed over yet:
-                           its cache key (llvm_cache.unit_key), its IR (ir_of), a pool Future
-    compile_kernels:   each missing kernel: take(key) -> the Future's (object, IR), else compile
+    submit(units):     for each kernel not on disk and not seen yet:
+                           its cache key (llvm_cache.unit_key) and its IR (ir_of);
+                           once the model is large enough, a pool Future of each
+    compile_kernels:   each missing kernel: take(key) -> the Future's (object, IR), else
+                           compile it (from its IR made ahead: made_unit(key))
 
 so LLVM runs beside the rest of lowering. The result is the same: a kernel compiles to the
 same bytes in a worker or in-process, and compile_kernels still reads the disk cache first
-and stores what it took. Nothing goes ahead for a model of fewer than AHEAD_MIN_KERNELS
-kernels (they compile in-process without starting a pool, as llvm_pool decides), with one
-compile job, for code this process cannot run, or for another target than the session's. A
-kernel whose IR cannot be made, or whose compile fails in the pool, is simply not taken:
-compile_kernels then meets the same error where it reports it. Kernels handed over but never
-asked for (a concatenation the memory planner made free) are dropped when the session ends.
+and stores what it took. The pool is used only once the model has AHEAD_MIN_KERNELS kernels
+and PARALLEL_MIN_IR_BYTES of IR (llvm_pool's own rule for a build): a small model compiles
+in-process as before, without starting a pool, from the IR made here. Nothing goes ahead
+with one compile job, for code this process cannot run, or for another target than the
+session's. A kernel whose IR cannot be made, or whose compile fails in the pool, is simply
+not taken: compile_kernels then meets the same error where it reports it. Kernels handed
+over but never asked for (a concatenation the memory planner made free) are dropped when the
+session ends.
 """
 import contextlib
 import contextvars
@@ -44,11 +49,13 @@ class _Session:
     spec: object
     has_openmp: bool
     ir_of: object
-    waiting: list = dataclasses.field(default_factory=list)    # (key, unit) not yet in the pool
+    made: dict = dataclasses.field(default_factory=dict)       # key -> (IR, symbol) not in the pool
+    ir_bytes: int = 0                                            # IR made in the session
     futures: dict = dataclasses.field(default_factory=dict)    # key -> Future
     seen: set = dataclasses.field(default_factory=set)         # keys handed over
     stats: dict = dataclasses.field(default_factory=lambda: {"submitted": 0, "taken": 0})
     closed: bool = False                                         # no pool: stop handing over
+    refreeze: bool = False       # the session froze the heap: keep lowering's objects frozen too
 
 
 @contextlib.contextmanager
@@ -79,6 +86,10 @@ def compiling_ahead(target, ir_of):
         return
     session = _Session(str(target), spec, bool(llvm_target.libgomp_path()), ir_of)
     _count("sessions")
+    # frozen as compile_lazily freezes it while it generates IR: each full collection would
+    # scan the model and every kernel lowered so far (it took DenseNet-121's main process
+    # 0.9 s more CPU); what the session froze is unfrozen when it ends
+    session.refreeze = gc.get_freeze_count() == 0
     token = _SESSION.set(session)
     try:
         with llvm_pool.heap_frozen():
@@ -91,7 +102,9 @@ def compiling_ahead(target, ir_of):
 
 def submit(units, target) -> None:
     """Hand kernels (PrimFuncs or codegen KernelRecords) lowered for `target` to the pool, when a
-    session for that target is open and the model has reached AHEAD_MIN_KERNELS kernels."""
+    session for that target is open: each kernel's IR is made now; they go to the pool once the
+    model has AHEAD_MIN_KERNELS kernels and llvm_pool.PARALLEL_MIN_IR_BYTES of IR (what would
+    make compile_kernels use the pool), then each as it comes."""
     session = _SESSION.get()
     if session is None or session.closed or str(as_target(target)) != session.target_text:
         return
@@ -100,10 +113,16 @@ def submit(units, target) -> None:
         if key is None or key in session.seen or _on_disk(key):
             continue
         session.seen.add(key)
-        session.waiting.append((key, unit))
-    if len(session.seen) >= AHEAD_MIN_KERNELS:
+        try:
+            ir_text, what = llvm_cache.compile_unit(unit, lambda prim: session.ir_of(prim, session.has_openmp))
+        except Exception:  # noqa: BLE001 - compile_kernels makes this IR again and reports the error
+            continue
+        session.made[key] = (ir_text, what)
+        session.ir_bytes += len(ir_text)
+    if len(session.seen) >= AHEAD_MIN_KERNELS and session.ir_bytes >= llvm_pool.PARALLEL_MIN_IR_BYTES:
         _hand_over(session)
-        gc.freeze()
+        if session.refreeze:
+            gc.freeze()
 
 
 def _on_disk(key: str) -> bool:
@@ -112,19 +131,24 @@ def _on_disk(key: str) -> bool:
 
 
 def _hand_over(session: _Session) -> None:
-    waiting, session.waiting = session.waiting, []
-    for key, unit in waiting:
-        try:
-            ir_text, what = llvm_cache.compile_unit(unit, lambda prim: session.ir_of(prim, session.has_openmp))
-        except Exception:  # noqa: BLE001 - compile_kernels makes this IR again and reports the error
-            continue
+    made, session.made = session.made, {}
+    for key, (ir_text, what) in made.items():
         future = llvm_pool.submit(ir_text, session.spec, what)
-        if future is None:
+        if future is None:            # no pool after all: the rest compile as before
             session.closed = True
+            session.made.update((k, unit) for k, unit in made.items() if k not in session.futures)
             return
         session.futures[key] = future
         session.stats["submitted"] += 1
         _count("submitted")
+
+
+def made_unit(key: str):
+    """The (IR text, symbol) of the kernel with cache key `key` that this session made but did
+    not hand to the pool (a small model), for compile_kernels to compile without making it
+    again; None when there is none."""
+    session = _SESSION.get()
+    return session.made.pop(key, None) if session is not None else None
 
 
 def take(key: str):
@@ -157,4 +181,4 @@ def stats() -> dict:
         return dict(_TOTALS)
 
 
-__all__ = ["AHEAD_MIN_KERNELS", "compiling_ahead", "stats", "submit", "take"]
+__all__ = ["AHEAD_MIN_KERNELS", "compiling_ahead", "made_unit", "stats", "submit", "take"]

@@ -148,14 +148,14 @@ def compile_unit(item, ir_of) -> tuple:
     return ir_of(prim), str(prim.attrs.get("global_symbol", prim.name))
 
 
-def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of, compiled_ahead=None) -> list:
+def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of, ahead=None) -> list:
     """[CompiledKernel] for `funcs` (PrimFuncs or KernelRecords), in order: from the disk cache
-    where an entry exists, else from `compiled_ahead(key)` ((object, IR) of a kernel compiled
-    while the model was still being lowered, llvm_ahead.py; None: not there), else compiled
-    from `ir_of(func)` (the LLVM IR text of one PrimFunc; a KernelRecord's prim_func() is asked
-    for it only then); compiled ones are stored. Code this process cannot run (cross-compiled:
-    `spec.foreign`) bypasses the disk cache: only kernels the host can load and check are
-    shared with other processes."""
+    where an entry exists, else from `ahead.take(key)` ((object, IR) of a kernel compiled while
+    the model was still being lowered: llvm_ahead.py, or None), else compiled from
+    `ahead.made_unit(key)` (its IR, made then) or `ir_of(func)` (the LLVM IR text of one
+    PrimFunc; a KernelRecord's prim_func() is asked for it only then); compiled ones are
+    stored. Code this process cannot run (cross-compiled: `spec.foreign`) bypasses the disk
+    cache: only kernels the host can load and check are shared with other processes."""
     funcs = list(funcs)
     if spec.runs_here:
         keys = [unit_key(f, spec, target_text, has_openmp) for f in funcs]
@@ -170,16 +170,21 @@ def compile_kernels(funcs, spec, target_text: str, has_openmp: bool, ir_of, comp
     progress.begin("compiled", total=len(funcs), note=f"{hits} from cache" if hits else "")
     progress.advance("compiled", hits)
     ready = {}
-    if compiled_ahead is not None:
+    if ahead is not None:
         for i in missing:
-            done = compiled_ahead(keys[i]) if keys[i] is not None else None
+            done = ahead.take(keys[i]) if keys[i] is not None else None
             if done is not None:
                 ready[i] = done
                 progress.advance("compiled")
     to_compile = [i for i in missing if i not in ready]
+
+    def unit_at(j: int) -> tuple:
+        i = to_compile[j]
+        made = ahead.made_unit(keys[i]) if ahead is not None and keys[i] is not None else None
+        return made if made is not None else compile_unit(funcs[i], ir_of)
     # each kernel's IR goes to the compile pool as soon as it is generated (llvm_pool)
-    compiled = llvm_pool.compile_lazily(len(to_compile), lambda j: compile_unit(funcs[to_compile[j]], ir_of),
-                                        spec, on_done=lambda _: progress.advance("compiled"))
+    compiled = llvm_pool.compile_lazily(len(to_compile), unit_at, spec,
+                                        on_done=lambda _: progress.advance("compiled"))
     ready.update(zip(to_compile, compiled))
     entries = []
     for i in missing:

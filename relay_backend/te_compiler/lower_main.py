@@ -23,6 +23,7 @@ intermediates, AOT does not), fed by `steps()` and `planner_entries()`.
 from dataclasses import dataclass, field
 
 from ..analysis.memory_plan import Entry as PlanEntry, Step, tensor_nbytes
+from ..analysis.pure_concat import pure_concatenation
 from ..autotvm.env import build_scope
 from ..errors import CompileError
 from ..ir.adt import Constructor, Match
@@ -317,7 +318,9 @@ class _Walk:
         if cached is None:
             cached = renamed(shared, kernel_name(prim, out.mod_name, self.kernel_names))
             self.kernels[id(shared)] = cached
-            if compiler.stats["lowered"] > lowered_before:
+            # a pure concatenation may run in place (inplace_concat.py: no kernel at all), so it
+            # is compiled with the others only if the executor keeps it
+            if compiler.stats["lowered"] > lowered_before and pure_concatenation(prim) is None:
                 hand_over_early(cached)
         func_name = cached.func_name
         out.cached[func_name] = cached
