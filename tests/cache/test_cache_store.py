@@ -87,6 +87,29 @@ def test_cache_dir_that_is_a_file_raises_naming_the_path(tmp_path, monkeypatch):
         config.reload()
 
 
+def test_the_directory_is_looked_at_on_the_first_write_then_per_sixteenth_of_the_bound(cache_dir, monkeypatch):
+    """Listing a large cache costs ~0.5 s, so a process evicts after its first writes to the
+    directory and then only once it has written 1/EVICT_EVERY of the bound since: the bound
+    still holds within that margin."""
+    looks = []
+    scan = cache._scan
+    monkeypatch.setattr(cache, "_scan", lambda folder: looks.append(folder) or scan(folder))
+    blob = os.urandom(10_000)
+    cache.store("llvm", "first", {"object": blob})
+    assert len(looks) == 1                                   # this process's first write here
+    size = os.path.getsize(cache.entry_path("llvm", "first"))
+    _set_env(monkeypatch, RB_CACHE_MAX_BYTES=str(cache.EVICT_EVERY * size * 3))
+    for i in range(2):
+        cache.store("llvm", f"small{i}", {"object": blob})
+    assert len(looks) == 1                                   # 2 entries: under a sixteenth
+    cache.store("llvm", "third", {"object": blob})
+    assert len(looks) == 2                                   # the third reaches it
+    _set_env(monkeypatch, RB_CACHE_MAX_BYTES=str(2 * size))
+    cache.store("llvm", "last", {"object": blob})           # a sixteenth of 2 entries: due
+    info = cache.info()
+    assert len(looks) >= 3 and info.entries == 2 and info.bytes <= info.max_bytes
+
+
 def test_eviction_keeps_the_size_under_the_bound_least_recently_used_first(cache_dir, monkeypatch):
     blob = os.urandom(10_000)
     for i in range(6):
