@@ -23,9 +23,9 @@ import time
 import weakref
 
 from .. import cache, codegen, diagnostics, progress
-from ..codegen import llvm_ahead
 from ..autotvm.env import note_untuned, recording_untuned
 from ..autotvm.task.dispatcher import queries_still_hold, recording_queries
+from ..codegen import llvm_ahead
 from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..ir.expr import Function, GlobalVar

@@ -19,6 +19,7 @@ import numpy as np
 from ..analysis.kernel_summary import mac_count, relay_ops
 from ..analysis.pure_concat import pure_concatenation
 from ..autotvm.env import build_scope
+from ..codegen.llvm import compiling_ahead
 from ..docstrings import shared_parameters
 from ..errors import CompileError
 from ..progress import build_progress
@@ -28,7 +29,6 @@ from ..ir.types import TensorType, TupleType, is_any, tuple_leaves
 from ..runtime import ndarray as _nd
 from ..runtime.ndarray import NDArray
 from ..target import as_target
-from ..codegen.llvm import compiling_ahead
 from ..te_compiler import get as get_te_compiler, hand_over_early
 from ..te_compiler.naming import NameSupply, Unmangled, candidate_name, kernel_name, renamed
 from ..tir.dim_json import dim_to_json, unique_var_names
