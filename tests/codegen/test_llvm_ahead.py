@@ -10,7 +10,7 @@ import pytest
 
 import relay_backend as relay
 from relay_backend import config
-from relay_backend.codegen import llvm_ahead, llvm_pool, llvm_target
+from relay_backend.codegen import llvm as llvm_codegen, llvm_ahead, llvm_pool, llvm_target
 from relay_backend.te_compiler import get as get_te_compiler
 
 pytestmark = pytest.mark.compile
@@ -101,9 +101,8 @@ def test_little_ir_compiles_in_process_from_the_ir_made_ahead(two_jobs, monkeypa
     """Enough kernels but less IR than PARALLEL_MIN_IR_BYTES: nothing goes to the pool, and
     each kernel's IR, made while lowering, is the one compiled (made once per kernel)."""
     monkeypatch.setattr(llvm_pool, "PARALLEL_MIN_IR_BYTES", 1 << 30)
-    import relay_backend.codegen.llvm as codegen_llvm_module
-    made, codegen = [], codegen_llvm_module.codegen_llvm
-    monkeypatch.setattr(codegen_llvm_module, "codegen_llvm",
+    made, codegen = [], llvm_codegen.codegen_llvm
+    monkeypatch.setattr(llvm_codegen, "codegen_llvm",
                         lambda funcs, *args: made.append(funcs[0].name) or codegen(funcs, *args))
     mod, reference = _chain(LAYERS)
     data = np.ones((2, 8), "float32")
