@@ -53,7 +53,6 @@ class _Session:
     ir_bytes: int = 0                                            # IR made in the session
     futures: dict = dataclasses.field(default_factory=dict)    # key -> Future
     seen: set = dataclasses.field(default_factory=set)         # keys handed over
-    stats: dict = dataclasses.field(default_factory=lambda: {"submitted": 0, "taken": 0})
     closed: bool = False                                         # no pool: stop handing over
     refreeze: bool = False       # the session froze the heap: keep lowering's objects frozen too
 
@@ -70,19 +69,15 @@ def compiling_ahead(target, ir_of):
     ir_of : callable
         ir_of(prim_func, has_openmp) -> the LLVM IR text codegen compiles for the kernel.
 
-    Yields
-    ------
-    stats : dict or None
-        {"submitted": kernels handed to the pool, "taken": of them, those compile_kernels
-        used}, or None when nothing can go ahead here.
+    What went ahead is counted process-wide by `stats()`.
     """
     target = as_target(target)
     if target.kind.name != "llvm" or llvm_pool.compile_jobs() < 2 or _SESSION.get() is not None:
-        yield None
+        yield
         return
     spec = llvm_target.machine_spec(target)
     if not spec.runs_here:             # cross-compiled code bypasses the disk cache and its keys
-        yield None
+        yield
         return
     session = _Session(str(target), spec, bool(llvm_target.libgomp_path()), ir_of)
     _count("sessions")
@@ -93,7 +88,7 @@ def compiling_ahead(target, ir_of):
     token = _SESSION.set(session)
     try:
         with llvm_pool.heap_frozen():
-            yield session.stats
+            yield
     finally:
         _SESSION.reset(token)
         for future in session.futures.values():
@@ -136,10 +131,9 @@ def _hand_over(session: _Session) -> None:
         future = llvm_pool.submit(ir_text, session.spec, what)
         if future is None:            # no pool after all: the rest compile as before
             session.closed = True
-            session.made.update((k, unit) for k, unit in made.items() if k not in session.futures)
+            session.made.update((k, ir_and_symbol) for k, ir_and_symbol in made.items() if k not in session.futures)
             return
         session.futures[key] = future
-        session.stats["submitted"] += 1
         _count("submitted")
 
 
@@ -164,7 +158,6 @@ def take(key: str):
     except Exception:  # noqa: BLE001 - a broken pool or a failed compile: compiled again by the caller
         return None
     llvm_target.count_compiles()
-    session.stats["taken"] += 1
     _count("taken")
     return result
 

@@ -9,9 +9,9 @@ NHWC and the other non-NCHW layouts, every groups value), x86_conv_int16.py (8/1
 conv2d into int32, as vpmaddwd pair products), x86_layout_transform.py, x86_concat.py
 (concatenate and its fused epilogue), x86_global_pool.py (NCHW global pools, columns first),
 with the row schedule of grouped convolutions and pools in x86_rows.py; the shared tile/epilogue
-helpers and the tuning-knob helpers are in x86_common.py. The conv2d, NCHWc, dense, dense_pack, batch_matmul and pool
-implementations are autotvm templates (relay_backend.autotvm) whose default config is the
-hand-picked schedule.
+helpers and the tuning-knob helpers are in x86_common.py. The conv2d, NCHWc, dense, dense_pack,
+batch_matmul and pool implementations are autotvm templates (relay_backend.autotvm) whose
+default config is the hand-picked schedule.
 """
 from . import x86_alter_layout, x86_conv, x86_conv_nchwc, x86_dense, x86_dense_pack, x86_pool  # noqa: F401,E501
 from . import x86_conv_nd, x86_conv_transpose  # noqa: F401,E402  (conv1d/3d, the transposed convolutions)

@@ -80,5 +80,6 @@ def test_fold_constant_folds_in_small_pages(monkeypatch, huge_pages_on):
     states.clear()                                          # the constants made above
     folded = relay.transform.FoldConstant()(mod)
     assert states and all(states)
-    consts = [c for c in [folded["main"].body.args[1]] if isinstance(c, relay.Constant)]
-    np.testing.assert_array_equal(consts[0].data.numpy(), np.arange(12, dtype="float32").reshape(3, 4) * 2)
+    const = folded["main"].body.args[1]
+    assert isinstance(const, relay.Constant)
+    np.testing.assert_array_equal(const.data.numpy(), np.arange(12, dtype="float32").reshape(3, 4) * 2)
