@@ -22,7 +22,8 @@ with the same weights:
 A workload is timed in two interleaved groups (`_timing_groups`): onnxruntime with our graph
 executor, VM and AOT (the ratios the issue targets are about), then onnxruntime again with the
 peers (debug interpreter, numpy, torch), whose ratios are to that second onnxruntime row. A
-small model's rounds go on for at least SMALL_WINDOW_S seconds.
+small model's rounds, and the executors' own per-run cost, go on for at least SMALL_WINDOW_S
+seconds.
 
 Every executor's output is checked against onnxruntime (without onnxruntime: against the debug
 interpreter) before it is timed. An executor that fails to build, to run, or the check gives a
@@ -311,13 +312,19 @@ def _workload_rows(label, builder, kwargs, small, repeats, compile_rows) -> list
     # small models run in ~1 ms: more rounds buy a steadier median on a shared machine
     reps = repeats * 4 if small else max(3, repeats // 3)
     fails = [failed_row(label, name, err) for name, err in failed.items()]
-    window = (SMALL_WINDOW_S if repeats >= 10 else SMALL_WINDOW_S / 4) if small else 0.0
+    window = _window(repeats) if small else 0.0
     rows = []
     for group in _timing_groups(cands, peers):
         timing = interleaved_medians(group, repeats=reps, warmup=1 if not small else 2, min_seconds=window)
         base = next((timing[k][0] for k in (ORT, ORT_WITH_PEERS) if k in timing), timing[next(iter(timing))][0])
         rows += [(f"{label}, {name}", "ms", t * 1e3, t / base, spread) for name, (t, spread) in timing.items()]
     return rows + fails
+
+
+def _window(repeats) -> float:
+    """Seconds a sub-millisecond measurement's rounds go on for (SMALL_WINDOW_S; a quarter
+    of it on the quick path)."""
+    return SMALL_WINDOW_S if repeats >= 10 else SMALL_WINDOW_S / 4
 
 
 def _timing_groups(ours: dict, peers: dict) -> list:
@@ -352,7 +359,7 @@ def _overhead_rows(repeats) -> list:
     cands = {"kernel": lambda: kernel(nd_x, nd_out), "graph": gmod.run, "vm": lambda: machine.invoke("main", nd_x)}
     if execs and len(execs) == 1:
         cands["prepared"] = execs[0]
-    t = interleaved_medians(cands, repeats=max(repeats, 5) * 40, warmup=20)
+    t = interleaved_medians(cands, repeats=max(repeats, 5) * 40, warmup=20, min_seconds=_window(repeats))
     base = t["prepared"][0] if "prepared" in t else t["kernel"][0]
     rows.append(("one add(4): graph run() per call", "us", t["graph"][0] * 1e6, t["graph"][0] / base,
                  t["graph"][1]))
@@ -371,7 +378,7 @@ def _overhead_rows(repeats) -> list:
     execs = getattr(gmod, "_execs", None)
     if execs:
         cands = {"run": gmod.run, **{f"k{i}": e for i, e in enumerate(execs)}}
-        t = interleaved_medians(cands, repeats=max(repeats, 5) * 20, warmup=5)
+        t = interleaved_medians(cands, repeats=max(repeats, 5) * 20, warmup=5, min_seconds=_window(repeats))
         kernels = sum(t[f"k{i}"][0] for i in range(len(execs)))
         rows.append((f"seed CNN: graph run() ({len(execs)} kernels)", "us", t["run"][0] * 1e6,
                      t["run"][0] / kernels, t["run"][1]))
