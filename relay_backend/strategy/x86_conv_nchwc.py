@@ -7,7 +7,7 @@ of one row:
 
     pad = zero-padded data (root, serial; absent without padding)
     for (n, y, oo.outer, x.outer) in parallel:                # or (n, oo.outer, y, x.outer)
-        [pad the tile's window here instead, when pad_copies_per_tile <= PAD_PER_TILE_MAX]
+        [pad the tile's window here instead, when pad_per_tile]
         acc[ot, reg_n, ob] = 0                                # ot * reg_n SIMD registers
         for icc, kh, kw, llvm_unrolled(ii):                   # the reduction, ii innermost
             w[t] = kernel[oo.outer*ot + t, icc, kh, kw, ii, 0:ob]   # ot vector loads
@@ -251,7 +251,7 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         so.unroll(xi)
         so.vectorize(oi)
         sr = s[R]
-        if pad is not None and pad_copies_per_tile(shape, static_shape(kernel), attrs, chosen) <= PAD_PER_TILE_MAX:
+        if pad is not None and pad_per_tile(shape, static_shape(kernel), _bytes(pad.output(0)), attrs, chosen):
             s[pad].compute_at(so, fused)        # the tile's window, copied while it is in L1
         sr.compute_at(so, fused)
         rn, roo, ry, rx, roi = R.axis
@@ -263,6 +263,19 @@ def schedule_blocked_conv(tag: str, tile: Tile = None):
         finish_others(s, others)
         return s
     return schedule
+
+
+def pad_per_tile(out_shape, kernel_shape, padded_bytes: int, attrs, tile: Tile) -> bool:
+    """Whether each register tile pads its own window: when the padded input is copied at
+    most PAD_PER_TILE_MAX times that way (pad_copies_per_tile) and is larger than half the L2.
+    A smaller padded input stays in the core's caches between the root pad and the
+    convolution, so there is no memory traffic for the tiles to save and their extra copies
+    are pure cost: one thread, interleaved, the root pad ran 2-3% faster on 3x3 convolutions
+    of 16-128 channels at 7x7-28x28 whose tiles copied 3.4 times, and the seed CNN's 3-channel
+    32x32 convolution (3-float vectors, 14 KB padded) 10.2 instead of 12.4 us
+    (benchmarks/README.md, stop 35)."""
+    return padded_bytes > L2_BYTES // 2 and \
+        pad_copies_per_tile(out_shape, kernel_shape, attrs, tile) <= PAD_PER_TILE_MAX
 
 
 def pad_copies_per_tile(out_shape, kernel_shape, attrs, tile: Tile) -> float:
