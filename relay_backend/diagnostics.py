@@ -14,10 +14,10 @@ only when `wants(level)` says RB_DEBUG asks for them.
 
 RB_DUMP_DIR=dir writes the same stages to files instead of the terminal (`dump`): the module
 after every pass (Relay text), each kernel's TIR as it is lowered, and the LLVM IR, C or CUDA
-source of every compiled module, numbered in the order they were made.
+source of every compiled module, numbered in the order they were made (after the files already
+in the folder: a second run's follow the first's).
 """
 import contextlib
-import itertools
 import logging
 import os
 import re
@@ -116,8 +116,10 @@ def native_remarks_to(logger: logging.Logger, markers=("remark: ", "warning: <un
             os.write(2, ("\n".join(passed_on) + "\n").encode())
 
 
-_DUMP_NUMBERS = itertools.count()
 _UNSAFE_IN_NAMES = re.compile(r"[^A-Za-z0-9_.-]+")
+_NUMBERED = re.compile(r"^(\d+)_")
+_DUMP_NEXT = {}                 # folder -> the next number this process gives a file there
+_DUMP_LOCK = threading.Lock()
 
 
 def dumping() -> bool:
@@ -125,12 +127,40 @@ def dumping() -> bool:
     return bool(config.get().dump_dir)
 
 
+def _first_free_number(folder: str) -> int:
+    """One past the highest number a file in `folder` starts with (0 for a new folder)."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return 0
+    return max((int(m.group(1)) + 1 for m in map(_NUMBERED.match, names) if m), default=0)
+
+
+def _create_numbered(folder: str, rest: str):
+    """(path, file open for writing) of a new `<number>_<rest>` in `folder`. Numbers continue
+    after the files already there, so a second run's dumps follow the first's instead of
+    overwriting them; the file is created exclusively, so a process writing the same folder at
+    the same time makes this one take the next number rather than overwrite its file."""
+    with _DUMP_LOCK:
+        os.makedirs(folder, exist_ok=True)
+        if folder not in _DUMP_NEXT:
+            _DUMP_NEXT[folder] = _first_free_number(folder)
+        while True:
+            number = _DUMP_NEXT[folder]
+            _DUMP_NEXT[folder] = number + 1
+            path = os.path.join(folder, f"{number:05d}_{rest}")
+            try:
+                return path, open(path, "x", encoding="utf-8")
+            except FileExistsError:
+                continue
+
+
 def dump(stage: str, name, text, suffix: str = "txt") -> None:
     """Write `text` (a str, or a callable making it) to RB_DUMP_DIR as
     `<number>_<stage>_<name>.<suffix>` when RB_DUMP_DIR is set; nothing otherwise. `stage` says
-    what it is ("relay", "tir", "llvm", "c", "cuda"); the number orders the files as made.
-    `name` may list the kernels of one module: the file is named after the first and how many
-    more."""
+    what it is ("relay", "tir", "llvm", "c", "cuda"); the number orders the files as made, after
+    any already in the folder (_create_numbered). `name` may list the kernels of one module: the
+    file is named after the first and how many more."""
     folder = config.get().dump_dir
     if not folder:
         return
@@ -140,13 +170,13 @@ def dump(stage: str, name, text, suffix: str = "txt") -> None:
         name = f"{first}_and_{len(rest)}_more" if rest else first
     body = text() if callable(text) else text
     safe = _UNSAFE_IN_NAMES.sub("_", name)[:120] or "unnamed"
-    path = os.path.join(folder, f"{next(_DUMP_NUMBERS):05d}_{stage}_{safe}.{suffix}")
+    rest = f"{stage}_{safe}.{suffix}"
     try:
-        os.makedirs(folder, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as out:
+        path, out = _create_numbered(folder, rest)
+        with out:
             out.write(body)
     except OSError as err:
-        raise InputError(f"RB_DUMP_DIR={folder!r}: cannot write {os.path.basename(path)} ({err}); "
+        raise InputError(f"RB_DUMP_DIR={folder!r}: cannot write <number>_{rest} ({err}); "
                          f"set RB_DUMP_DIR to a writable folder, or unset it") from None
 
 

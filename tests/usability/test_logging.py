@@ -108,3 +108,27 @@ def test_rb_dump_dir_names_a_module_of_several_kernels_after_the_first(monkeypat
         config.reload()
     names = sorted(p.name.split("_", 1)[1] for p in tmp_path.iterdir())
     assert names == ["c_kernel_a_and_2_more.c", "c_only_one.c"]
+
+
+def test_rb_dump_dir_numbers_after_the_files_already_there(monkeypatch, tmp_path):
+    """A second run into the same folder (another process: its own count) continues after the
+    first run's numbers instead of overwriting its files; a file that appears under the next
+    number meanwhile (a process dumping at the same time) is skipped, not overwritten."""
+    (tmp_path / "00000_relay_after_InferType.txt").write_text("first run")
+    (tmp_path / "00041_tir_kernel.txt").write_text("first run")
+    (tmp_path / "notes.txt").write_text("not numbered")
+    monkeypatch.setenv("RB_DUMP_DIR", str(tmp_path))
+    config.reload()
+    monkeypatch.setattr(diagnostics, "_DUMP_NEXT", {})       # as a fresh process starts
+    try:
+        diagnostics.dump("relay", "after_InferType", "second run")
+        (tmp_path / "00043_tir_kernel.txt").write_text("the other process")
+        diagnostics.dump("tir", "kernel", "second run")
+    finally:
+        monkeypatch.delenv("RB_DUMP_DIR")
+        config.reload()
+    assert (tmp_path / "00000_relay_after_InferType.txt").read_text() == "first run"
+    assert (tmp_path / "00042_relay_after_InferType.txt").read_text() == "second run"
+    assert (tmp_path / "00043_tir_kernel.txt").read_text() == "the other process"
+    assert (tmp_path / "00044_tir_kernel.txt").read_text() == "second run"
+    assert len(list(tmp_path.iterdir())) == 6
