@@ -128,6 +128,7 @@ class ModuleCodegen:
             {id(buf.data): a for buf, a in zip(params, compute.args)})
         body = unroll_loops(func.body)
         emitter.read_only = read_only_params(params, body)
+        self.workspace.start_kernel(info.name)
         emitter.stmt(body)
         emitter.finish()
         self.workspace.finish_kernel(symbol)

@@ -8,10 +8,12 @@ every call faulted in and zeroed fresh pages: half of that kernel's time.
 
 Now each allocation site keeps its block in a module global, `cache`:
 
-    acquire(cache, nbytes):  block = atomic exchange(cache, null)
-                             if block and size(block) >= nbytes: return block
-                             free(block); return a fresh block of nbytes (aligned_alloc)
-    release(cache, block):   old = atomic exchange(cache, block); free(old)
+    acquire(cache, nbytes, site):
+        block = atomic exchange(cache, null)
+        if block and size(block) >= nbytes: return block
+        free(block); return a fresh block of nbytes (aligned_alloc)
+    release(cache, block):
+        old = atomic exchange(cache, block); free(old)
 
 A block carries its size in a 64-byte header before the returned pointer, so the pointer
 stays 64-byte aligned. The exchanges make a site safe when several threads run it at once
@@ -20,6 +22,11 @@ fresh block, and a release that finds another block there frees that one. Each s
 most one block (its largest recent temporary). `acquire` is a separate function whose result
 is `noalias`, as malloc's is, so alias analysis keeps treating the temporary as distinct from
 every other buffer.
+
+When aligned_alloc has no block to give (out of memory, or a symbolic size too large for the
+machine), acquire prints OUT_OF_MEMORY to stderr, naming the kernel, the buffer (`site`) and the
+size, and aborts. A kernel returns void, so it cannot hand an error to its caller, and going on
+would write through a null pointer: a segmentation fault with no word of why.
 
 The blocks live as long as the loaded kernel: each kernel with sites also gets an exported
 `<kernel symbol>_workspace_free` (FREE_SUFFIX) that empties and frees its sites' caches. A JIT
@@ -36,6 +43,8 @@ RELEASE = "rb_workspace_release"
 FREE_SUFFIX = "_workspace_free"
 HEADER = 64                     # bytes before the returned pointer; holds the block's usable size
 ALIGN = 64
+OUT_OF_MEMORY = ("relay_backend: kernel %s could not allocate %lld bytes of workspace (out of memory); "
+                 "the process stops here. Free memory, or run smaller inputs.\n")
 
 I64 = ir.IntType(64)
 PTR = ir.PointerType()
@@ -60,11 +69,11 @@ def _exchange_and_free(fn, b, cache, value, free, tag: str) -> None:
 
 
 def _define_acquire(module, declare) -> ir.Function:
-    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, I64]), name=ACQUIRE)
+    fn = ir.Function(module, ir.FunctionType(PTR, [PTR, I64, PTR]), name=ACQUIRE)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     fn.return_value.add_attribute("noalias")
-    cache, nbytes = fn.args
+    cache, nbytes, site = fn.args
     entry, reuse, fresh = (fn.append_basic_block(n) for n in ("entry", "reuse", "fresh"))
     b = ir.IRBuilder(entry)
     block = b.atomic_rmw("xchg", cache, NULL, "acquire")
@@ -85,9 +94,35 @@ def _define_acquire(module, declare) -> ir.Function:
     rounded = b.and_(b.add(nbytes, ir.Constant(I64, ALIGN - 1)), ir.Constant(I64, -ALIGN))
     raw = b.call(declare("aligned_alloc", PTR, [I64, I64]),
                  [ir.Constant(I64, ALIGN), b.add(rounded, ir.Constant(I64, HEADER))])
+    got, failed = fn.append_basic_block("got"), fn.append_basic_block("out_of_memory")
+    b.cbranch(b.icmp_unsigned("==", raw, NULL), failed, got)
+    b.position_at_end(failed)
+    _stop_out_of_memory(module, b, declare, site, nbytes)
+    b.position_at_end(got)
     b.store(rounded, raw)
     b.ret(b.gep(raw, [ir.Constant(I64, HEADER)], source_etype=ir.IntType(8)))
     return fn
+
+
+def _stop_out_of_memory(module, b, declare, site, nbytes) -> None:
+    """Print OUT_OF_MEMORY (naming the site and the size) to stderr and abort (module doc)."""
+    message = _c_string(module, "rb_workspace_out_of_memory", OUT_OF_MEMORY)
+    dprintf = module.globals.get("dprintf") or ir.Function(
+        module, ir.FunctionType(ir.IntType(32), [ir.IntType(32), PTR], var_arg=True), name="dprintf")
+    b.call(dprintf, [ir.Constant(ir.IntType(32), 2), message, site, nbytes])
+    b.call(declare("abort", VOID, []), [])
+    b.unreachable()
+
+
+def _c_string(module, name: str, text: str) -> ir.GlobalVariable:
+    """A private constant NUL-terminated string global (one per name per module)."""
+    if name in module.globals:
+        return module.globals[name]
+    data = bytearray(text.encode() + b"\0")
+    value = ir.Constant(ir.ArrayType(ir.IntType(8), len(data)), data)
+    var = ir.GlobalVariable(module, value.type, name=name)
+    var.linkage, var.global_constant, var.initializer = "private", True, value
+    return var
 
 
 def _define_release(module, declare) -> ir.Function:
@@ -122,6 +157,7 @@ class Workspace:
         self._helpers = None
         self._sites = 0
         self._open = []              # the caches of the kernel being emitted
+        self._kernel = "?"           # its symbol (start_kernel), named if an allocation fails
         self._frees = []             # every kernel's free function, for llvm.global_dtors
 
     def _functions(self):
@@ -130,8 +166,14 @@ class Workspace:
                              _define_release(self.module, self._declare))
         return self._helpers
 
+    def start_kernel(self, symbol: str) -> None:
+        """The kernel whose allocation sites come next (their out-of-memory message names it)."""
+        self._kernel = symbol
+
     def acquire(self, builder, nbytes, name: str):
-        """(pointer to a block of at least `nbytes`, the site's cache) for a new allocation site."""
+        """(pointer to a block of at least `nbytes`, the site's cache) for a new allocation site.
+        If the block cannot be allocated the process stops with a message naming the kernel
+        and buffer `name` (_stop_out_of_memory)."""
         acquire, _ = self._functions()
         self._sites += 1
         cache = ir.GlobalVariable(self.module, PTR, name=f"rb_workspace_cache.{self._sites}")
@@ -139,7 +181,8 @@ class Workspace:
         cache.initializer = NULL
         cache.align = 8
         self._open.append(cache)
-        return builder.call(acquire, [cache, nbytes], name=name), cache
+        site = _c_string(self.module, f"rb_workspace_site.{self._sites}", f"{self._kernel} (buffer {name})")
+        return builder.call(acquire, [cache, nbytes, site], name=name), cache
 
     def finish_kernel(self, symbol: str) -> None:
         """Define `symbol` + FREE_SUFFIX for the sites made since the last kernel (none: nothing)."""

@@ -4,9 +4,14 @@ symbolic sizes and inside a parallel loop, and a warm kernel whose temporaries a
 no longer faults in fresh pages on each call (with aligned_alloc / free per call glibc gave
 the memory back at every free: about 1,000 minor page faults per call here). The blocks go
 when the kernel does: a collected module runs its kernels' free functions, which a shared
-library lists as destructors."""
+library lists as destructors. A temporary that cannot be allocated stops the process with a
+message naming the kernel, the buffer and the size."""
 import gc
+import os
 import resource
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -114,3 +119,39 @@ def test_temporary_inside_a_parallel_loop():
     for _ in range(5):
         kernel(nd.array(data), out)
         np.testing.assert_array_equal(out.numpy(), (data * 2).sum(axis=1))
+
+
+_OUT_OF_MEMORY_SCRIPT = """
+import numpy as np
+from relay_backend import tir
+from relay_backend.codegen import build
+from relay_backend.runtime import nd
+n = tir.SizeVar("n")
+x, y = tir.Buffer("X", (n,), "float32"), tir.Buffer("Y", (n,), "float32")
+square = tir.Buffer("Square", (n, n), "float32", scope="global")     # n * n floats
+i, j = tir.Var("i"), tir.Var("j")
+body = tir.Allocate(square, tir.seq(
+    tir.For(i, 0, n, "serial", tir.BufferStore(square, x[i], (i, i))),
+    tir.For(j, 0, n, "serial", tir.BufferStore(y, square[j, j], (j,)))))
+kernel = build(tir.PrimFunc([x, y], body, "diagonal"))["diagonal"]
+small = np.arange(8, dtype="float32")
+out = nd.empty((8,), "float32")
+kernel(nd.array(small), out)
+assert (out.numpy() == small).all()
+print("small ok", flush=True)
+size = 1 << 23            # 32 MB in, a 256 TB temporary: more than any machine gives
+kernel(nd.array(np.zeros(size, "float32")), nd.empty((size,), "float32"))
+print("not reached", flush=True)
+"""
+
+
+def test_a_workspace_that_cannot_be_allocated_stops_with_a_message():
+    """aligned_alloc returning NULL (a symbolic size too large for the machine) stops the
+    process with a message naming the kernel, the buffer and the size, instead of a
+    segmentation fault from writing through the null pointer."""
+    proc = subprocess.run([sys.executable, "-c", _OUT_OF_MEMORY_SCRIPT], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "RB_NO_DISK_CACHE": "1"})
+    assert "small ok" in proc.stdout and "not reached" not in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stderr[-2000:])
+    assert f"could not allocate {(1 << 23) ** 2 * 4} bytes of workspace" in proc.stderr, proc.stderr[-2000:]
+    assert "kernel diagonal (buffer Square)" in proc.stderr
