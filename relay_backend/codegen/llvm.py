@@ -23,6 +23,7 @@ from ..runtime.module import FunctionInfo, Module, ParamInfo
 from ..runtime.signature import SYMBOL_PREFIX
 from ..target import as_target
 from ..tir.dim_json import dim_to_json, unique_var_names
+from ..tir.merge_split_axes import merge_split_axes
 from ..tir.unroll import unroll_loops
 from . import llvm_ahead, llvm_target, llvm_thread_pool
 from .llvm_cache import KernelRecord, compile_kernels
@@ -126,7 +127,7 @@ class ModuleCodegen:
             self, compute,
             {id(v): a for v, a in zip(shape_vars, compute.args[len(params):])},
             {id(buf.data): a for buf, a in zip(params, compute.args)})
-        body = unroll_loops(func.body)
+        body = unroll_loops(merge_split_axes(func.body))
         emitter.read_only = read_only_params(params, body)
         self.workspace.start_kernel(info.name)
         emitter.stmt(body)

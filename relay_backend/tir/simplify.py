@@ -124,6 +124,11 @@ def _key(e):
     return tuple(parts)
 
 
+def term_key(e):
+    """The key linear_form files term `e` under in its terms dict (Vars by identity)."""
+    return _key(e)
+
+
 def linear_form(e):
     """(terms, const): e == sum(coeff * term) + const, terms = {key: [term, coeff]}."""
     terms, const = {}, 0

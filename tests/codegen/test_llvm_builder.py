@@ -97,15 +97,16 @@ def test_no_sharing_across_blocks_for_floats_named_or_inserted_instructions():
 
 def test_unrolled_floor_division_indexing_matches_numpy_with_one_division():
     """Y[i, j] = X[i // 3, (i % 3) * 4 + j] for an unrolled j: every store recomputes the floor
-    division and modulo of i, which the builder emits once per loop body."""
-    X, Y = tir.Buffer("X", (4, 12), "float32"), tir.Buffer("Y", (12, 4), "float32")
+    division and modulo of i, which the builder emits once per loop body. (X's rows are 13
+    wide, not 3 * 4, so tir/merge_split_axes.py cannot turn the pair into one index.)"""
+    X, Y = tir.Buffer("X", (4, 13), "float32"), tir.Buffer("Y", (12, 4), "float32")
     i = tir.Var("i")
     stores = [S.BufferStore(Y, X[tir.floordiv(i, 3), tir.floormod(i, 3) * 4 + j] * 2.0, (i, j))
               for j in range(4)]
     func = tir.PrimFunc([X, Y], S.For(i, 0, 12, "serial", S.SeqStmt(stores)), "fdiv_rows")
     text, _ = codegen_llvm([func])
     assert text.count(" sdiv ") == 1 and text.count(" srem ") == 1
-    x = np.arange(48, dtype="float32").reshape(4, 12) - 7.5
+    x = np.arange(52, dtype="float32").reshape(4, 13) - 7.5
     y = nd.empty((12, 4), "float32")
     build(func)["fdiv_rows"](nd.array(x), y)
     ii = np.arange(12)[:, None]
@@ -114,8 +115,9 @@ def test_unrolled_floor_division_indexing_matches_numpy_with_one_division():
 
 def _floordiv_rows(vectorized: bool):
     """Y[i, j] = X[i // 3, (i % 3) * 4 + j] * 2 and Z[i, j] = the same + 1: the index arithmetic
-    of i repeats in both stores (distinct tir nodes of the same form)."""
-    X = tir.Buffer("X", (4, 12), "float32")
+    of i repeats in both stores (distinct tir nodes of the same form). X's rows are 13 wide, so
+    the pair stays a floor division and modulo (tir/merge_split_axes.py)."""
+    X = tir.Buffer("X", (4, 13), "float32")
     Y, Z = tir.Buffer("Y", (12, 4), "float32"), tir.Buffer("Z", (12, 4), "float32")
     i, j = tir.Var("i"), tir.Var("j")
 
@@ -147,7 +149,7 @@ def test_lowered_node_table_changes_no_instruction(monkeypatch, vectorized):
     without_table, _ = codegen_llvm([_floordiv_rows(vectorized)])
     assert hits and with_table == again == without_table
     func = _floordiv_rows(vectorized)
-    x = np.arange(48, dtype="float32").reshape(4, 12) - 7.5
+    x = np.arange(52, dtype="float32").reshape(4, 13) - 7.5
     y, z = nd.empty((12, 4), "float32"), nd.empty((12, 4), "float32")
     build(func)[func.name](nd.array(x), y, z)
     ii = np.arange(12)[:, None]
