@@ -157,7 +157,7 @@ class Workspace:
         self._helpers = None
         self._sites = 0
         self._open = []              # the caches of the kernel being emitted
-        self._kernel = "?"           # its symbol (start_kernel), named if an allocation fails
+        self._kernel = "?"           # its name (start_kernel), given if an allocation fails
         self._frees = []             # every kernel's free function, for llvm.global_dtors
 
     def _functions(self):
@@ -166,9 +166,9 @@ class Workspace:
                              _define_release(self.module, self._declare))
         return self._helpers
 
-    def start_kernel(self, symbol: str) -> None:
+    def start_kernel(self, name: str) -> None:
         """The kernel whose allocation sites come next (their out-of-memory message names it)."""
-        self._kernel = symbol
+        self._kernel = name
 
     def acquire(self, builder, nbytes, name: str):
         """(pointer to a block of at least `nbytes`, the site's cache) for a new allocation site.

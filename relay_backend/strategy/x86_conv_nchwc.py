@@ -270,9 +270,9 @@ def pad_per_tile(out_shape, kernel_shape, padded_bytes: int, attrs, tile: Tile) 
     most PAD_PER_TILE_MAX times that way (pad_copies_per_tile) and is larger than half the L2.
     A smaller padded input stays in the core's caches between the root pad and the
     convolution, so there is no memory traffic for the tiles to save and their extra copies
-    are pure cost: one thread, interleaved, the root pad ran 2-3% faster on 3x3 convolutions
-    of 16-128 channels at 7x7-28x28 whose tiles copied 3.4 times, and the seed CNN's 3-channel
-    32x32 convolution (3-float vectors, 14 KB padded) 10.2 instead of 12.4 us
+    are pure cost: one thread, interleaved, the root pad ran 2-3% faster than padding per tile
+    on 3x3 convolutions of 8-128 channels at 7x7-28x28, and the seed CNN's 3-channel 32x32
+    convolution (3-float vectors, 14 KB padded) in 10.1-10.3 instead of 12.0-12.9 us
     (benchmarks/README.md, stop 35)."""
     return padded_bytes > L2_BYTES // 2 and \
         pad_copies_per_tile(out_shape, kernel_shape, attrs, tile) <= PAD_PER_TILE_MAX

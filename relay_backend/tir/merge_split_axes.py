@@ -19,7 +19,7 @@ had to take apart again in every loop nest.
 Guarantee: every BufferLoad / BufferStore addresses the same element as before (the identity
 above is exact for all integers, so in-bounds accesses stay in bounds); only accesses of
 row-major buffers with static shapes (no explicit strides) whose axis d index holds the floor
-division with coefficient 1 change; the views share the buffer's `data`, so allocation,
+division with coefficient 1 (and both indices the numerator's dtype) change; the views share the buffer's `data`, so allocation,
 aliasing and read-only analysis, all keyed on `data`, see the same buffer.
 """
 from . import expr as E
@@ -88,7 +88,7 @@ def _merge_pair(outer, inner, extent: int):
         if coeff != 1 or not isinstance(term, E.FloorDiv) or not isinstance(term.b, E.IntImm):
             continue
         divisor = int(term.b.value)
-        if divisor <= 0 or extent % divisor:
+        if divisor <= 0 or extent % divisor or not outer.dtype == inner.dtype == term.a.dtype:
             continue
         mod_key = _mod_key(inner_terms, term.a, divisor)
         if mod_key is None or inner_terms[mod_key][1] * divisor != extent:
@@ -98,9 +98,10 @@ def _merge_pair(outer, inner, extent: int):
         for k, (t, c) in inner_terms.items():
             if k != mod_key:
                 terms.setdefault(k, [t, 0])[1] += c
-        for k, (t, c) in linear_form(term.a)[0].items():
+        numerator_terms, numerator_const = linear_form(term.a)
+        for k, (t, c) in numerator_terms.items():
             terms.setdefault(k, [t, 0])[1] += c * scale
-        const = outer_const * extent + inner_const + linear_form(term.a)[1] * scale
+        const = outer_const * extent + inner_const + numerator_const * scale
         terms = {k: tc for k, tc in terms.items() if tc[1] != 0}
         return from_linear(terms, const, outer.dtype)
     return None
