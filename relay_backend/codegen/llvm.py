@@ -71,8 +71,8 @@ class ModuleCodegen:
         self._names = set()
         self._loops = 0
 
-    def declare(self, name, ret, args) -> ir.Function:
-        return self.math.declare(name, ret, args)
+    def declare(self, name, ret, args, var_arg: bool = False) -> ir.Function:
+        return self.math.declare(name, ret, args, var_arg)
 
     def fresh_name(self, base: str) -> str:
         name, k = base, 0

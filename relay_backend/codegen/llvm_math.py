@@ -63,11 +63,12 @@ class MathLib:
         self.module = module
 
     # -- declarations
-    def declare(self, name: str, ret, args) -> ir.Function:
-        """Get or declare an external function (an LLVM intrinsic or a libm symbol)."""
+    def declare(self, name: str, ret, args, var_arg: bool = False) -> ir.Function:
+        """Get or declare an external function (an LLVM intrinsic, a libm or libc symbol;
+        `var_arg` for a C variadic one such as dprintf)."""
         fn = self.module.globals.get(name)
         if fn is None:
-            fn = ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+            fn = ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg), name=name)
         return fn
 
     def intrinsic(self, b: ir.IRBuilder, base: str, *args):

@@ -107,8 +107,7 @@ def _define_acquire(module, declare) -> ir.Function:
 def _stop_out_of_memory(module, b, declare, site, nbytes) -> None:
     """Print OUT_OF_MEMORY (naming the site and the size) to stderr and abort (module doc)."""
     message = _c_string(module, "rb_workspace_out_of_memory", OUT_OF_MEMORY)
-    dprintf = module.globals.get("dprintf") or ir.Function(
-        module, ir.FunctionType(ir.IntType(32), [ir.IntType(32), PTR], var_arg=True), name="dprintf")
+    dprintf = declare("dprintf", ir.IntType(32), [ir.IntType(32), PTR], var_arg=True)
     b.call(dprintf, [ir.Constant(ir.IntType(32), 2), message, site, nbytes])
     b.call(declare("abort", VOID, []), [])
     b.unreachable()

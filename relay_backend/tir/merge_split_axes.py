@@ -10,7 +10,7 @@ A loop that te fused and the lowering split again indexes a row-major buffer as
 stride to the address, because x == (x // c) * c + x % c for every integer x (floor division).
 So the access reads or writes the same element as
 
-    view[..., m * x + shape[d + 1] * a + b, ...]       view: the same memory, axes d and d + 1 merged
+    view[..., m * x + shape[d + 1] * a + b, ...]     (the same memory, axes d and d + 1 merged)
 
 and the code generator emits one linear index instead of a floor division and a floor modulo,
 each with its sign fix-up, which LLVM's induction-variable and strength-reduction passes then
@@ -19,8 +19,9 @@ had to take apart again in every loop nest.
 Guarantee: every BufferLoad / BufferStore addresses the same element as before (the identity
 above is exact for all integers, so in-bounds accesses stay in bounds); only accesses of
 row-major buffers with static shapes (no explicit strides) whose axis d index holds the floor
-division with coefficient 1 (and both indices the numerator's dtype) change; the views share the buffer's `data`, so allocation,
-aliasing and read-only analysis, all keyed on `data`, see the same buffer.
+division with coefficient 1 (and both indices the numerator's dtype) change; the views share
+the buffer's `data`, so allocation, aliasing and read-only analysis, all keyed on `data`, see
+the same buffer.
 """
 from . import expr as E
 from .buffer import Buffer
